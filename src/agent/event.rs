@@ -1,0 +1,198 @@
+//! `AgentEvent`: everything the engine tells the outside world (protocol.md §3). Events are
+//! the engine's only output; front ends render them, `--mode json`/`rpc` serialise them
+//! one per line.
+
+use super::message::{Content, Message};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AgentEvent {
+    AgentStart,
+    TurnStart,
+    MessageStart {
+        message: Arc<Message>,
+    },
+    /// Only the delta: a long answer costs O(n) on the wire, not O(n²).
+    MessageUpdate {
+        assistant_message_event: AssistantMessageEvent,
+    },
+    MessageEnd {
+        message: Arc<Message>,
+    },
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+    },
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        partial_result: ToolResultPayload,
+    },
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: ToolResultPayload,
+        is_error: bool,
+    },
+    TurnEnd {
+        message: Arc<Message>,
+        tool_results: Vec<Arc<Message>>,
+    },
+    AgentEnd {
+        messages: Vec<Arc<Message>>,
+        status: RunStatus,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    AutoRetryStart {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: String,
+    },
+    AutoRetryEnd {
+        success: bool,
+        attempt: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        final_error: Option<String>,
+    },
+    AutoCompactionStart {
+        reason: CompactionReason,
+    },
+    AutoCompactionEnd {
+        tokens_before: u64,
+        tokens_after: u64,
+        aborted: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
+    ToolApprovalRequest {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+        reason: String,
+    },
+    QueueUpdate {
+        steering: Vec<String>,
+        follow_up: Vec<String>,
+    },
+}
+
+/// A change to the streaming assistant message. `contentIndex` is the block's index in the
+/// message's `content`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AssistantMessageEvent {
+    TextStart {
+        content_index: usize,
+    },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        content_index: usize,
+    },
+    ThinkingStart {
+        content_index: usize,
+    },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        content_index: usize,
+    },
+    #[serde(rename = "toolcall_start")]
+    ToolCallStart {
+        content_index: usize,
+    },
+    #[serde(rename = "toolcall_delta")]
+    ToolCallDelta {
+        content_index: usize,
+        delta: String,
+    },
+    #[serde(rename = "toolcall_end")]
+    ToolCallEnd {
+        content_index: usize,
+    },
+}
+
+/// What a tool produced: the content the model sees, and details for front ends (a diff,
+/// the path of a saved full output).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolResultPayload {
+    pub content: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Completed,
+    Failed,
+    Aborted,
+    Limit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionReason {
+    Threshold,
+    Overflow,
+    Manual,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_serialize_with_type_first_and_camel_case_fields() {
+        let event = AgentEvent::MessageUpdate {
+            assistant_message_event: AssistantMessageEvent::ToolCallDelta {
+                content_index: 2,
+                delta: "{\"a".into(),
+            },
+        };
+        let line = serde_json::to_string(&event).unwrap();
+        assert!(line.starts_with("{\"type\":\"message_update\""), "{line}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&line).unwrap(),
+            json!({"type": "message_update",
+                   "assistantMessageEvent": {"type": "toolcall_delta", "contentIndex": 2, "delta": "{\"a"}})
+        );
+        let end = AgentEvent::AgentEnd {
+            messages: vec![],
+            status: RunStatus::Limit,
+            error: Some("max turns".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(&end).unwrap(),
+            json!({"type": "agent_end", "messages": [], "status": "limit", "error": "max turns"})
+        );
+        let start = AgentEvent::ToolExecutionStart {
+            tool_call_id: "c".into(),
+            tool_name: "read".into(),
+            args: json!({}),
+        };
+        assert_eq!(
+            serde_json::to_value(&start).unwrap(),
+            json!({"type": "tool_execution_start", "toolCallId": "c", "toolName": "read", "args": {}})
+        );
+    }
+}

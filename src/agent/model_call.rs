@@ -1,0 +1,138 @@
+//! One model call of a run: stream the response into the shared assembler (so the partial
+//! message is readable while it grows), emit its deltas, and retry transient failures with
+//! backoff. A failed attempt ends with its own `message_end` but never enters the history.
+
+use super::event::AgentEvent;
+use super::message::{AssistantMessage, Message, StopReason};
+use super::run::Run;
+use super::state::lock;
+use crate::llm::assembler::Assembler;
+use crate::llm::error::ProviderError;
+use crate::llm::request::ModelRequest;
+use std::sync::Arc;
+
+impl Run {
+    /// Call the model until it answers or fails for good; the returned assistant message
+    /// is already committed to the history.
+    pub(crate) async fn call_model(&mut self) -> Arc<Message> {
+        let mut retries = 0;
+        loop {
+            self.settings = self.shared.settings();
+            self.phase.enter("model_running");
+            let (message, error) = self.attempt().await;
+            let retry = error.as_ref().filter(|e| {
+                e.is_retryable()
+                    && retries < self.settings.retry.max_retries
+                    && !self.cancel.is_cancelled()
+            });
+            let Some(error) = retry else {
+                if retries > 0 {
+                    self.shared.emit(AgentEvent::AutoRetryEnd {
+                        success: error.is_none(),
+                        attempt: retries,
+                        final_error: error.as_ref().map(ToString::to_string),
+                    });
+                }
+                return self.commit(Arc::new(Message::Assistant(message)));
+            };
+            // The failed attempt is over for subscribers, but is not part of the history.
+            self.shared.emit(AgentEvent::MessageEnd {
+                message: Arc::new(Message::Assistant(message)),
+            });
+            retries += 1;
+            let delay = self.settings.retry.delay(retries, error.retry_after());
+            tracing::warn!(attempt = retries, delay_ms = delay.as_millis() as u64, error = %error, "retrying model call");
+            self.phase.enter("retrying");
+            self.shared.emit(AgentEvent::AutoRetryStart {
+                attempt: retries,
+                max_attempts: self.settings.retry.max_retries,
+                delay_ms: delay.as_millis() as u64,
+                error_message: error.to_string(),
+            });
+            let cancelled = tokio::select! {
+                _ = self.cancel.cancelled() => true,
+                _ = tokio::time::sleep(delay) => false,
+            };
+            if cancelled {
+                self.shared.emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: retries,
+                    final_error: Some(format!("aborted while waiting to retry after: {error}")),
+                });
+                let mut aborted = AssistantMessage::empty(
+                    &self.settings.provider.settings().name,
+                    &self.settings.model.id,
+                );
+                aborted.stop_reason = StopReason::Aborted;
+                aborted.error_message = Some("aborted while waiting to retry".to_string());
+                let aborted = Arc::new(Message::Assistant(aborted));
+                self.shared.emit(AgentEvent::MessageStart {
+                    message: aborted.clone(),
+                });
+                return self.commit(aborted);
+            }
+        }
+    }
+
+    /// One streamed attempt. Emits `message_start` and the deltas, not `message_end`.
+    async fn attempt(&mut self) -> (AssistantMessage, Option<ProviderError>) {
+        let settings = self.settings.clone();
+        let provider_name = &settings.provider.settings().name;
+        let messages: Vec<Arc<Message>> = lock(&self.shared.state).messages.clone();
+        let request = ModelRequest {
+            model: &settings.model,
+            system_prompt: &settings.system_prompt,
+            messages: &messages,
+            tools: &settings.tool_specs,
+            thinking: settings.thinking,
+        };
+        let assembler = Assembler::new(provider_name, &settings.model.id);
+        self.shared.emit(AgentEvent::MessageStart {
+            message: Arc::new(Message::Assistant(assembler.message().clone())),
+        });
+        *lock(&self.shared.streaming) = Some(assembler);
+
+        let shared = self.shared.clone();
+        let mut deltas = Vec::new();
+        let mut on_event = |event| {
+            if let Some(assembler) = lock(&shared.streaming).as_mut() {
+                assembler.apply(event, &mut deltas);
+            }
+            for delta in deltas.drain(..) {
+                shared.emit(AgentEvent::MessageUpdate {
+                    assistant_message_event: delta,
+                });
+            }
+        };
+        let result = settings
+            .provider
+            .stream(&request, &self.cancel, &mut on_event)
+            .await;
+
+        let assembler = lock(&self.shared.streaming)
+            .take()
+            .unwrap_or_else(|| Assembler::new(provider_name, &settings.model.id));
+        let mut deltas = Vec::new();
+        let (mut message, error) = match result {
+            Ok(()) => (assembler.finish(&mut deltas).0, None),
+            Err(ProviderError::Aborted) => {
+                let (message, _) =
+                    assembler.fail(StopReason::Aborted, self.cancel_reason(), &mut deltas);
+                (message, Some(ProviderError::Aborted))
+            }
+            Err(error) => {
+                tracing::warn!(error = %error, "model call failed");
+                let (message, _) =
+                    assembler.fail(StopReason::Error, error.to_string(), &mut deltas);
+                (message, Some(error))
+            }
+        };
+        for delta in deltas {
+            self.shared.emit(AgentEvent::MessageUpdate {
+                assistant_message_event: delta,
+            });
+        }
+        settings.model.price(&mut message.usage);
+        (message, error)
+    }
+}

@@ -1,0 +1,273 @@
+//! The agent loop. One run: an outer loop that picks up follow-up messages around an inner
+//! loop of model turn → tool calls → steering check. Every failure becomes data (an error
+//! tool result, a `stopReason`, an `agent_end` status); events are the only output.
+
+use super::event::{AgentEvent, RunStatus};
+use super::message::{Message, StopReason, UserMessage};
+use super::phase::PhaseLog;
+use super::state::{RunSettings, Shared, State, lock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Outcome {
+    Completed,
+    Failed(String),
+    Aborted,
+    Limit(String),
+}
+
+pub(crate) struct Run {
+    pub shared: Arc<Shared>,
+    pub cancel: CancellationToken,
+    pub settings: Arc<RunSettings>,
+    pub phase: PhaseLog,
+    /// Everything this run added to the history, for `agent_end`.
+    pub new_messages: Vec<Arc<Message>>,
+    pub turns: u32,
+    pub tool_calls: u32,
+    timed_out: Arc<AtomicBool>,
+}
+
+/// Start a run in the background. The caller holds the state lock, so the run cannot
+/// finish before it is registered.
+pub(crate) fn spawn_run(shared: &Arc<Shared>, state: &mut State, prompts: Vec<UserMessage>) {
+    let cancel = CancellationToken::new();
+    state.running = true;
+    state.cancel = Some(cancel.clone());
+    shared.idle.send_replace(false);
+    let task = shared.runtime.spawn(run(shared.clone(), prompts, cancel));
+    state.task = Some(task);
+}
+
+async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: CancellationToken) {
+    let settings = shared.settings();
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let timer = settings.limits.timeout.map(|limit| {
+        let cancel = cancel.clone();
+        let timed_out = timed_out.clone();
+        shared.runtime.spawn(async move {
+            tokio::time::sleep(limit).await;
+            timed_out.store(true, Ordering::SeqCst);
+            cancel.cancel();
+        })
+    });
+    let mut run = Run {
+        shared,
+        cancel,
+        settings,
+        phase: PhaseLog::new(),
+        new_messages: Vec::new(),
+        turns: 0,
+        tool_calls: 0,
+        timed_out,
+    };
+    let outcome = run.execute(prompts).await;
+    if let Some(timer) = timer {
+        timer.abort();
+    }
+    run.finish(outcome);
+}
+
+impl Run {
+    async fn execute(&mut self, prompts: Vec<UserMessage>) -> Outcome {
+        self.shared.emit(AgentEvent::AgentStart);
+        self.shared.emit(AgentEvent::TurnStart);
+        for prompt in prompts {
+            self.commit_user(prompt);
+        }
+        let mut first_turn = true;
+        let mut pending = self.take_steering();
+        loop {
+            let mut has_tool_calls = true;
+            while has_tool_calls || !pending.is_empty() {
+                if !first_turn {
+                    self.shared.emit(AgentEvent::TurnStart);
+                }
+                first_turn = false;
+                for message in pending.drain(..) {
+                    self.commit_user(message);
+                }
+                if let Some(outcome) = self.check_before_model_call() {
+                    return outcome;
+                }
+                self.turns += 1;
+                let assistant = self.call_model().await;
+                let Some(message) = assistant.as_assistant() else {
+                    return Outcome::Failed(
+                        "internal error: the model call produced no assistant message".into(),
+                    );
+                };
+                let calls: Vec<_> = message.tool_calls().cloned().collect();
+                if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
+                    // Calls the failed response already streamed still get their answer.
+                    let text = match message.stop_reason {
+                        StopReason::Aborted => self.cancel_text(),
+                        _ => {
+                            "Not executed: the response failed before it was complete.".to_string()
+                        }
+                    };
+                    let results = calls
+                        .iter()
+                        .map(|call| self.answer_without_running(call, &text))
+                        .collect();
+                    let outcome = match message.stop_reason {
+                        StopReason::Aborted => self.cancel_outcome(),
+                        _ => Outcome::Failed(
+                            message
+                                .error_message
+                                .clone()
+                                .unwrap_or_else(|| "the model call failed".to_string()),
+                        ),
+                    };
+                    self.shared.emit(AgentEvent::TurnEnd {
+                        message: assistant,
+                        tool_results: results,
+                    });
+                    return outcome;
+                }
+                has_tool_calls = !calls.is_empty();
+                let round = self.run_tool_calls(&calls).await;
+                self.shared.emit(AgentEvent::TurnEnd {
+                    message: assistant,
+                    tool_results: round.results,
+                });
+                if let Some(outcome) = round.stop {
+                    return outcome;
+                }
+                pending = if round.steering.is_empty() {
+                    self.take_steering()
+                } else {
+                    round.steering
+                };
+            }
+            pending = self.take_follow_up();
+            if pending.is_empty() {
+                return Outcome::Completed;
+            }
+        }
+    }
+
+    /// Cancellation and the turn limit, checked before each model call.
+    fn check_before_model_call(&self) -> Option<Outcome> {
+        if self.cancel.is_cancelled() {
+            return Some(self.cancel_outcome());
+        }
+        match self.settings.limits.max_turns {
+            Some(max) if self.turns >= max => Some(Outcome::Limit(format!(
+                "the run reached its limit of {max} model turns (--max-turns, limits.max_turns)"
+            ))),
+            _ => None,
+        }
+    }
+
+    /// Aborted by the user, or stopped by the run's time limit.
+    pub fn cancel_outcome(&self) -> Outcome {
+        if self.timed_out.load(Ordering::SeqCst) {
+            Outcome::Limit(self.timeout_text())
+        } else {
+            Outcome::Aborted
+        }
+    }
+
+    /// Why the run was cancelled, for messages.
+    pub fn cancel_reason(&self) -> String {
+        if self.timed_out.load(Ordering::SeqCst) {
+            self.timeout_text()
+        } else {
+            "the user aborted the run".to_string()
+        }
+    }
+
+    /// What a call that could not run because of cancellation is answered with.
+    pub fn cancel_text(&self) -> String {
+        format!("Not executed: {}.", self.cancel_reason())
+    }
+
+    fn timeout_text(&self) -> String {
+        let secs = self
+            .settings
+            .limits
+            .timeout
+            .map(|t| t.as_secs())
+            .unwrap_or(0);
+        format!("the run reached its time limit of {secs} s (--timeout, limits.timeout_secs)")
+    }
+
+    fn take_steering(&self) -> Vec<UserMessage> {
+        self.take_queued(|state| state.steering.take())
+    }
+
+    fn take_follow_up(&self) -> Vec<UserMessage> {
+        self.take_queued(|state| state.follow_up.take())
+    }
+
+    fn take_queued(&self, take: impl FnOnce(&mut State) -> Vec<UserMessage>) -> Vec<UserMessage> {
+        let mut state = lock(&self.shared.state);
+        let taken = take(&mut state);
+        if !taken.is_empty() {
+            self.shared.emit(Shared::queue_update_event(&state));
+        }
+        taken
+    }
+
+    pub fn commit_user(&mut self, message: UserMessage) {
+        let message = Arc::new(Message::User(message));
+        self.shared.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        });
+        self.commit(message);
+    }
+
+    /// Add a finished message to the history, then announce it with `message_end`.
+    pub fn commit(&mut self, message: Arc<Message>) -> Arc<Message> {
+        lock(&self.shared.state).messages.push(message.clone());
+        self.new_messages.push(message.clone());
+        self.shared.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        });
+        message
+    }
+
+    /// Emit `agent_end` and go idle — or, if messages were queued after the last check,
+    /// start the next run with them at once so none is stranded.
+    fn finish(mut self, outcome: Outcome) {
+        let (status, error) = match outcome {
+            Outcome::Completed => (RunStatus::Completed, None),
+            Outcome::Failed(error) => (RunStatus::Failed, Some(error)),
+            Outcome::Aborted => (RunStatus::Aborted, Some("aborted by the user".to_string())),
+            Outcome::Limit(error) => (RunStatus::Limit, Some(error)),
+        };
+        self.phase.enter(match status {
+            RunStatus::Completed | RunStatus::Limit => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Aborted => "aborted",
+        });
+        if let Some(error) = &error {
+            tracing::info!(status = ?status, %error, "run ended");
+        }
+        let shared = self.shared.clone();
+        let mut state = lock(&shared.state);
+        shared.emit(AgentEvent::AgentEnd {
+            messages: std::mem::take(&mut self.new_messages),
+            status,
+            error,
+        });
+        state.cancel = None;
+        state.task = None;
+        let mut leftover = Vec::new();
+        if status == RunStatus::Completed {
+            leftover = state.steering.take_all();
+            leftover.extend(state.follow_up.take_all());
+        }
+        if leftover.is_empty() {
+            state.running = false;
+            shared.idle.send_replace(true);
+        } else {
+            shared.emit(Shared::queue_update_event(&state));
+            spawn_run(&shared, &mut state, leftover);
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The engine's shared state: what the `Agent` handle and the running loop both touch —
+//! history, queues, pending approvals, the streaming message — and the event fan-out.
+//! Locks are held only for short, non-blocking sections; nothing awaits while holding one.
+
+use super::Approval;
+use super::event::AgentEvent;
+use super::limits::{Limits, RetryPolicy};
+use super::message::Message;
+use super::queue::MessageQueue;
+use crate::llm::assembler::Assembler;
+use crate::llm::client::Provider;
+use crate::llm::model::ModelInfo;
+use crate::llm::request::{ThinkingLevel, ToolSpec};
+use crate::tools::permission::Permissions;
+use crate::tools::{ToolSettings, Tools};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Lock a mutex, recovering the data if a panicking thread poisoned it (the state itself is
+/// always left consistent between statements, so a poison carries no information here).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a run needs to call the model and tools. Replaced as a whole (e.g. by `set_model`);
+/// a run picks up the current value at each model call.
+pub(crate) struct RunSettings {
+    pub provider: Arc<Provider>,
+    pub model: ModelInfo,
+    pub thinking: ThinkingLevel,
+    pub system_prompt: String,
+    pub tools: Tools,
+    pub tool_specs: Vec<ToolSpec>,
+    pub tool_settings: Arc<ToolSettings>,
+    pub limits: Limits,
+    pub retry: RetryPolicy,
+    pub cwd: PathBuf,
+}
+
+pub(crate) struct State {
+    pub messages: Vec<Arc<Message>>,
+    pub running: bool,
+    pub steering: MessageQueue,
+    pub follow_up: MessageQueue,
+    pub cancel: Option<CancellationToken>,
+    pub approvals: HashMap<String, oneshot::Sender<Approval>>,
+    pub permissions: Permissions,
+    /// A front end answers `tool_approval_request`s (TUI, RPC); otherwise asks are denials.
+    pub can_ask: bool,
+    pub task: Option<JoinHandle<()>>,
+}
+
+pub(crate) struct Shared {
+    pub state: Mutex<State>,
+    /// The assistant message being streamed, readable while it grows.
+    pub streaming: Mutex<Option<Assembler>>,
+    pub settings: Mutex<Arc<RunSettings>>,
+    pub emitter: Emitter,
+    /// `true` while no run is active.
+    pub idle: watch::Sender<bool>,
+    pub runtime: tokio::runtime::Handle,
+}
+
+impl Shared {
+    pub fn emit(&self, event: AgentEvent) {
+        self.emitter.emit(event);
+    }
+
+    pub fn settings(&self) -> Arc<RunSettings> {
+        lock(&self.settings).clone()
+    }
+
+    pub fn queue_update_event(state: &State) -> AgentEvent {
+        AgentEvent::QueueUpdate {
+            steering: state.steering.texts(),
+            follow_up: state.follow_up.texts(),
+        }
+    }
+}
+
+/// Fans events out to every subscriber over unbounded channels, so the loop never waits
+/// for a slow reader. Closed subscribers are dropped.
+#[derive(Default)]
+pub(crate) struct Emitter {
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<AgentEvent>>>,
+}
+
+impl Emitter {
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<AgentEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.subscribers).push(tx);
+        rx
+    }
+
+    pub fn emit(&self, event: AgentEvent) {
+        let mut subscribers = lock(&self.subscribers);
+        subscribers.retain(|tx| !tx.is_closed());
+        if let Some((last, rest)) = subscribers.split_last() {
+            for tx in rest {
+                let _ = tx.send(event.clone());
+            }
+            let _ = last.send(event);
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The command line (protocol.md §1), parsed with clap.
+
+use crate::llm::request::ThinkingLevel;
+use crate::tools::permission::PermissionMode;
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Text,
+    Json,
+    Rpc,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agent",
+    version,
+    about = "An interactive terminal coding agent",
+    after_help = "Without -p or --mode, starts the interactive interface. Configuration: \
+                  $AGENT_HOME/config.toml (see config.example.toml)."
+)]
+pub struct Cli {
+    /// The prompt; `-` reads it from stdin
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Vec<String>,
+
+    /// Run the prompt to completion and print the final answer
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// Output mode: text (default for -p), json (every event as a JSON line), rpc (JSON
+    /// commands on stdin)
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<Mode>,
+
+    /// Provider from the config (built in: openai, anthropic)
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Model id sent to the provider
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+
+    /// Override the provider's base URL (OpenAI-style APIs include the version, e.g.
+    /// http://127.0.0.1:11434/v1)
+    #[arg(long = "base-url", value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Override the API key for this run
+    #[arg(long = "api-key", value_name = "KEY")]
+    pub api_key: Option<String>,
+
+    /// Reasoning level
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub thinking: Option<ThinkingLevel>,
+
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["resume", "session", "no_session"])]
+    pub continue_session: bool,
+
+    /// Resume a session by id (a prefix is enough), or pick one
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "",
+          conflicts_with_all = ["session", "no_session"])]
+    pub resume: Option<String>,
+
+    /// Use this session file
+    #[arg(long, value_name = "PATH", conflicts_with = "no_session")]
+    pub session: Option<PathBuf>,
+
+    /// Keep nothing on disk
+    #[arg(long = "no-session")]
+    pub no_session: bool,
+
+    /// Whether mutating tools need approval
+    #[arg(long = "permission-mode", value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionMode>,
+
+    /// Comma-separated tools the model may use (default: all)
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        conflicts_with = "no_tools"
+    )]
+    pub tools: Option<Vec<String>>,
+
+    /// Give the model no tools
+    #[arg(long = "no-tools")]
+    pub no_tools: bool,
+
+    /// Maximum model calls per run (0: no limit)
+    #[arg(long = "max-turns", value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// Maximum tool calls per run (0: no limit)
+    #[arg(long = "max-tool-calls", value_name = "N")]
+    pub max_tool_calls: Option<u32>,
+
+    /// Wall-clock limit of a run in seconds (0: no limit)
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+
+    /// Replace the system prompt
+    #[arg(long = "system-prompt", value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// Add to the system prompt
+    #[arg(long = "append-system-prompt", value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Config file instead of the default
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl Cli {
+    /// The front end this command line asks for.
+    pub fn front_end(&self) -> FrontEnd {
+        match self.mode {
+            Some(Mode::Rpc) => FrontEnd::Rpc,
+            Some(Mode::Json) => FrontEnd::Json,
+            Some(Mode::Text) => FrontEnd::Print,
+            None if self.print => FrontEnd::Print,
+            None => FrontEnd::Interactive,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontEnd {
+    Interactive,
+    Print,
+    Json,
+    Rpc,
+}

@@ -1,0 +1,163 @@
+//! The on-disk `config.toml`, exactly as written by the user. Unknown keys are errors (a
+//! typo must not be silently ignored); every key is documented in `config.example.toml`.
+
+use crate::agent::queue::QueueMode;
+use crate::llm::provider::Api;
+use crate::llm::request::ThinkingLevel;
+use crate::tools::permission::PermissionMode;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub permission_mode: Option<PermissionMode>,
+    pub thinking: Option<ThinkingLevel>,
+    pub steering_mode: Option<QueueMode>,
+    pub follow_up_mode: Option<QueueMode>,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    pub log_level: Option<String>,
+    pub stream_idle_timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    pub permissions: PermissionsConfig,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    #[serde(default)]
+    pub retry: RetryConfig,
+    #[serde(default)]
+    pub tools: ToolsConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub api: Option<Api>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub api_key_command: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    /// US dollars per million tokens.
+    pub cost_input: Option<f64>,
+    pub cost_output: Option<f64>,
+    pub cost_cache_read: Option<f64>,
+    pub cost_cache_write: Option<f64>,
+    pub reasoning: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsConfig {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    pub max_turns: Option<u32>,
+    pub max_tool_calls: Option<u32>,
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    pub max_retries: Option<u32>,
+    pub initial_delay_ms: Option<u64>,
+    pub max_delay_ms: Option<u64>,
+    pub max_retry_delay_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsConfig {
+    pub enabled: Option<Vec<String>>,
+    pub bash_timeout_secs: Option<u64>,
+}
+
+/// Parse config text. The error names the key (dotted path) and line where possible.
+pub fn parse(text: &str) -> Result<FileConfig, (Option<String>, String)> {
+    let deserializer = toml::Deserializer::parse(text).map_err(|e| (None, describe(text, &e)))?;
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let key = (path != ".").then_some(path);
+        (key, describe(text, e.inner()))
+    })
+}
+
+fn describe(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim_end_matches('\n').replace('\n', " ");
+    match error.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("{message} (line {line})")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_documented_key() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config.example.toml"))
+                .unwrap();
+        // The example documents keys in comments; uncomment the assignments and it must parse.
+        let uncommented: String = text
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest) if looks_like_setting(rest) => rest.to_string(),
+                _ => line.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let config = parse(&uncommented).unwrap_or_else(|e| panic!("{e:?}\n{uncommented}"));
+        assert!(config.providers.contains_key("my-local"));
+    }
+
+    fn looks_like_setting(line: &str) -> bool {
+        line.starts_with('[')
+            || line
+                .split_once(" = ")
+                .is_some_and(|(k, _)| !k.contains(' '))
+    }
+
+    #[test]
+    fn errors_name_the_key_and_line() {
+        let (key, message) = parse("[limits]\nmax_turns = \"many\"\n").unwrap_err();
+        assert_eq!(key.as_deref(), Some("limits.max_turns"));
+        assert!(message.contains("line 2"), "{message}");
+        let (key, message) = parse("permission_mode = \"sometimes\"").unwrap_err();
+        assert_eq!(key.as_deref(), Some("permission_mode"));
+        assert!(message.contains("sometimes"), "{message}");
+        let (key, message) = parse("modle = \"x\"").unwrap_err();
+        assert!(
+            message.contains("unknown field `modle`"),
+            "{key:?} {message}"
+        );
+        let (_, message) = parse("model = ").unwrap_err();
+        assert!(message.contains("line 1"), "{message}");
+    }
+}

@@ -1,0 +1,396 @@
+//! Settings: `config.toml`, environment and command-line flags, merged once at start-up.
+//! Flags override the file, the file overrides built-in defaults. Every mistake a user can
+//! make here ends in one line that names the file and key (exit 1) or the flag (exit 2).
+
+mod builtin;
+pub mod file;
+
+use crate::agent::limits::{Limits, RetryPolicy};
+use crate::agent::queue::QueueMode;
+use crate::cli::Cli;
+use crate::llm::model::{ModelCost, ModelInfo};
+use crate::llm::provider::ProviderSettings;
+use crate::llm::request::ThinkingLevel;
+use crate::tools::permission::PermissionMode;
+use crate::tools::{ALL_TOOLS, ToolSettings, Tools};
+pub use builtin::BUILTIN_PROVIDERS;
+use file::{FileConfig, ModelConfig, PermissionsConfig, ProviderConfig};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the agent keeps its files.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    pub config_file: PathBuf,
+    pub sessions_dir: PathBuf,
+    pub log_dir: PathBuf,
+    /// `AGENT_HOME` or the platform config directory (global AGENTS.md lives here).
+    pub home: PathBuf,
+}
+
+/// The fully resolved settings of this process.
+#[derive(Debug)]
+pub struct Settings {
+    pub paths: Paths,
+    pub cwd: PathBuf,
+    pub provider: ProviderSettings,
+    pub model: ModelInfo,
+    pub thinking: ThinkingLevel,
+    pub permission_mode: PermissionMode,
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
+    pub limits: Limits,
+    pub retry: RetryPolicy,
+    pub tool_settings: ToolSettings,
+    pub tools: Vec<String>,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    pub log_level: String,
+    pub stream_idle_timeout: Duration,
+    pub permission_rules: PermissionsConfig,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}", file_error(path, key.as_deref(), message))]
+    File {
+        path: PathBuf,
+        key: Option<String>,
+        message: String,
+    },
+    #[error("{flag}: {message}")]
+    Flag { flag: &'static str, message: String },
+    #[error("{0}")]
+    Environment(String),
+}
+
+fn file_error(path: &Path, key: Option<&str>, message: &str) -> String {
+    match key {
+        Some(key) => format!("config error in {}: `{key}`: {message}", path.display()),
+        None => format!("config error in {}: {message}", path.display()),
+    }
+}
+
+impl ConfigError {
+    /// 2 for a bad command line, 1 for everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ConfigError::Flag { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+pub fn paths() -> Result<Paths, ConfigError> {
+    if let Some(home) = std::env::var_os("AGENT_HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        return Ok(Paths {
+            config_file: home.join("config.toml"),
+            sessions_dir: home.join("sessions"),
+            log_dir: home.join("logs"),
+            home,
+        });
+    }
+    let dirs = directories::ProjectDirs::from("", "", "agent").ok_or_else(|| {
+        ConfigError::Environment(
+            "cannot find a home directory for the agent's files: set AGENT_HOME".to_string(),
+        )
+    })?;
+    Ok(Paths {
+        config_file: dirs.config_dir().join("config.toml"),
+        sessions_dir: dirs.data_dir().join("sessions"),
+        log_dir: dirs.state_dir().unwrap_or(dirs.data_dir()).join("logs"),
+        home: dirs.config_dir().to_path_buf(),
+    })
+}
+
+/// Read the config file (the default one may be missing) and merge it with the flags.
+pub fn load(cli: &Cli) -> Result<Settings, ConfigError> {
+    let paths = paths()?;
+    let (config_path, file) = match &cli.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Flag {
+                flag: "--config",
+                message: format!("cannot read {}: {e}", path.display()),
+            })?;
+            (path.clone(), parse_file(path, &text)?)
+        }
+        None => match std::fs::read_to_string(&paths.config_file) {
+            Ok(text) => (
+                paths.config_file.clone(),
+                parse_file(&paths.config_file, &text)?,
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (paths.config_file.clone(), FileConfig::default())
+            }
+            Err(e) => {
+                return Err(ConfigError::File {
+                    path: paths.config_file.clone(),
+                    key: None,
+                    message: format!("cannot read it: {e}"),
+                });
+            }
+        },
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| ConfigError::Environment(format!("cannot read the working directory: {e}")))?;
+    resolve(cli, file, &config_path, paths, cwd)
+}
+
+fn parse_file(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
+    file::parse(text).map_err(|(key, message)| ConfigError::File {
+        path: path.to_path_buf(),
+        key,
+        message,
+    })
+}
+
+fn resolve(
+    cli: &Cli,
+    file: FileConfig,
+    config_path: &Path,
+    paths: Paths,
+    cwd: PathBuf,
+) -> Result<Settings, ConfigError> {
+    let file_error = |key: &str, message: String| ConfigError::File {
+        path: config_path.to_path_buf(),
+        key: Some(key.to_string()),
+        message,
+    };
+    let provider_name = cli
+        .provider
+        .clone()
+        .or_else(|| file.provider.clone())
+        .unwrap_or_else(|| "openai".to_string());
+    let provider_config = file.providers.get(&provider_name);
+    let builtin = builtin::builtin(&provider_name);
+    if provider_config.is_none() && builtin.is_none() {
+        let message = format!(
+            "unknown provider `{provider_name}` ({})",
+            known_providers(&file)
+        );
+        return Err(match cli.provider {
+            Some(_) => ConfigError::Flag {
+                flag: "--provider",
+                message,
+            },
+            None => file_error("provider", message),
+        });
+    }
+    let provider = provider_settings(cli, &provider_name, provider_config, builtin)
+        .map_err(|(key, message)| file_error(&key, message))?;
+
+    // The file's model belongs to the file's provider: with another provider on the
+    // command line, use that provider's default.
+    let file_model = file
+        .model
+        .clone()
+        .filter(|_| cli.provider.is_none() || cli.provider == file.provider);
+    let model_id = cli
+        .model
+        .clone()
+        .or(file_model)
+        .or_else(|| builtin.and_then(|b| b.default_model).map(String::from))
+        .ok_or_else(|| ConfigError::Flag {
+            flag: "--model",
+            message: format!(
+                "provider `{provider_name}` has no default model: pass --model or set `model` in {}",
+                config_path.display()
+            ),
+        })?;
+    let model = model_info(
+        &model_id,
+        provider_config.and_then(|p| p.models.get(&model_id)),
+    );
+
+    let tools = match (&cli.tools, cli.no_tools) {
+        (_, true) => Vec::new(),
+        (Some(list), false) => {
+            let names: Vec<String> = list
+                .iter()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect();
+            Tools::from_names(&names).map_err(|message| ConfigError::Flag {
+                flag: "--tools",
+                message,
+            })?;
+            names
+        }
+        (None, false) => match &file.tools.enabled {
+            Some(list) => {
+                Tools::from_names(list).map_err(|m| file_error("tools.enabled", m))?;
+                list.clone()
+            }
+            None => ALL_TOOLS.iter().map(|t| t.to_string()).collect(),
+        },
+    };
+
+    let defaults = Limits::default();
+    let limit = |flag: Option<u32>, file: Option<u32>, default: Option<u32>| match flag.or(file) {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => default,
+    };
+    let limits = Limits {
+        max_turns: limit(cli.max_turns, file.limits.max_turns, defaults.max_turns),
+        max_tool_calls: limit(
+            cli.max_tool_calls,
+            file.limits.max_tool_calls,
+            defaults.max_tool_calls,
+        ),
+        timeout: match cli.timeout.or(file.limits.timeout_secs) {
+            Some(0) => None,
+            Some(secs) => Some(Duration::from_secs(secs)),
+            None => defaults.timeout,
+        },
+    };
+    let retry_defaults = RetryPolicy::default();
+    let ms =
+        |value: Option<u64>, default: Duration| value.map(Duration::from_millis).unwrap_or(default);
+    let retry = RetryPolicy {
+        max_retries: file.retry.max_retries.unwrap_or(retry_defaults.max_retries),
+        initial_delay: ms(file.retry.initial_delay_ms, retry_defaults.initial_delay),
+        max_delay: ms(file.retry.max_delay_ms, retry_defaults.max_delay),
+        max_retry_delay: ms(
+            file.retry.max_retry_delay_ms,
+            retry_defaults.max_retry_delay,
+        ),
+    };
+    let mut tool_settings = ToolSettings::default();
+    if let Some(secs) = file.tools.bash_timeout_secs {
+        if secs == 0 {
+            return Err(file_error(
+                "tools.bash_timeout_secs",
+                "must be at least 1".to_string(),
+            ));
+        }
+        tool_settings.bash_timeout = Duration::from_secs(secs);
+    }
+    let log_level = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .or(file.log_level.clone())
+        .unwrap_or_else(|| "info".to_string());
+    if tracing_subscriber::EnvFilter::try_new(&log_level).is_err() {
+        return Err(file_error(
+            "log_level",
+            format!("`{log_level}` is not a log level or filter"),
+        ));
+    }
+
+    Ok(Settings {
+        paths,
+        cwd,
+        provider,
+        model,
+        thinking: cli.thinking.or(file.thinking).unwrap_or_default(),
+        permission_mode: cli
+            .permission_mode
+            .or(file.permission_mode)
+            .unwrap_or_default(),
+        steering_mode: file.steering_mode.unwrap_or_default(),
+        follow_up_mode: file.follow_up_mode.unwrap_or_default(),
+        limits,
+        retry,
+        tool_settings,
+        tools,
+        system_prompt: cli.system_prompt.clone().or(file.system_prompt.clone()),
+        append_system_prompt: cli
+            .append_system_prompt
+            .clone()
+            .or(file.append_system_prompt.clone()),
+        log_level,
+        stream_idle_timeout: Duration::from_secs(
+            file.stream_idle_timeout_secs.unwrap_or(120).max(1),
+        ),
+        permission_rules: file.permissions,
+    })
+}
+
+fn known_providers(file: &FileConfig) -> String {
+    let mut names: Vec<&str> = BUILTIN_PROVIDERS.iter().map(|p| p.name).collect();
+    names.extend(
+        file.providers
+            .keys()
+            .map(String::as_str)
+            .filter(|n| builtin::builtin(n).is_none()),
+    );
+    format!("known: {}", names.join(", "))
+}
+
+/// Merge a configured provider over the built-in one of the same name.
+fn provider_settings(
+    cli: &Cli,
+    name: &str,
+    config: Option<&ProviderConfig>,
+    builtin: Option<&builtin::BuiltinProvider>,
+) -> Result<ProviderSettings, (String, String)> {
+    let key = |field: &str| format!("providers.{name}.{field}");
+    let api = config
+        .and_then(|c| c.api)
+        .or(builtin.map(|b| b.api))
+        .ok_or_else(|| {
+            (
+                key("api"),
+                "missing: set it to \"openai-chat\", \"openai-responses\" or \"anthropic\""
+                    .to_string(),
+            )
+        })?;
+    let env_base_url = builtin
+        .and_then(|b| b.base_url_env)
+        .and_then(|var| std::env::var(var).ok())
+        .filter(|v| !v.trim().is_empty());
+    let base_url = cli
+        .base_url
+        .clone()
+        .or_else(|| config.and_then(|c| c.base_url.clone()))
+        .or(env_base_url)
+        .or(builtin.map(|b| b.base_url.to_string()))
+        .ok_or_else(|| {
+            (
+                key("base_url"),
+                "missing: the provider needs a base URL".to_string(),
+            )
+        })?;
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err((
+            key("base_url"),
+            format!("`{base_url}` is not an http:// or https:// URL"),
+        ));
+    }
+    Ok(ProviderSettings {
+        name: name.to_string(),
+        api,
+        base_url,
+        api_key: cli.api_key.clone(),
+        api_key_env: config
+            .and_then(|c| c.api_key_env.clone())
+            .or(builtin.and_then(|b| b.api_key_env).map(String::from)),
+        api_key_command: config.and_then(|c| c.api_key_command.clone()),
+        headers: config
+            .map(|c| {
+                c.headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
+}
+
+fn model_info(id: &str, config: Option<&ModelConfig>) -> ModelInfo {
+    let mut info = ModelInfo::unknown(id);
+    if let Some(config) = config {
+        info.context_window = config.context_window.unwrap_or(info.context_window);
+        info.max_output_tokens = config.max_output_tokens.unwrap_or(info.max_output_tokens);
+        info.cost = ModelCost {
+            input: config.cost_input.unwrap_or(0.0),
+            output: config.cost_output.unwrap_or(0.0),
+            cache_read: config.cost_cache_read.unwrap_or(0.0),
+            cache_write: config.cost_cache_write.unwrap_or(0.0),
+        };
+        info.reasoning = config.reasoning.unwrap_or(info.reasoning);
+    }
+    info
+}

@@ -1,0 +1,12 @@
+//! `agent`: an interactive terminal coding agent. The library holds the engine (`agent`),
+//! model providers (`llm`), tools, configuration and the front ends (`modes`); `main.rs`
+//! only parses the command line and picks a front end.
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod llm;
+pub mod logging;
+pub mod modes;
+pub mod prompt;
+pub mod tools;

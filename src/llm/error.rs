@@ -1,0 +1,257 @@
+//! `ProviderError`: everything that can go wrong talking to a model, classified once here so
+//! the loop can decide between retrying, compacting and failing with a clear message.
+
+use serde_json::Value;
+use std::time::Duration;
+
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The server answered with a non-success status.
+    #[error("{}", http_message(*.status, message, hint.as_deref()))]
+    Http {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+        /// What the user can do about it (which env var holds the key, which flag sets the URL).
+        hint: Option<String>,
+    },
+    #[error("could not connect to {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("the connection to the provider failed: {0}")]
+    Network(String),
+    #[error("the provider sent nothing for {0} s (stream_idle_timeout)")]
+    Idle(u64),
+    #[error("the response stream ended before the response was complete")]
+    Truncated,
+    /// The provider reported an error inside an otherwise successful stream.
+    #[error("{0}")]
+    Stream(String),
+    #[error("no API key for provider `{provider}`: set {how}")]
+    MissingKey { provider: String, how: String },
+    #[error("the api_key_command of provider `{provider}` failed: {detail}")]
+    KeyCommand { provider: String, detail: String },
+    #[error("the provider sent a response that could not be read: {0}")]
+    Decode(String),
+    #[error("the request was aborted")]
+    Aborted,
+}
+
+fn http_message(status: u16, message: &str, hint: Option<&str>) -> String {
+    let mut text = format!("HTTP {status}");
+    if let Some(reason) = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+    {
+        text.push(' ');
+        text.push_str(reason);
+    }
+    if !message.is_empty() {
+        text.push_str(": ");
+        text.push_str(message);
+    }
+    if let Some(hint) = hint {
+        text.push_str(" (");
+        text.push_str(hint);
+        text.push(')');
+    }
+    text
+}
+
+impl ProviderError {
+    /// Transient failures worth another attempt.
+    pub fn is_retryable(&self) -> bool {
+        if self.is_context_overflow() {
+            return false;
+        }
+        match self {
+            ProviderError::Http { status, .. } => {
+                matches!(status, 408 | 409 | 429 | 529) || (500..=599).contains(status)
+            }
+            ProviderError::Connect { .. }
+            | ProviderError::Network(_)
+            | ProviderError::Idle(_)
+            | ProviderError::Truncated => true,
+            ProviderError::Stream(message) => is_transient_text(message),
+            _ => false,
+        }
+    }
+
+    /// The request did not fit the model's context window.
+    pub fn is_context_overflow(&self) -> bool {
+        match self {
+            ProviderError::Http {
+                message, status, ..
+            } => *status == 413 || is_overflow_text(message),
+            ProviderError::Stream(message) => is_overflow_text(message),
+            _ => false,
+        }
+    }
+
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::Http {
+                retry_after: Some(delay),
+                ..
+            } => Some(*delay),
+            ProviderError::Http { message, .. } | ProviderError::Stream(message) => {
+                try_again_in(message)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn is_transient_text(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "overloaded",
+        "rate limit",
+        "rate_limit",
+        "try again",
+        "temporarily",
+        "server error",
+        "internal error",
+        "timeout",
+        "timed out",
+        "unavailable",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+/// Context-overflow messages of the providers and local servers users run.
+fn is_overflow_text(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "context_length_exceeded",            // OpenAI code
+        "maximum context length",             // OpenAI, vLLM, OpenRouter
+        "context length",                     // vLLM, Ollama ("exceeds the context length")
+        "prompt is too long",                 // Anthropic
+        "input is too long",                  // Anthropic, Bedrock
+        "exceeds the context window",         // OpenAI Responses
+        "context window",                     // generic
+        "too many tokens",                    // generic
+        "exceed_context_size",                // llama.cpp error type
+        "exceeds the available context size", // llama.cpp
+        "context size has been exceeded",     // LM Studio
+        "reduce the length of the messages",  // OpenAI chat
+        "token limit",                        // generic
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+/// "Please try again in 1.5s" / "try again in 20ms" in rate-limit messages.
+fn try_again_in(message: &str) -> Option<Duration> {
+    let lower = message.to_ascii_lowercase();
+    let start = lower.find("try again in")? + "try again in".len();
+    let rest = lower[start..].trim_start();
+    let number_len = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let value: f64 = rest[..number_len].parse().ok()?;
+    let unit = rest[number_len..].trim_start();
+    let seconds = if unit.starts_with("ms") {
+        value / 1000.0
+    } else if unit.starts_with('m') && !unit.starts_with("ms") && unit.starts_with("min") {
+        value * 60.0
+    } else {
+        value
+    };
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+/// The message of an error payload: `{"error": {"message": ...}}`, `{"error": "..."}`,
+/// `{"message": ...}`, or the raw text.
+pub fn error_message(data: &str) -> String {
+    match serde_json::from_str::<Value>(data) {
+        Ok(value) => error_text(value.get("error").unwrap_or(&value)),
+        Err(_) => snippet(data),
+    }
+}
+
+pub fn error_text(error: &Value) -> String {
+    if let Some(text) = error.as_str() {
+        return text.to_string();
+    }
+    for key in ["message", "detail", "error"] {
+        match error.get(key) {
+            Some(Value::String(text)) => return text.clone(),
+            Some(nested @ Value::Object(_)) => return error_text(nested),
+            _ => {}
+        }
+    }
+    snippet(&error.to_string())
+}
+
+/// At most 300 characters of `text` on one line, for error messages.
+pub fn snippet(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16, message: &str) -> ProviderError {
+        ProviderError::Http {
+            status,
+            message: message.into(),
+            retry_after: None,
+            hint: None,
+        }
+    }
+
+    #[test]
+    fn classifies_statuses() {
+        for status in [408, 409, 429, 500, 502, 503, 529] {
+            assert!(http(status, "").is_retryable(), "{status}");
+        }
+        for status in [400, 401, 403, 404, 422] {
+            assert!(!http(status, "").is_retryable(), "{status}");
+        }
+        assert!(ProviderError::Truncated.is_retryable());
+        assert!(ProviderError::Stream("Overloaded".into()).is_retryable());
+        assert!(!ProviderError::Stream("invalid tool".into()).is_retryable());
+    }
+
+    #[test]
+    fn recognises_context_overflow() {
+        let err = http(400, "This model's maximum context length is 128000 tokens.");
+        assert!(err.is_context_overflow());
+        assert!(!err.is_retryable());
+        assert!(
+            http(400, "prompt is too long: 210000 tokens > 200000 maximum").is_context_overflow()
+        );
+        assert!(!http(400, "invalid schema").is_context_overflow());
+    }
+
+    #[test]
+    fn reads_try_again_hints() {
+        let err = http(
+            429,
+            "Rate limit reached. Please try again in 1.5s. Visit ...",
+        );
+        assert_eq!(err.retry_after(), Some(Duration::from_millis(1500)));
+        let err = http(429, "Please try again in 20ms.");
+        assert_eq!(err.retry_after(), Some(Duration::from_millis(20)));
+    }
+
+    #[test]
+    fn http_errors_read_well() {
+        let err = ProviderError::Http {
+            status: 401,
+            message: "Incorrect API key provided".into(),
+            retry_after: None,
+            hint: Some("check OPENAI_API_KEY".into()),
+        };
+        assert_eq!(
+            err.to_string(),
+            "HTTP 401 Unauthorized: Incorrect API key provided (check OPENAI_API_KEY)"
+        );
+    }
+}

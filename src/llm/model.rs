@@ -1,0 +1,46 @@
+//! What the agent knows about a model: context window, output limit, prices. Unknown models
+//! get generous defaults and no cost (protocol.md §6).
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelInfo {
+    pub id: String,
+    pub context_window: u64,
+    pub max_output_tokens: u64,
+    /// US dollars per million tokens.
+    pub cost: ModelCost,
+    pub reasoning: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ModelCost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 16_000;
+
+impl ModelInfo {
+    pub fn unknown(id: &str) -> Self {
+        ModelInfo {
+            id: id.to_string(),
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            cost: ModelCost::default(),
+            reasoning: false,
+        }
+    }
+
+    /// Fill in the dollar cost of `usage` from this model's prices.
+    pub fn price(&self, usage: &mut crate::agent::message::Usage) {
+        let per_token = |count: u64, price: f64| count as f64 * price / 1_000_000.0;
+        usage.cost.input = per_token(usage.input, self.cost.input);
+        usage.cost.output = per_token(usage.output, self.cost.output);
+        usage.cost.cache_read = per_token(usage.cache_read, self.cost.cache_read);
+        usage.cost.cache_write = per_token(usage.cache_write, self.cost.cache_write);
+        usage.cost.total =
+            usage.cost.input + usage.cost.output + usage.cost.cache_read + usage.cost.cache_write;
+    }
+}

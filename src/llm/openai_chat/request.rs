@@ -1,0 +1,195 @@
+//! Converts the agent's history into a Chat Completions request body.
+
+use crate::agent::message::{AssistantContent, Content, Message, StopReason};
+use crate::llm::request::{ModelRequest, ThinkingLevel};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: String,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(String),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Serialize)]
+struct ToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+/// The JSON body of one streaming request.
+pub fn build_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::Error> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system_prompt.is_empty() {
+        messages.push(ChatMessage::System {
+            content: request.system_prompt,
+        });
+    }
+    for message in request.messages {
+        convert(message, &mut messages);
+    }
+    let body = Body {
+        model: &request.model.id,
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools: request
+            .tools
+            .iter()
+            .map(|tool| Tool {
+                kind: "function",
+                function: Function {
+                    name: &tool.name,
+                    description: &tool.description,
+                    parameters: &tool.parameters,
+                },
+            })
+            .collect(),
+        reasoning_effort: match request.thinking {
+            ThinkingLevel::Off => None,
+            level => Some(level.as_str()),
+        },
+    };
+    serde_json::to_vec(&body)
+}
+
+fn convert<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
+    match message {
+        Message::User(user) => out.push(ChatMessage::User {
+            content: user_content(&user.content),
+        }),
+        Message::Assistant(assistant) => {
+            let mut text = String::new();
+            let mut tool_calls = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    AssistantContent::Text { text: t } => text.push_str(t),
+                    // Chat Completions has no field for replaying reasoning.
+                    AssistantContent::Thinking { .. } => {}
+                    AssistantContent::ToolCall(call) => tool_calls.push(ToolCall {
+                        id: &call.id,
+                        kind: "function",
+                        function: CallFunction {
+                            name: &call.name,
+                            arguments: match &call.invalid_arguments {
+                                Some(raw) => raw.clone(),
+                                None => call.arguments.to_string(),
+                            },
+                        },
+                    }),
+                }
+            }
+            // A failed attempt that produced nothing carries nothing for the model.
+            if text.is_empty()
+                && tool_calls.is_empty()
+                && matches!(
+                    assistant.stop_reason,
+                    StopReason::Error | StopReason::Aborted
+                )
+            {
+                return;
+            }
+            out.push(ChatMessage::Assistant {
+                content: (!text.is_empty()).then_some(text),
+                tool_calls,
+            });
+        }
+        Message::ToolResult(result) => out.push(ChatMessage::Tool {
+            tool_call_id: &result.tool_call_id,
+            content: crate::agent::message::join_text(&result.content),
+        }),
+    }
+}
+
+fn user_content(content: &[Content]) -> UserContent<'_> {
+    if let [Content::Text { text }] = content {
+        return UserContent::Text(text.clone());
+    }
+    UserContent::Parts(
+        content
+            .iter()
+            .map(|block| match block {
+                Content::Text { text } => Part::Text { text },
+                Content::Image { data, mime_type } => Part::ImageUrl {
+                    image_url: ImageUrl {
+                        url: format!("data:{mime_type};base64,{data}"),
+                    },
+                },
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,74 @@
+//! `StreamEvent`: the one internal event type every wire API decoder produces. The assembler
+//! turns these into an `AssistantMessage`, so the loop never knows which API is behind it.
+
+/// Why the provider says it stopped, before the agent's own policy is applied
+/// (e.g. an assistant message with tool calls always gets `toolUse`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    ToolUse,
+    Length,
+    ContentFilter,
+    /// A provider value with no mapping, kept verbatim.
+    Other(String),
+}
+
+impl FinishReason {
+    /// The conformance corpus's spelling of a stop reason.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolUse => "tool_use",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(raw) => raw,
+        }
+    }
+}
+
+/// Token counts as the provider reports them. `input` follows the provider's convention
+/// (OpenAI's includes cached tokens, Anthropic's does not); `input_includes_cache` says which.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WireUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub input_includes_cache: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    Text(String),
+    Thinking(String),
+    /// Appended to the signature of the current thinking block.
+    ThinkingSignature(String),
+    /// An opaque redacted-thinking blob (its own block, no text).
+    RedactedThinking(String),
+    /// A fragment of a tool call. `key` identifies the call within this response (the decoder
+    /// resolves each API's indexing quirks). The first fragment of a key starts the call;
+    /// `id`/`name` fill in whichever is still empty; `arguments` is appended.
+    ToolCall {
+        key: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    },
+    /// The complete argument text of a call, authoritative over the deltas (OpenAI Responses
+    /// sends it in `.done` events, sometimes with no deltas before).
+    ToolCallArguments {
+        key: usize,
+        arguments: String,
+    },
+    /// Refusal text (OpenAI structured outputs); not part of the answer text.
+    Refusal(String),
+    /// A content block the agent does not handle (e.g. Anthropic `server_tool_use`).
+    OtherBlock(String),
+    /// Usage so far; a later value replaces an earlier one.
+    Usage(WireUsage),
+    Finish(FinishReason),
+    /// The provider reported an error inside the stream.
+    Error(String),
+    /// The stream's terminal marker (`[DONE]`, `message_stop`, `response.completed`...).
+    Done,
+}

@@ -1,0 +1,71 @@
+//! The `agent` binary: parse the command line, load the settings, start logging, and hand
+//! over to the chosen front end. Exit codes: 0 completed, 1 failed, 2 usage error,
+//! 130 interrupted.
+
+use agent::cli::{Cli, FrontEnd};
+use agent::modes::{self, SessionInfo};
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let settings = match agent::config::load(&cli) {
+        Ok(settings) => settings,
+        Err(e) => {
+            eprintln!("agent: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
+    agent::logging::init(&settings.paths.log_dir, &settings.log_level);
+    let front_end = cli.front_end();
+    if front_end == FrontEnd::Interactive {
+        eprintln!(
+            "agent: the interactive interface is not part of this build yet; use -p \"PROMPT\", \
+             --mode json or --mode rpc (see agent --help)"
+        );
+        return ExitCode::from(2);
+    }
+    let prompt = match front_end {
+        FrontEnd::Print | FrontEnd::Json => match modes::read_prompt(&cli) {
+            Ok(prompt) => Some(prompt),
+            Err(e) => {
+                eprintln!("agent: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => None,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("agent: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async move {
+        let can_ask = front_end == FrontEnd::Rpc;
+        let agent = match modes::build_agent(&settings, can_ask) {
+            Ok(agent) => agent,
+            Err(e) => {
+                eprintln!("agent: {e}");
+                return 1;
+            }
+        };
+        let session = SessionInfo::ephemeral();
+        match (front_end, prompt) {
+            (FrontEnd::Json, Some(prompt)) => {
+                modes::json::run(agent, prompt, &session, &settings.cwd).await
+            }
+            (FrontEnd::Rpc, _) => modes::rpc::run(agent, session).await,
+            (_, Some(prompt)) => modes::print::run(agent, prompt).await,
+            (_, None) => 2,
+        }
+    });
+    // Don't wait for stray blocking work (e.g. a stdin read) on the way out.
+    runtime.shutdown_background();
+    ExitCode::from(code)
+}

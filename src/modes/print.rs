@@ -1,0 +1,104 @@
+//! `-p`: run one prompt to completion and print the final answer on stdout. Progress (retries,
+//! denied tools) goes to stderr; a failure ends with exactly one explaining line on stderr.
+
+use super::signals::Interrupts;
+use crate::agent::Agent;
+use crate::agent::event::{AgentEvent, RunStatus};
+use crate::agent::message::{Message, UserMessage, join_text};
+use std::io::Write;
+use std::sync::Arc;
+
+pub async fn run(agent: Agent, prompt: String) -> u8 {
+    let mut events = agent.subscribe();
+    if let Err(e) = agent.prompt(UserMessage::text(prompt)) {
+        eprintln!("agent: {e}");
+        return 1;
+    }
+    let mut interrupts = Interrupts::new();
+    let mut interrupted: Option<u8> = None;
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            code = interrupts.next() => {
+                if let Some(code) = interrupted {
+                    return code;
+                }
+                interrupted = Some(code);
+                agent.abort();
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            eprintln!("agent: error: the engine stopped unexpectedly");
+            return 1;
+        };
+        match event {
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => eprintln!(
+                "agent: {error_message} — retrying in {:.1} s ({attempt}/{max_attempts})",
+                delay_ms as f64 / 1000.0
+            ),
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error: true,
+                ..
+            } => {
+                let text = join_text(&result.content);
+                if text.starts_with("Permission denied") {
+                    eprintln!(
+                        "agent: `{tool_name}` was not allowed to run (--permission-mode auto allows it)"
+                    );
+                }
+            }
+            AgentEvent::AgentEnd {
+                messages,
+                status,
+                error,
+            } => return finish(&messages, status, error, interrupted),
+            _ => {}
+        }
+    }
+}
+
+fn finish(
+    messages: &[Arc<Message>],
+    status: RunStatus,
+    error: Option<String>,
+    interrupted: Option<u8>,
+) -> u8 {
+    let answer = messages
+        .iter()
+        .rev()
+        .find_map(|m| m.as_assistant())
+        .map(|m| m.text())
+        .unwrap_or_default();
+    if !answer.is_empty() && status != RunStatus::Failed {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(answer.as_bytes());
+        if !answer.ends_with('\n') {
+            let _ = stdout.write_all(b"\n");
+        }
+        let _ = stdout.flush();
+    }
+    let error = error.unwrap_or_default();
+    match status {
+        RunStatus::Completed => 0,
+        RunStatus::Failed => {
+            eprintln!("agent: error: {error}");
+            1
+        }
+        RunStatus::Limit => {
+            eprintln!("agent: stopped: {error}");
+            1
+        }
+        RunStatus::Aborted => {
+            eprintln!("agent: aborted");
+            interrupted.unwrap_or(130)
+        }
+    }
+}

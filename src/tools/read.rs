@@ -1,0 +1,260 @@
+//! `read`: a text file's contents, a window of lines at a time, with a notice saying how to
+//! continue when the window does not reach the end. Binary files are refused.
+
+use super::path::{display, resolve};
+use super::truncate::{MAX_BYTES, MAX_LINES, clip};
+use super::{Tool, ToolContext, ToolOutput, parse_args};
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+pub struct ReadTool;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    /// First line to show, 1-based.
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+impl Tool for ReadTool {
+    fn name(&self) -> &'static str {
+        "read"
+    }
+
+    fn description(&self) -> &'static str {
+        "Read a text file. Output is limited to 2000 lines or 50 KB; use offset (1-based line) \
+         and limit to read further. Paths are relative to the working directory."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path of the file to read"},
+                "offset": {"type": "integer", "minimum": 1, "description": "Line number to start at (1-based)"},
+                "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to read"}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let args: Args = match parse_args("read", args) {
+                Ok(args) => args,
+                Err(output) => return output,
+            };
+            let cwd = ctx.cwd.clone();
+            // File reading is blocking I/O; keep it off the async workers.
+            tokio::task::spawn_blocking(move || read_window(&cwd, &args))
+                .await
+                .unwrap_or_else(|e| ToolOutput::error(format!("read failed: {e}")))
+        })
+    }
+}
+
+fn read_window(cwd: &Path, args: &Args) -> ToolOutput {
+    let path = resolve(cwd, &args.path);
+    let shown = display(cwd, &path);
+    let metadata = match std::fs::metadata(&path) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolOutput::error(format!("File not found: {shown}"));
+        }
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    };
+    if metadata.is_dir() {
+        return ToolOutput::error(format!("{shown} is a directory, not a file"));
+    }
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    match reader.fill_buf() {
+        Ok(head) if looks_binary(head) => {
+            return ToolOutput::error(format!(
+                "{shown} looks like a binary file ({} bytes); read only shows text",
+                metadata.len()
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    }
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(MAX_LINES).clamp(1, MAX_LINES);
+    match collect_window(reader, offset, limit) {
+        Ok(window) => render(&shown, offset, window),
+        Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    }
+}
+
+/// A file with a NUL byte in its first block is treated as binary.
+fn looks_binary(head: &[u8]) -> bool {
+    head.iter().take(8192).any(|b| *b == 0)
+}
+
+struct Window {
+    text: String,
+    shown_lines: usize,
+    total_lines: usize,
+    /// The byte budget cut the window short (not the line limit).
+    hit_byte_limit: bool,
+    /// A single line was longer than the whole budget and was clipped.
+    clipped_line: bool,
+}
+
+/// Collect lines `offset..offset+limit` within the byte budget; keeps reading to count the
+/// file's lines for the notice.
+fn collect_window(
+    mut reader: impl BufRead,
+    offset: usize,
+    limit: usize,
+) -> std::io::Result<Window> {
+    let mut window = Window {
+        text: String::new(),
+        shown_lines: 0,
+        total_lines: 0,
+        hit_byte_limit: false,
+        clipped_line: false,
+    };
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        window.total_lines += 1;
+        let number = window.total_lines;
+        if number < offset || window.shown_lines >= limit || window.hit_byte_limit {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if window.text.len() + text.len() > MAX_BYTES {
+            if window.shown_lines == 0 {
+                window.text.push_str(clip(&text, MAX_BYTES));
+                window.shown_lines = 1;
+                window.clipped_line = true;
+            }
+            window.hit_byte_limit = true;
+            continue;
+        }
+        window.text.push_str(&text);
+        window.shown_lines += 1;
+    }
+    Ok(window)
+}
+
+fn render(shown: &str, offset: usize, window: Window) -> ToolOutput {
+    let details = json!({"path": shown, "totalLines": window.total_lines});
+    if window.total_lines == 0 {
+        return ToolOutput::text(format!("[{shown} is empty]")).with_details(details);
+    }
+    if offset > window.total_lines {
+        return ToolOutput::error(format!(
+            "offset {offset} is past the end of {shown} ({} lines)",
+            window.total_lines
+        ));
+    }
+    let mut text = window.text;
+    let last = offset + window.shown_lines - 1;
+    if window.clipped_line {
+        text.push_str(&format!(
+            "\n\n[Line {offset} is longer than 50 KB and was cut. Use bash (e.g. cut or head -c) to see it in pieces.]"
+        ));
+    } else if last < window.total_lines {
+        let reason = if window.hit_byte_limit {
+            " (50 KB limit)"
+        } else {
+            ""
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "\n[Showing lines {offset}-{last} of {}{reason}. Use offset={} to continue.]",
+            window.total_lines,
+            last + 1
+        ));
+    }
+    ToolOutput::text(text).with_details(details)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(dir: &Path, path: &str, offset: Option<usize>, limit: Option<usize>) -> ToolOutput {
+        read_window(
+            dir,
+            &Args {
+                path: path.into(),
+                offset,
+                limit,
+            },
+        )
+    }
+
+    fn text(output: &ToolOutput) -> &str {
+        match &output.content[0] {
+            crate::agent::message::Content::Text { text } => text,
+            _ => panic!("expected text"),
+        }
+    }
+
+    #[test]
+    fn reads_windows_with_a_continuation_notice() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("big.txt"), &body).unwrap();
+        let out = read(dir.path(), "big.txt", None, None);
+        assert!(!out.is_error);
+        assert!(text(&out).starts_with("line 1\n"));
+        assert!(text(&out).contains("line 2000\n"));
+        assert!(!text(&out).contains("line 2001\n"));
+        assert!(
+            text(&out).ends_with("[Showing lines 1-2000 of 3000. Use offset=2001 to continue.]")
+        );
+        let out = read(dir.path(), "big.txt", Some(2999), Some(5));
+        assert_eq!(text(&out), "line 2999\nline 3000\n");
+        let out = read(dir.path(), "big.txt", Some(5000), None);
+        assert!(out.is_error);
+        assert!(text(&out).contains("past the end"));
+    }
+
+    #[test]
+    fn refuses_binary_missing_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.bin"), [0u8, 1, 2, 3]).unwrap();
+        let out = read(dir.path(), "a.bin", None, None);
+        assert!(out.is_error && text(&out).contains("binary"));
+        let out = read(dir.path(), "nope.txt", None, None);
+        assert!(out.is_error && text(&out).contains("File not found: nope.txt"));
+        let out = read(dir.path(), ".", None, None);
+        assert!(out.is_error && text(&out).contains("directory"));
+    }
+
+    #[test]
+    fn cuts_at_the_byte_budget_and_keeps_invalid_utf8_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let long_line = "x".repeat(1000) + "\n";
+        std::fs::write(dir.path().join("wide.txt"), long_line.repeat(100)).unwrap();
+        let out = read(dir.path(), "wide.txt", None, None);
+        assert!(text(&out).contains("(50 KB limit). Use offset=52 to continue."));
+        std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
+        let out = read(dir.path(), "latin1.txt", None, None);
+        assert_eq!(text(&out), "caf\u{fffd}\n");
+    }
+}

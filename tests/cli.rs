@@ -1,0 +1,448 @@
+//! The real binary, driven from outside as protocol.md describes: `-p`, `--mode json`,
+//! `--mode rpc`, exit codes, and what a user sees when the config or a flag is wrong.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::chat;
+use support::process::{Rpc, command, run};
+use support::server::{FakeServer, Reply};
+use tempfile::TempDir;
+
+struct Env {
+    home: TempDir,
+    cwd: TempDir,
+}
+
+fn env() -> Env {
+    Env {
+        home: tempfile::tempdir().unwrap(),
+        cwd: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Env {
+    fn agent(&self, server: &FakeServer, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = command(self.home.path(), self.cwd.path());
+        cmd.args(["--base-url", &server.v1(), "--model", "test-model"])
+            .args(args);
+        cmd
+    }
+}
+
+#[tokio::test]
+async fn print_mode_completes_a_task_that_needs_two_tool_rounds() {
+    let env = env();
+    std::fs::write(env.cwd.path().join("input.txt"), "42\n").unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "read", json!({"path": "input.txt"}))),
+        Reply::sse(chat::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "expr 42 + 1 > output.txt"}),
+        )),
+        Reply::sse(chat::text("Wrote 43 to output.txt.")),
+    ])
+    .await;
+    let out = run(env.agent(
+        &server,
+        &["-p", "--permission-mode", "auto", "add one to input.txt"],
+    ))
+    .await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "Wrote 43 to output.txt.\n");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.path().join("output.txt")).unwrap(),
+        "43\n"
+    );
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[0]["messages"][1]["content"], "add one to input.txt");
+    assert_eq!(bodies[1]["messages"][3]["content"], "42\n");
+    // The default system prompt names the tools and the working directory.
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("read, bash"), "{system}");
+}
+
+#[tokio::test]
+async fn print_mode_reads_the_prompt_from_stdin() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("pong"))]).await;
+    let mut cmd = env.agent(&server, &["-p"]);
+    cmd.stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"ping from a pipe").await.unwrap();
+    }
+    let output = child.wait_with_output().await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "pong\n");
+    assert_eq!(
+        server.bodies()[0]["messages"][1]["content"],
+        "ping from a pipe"
+    );
+}
+
+#[tokio::test]
+async fn print_mode_denies_mutating_tools_it_cannot_ask_about() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch made"}),
+        )),
+        Reply::sse(chat::text("I could not run it.")),
+    ])
+    .await;
+    let out = run(env.agent(&server, &["-p", "make a file"])).await;
+    assert_eq!(out.code, 0);
+    assert!(!env.cwd.path().join("made").exists());
+    assert!(
+        out.stderr.contains("`bash` was not allowed to run"),
+        "{}",
+        out.stderr
+    );
+    let told = server.bodies()[1]["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(told.contains("--permission-mode auto"), "{told}");
+}
+
+#[tokio::test]
+async fn a_provider_failure_ends_with_one_clear_line() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    )])
+    .await;
+    let mut cmd = env.agent(&server, &["-p", "hi"]);
+    cmd.env("OPENAI_API_KEY", "sk-wrong");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout, "");
+    let last = out.stderr.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "agent: error: HTTP 401 Unauthorized: Incorrect API key provided (check OPENAI_API_KEY)"
+    );
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-wrong")
+    );
+}
+
+#[tokio::test]
+async fn a_missing_key_for_a_hosted_provider_names_the_variable() {
+    let env = env();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.trim_end().ends_with("no API key for provider `openai`: set the OPENAI_API_KEY environment variable (or pass --api-key)"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn json_mode_writes_every_event_as_a_line() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "echo hi"}))),
+        Reply::sse(chat::text_deltas(&["do", "ne"])),
+    ])
+    .await;
+    let out = run(env.agent(
+        &server,
+        &["--mode", "json", "--permission-mode", "auto", "go"],
+    ))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "session");
+    assert!(lines[0]["id"].as_str().unwrap().len() >= 16);
+    assert_eq!(lines[0]["path"], Value::Null);
+    assert_eq!(lines[1]["type"], "agent_start");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types.last(), Some(&"agent_end"));
+    assert!(types.contains(&"tool_execution_start") && types.contains(&"tool_execution_end"));
+    let deltas: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "message_update")
+        .collect();
+    assert!(
+        deltas.iter().all(|d| d.get("message").is_none()),
+        "updates carry only the delta"
+    );
+    assert!(deltas.iter().any(|d| d["assistantMessageEvent"]
+        == json!({"type": "text_delta", "contentIndex": 0, "delta": "ne"})));
+    let end = lines.last().unwrap();
+    assert_eq!(end["status"], "completed");
+    assert_eq!(end["messages"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn config_errors_name_the_file_and_key() {
+    let env = env();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[limits]\nmax_turns = \"lots\"\n",
+    )
+    .unwrap();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    let path = env.home.path().join("config.toml");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "agent: config error in {}: `limits.max_turns`: ",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("line 2"), "{}", out.stderr);
+
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "provider = \"nowhere\"\n",
+    )
+    .unwrap();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("`provider`: unknown provider `nowhere` (known: openai, anthropic"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test]
+async fn usage_errors_exit_with_2() {
+    let env = env();
+    for args in [
+        vec!["--permission-mode", "yolo", "-p", "x"],
+        vec!["--provider", "nowhere", "-p", "x"],
+        vec!["--tools", "read,teleport", "-p", "x"],
+        vec!["-p"],
+    ] {
+        let mut cmd = command(env.home.path(), env.cwd.path());
+        cmd.args(&args);
+        let out = run(cmd).await;
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.is_empty());
+    }
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.arg("--version");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.starts_with("agent "));
+}
+
+#[tokio::test]
+async fn sigint_aborts_a_headless_run_with_130() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "echo $$ > shell.pid; sleep 30"}),
+    ))])
+    .await;
+    let mut child = env
+        .agent(&server, &["-p", "--permission-mode", "auto", "wait"])
+        .spawn()
+        .unwrap();
+    let pid_file = env.cwd.path().join("shell.pid");
+    for _ in 0..200 {
+        if pid_file.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let shell: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    unsafe {
+        libc::kill(child.id().unwrap() as i32, libc::SIGINT);
+    }
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!support::harness::process_alive(shell));
+}
+
+#[tokio::test]
+async fn rpc_answers_bad_lines_and_keeps_running() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send_raw("this is not json").await;
+    let response = rpc.next().await;
+    assert_eq!(response["type"], "response");
+    assert_eq!(response["command"], "parse");
+    assert_eq!(response["success"], false);
+    rpc.send_raw("[1, 2]").await;
+    assert_eq!(rpc.next().await["command"], "parse");
+    rpc.send(json!({"id": "u1", "type": "teleport"})).await;
+    let response = rpc.next().await;
+    assert_eq!(
+        response,
+        json!({"type": "response", "id": "u1", "command": "teleport", "success": false, "error": "unknown command type `teleport`"})
+    );
+    rpc.send(json!({"id": "m1", "type": "prompt"})).await;
+    let response = rpc.next().await;
+    assert_eq!(response["id"], "m1");
+    assert_eq!(response["error"], "missing \"message\"");
+    rpc.send(json!({"id": "a1", "type": "abort"})).await;
+    assert_eq!(
+        rpc.next().await["success"],
+        true,
+        "abort while idle succeeds"
+    );
+    rpc.send(json!({"id": "s1", "type": "get_state"})).await;
+    let state = rpc.next().await;
+    assert_eq!(state["success"], true);
+    assert_eq!(state["data"]["model"], "test-model");
+    assert_eq!(state["data"]["isStreaming"], false);
+    assert_eq!(state["data"]["steeringMode"], "one-at-a-time");
+    rpc.send(json!({"id": "x1", "type": "set_follow_up_mode", "mode": "all"}))
+        .await;
+    assert_eq!(rpc.next().await["success"], true);
+    rpc.send(json!({"id": "x2", "type": "set_follow_up_mode", "mode": "sometimes"}))
+        .await;
+    assert_eq!(rpc.next().await["success"], false);
+    rpc.send(json!({"id": "c1", "type": "compact"})).await;
+    let response = rpc.next().await;
+    assert_eq!(response["success"], false);
+    assert!(
+        response["error"]
+            .as_str()
+            .unwrap()
+            .contains("not available yet")
+    );
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn rpc_steer_follow_up_and_abort_behave_as_specified() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_calls(&[
+            ("c1", "bash", json!({"command": "sleep 0.4; echo one"})),
+            ("c2", "bash", json!({"command": "echo two"})),
+        ])),
+        Reply::sse(chat::text("steered")),
+        Reply::sse(chat::text("followed up")),
+        Reply::sse(chat::tool_call(
+            "c3",
+            "bash",
+            json!({"command": "sleep 30"}),
+        )),
+    ])
+    .await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "auto"]));
+    rpc.send(json!({"id": "p1", "type": "prompt", "message": "start"}))
+        .await;
+    rpc.until(|l| l["type"] == "tool_execution_start").await;
+    rpc.send(json!({"id": "p2", "type": "prompt", "message": "busy?"}))
+        .await;
+    let busy = rpc.response("p2").await;
+    assert_eq!(busy["success"], false);
+    assert!(
+        busy["error"]
+            .as_str()
+            .unwrap()
+            .contains("streamingBehavior")
+    );
+    rpc.send(json!({"id": "s1", "type": "steer", "message": "change plan"}))
+        .await;
+    rpc.send(json!({"id": "f1", "type": "prompt", "message": "afterwards", "streamingBehavior": "followUp"})).await;
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "completed");
+    let skipped = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end" && l["toolCallId"] == "c2")
+        .expect("the second call is answered");
+    assert_eq!(skipped["isError"], true);
+    assert_eq!(
+        skipped["result"]["content"][0]["text"],
+        "Skipped due to queued user message."
+    );
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(
+        bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"],
+        "change plan"
+    );
+    assert_eq!(
+        bodies[2]["messages"].as_array().unwrap().last().unwrap()["content"],
+        "afterwards"
+    );
+
+    rpc.send(json!({"id": "p3", "type": "prompt", "message": "long job"}))
+        .await;
+    rpc.until(|l| l["type"] == "tool_execution_start").await;
+    rpc.send(json!({"id": "ab", "type": "abort"})).await;
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "aborted");
+    rpc.send(json!({"id": "m", "type": "get_messages"})).await;
+    let messages = rpc.response("m").await;
+    let roles: Vec<&str> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles.last(), Some(&"toolResult"));
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn rpc_approvals_round_trip() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch approved"}),
+        )),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "make a file"}))
+        .await;
+    let request = rpc
+        .until(|l| l["type"] == "tool_approval_request")
+        .await
+        .pop()
+        .unwrap();
+    assert_eq!(request["toolCallId"], "c1");
+    assert_eq!(request["toolName"], "bash");
+    assert_eq!(request["args"]["command"], "touch approved");
+    rpc.send(json!({"id": "bad", "type": "approve", "toolCallId": "nope", "decision": "allow"}))
+        .await;
+    assert_eq!(rpc.response("bad").await["success"], false);
+    rpc.send(json!({"id": "ok", "type": "approve", "toolCallId": "c1", "decision": "allow"}))
+        .await;
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "completed");
+    assert!(env.cwd.path().join("approved").exists());
+    assert_eq!(rpc.exit_code().await, 0);
+}

@@ -1,0 +1,218 @@
+//! Every recorded provider stream in `../shared/conformance` is served by a real HTTP server
+//! on 127.0.0.1, read by the real provider client, assembled, and compared with the
+//! result the corpus says a correct assembler must produce.
+
+mod support;
+
+use agent::agent::message::AssistantContent;
+use agent::llm::assembler::{Assembler, StreamReport};
+use agent::llm::client::Provider;
+use agent::llm::error::ProviderError;
+use agent::llm::model::ModelInfo;
+use agent::llm::provider::Api;
+use agent::llm::request::{ModelRequest, ThinkingLevel};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Duration;
+use support::harness::provider_settings;
+use support::server::{FakeServer, Reply};
+use tokio_util::sync::CancellationToken;
+
+fn corpus_dir() -> PathBuf {
+    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    let candidates = [
+        std::env::var_os("AGENT_CONFORMANCE_DIR").map(PathBuf::from),
+        Some(beside),
+        Some(PathBuf::from("/work/shared/conformance")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|dir| dir.join("manifest.json").is_file())
+        .expect(
+            "the conformance corpus (../shared/conformance) is missing; set AGENT_CONFORMANCE_DIR",
+        )
+}
+
+fn api_of(protocol: &str) -> Option<Api> {
+    match protocol {
+        "chat" => Some(Api::OpenaiChat),
+        _ => None,
+    }
+}
+
+/// Run one recorded stream through the HTTP client and the assembler.
+async fn assemble(
+    api: Api,
+    sse: &str,
+) -> (
+    agent::agent::message::AssistantMessage,
+    StreamReport,
+    Option<ProviderError>,
+) {
+    let server = FakeServer::start(vec![Reply::raw(sse)]).await;
+    let base = match api {
+        Api::Anthropic => server.origin.clone(),
+        _ => server.v1(),
+    };
+    let mut settings = provider_settings(&base);
+    settings.api = api;
+    let provider = Provider::new(settings, Duration::from_secs(10)).unwrap();
+    let model = ModelInfo::unknown("recorded");
+    let request = ModelRequest {
+        model: &model,
+        system_prompt: "",
+        messages: &[],
+        tools: &[],
+        thinking: ThinkingLevel::Off,
+    };
+    let mut assembler = Assembler::new("recorded", "recorded");
+    let mut deltas = Vec::new();
+    let result = provider
+        .stream(&request, &CancellationToken::new(), &mut |event| {
+            assembler.apply(event, &mut deltas)
+        })
+        .await;
+    let (message, report) = assembler.finish(&mut deltas);
+    (message, report, result.err())
+}
+
+/// The corpus's view of an assembled message.
+fn observed(
+    message: &agent::agent::message::AssistantMessage,
+    report: &StreamReport,
+    error: Option<&ProviderError>,
+) -> Value {
+    let mut thinking: Option<String> = None;
+    let mut signatures = Vec::new();
+    let mut redacted = Vec::new();
+    let mut tool_calls = Vec::new();
+    for block in &message.content {
+        match block {
+            AssistantContent::Thinking {
+                thinking: text,
+                signature,
+                redacted: false,
+            } => {
+                thinking.get_or_insert_with(String::new).push_str(text);
+                if let Some(signature) = signature {
+                    signatures.push(signature.clone());
+                }
+            }
+            AssistantContent::Thinking {
+                signature,
+                redacted: true,
+                ..
+            } => {
+                redacted.push(signature.clone().unwrap_or_default());
+            }
+            AssistantContent::ToolCall(call) => {
+                let mut entry =
+                    json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+                if let Some(raw) = &call.invalid_arguments {
+                    entry["arguments"] = Value::Null;
+                    entry["arguments_raw"] = json!(raw);
+                }
+                tool_calls.push(entry);
+            }
+            AssistantContent::Text { .. } => {}
+        }
+    }
+    let error_text = error.map(|e| match e {
+        ProviderError::Stream(message) => message.clone(),
+        other => panic!("the stream failed outside the provider's own error: {other}"),
+    });
+    let stop_reason = if error_text.is_some() {
+        json!("error")
+    } else {
+        report
+            .finish
+            .as_ref()
+            .map(|f| json!(f.as_str()))
+            .unwrap_or(Value::Null)
+    };
+    let mut extra = serde_json::Map::new();
+    if let Some(refusal) = &report.refusal {
+        extra.insert("refusal".into(), json!(refusal));
+    }
+    if !signatures.is_empty() {
+        extra.insert("thinking_signatures".into(), json!(signatures));
+    }
+    if !redacted.is_empty() {
+        extra.insert("redacted_thinking".into(), json!(redacted));
+    }
+    if !report.other_blocks.is_empty() {
+        extra.insert("other_block_types".into(), json!(report.other_blocks));
+    }
+    json!({
+        "text": message.text(),
+        "thinking": thinking,
+        "tool_calls": tool_calls,
+        "stop_reason": stop_reason,
+        "usage": report.usage.as_ref().map(|u| json!({"input_tokens": u.input, "output_tokens": u.output})),
+        "error": error_text,
+        "extra": extra,
+    })
+}
+
+/// Ids the recorder left out cannot be compared; the agent makes its own.
+fn normalise(mut expected: Value, observed: &Value) -> Value {
+    if let (Some(calls), Some(seen)) = (
+        expected["tool_calls"].as_array_mut(),
+        observed["tool_calls"].as_array(),
+    ) {
+        for (call, seen) in calls.iter_mut().zip(seen) {
+            if call["id"].is_null() {
+                call["id"] = seen["id"].clone();
+            }
+        }
+    }
+    if expected.get("extra").is_none() {
+        expected["extra"] = json!({});
+    }
+    expected
+}
+
+#[tokio::test]
+async fn every_supported_stream_assembles_to_its_expected_result() {
+    let dir = corpus_dir();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for stream in manifest["streams"].as_array().unwrap() {
+        let protocol = stream["protocol"].as_str().unwrap();
+        let Some(api) = api_of(protocol) else {
+            continue;
+        };
+        let file = stream["file"].as_str().unwrap();
+        let sse = std::fs::read_to_string(dir.join(file)).unwrap();
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(stream["expected"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        let (message, report, error) = assemble(api, &sse).await;
+        let seen = observed(&message, &report, error.as_ref());
+        let expected = normalise(expected, &seen);
+        if seen != expected {
+            failures.push(format!("{file}:\n  expected {expected}\n  observed {seen}"));
+        }
+        checked += 1;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} streams differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let chat_streams = manifest["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["protocol"] == "chat")
+        .count();
+    assert!(
+        checked >= chat_streams && chat_streams >= 22,
+        "checked {checked}"
+    );
+}

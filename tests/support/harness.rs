@@ -1,0 +1,228 @@
+//! An `Agent` wired to a `FakeServer`, in a temporary working directory, with helpers to
+//! collect its events.
+
+use super::server::{FakeServer, Reply};
+use agent::agent::event::AgentEvent;
+use agent::agent::limits::{Limits, RetryPolicy};
+use agent::agent::message::{Message, UserMessage};
+use agent::agent::queue::QueueMode;
+use agent::agent::{Agent, AgentConfig};
+use agent::llm::client::Provider;
+use agent::llm::model::ModelInfo;
+use agent::llm::provider::{Api, ProviderSettings};
+use agent::llm::request::ThinkingLevel;
+use agent::tools::permission::PermissionMode;
+use agent::tools::{ToolSettings, Tools};
+use std::sync::Arc;
+use std::time::Duration;
+use tempfile::TempDir;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+pub struct Harness {
+    pub server: FakeServer,
+    pub agent: Agent,
+    pub events: UnboundedReceiver<AgentEvent>,
+    pub dir: TempDir,
+}
+
+pub fn provider_settings(base_url: &str) -> ProviderSettings {
+    ProviderSettings {
+        name: "test".into(),
+        api: Api::OpenaiChat,
+        base_url: base_url.into(),
+        api_key: Some("sk-test-key".into()),
+        api_key_env: None,
+        api_key_command: None,
+        headers: vec![],
+    }
+}
+
+pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
+    AgentConfig {
+        provider: Arc::new(
+            Provider::new(provider_settings(base_url), Duration::from_secs(5)).unwrap(),
+        ),
+        model: ModelInfo::unknown("test-model"),
+        thinking: ThinkingLevel::Off,
+        system_prompt: "You are a test.".into(),
+        tools: Tools::from_names(&["read", "bash"]).unwrap(),
+        tool_settings: ToolSettings::default(),
+        permission_mode: PermissionMode::Auto,
+        can_ask: false,
+        limits: Limits {
+            max_turns: Some(20),
+            max_tool_calls: Some(50),
+            timeout: Some(Duration::from_secs(60)),
+        },
+        retry: RetryPolicy {
+            max_retries: 3,
+            initial_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+            max_retry_delay: Duration::from_millis(200),
+        },
+        steering_mode: QueueMode::OneAtATime,
+        follow_up_mode: QueueMode::OneAtATime,
+        cwd: cwd.to_path_buf(),
+        history: Vec::new(),
+    }
+}
+
+impl Harness {
+    pub async fn start(replies: Vec<Reply>) -> Harness {
+        Harness::start_with(replies, |_| {}).await
+    }
+
+    pub async fn start_with(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)) -> Harness {
+        let server = FakeServer::start(replies).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&server.v1(), dir.path());
+        adjust(&mut config);
+        let agent = Agent::new(config);
+        let events = agent.subscribe();
+        Harness {
+            server,
+            agent,
+            events,
+            dir,
+        }
+    }
+
+    pub fn prompt(&self, text: &str) {
+        self.agent.prompt(UserMessage::text(text)).unwrap();
+    }
+
+    pub async fn next_event(&mut self) -> AgentEvent {
+        tokio::time::timeout(Duration::from_secs(20), self.events.recv())
+            .await
+            .expect("timed out waiting for an event")
+            .expect("event channel closed")
+    }
+
+    /// Events up to and including the first one matching `pred`.
+    pub async fn until(&mut self, pred: impl Fn(&AgentEvent) -> bool) -> Vec<AgentEvent> {
+        let mut seen = Vec::new();
+        loop {
+            let event = self.next_event().await;
+            let done = pred(&event);
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    pub async fn until_end(&mut self) -> Vec<AgentEvent> {
+        self.until(|e| matches!(e, AgentEvent::AgentEnd { .. }))
+            .await
+    }
+}
+
+/// A compact name for each event, for asserting order: `message_end:toolResult`,
+/// `tool_execution_end:bash:error`...
+pub fn names(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| {
+            !matches!(
+                e,
+                AgentEvent::MessageUpdate { .. } | AgentEvent::ToolExecutionUpdate { .. }
+            )
+        })
+        .map(name)
+        .collect()
+}
+
+pub fn name(event: &AgentEvent) -> String {
+    let role = |m: &Message| match m {
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        Message::ToolResult(_) => "toolResult",
+    };
+    match event {
+        AgentEvent::MessageStart { message } => format!("message_start:{}", role(message)),
+        AgentEvent::MessageEnd { message } => format!("message_end:{}", role(message)),
+        AgentEvent::ToolExecutionStart { tool_name, .. } => {
+            format!("tool_execution_start:{tool_name}")
+        }
+        AgentEvent::ToolExecutionEnd {
+            tool_name,
+            is_error,
+            ..
+        } => {
+            format!(
+                "tool_execution_end:{tool_name}{}",
+                if *is_error { ":error" } else { "" }
+            )
+        }
+        AgentEvent::AgentEnd { status, .. } => format!(
+            "agent_end:{}",
+            serde_json::to_value(status).unwrap().as_str().unwrap()
+        ),
+        other => serde_json::to_value(other).unwrap()["type"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    }
+}
+
+/// The `agent_end` of a list of events: (status, error).
+pub fn end_of(events: &[AgentEvent]) -> (String, Option<String>) {
+    match events.last() {
+        Some(AgentEvent::AgentEnd { status, error, .. }) => (
+            serde_json::to_value(status)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string(),
+            error.clone(),
+        ),
+        other => panic!("expected agent_end, got {other:?}"),
+    }
+}
+
+/// The roles and texts of a request body's messages, e.g. `["system", "user:hi", "tool:..."]`.
+pub fn transcript(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let role = m["role"].as_str().unwrap();
+            match role {
+                "system" => "system".to_string(),
+                "tool" => format!(
+                    "tool:{}:{}",
+                    m["tool_call_id"].as_str().unwrap(),
+                    m["content"].as_str().unwrap()
+                ),
+                "assistant" => {
+                    let calls: Vec<String> = m["tool_calls"]
+                        .as_array()
+                        .map(|c| {
+                            c.iter()
+                                .map(|c| c["function"]["name"].as_str().unwrap().to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    format!(
+                        "assistant:{}:[{}]",
+                        m["content"].as_str().unwrap_or(""),
+                        calls.join(",")
+                    )
+                }
+                _ => format!("{role}:{}", m["content"].as_str().unwrap_or("<parts>")),
+            }
+        })
+        .collect()
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}

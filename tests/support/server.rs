@@ -1,0 +1,300 @@
+//! A real HTTP/1.1 server on 127.0.0.1 that plays a script: reply N answers request N. It
+//! records every request (path, headers, JSON body) so tests can assert what the agent sent,
+//! and can misbehave on purpose: slow frames, a stalled stream, a connection dropped
+//! mid-stream, any status with any headers. Hand-written on a TcpListener because fault
+//! injection needs control over every byte on the wire.
+
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum End {
+    /// Finish the response properly.
+    Complete,
+    /// Keep the connection open and send nothing more.
+    Stall,
+    /// Close the connection without finishing the chunked body.
+    Drop,
+}
+
+#[derive(Clone, Debug)]
+pub enum Reply {
+    Sse {
+        frames: Vec<String>,
+        delay: Duration,
+        end: End,
+    },
+    Status {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+}
+
+impl Reply {
+    /// A streaming 200 response; each frame is written as its own chunk.
+    pub fn sse(frames: Vec<String>) -> Reply {
+        Reply::Sse {
+            frames,
+            delay: Duration::ZERO,
+            end: End::Complete,
+        }
+    }
+
+    /// A whole recorded stream, sent in one piece.
+    pub fn raw(text: &str) -> Reply {
+        Reply::sse(vec![text.to_string()])
+    }
+
+    pub fn status(status: u16, body: &str) -> Reply {
+        Reply::Status {
+            status,
+            headers: Vec::new(),
+            body: body.to_string(),
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Reply {
+        if let Reply::Status { headers, .. } = &mut self {
+            headers.push((name.to_string(), value.to_string()));
+        }
+        self
+    }
+
+    /// Wait `delay` before each frame.
+    pub fn slowly(mut self, every: Duration) -> Reply {
+        if let Reply::Sse { delay, .. } = &mut self {
+            *delay = every;
+        }
+        self
+    }
+
+    pub fn then(mut self, ending: End) -> Reply {
+        if let Reply::Sse { end, .. } = &mut self {
+            *end = ending;
+        }
+        self
+    }
+}
+
+struct Script {
+    replies: VecDeque<Reply>,
+    requests: Vec<Recorded>,
+}
+
+pub struct FakeServer {
+    /// `http://127.0.0.1:PORT`
+    pub origin: String,
+    script: Arc<Mutex<Script>>,
+    count: watch::Receiver<usize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeServer {
+    pub async fn start(replies: Vec<Reply>) -> FakeServer {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let origin = format!("http://{}", listener.local_addr().expect("local addr"));
+        let script = Arc::new(Mutex::new(Script {
+            replies: replies.into(),
+            requests: Vec::new(),
+        }));
+        let (count_tx, count) = watch::channel(0);
+        let count_tx = Arc::new(count_tx);
+        let accept_script = script.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                tokio::spawn(serve(stream, accept_script.clone(), count_tx.clone()));
+            }
+        });
+        FakeServer {
+            origin,
+            script,
+            count,
+            task,
+        }
+    }
+
+    /// Base URL in the OpenAI SDK convention.
+    pub fn v1(&self) -> String {
+        format!("{}/v1", self.origin)
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.script.lock().unwrap().replies.push_back(reply);
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.script.lock().unwrap().requests.clone()
+    }
+
+    pub fn bodies(&self) -> Vec<Value> {
+        self.requests().into_iter().map(|r| r.body).collect()
+    }
+
+    pub async fn wait_for_requests(&self, n: usize) {
+        let mut count = self.count.clone();
+        tokio::time::timeout(Duration::from_secs(20), count.wait_for(|c| *c >= n))
+            .await
+            .expect("timed out waiting for requests")
+            .expect("server gone");
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    script: Arc<Mutex<Script>>,
+    count: Arc<watch::Sender<usize>>,
+) {
+    let mut buffer = Vec::new();
+    loop {
+        let Some(request) = read_request(&mut stream, &mut buffer).await else {
+            return;
+        };
+        let reply = {
+            let mut script = script.lock().unwrap();
+            script.requests.push(request);
+            let n = script.requests.len();
+            count.send_replace(n);
+            script.replies.pop_front().unwrap_or_else(|| {
+                Reply::status(
+                    500,
+                    &format!("{{\"error\":{{\"message\":\"no scripted reply for request {n}\"}}}}"),
+                )
+            })
+        };
+        if !write_reply(&mut stream, reply).await {
+            return;
+        }
+    }
+}
+
+async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Recorded> {
+    let head_end = loop {
+        if let Some(pos) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos;
+        }
+        let mut chunk = [0u8; 8192];
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?.to_string();
+    let path = request_line.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let body_start = head_end + 4;
+    while buffer.len() < body_start + length {
+        let mut chunk = [0u8; 65536];
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+    let body_bytes: Vec<u8> = buffer[body_start..body_start + length].to_vec();
+    buffer.drain(..body_start + length);
+    let body = serde_json::from_slice(&body_bytes).unwrap_or(Value::Null);
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+/// Returns whether the connection can serve another request.
+async fn write_reply(stream: &mut TcpStream, reply: Reply) -> bool {
+    match reply {
+        Reply::Status {
+            status,
+            headers,
+            body,
+        } => {
+            let mut head = format!(
+                "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+                body.len()
+            );
+            for (name, value) in headers {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            stream.write_all(head.as_bytes()).await.is_ok()
+                && stream.write_all(body.as_bytes()).await.is_ok()
+        }
+        Reply::Sse { frames, delay, end } => {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return false;
+            }
+            for frame in frames {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                if frame.is_empty() {
+                    continue;
+                }
+                let chunk = format!("{:x}\r\n{frame}\r\n", frame.len());
+                if stream.write_all(chunk.as_bytes()).await.is_err() {
+                    return false;
+                }
+                let _ = stream.flush().await;
+            }
+            match end {
+                End::Complete => stream.write_all(b"0\r\n\r\n").await.is_ok(),
+                End::Stall => {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    false
+                }
+                End::Drop => {
+                    let _ = stream.shutdown().await;
+                    false
+                }
+            }
+        }
+    }
+}
