@@ -446,3 +446,45 @@ async fn rpc_approvals_round_trip() {
     assert!(env.cwd.path().join("approved").exists());
     assert_eq!(rpc.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn the_log_records_state_transitions_and_never_the_key() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "true"}))),
+        Reply::status(500, "boom"),
+        Reply::sse(chat::text("ok")),
+    ])
+    .await;
+    let mut cmd = env.agent(
+        &server,
+        &[
+            "-p",
+            "--permission-mode",
+            "auto",
+            "--api-key",
+            "sk-very-secret-42",
+            "go",
+        ],
+    );
+    cmd.env("RUST_LOG", "trace");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let log = std::fs::read_to_string(env.home.path().join("logs/agent.log")).unwrap();
+    for needle in [
+        "to=\"model_running\"",
+        "to=\"tool_running\"",
+        "to=\"retrying\"",
+        "to=\"completed\"",
+        "tool finished",
+        "retrying model call",
+    ] {
+        assert!(log.contains(needle), "missing {needle} in the log");
+    }
+    assert!(log.contains("duration_ms="));
+    assert!(
+        !log.contains("sk-very-secret-42"),
+        "the API key leaked into the log"
+    );
+    assert!(out.stderr.contains("retrying in"), "{}", out.stderr);
+}

@@ -2,11 +2,10 @@
 //! first `session` line. The exit code is the same as `-p`'s.
 
 use super::SessionInfo;
+use super::headless::{Handler, drive};
 use super::output::JsonLines;
-use super::signals::Interrupts;
 use crate::agent::Agent;
 use crate::agent::event::{AgentEvent, RunStatus};
-use crate::agent::message::UserMessage;
 use serde_json::json;
 use std::path::Path;
 
@@ -18,55 +17,33 @@ pub async fn run(agent: Agent, prompt: String, session: &SessionInfo, cwd: &Path
         "path": session.path,
         "cwd": cwd,
     }));
-    let mut events = agent.subscribe();
-    if let Err(e) = agent.prompt(UserMessage::text(prompt)) {
-        eprintln!("agent: {e}");
-        return 1;
+    drive(&agent, prompt, &mut Json { out }).await
+}
+
+struct Json {
+    out: JsonLines,
+}
+
+impl Handler for Json {
+    fn event(&mut self, event: AgentEvent, interrupted: Option<u8>) -> Option<u8> {
+        self.out.push(&event);
+        let AgentEvent::AgentEnd { status, error, .. } = &event else {
+            return None;
+        };
+        Some(match status {
+            RunStatus::Completed => 0,
+            RunStatus::Aborted => interrupted.unwrap_or(130),
+            RunStatus::Failed | RunStatus::Limit => {
+                eprintln!(
+                    "agent: error: {}",
+                    error.as_deref().unwrap_or("the run failed")
+                );
+                1
+            }
+        })
     }
-    let mut interrupts = Interrupts::new();
-    let mut interrupted: Option<u8> = None;
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            code = interrupts.next() => {
-                if let Some(code) = interrupted {
-                    let _ = out.flush();
-                    return code;
-                }
-                interrupted = Some(code);
-                agent.abort();
-                continue;
-            }
-        };
-        let Some(first) = event else {
-            eprintln!("agent: error: the engine stopped unexpectedly");
-            return 1;
-        };
-        let mut next = Some(first);
-        while let Some(event) = next {
-            out.push(&event);
-            if let AgentEvent::AgentEnd { status, error, .. } = &event {
-                if out.flush().is_err() {
-                    return 1;
-                }
-                return match status {
-                    RunStatus::Completed => 0,
-                    RunStatus::Aborted => interrupted.unwrap_or(130),
-                    RunStatus::Failed | RunStatus::Limit => {
-                        eprintln!(
-                            "agent: error: {}",
-                            error.as_deref().unwrap_or("the run failed")
-                        );
-                        1
-                    }
-                };
-            }
-            next = events.try_recv().ok();
-        }
-        if out.flush().is_err() {
-            // Nobody reads our output any more: stop the run and exit.
-            agent.abort();
-            return 1;
-        }
+
+    fn pause(&mut self) -> bool {
+        self.out.flush().is_ok()
     }
 }

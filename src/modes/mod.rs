@@ -2,6 +2,7 @@
 //! share how an `Agent` is built from the settings, how the prompt is read, and how
 //! signals and output lines are handled.
 
+mod headless;
 pub mod json;
 mod output;
 pub mod print;

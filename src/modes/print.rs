@@ -1,37 +1,21 @@
 //! `-p`: run one prompt to completion and print the final answer on stdout. Progress (retries,
 //! denied tools) goes to stderr; a failure ends with exactly one explaining line on stderr.
 
-use super::signals::Interrupts;
+use super::headless::{Handler, drive};
 use crate::agent::Agent;
 use crate::agent::event::{AgentEvent, RunStatus};
-use crate::agent::message::{Message, UserMessage, join_text};
+use crate::agent::message::{Message, join_text};
 use std::io::Write;
 use std::sync::Arc;
 
 pub async fn run(agent: Agent, prompt: String) -> u8 {
-    let mut events = agent.subscribe();
-    if let Err(e) = agent.prompt(UserMessage::text(prompt)) {
-        eprintln!("agent: {e}");
-        return 1;
-    }
-    let mut interrupts = Interrupts::new();
-    let mut interrupted: Option<u8> = None;
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            code = interrupts.next() => {
-                if let Some(code) = interrupted {
-                    return code;
-                }
-                interrupted = Some(code);
-                agent.abort();
-                continue;
-            }
-        };
-        let Some(event) = event else {
-            eprintln!("agent: error: the engine stopped unexpectedly");
-            return 1;
-        };
+    drive(&agent, prompt, &mut Print).await
+}
+
+struct Print;
+
+impl Handler for Print {
+    fn event(&mut self, event: AgentEvent, interrupted: Option<u8>) -> Option<u8> {
         match event {
             AgentEvent::AutoRetryStart {
                 attempt,
@@ -47,21 +31,17 @@ pub async fn run(agent: Agent, prompt: String) -> u8 {
                 result,
                 is_error: true,
                 ..
-            } => {
-                let text = join_text(&result.content);
-                if text.starts_with("Permission denied") {
-                    eprintln!(
-                        "agent: `{tool_name}` was not allowed to run (--permission-mode auto allows it)"
-                    );
-                }
-            }
+            } if join_text(&result.content).starts_with("Permission denied") => eprintln!(
+                "agent: `{tool_name}` was not allowed to run (--permission-mode auto allows it)"
+            ),
             AgentEvent::AgentEnd {
                 messages,
                 status,
                 error,
-            } => return finish(&messages, status, error, interrupted),
+            } => return Some(finish(&messages, status, error, interrupted)),
             _ => {}
         }
+        None
     }
 }
 

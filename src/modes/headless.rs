@@ -1,0 +1,60 @@
+//! The event loop shared by `-p` and `--mode json`: start one prompt, hand every event to
+//! the front end until `agent_end`, and turn SIGINT/SIGTERM into an abort (a second signal
+//! exits at once).
+
+use super::signals::Interrupts;
+use crate::agent::Agent;
+use crate::agent::event::AgentEvent;
+use crate::agent::message::UserMessage;
+
+pub trait Handler {
+    /// Handle one event; `Some(code)` ends the run with that exit code. `interrupted` is the
+    /// exit code of a signal that aborted the run.
+    fn event(&mut self, event: AgentEvent, interrupted: Option<u8>) -> Option<u8>;
+
+    /// No event is waiting right now (a good moment to flush output). `false` means the
+    /// output is gone and the run should stop.
+    fn pause(&mut self) -> bool {
+        true
+    }
+}
+
+pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) -> u8 {
+    let mut events = agent.subscribe();
+    if let Err(e) = agent.prompt(UserMessage::text(prompt)) {
+        eprintln!("agent: {e}");
+        return 1;
+    }
+    let mut interrupts = Interrupts::new();
+    let mut interrupted: Option<u8> = None;
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            code = interrupts.next() => {
+                if let Some(code) = interrupted {
+                    handler.pause();
+                    return code;
+                }
+                interrupted = Some(code);
+                agent.abort();
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            eprintln!("agent: error: the engine stopped unexpectedly");
+            return 1;
+        };
+        let mut next = Some(event);
+        while let Some(event) = next {
+            if let Some(code) = handler.event(event, interrupted) {
+                handler.pause();
+                return code;
+            }
+            next = events.try_recv().ok();
+        }
+        if !handler.pause() {
+            agent.abort();
+            return 1;
+        }
+    }
+}
