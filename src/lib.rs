@@ -5,8 +5,11 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod context_files;
 pub mod llm;
 pub mod logging;
 pub mod modes;
 pub mod prompt;
+pub mod session;
+pub mod time;
 pub mod tools;

@@ -3,7 +3,7 @@
 //! 130 interrupted.
 
 use agent::cli::{Cli, FrontEnd};
-use agent::modes::{self, SessionInfo};
+use agent::modes;
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -47,20 +47,24 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async move {
+        let mut settings = settings;
         let can_ask = front_end == FrontEnd::Rpc;
-        let agent = match modes::build_agent(&settings, can_ask) {
-            Ok(agent) => agent,
+        let prepared = match modes::prepare(&cli, &mut settings, can_ask).await {
+            Ok(prepared) => prepared,
             Err(e) => {
                 eprintln!("agent: {e}");
                 return 1;
             }
         };
-        let session = SessionInfo::ephemeral();
+        for notice in &prepared.notices {
+            eprintln!("agent: {notice}");
+        }
+        let modes::Prepared { agent, session, .. } = prepared;
         match (front_end, prompt) {
             (FrontEnd::Json, Some(prompt)) => {
                 modes::json::run(agent, prompt, &session, &settings.cwd).await
             }
-            (FrontEnd::Rpc, _) => modes::rpc::run(agent, session).await,
+            (FrontEnd::Rpc, _) => modes::rpc::run(agent, session, settings).await,
             (_, Some(prompt)) => modes::print::run(agent, prompt).await,
             (_, None) => 2,
         }

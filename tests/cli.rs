@@ -167,7 +167,9 @@ async fn json_mode_writes_every_event_as_a_line() {
         .collect();
     assert_eq!(lines[0]["type"], "session");
     assert!(lines[0]["id"].as_str().unwrap().len() >= 16);
-    assert_eq!(lines[0]["path"], Value::Null);
+    let session_file = lines[0]["path"].as_str().expect("a session file");
+    assert!(std::path::Path::new(session_file).starts_with(env.home.path().join("sessions")));
+    assert_eq!(lines[0]["cwd"], env.cwd.path().to_str().unwrap());
     assert_eq!(lines[1]["type"], "agent_start");
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(types.last(), Some(&"agent_end"));
@@ -328,13 +330,14 @@ async fn rpc_answers_bad_lines_and_keeps_running() {
         .await;
     assert_eq!(rpc.next().await["success"], false);
     rpc.send(json!({"id": "c1", "type": "compact"})).await;
-    let response = rpc.next().await;
+    let response = rpc.response("c1").await;
     assert_eq!(response["success"], false);
     assert!(
         response["error"]
             .as_str()
             .unwrap()
-            .contains("not available yet")
+            .contains("nothing to compact"),
+        "{response}"
     );
     assert_eq!(rpc.exit_code().await, 0);
 }

@@ -23,6 +23,14 @@ pub enum Message {
 }
 
 impl Message {
+    pub fn timestamp(&self) -> i64 {
+        match self {
+            Message::User(m) => m.timestamp,
+            Message::Assistant(m) => m.timestamp,
+            Message::ToolResult(m) => m.timestamp,
+        }
+    }
+
     pub fn as_assistant(&self) -> Option<&AssistantMessage> {
         match self {
             Message::Assistant(m) => Some(m),

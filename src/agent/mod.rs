@@ -2,7 +2,9 @@
 //! abort, approve, subscribe — while the loop runs in a background tokio task and reports
 //! everything as `AgentEvent`s.
 
+pub mod compaction;
 pub mod event;
+mod history;
 pub mod limits;
 pub mod message;
 mod model_call;
@@ -15,9 +17,12 @@ mod tool_calls;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::ThinkingLevel;
+use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, Permissions};
 use crate::tools::{ToolSettings, Tools};
-use event::AgentEvent;
+use compaction::CompactionSettings;
+use event::{AgentEvent, CompactionReason};
+use history::History;
 use limits::{Limits, RetryPolicy};
 use message::{AssistantMessage, Message, Usage, UserMessage};
 use queue::{MessageQueue, QueueMode};
@@ -45,9 +50,12 @@ pub struct AgentConfig {
     pub retry: RetryPolicy,
     pub steering_mode: QueueMode,
     pub follow_up_mode: QueueMode,
+    pub compaction: CompactionSettings,
     pub cwd: PathBuf,
-    /// Earlier conversation (a resumed session).
-    pub history: Vec<Arc<Message>>,
+    /// Earlier conversation (a resumed session), with each message's session entry id.
+    pub history: Vec<(String, Arc<Message>)>,
+    /// Where messages are written; `None` keeps nothing on disk.
+    pub session: Option<Arc<SessionWriter>>,
 }
 
 /// The user's answer to a `tool_approval_request`.
@@ -68,6 +76,8 @@ pub enum AgentError {
     Busy,
     #[error("no tool call `{0}` is waiting for approval")]
     NoSuchApproval(String),
+    #[error("{0}")]
+    Compaction(String),
 }
 
 /// A point-in-time view of the agent, for `get_state` and status lines.
@@ -84,6 +94,11 @@ pub struct Snapshot {
     pub permission_mode: PermissionMode,
     /// Token and cost totals over the whole history.
     pub usage: Usage,
+    /// Estimated tokens of the context the next request would send, and the window.
+    pub context_tokens: u64,
+    pub context_window: u64,
+    /// Set when the session file could not be written.
+    pub session_error: Option<String>,
 }
 
 pub struct Agent {
@@ -104,10 +119,11 @@ impl Agent {
             tool_settings: Arc::new(config.tool_settings),
             limits: config.limits,
             retry: config.retry,
+            compaction: config.compaction,
             cwd: config.cwd,
         };
         let state = State {
-            messages: config.history,
+            history: History::new(config.history),
             running: false,
             steering: MessageQueue::new(config.steering_mode),
             follow_up: MessageQueue::new(config.follow_up_mode),
@@ -116,6 +132,7 @@ impl Agent {
             permissions: Permissions::new(config.permission_mode),
             can_ask: config.can_ask,
             task: None,
+            session_error: None,
         };
         let (idle, _) = watch::channel(true);
         Agent {
@@ -123,6 +140,7 @@ impl Agent {
                 state: Mutex::new(state),
                 streaming: Mutex::new(None),
                 settings: Mutex::new(Arc::new(settings)),
+                session: Mutex::new(config.session),
                 emitter: Default::default(),
                 idle,
                 runtime: tokio::runtime::Handle::current(),
@@ -220,9 +238,89 @@ impl Agent {
         let _ = idle.wait_for(|idle| *idle).await;
     }
 
-    /// The history: every completed message.
+    /// The context: every completed message the model will see (after a compaction, the
+    /// summary and what it kept).
     pub fn messages(&self) -> Vec<Arc<Message>> {
-        lock(&self.shared.state).messages.clone()
+        lock(&self.shared.state).history.messages().to_vec()
+    }
+
+    /// Summarise the older part of the conversation now (`compact`, `/compact`). Only while
+    /// idle; `abort` cancels it. Returns the tokens before and after.
+    pub async fn compact(&self, instructions: Option<String>) -> Result<(u64, u64), AgentError> {
+        let cancel = {
+            let mut state = lock(&self.shared.state);
+            if state.running {
+                return Err(AgentError::Busy);
+            }
+            let cancel = tokio_util::sync::CancellationToken::new();
+            state.running = true;
+            state.cancel = Some(cancel.clone());
+            self.shared.idle.send_replace(false);
+            cancel
+        };
+        let settings = self.shared.settings();
+        let before = compaction::context_tokens(lock(&self.shared.state).history.messages());
+        let result = compaction::compact(
+            &self.shared,
+            &settings,
+            &cancel,
+            CompactionReason::Manual,
+            instructions.as_deref(),
+        )
+        .await;
+        {
+            let mut state = lock(&self.shared.state);
+            state.running = false;
+            state.cancel = None;
+            self.shared.idle.send_replace(true);
+        }
+        result
+            .map(|after| (before, after))
+            .map_err(AgentError::Compaction)
+    }
+
+    /// Use another model from the next model call on (also mid-run), and note it in the
+    /// session.
+    pub async fn set_model(&self, provider: Arc<Provider>, model: ModelInfo) {
+        let (provider_name, model_id) = (provider.settings().name.clone(), model.id.clone());
+        {
+            let mut settings = lock(&self.shared.settings);
+            let mut next = RunSettings::clone(&settings);
+            next.provider = provider;
+            next.model = model;
+            *settings = Arc::new(next);
+        }
+        self.shared
+            .persist(crate::session::format::NewEntry::ModelChange {
+                provider: &provider_name,
+                model: &model_id,
+            })
+            .await;
+    }
+
+    /// Change the reasoning level from the next model call on, and note it in the session.
+    pub async fn set_thinking(&self, thinking: ThinkingLevel) {
+        {
+            let mut settings = lock(&self.shared.settings);
+            let mut next = RunSettings::clone(&settings);
+            next.thinking = thinking;
+            *settings = Arc::new(next);
+        }
+        self.shared
+            .persist(crate::session::format::NewEntry::ThinkingChange(thinking))
+            .await;
+    }
+
+    /// Start over: an empty history written to `session` from now on. Only while idle.
+    pub fn new_session(&self, session: Option<Arc<SessionWriter>>) -> Result<(), AgentError> {
+        let mut state = lock(&self.shared.state);
+        if state.running {
+            return Err(AgentError::Busy);
+        }
+        state.history.clear();
+        state.session_error = None;
+        *lock(&self.shared.session) = session;
+        Ok(())
     }
 
     /// The assistant message being streamed, with tool-call arguments parsed as far as they
@@ -235,7 +333,7 @@ impl Agent {
         let settings = self.shared.settings();
         let state = lock(&self.shared.state);
         let mut usage = Usage::default();
-        for message in &state.messages {
+        for message in state.history.messages() {
             if let Message::Assistant(assistant) = message.as_ref() {
                 add_usage(&mut usage, &assistant.usage);
             }
@@ -245,12 +343,15 @@ impl Agent {
             model: settings.model.id.clone(),
             thinking: settings.thinking,
             is_running: state.running,
-            message_count: state.messages.len(),
+            message_count: state.history.len(),
             pending_message_count: state.steering.len() + state.follow_up.len(),
             steering_mode: state.steering.mode,
             follow_up_mode: state.follow_up.mode,
             permission_mode: state.permissions.mode,
             usage,
+            context_tokens: compaction::context_tokens(state.history.messages()),
+            context_window: settings.model.context_window,
+            session_error: state.session_error.clone(),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! message is readable while it grows), emit its deltas, and retry transient failures with
 //! backoff. A failed attempt ends with its own `message_end` but never enters the history.
 
-use super::event::AgentEvent;
+use super::compaction::compact;
+use super::event::{AgentEvent, CompactionReason};
 use super::message::{AssistantMessage, Message, StopReason};
 use super::run::Run;
 use super::state::lock;
@@ -16,10 +17,44 @@ impl Run {
     /// is already committed to the history.
     pub(crate) async fn call_model(&mut self) -> Arc<Message> {
         let mut retries = 0;
+        let mut compacted_for_overflow = false;
         loop {
             self.settings = self.shared.settings();
             self.phase.enter("model_running");
             let (message, error) = self.attempt().await;
+            // Too long for the model: compact, then try the turn once more.
+            if let Some(error) = error.as_ref().filter(|e| e.is_context_overflow())
+                && !compacted_for_overflow
+                && self.settings.compaction.enabled
+                && !self.cancel.is_cancelled()
+            {
+                compacted_for_overflow = true;
+                tracing::warn!(%error, "context overflow; compacting");
+                self.shared.emit(AgentEvent::MessageEnd {
+                    message: Arc::new(Message::Assistant(message.clone())),
+                });
+                self.phase.enter("compacting");
+                let settings = self.settings.clone();
+                if compact(
+                    &self.shared,
+                    &settings,
+                    &self.cancel,
+                    CompactionReason::Overflow,
+                    None,
+                )
+                .await
+                .is_ok()
+                {
+                    continue;
+                }
+                self.shared.emit(AgentEvent::MessageStart {
+                    message: Arc::new(Message::Assistant(AssistantMessage::empty(
+                        &message.provider,
+                        &message.model,
+                    ))),
+                });
+                return self.commit(Arc::new(Message::Assistant(message))).await;
+            }
             let retry = error.as_ref().filter(|e| {
                 e.is_retryable()
                     && retries < self.settings.retry.max_retries
@@ -33,7 +68,7 @@ impl Run {
                         final_error: error.as_ref().map(ToString::to_string),
                     });
                 }
-                return self.commit(Arc::new(Message::Assistant(message)));
+                return self.commit(Arc::new(Message::Assistant(message))).await;
             };
             // The failed attempt is over for subscribers, but is not part of the history.
             self.shared.emit(AgentEvent::MessageEnd {
@@ -69,7 +104,7 @@ impl Run {
                 self.shared.emit(AgentEvent::MessageStart {
                     message: aborted.clone(),
                 });
-                return self.commit(aborted);
+                return self.commit(aborted).await;
             }
         }
     }
@@ -78,7 +113,7 @@ impl Run {
     async fn attempt(&mut self) -> (AssistantMessage, Option<ProviderError>) {
         let settings = self.settings.clone();
         let provider_name = &settings.provider.settings().name;
-        let messages: Vec<Arc<Message>> = lock(&self.shared.state).messages.clone();
+        let messages: Vec<Arc<Message>> = lock(&self.shared.state).history.messages().to_vec();
         let request = ModelRequest {
             model: &settings.model,
             system_prompt: &settings.system_prompt,

@@ -2,10 +2,12 @@
 //! loop of model turn → tool calls → steering check. Every failure becomes data (an error
 //! tool result, a `stopReason`, an `agent_end` status); events are the only output.
 
-use super::event::{AgentEvent, RunStatus};
+use super::compaction::{compact, context_tokens};
+use super::event::{AgentEvent, CompactionReason, RunStatus};
 use super::message::{Message, StopReason, UserMessage};
 use super::phase::PhaseLog;
 use super::state::{RunSettings, Shared, State, lock};
+use crate::session::format::NewEntry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -76,7 +78,7 @@ impl Run {
         self.shared.emit(AgentEvent::AgentStart);
         self.shared.emit(AgentEvent::TurnStart);
         for prompt in prompts {
-            self.commit_user(prompt);
+            self.commit_user(prompt).await;
         }
         let mut first_turn = true;
         let mut pending = self.take_steering();
@@ -87,12 +89,13 @@ impl Run {
                     self.shared.emit(AgentEvent::TurnStart);
                 }
                 first_turn = false;
-                for message in pending.drain(..) {
-                    self.commit_user(message);
+                for message in std::mem::take(&mut pending) {
+                    self.commit_user(message).await;
                 }
                 if let Some(outcome) = self.check_before_model_call() {
                     return outcome;
                 }
+                self.compact_if_needed().await;
                 self.turns += 1;
                 let assistant = self.call_model().await;
                 let Some(message) = assistant.as_assistant() else {
@@ -109,10 +112,10 @@ impl Run {
                             "Not executed: the response failed before it was complete.".to_string()
                         }
                     };
-                    let results = calls
-                        .iter()
-                        .map(|call| self.answer_without_running(call, &text))
-                        .collect();
+                    let mut results = Vec::with_capacity(calls.len());
+                    for call in &calls {
+                        results.push(self.answer_without_running(call, &text).await);
+                    }
                     let outcome = match message.stop_reason {
                         StopReason::Aborted => self.cancel_outcome(),
                         _ => Outcome::Failed(
@@ -126,6 +129,7 @@ impl Run {
                         message: assistant,
                         tool_results: results,
                     });
+                    self.shared.sync_session().await;
                     return outcome;
                 }
                 has_tool_calls = !calls.is_empty();
@@ -134,6 +138,7 @@ impl Run {
                     message: assistant,
                     tool_results: round.results,
                 });
+                self.shared.sync_session().await;
                 if let Some(outcome) = round.stop {
                     return outcome;
                 }
@@ -147,6 +152,31 @@ impl Run {
             if pending.is_empty() {
                 return Outcome::Completed;
             }
+        }
+    }
+
+    /// Compact first when the context has outgrown the model's window minus the reserve.
+    async fn compact_if_needed(&mut self) {
+        let compaction = &self.settings.compaction;
+        if !compaction.enabled {
+            return;
+        }
+        let limit = self
+            .settings
+            .model
+            .context_window
+            .saturating_sub(compaction.reserve_tokens);
+        let size = context_tokens(lock(&self.shared.state).history.messages());
+        if size > limit {
+            self.phase.enter("compacting");
+            let _ = compact(
+                &self.shared,
+                &self.settings,
+                &self.cancel,
+                CompactionReason::Threshold,
+                None,
+            )
+            .await;
         }
     }
 
@@ -213,17 +243,19 @@ impl Run {
         taken
     }
 
-    pub fn commit_user(&mut self, message: UserMessage) {
+    pub async fn commit_user(&mut self, message: UserMessage) {
         let message = Arc::new(Message::User(message));
         self.shared.emit(AgentEvent::MessageStart {
             message: message.clone(),
         });
-        self.commit(message);
+        self.commit(message).await;
     }
 
-    /// Add a finished message to the history, then announce it with `message_end`.
-    pub fn commit(&mut self, message: Arc<Message>) -> Arc<Message> {
-        lock(&self.shared.state).messages.push(message.clone());
+    /// Write a finished message to the session, add it to the history, then announce it
+    /// with `message_end`: a message a front end treats as done is already on disk.
+    pub async fn commit(&mut self, message: Arc<Message>) -> Arc<Message> {
+        let id = self.shared.persist(NewEntry::Message(&message)).await;
+        lock(&self.shared.state).history.push(id, message.clone());
         self.new_messages.push(message.clone());
         self.shared.emit(AgentEvent::MessageEnd {
             message: message.clone(),

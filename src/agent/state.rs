@@ -3,14 +3,17 @@
 //! Locks are held only for short, non-blocking sections; nothing awaits while holding one.
 
 use super::Approval;
+use super::compaction::CompactionSettings;
 use super::event::AgentEvent;
+use super::history::History;
 use super::limits::{Limits, RetryPolicy};
-use super::message::Message;
 use super::queue::MessageQueue;
 use crate::llm::assembler::Assembler;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::{ThinkingLevel, ToolSpec};
+use crate::session::format::{NewEntry, new_entry_id};
+use crate::session::{SessionError, SessionWriter};
 use crate::tools::permission::Permissions;
 use crate::tools::{ToolSettings, Tools};
 use std::collections::HashMap;
@@ -28,6 +31,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// What a run needs to call the model and tools. Replaced as a whole (e.g. by `set_model`);
 /// a run picks up the current value at each model call.
+#[derive(Clone)]
 pub(crate) struct RunSettings {
     pub provider: Arc<Provider>,
     pub model: ModelInfo,
@@ -38,11 +42,12 @@ pub(crate) struct RunSettings {
     pub tool_settings: Arc<ToolSettings>,
     pub limits: Limits,
     pub retry: RetryPolicy,
+    pub compaction: CompactionSettings,
     pub cwd: PathBuf,
 }
 
 pub(crate) struct State {
-    pub messages: Vec<Arc<Message>>,
+    pub history: History,
     pub running: bool,
     pub steering: MessageQueue,
     pub follow_up: MessageQueue,
@@ -52,6 +57,8 @@ pub(crate) struct State {
     /// A front end answers `tool_approval_request`s (TUI, RPC); otherwise asks are denials.
     pub can_ask: bool,
     pub task: Option<JoinHandle<()>>,
+    /// The first failure to write the session file, for the front end to show.
+    pub session_error: Option<String>,
 }
 
 pub(crate) struct Shared {
@@ -59,6 +66,8 @@ pub(crate) struct Shared {
     /// The assistant message being streamed, readable while it grows.
     pub streaming: Mutex<Option<Assembler>>,
     pub settings: Mutex<Arc<RunSettings>>,
+    /// Where messages are persisted; `None` with `--no-session`.
+    pub session: Mutex<Option<Arc<SessionWriter>>>,
     pub emitter: Emitter,
     /// `true` while no run is active.
     pub idle: watch::Sender<bool>,
@@ -72,6 +81,42 @@ impl Shared {
 
     pub fn settings(&self) -> Arc<RunSettings> {
         lock(&self.settings).clone()
+    }
+
+    pub fn session(&self) -> Option<Arc<SessionWriter>> {
+        lock(&self.session).clone()
+    }
+
+    /// Persist an entry; a failure is logged and remembered (the conversation goes on in
+    /// memory) and a fresh id is returned.
+    pub async fn persist(&self, entry: NewEntry<'_>) -> String {
+        let Some(session) = self.session() else {
+            return new_entry_id();
+        };
+        match session.append(entry).await {
+            Ok(id) => id,
+            Err(e) => {
+                self.record_session_error(&e);
+                new_entry_id()
+            }
+        }
+    }
+
+    /// Flush the session to disk (end of turn, before a mutating tool).
+    pub async fn sync_session(&self) {
+        if let Some(session) = self.session()
+            && let Err(e) = session.sync().await
+        {
+            self.record_session_error(&e);
+        }
+    }
+
+    fn record_session_error(&self, error: &SessionError) {
+        tracing::error!(%error, "session write failed");
+        let mut state = lock(&self.state);
+        if state.session_error.is_none() {
+            state.session_error = Some(format!("the session could not be saved: {error}"));
+        }
     }
 
     pub fn queue_update_event(state: &State) -> AgentEvent {

@@ -33,7 +33,9 @@ impl Run {
             if self.cancel.is_cancelled() {
                 let text = self.cancel_text();
                 for rest in &calls[index..] {
-                    round.results.push(self.answer_without_running(rest, &text));
+                    round
+                        .results
+                        .push(self.answer_without_running(rest, &text).await);
                 }
                 round.stop = Some(self.cancel_outcome());
                 return round;
@@ -43,7 +45,9 @@ impl Run {
             {
                 let text = format!("Not executed: the run reached its limit of {max} tool calls.");
                 for rest in &calls[index..] {
-                    round.results.push(self.answer_without_running(rest, &text));
+                    round
+                        .results
+                        .push(self.answer_without_running(rest, &text).await);
                 }
                 round.stop = Some(Outcome::Limit(format!(
                     "the run reached its limit of {max} tool calls (--max-tool-calls, limits.max_tool_calls)"
@@ -65,7 +69,7 @@ impl Run {
                 for rest in &calls[index + 1..] {
                     round
                         .results
-                        .push(self.answer_without_running(rest, SKIPPED_TEXT));
+                        .push(self.answer_without_running(rest, SKIPPED_TEXT).await);
                 }
                 round.steering = steering;
                 return round;
@@ -78,15 +82,19 @@ impl Run {
     }
 
     /// Answer a call that will not run (skipped, aborted, limited) with an error result.
-    pub(crate) fn answer_without_running(&mut self, call: &ToolCall, text: &str) -> Arc<Message> {
+    pub(crate) async fn answer_without_running(
+        &mut self,
+        call: &ToolCall,
+        text: &str,
+    ) -> Arc<Message> {
         self.emit_start(call);
-        self.finish_call(call, ToolOutput::error(text))
+        self.finish_call(call, ToolOutput::error(text)).await
     }
 
     async fn execute_call(&mut self, call: &ToolCall) -> Arc<Message> {
         self.emit_start(call);
         let output = self.run_call(call).await;
-        self.finish_call(call, output)
+        self.finish_call(call, output).await
     }
 
     fn emit_start(&self, call: &ToolCall) {
@@ -97,7 +105,7 @@ impl Run {
         });
     }
 
-    fn finish_call(&mut self, call: &ToolCall, output: ToolOutput) -> Arc<Message> {
+    async fn finish_call(&mut self, call: &ToolCall, output: ToolOutput) -> Arc<Message> {
         self.shared.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -118,7 +126,7 @@ impl Run {
         self.shared.emit(AgentEvent::MessageStart {
             message: message.clone(),
         });
-        self.commit(message)
+        self.commit(message).await
     }
 
     async fn run_call(&mut self, call: &ToolCall) -> ToolOutput {
@@ -139,6 +147,10 @@ impl Run {
         }
         if let Err(denial) = self.check_permission(tool.as_ref(), call).await {
             return ToolOutput::error(denial);
+        }
+        if !tool.read_only() {
+            // What the model did so far is on disk before anything changes the world.
+            self.shared.sync_session().await;
         }
         self.phase.enter("tool_running");
         let shared = self.shared.clone();

@@ -31,9 +31,19 @@ pub struct FileConfig {
     pub retry: RetryConfig,
     #[serde(default)]
     pub tools: ToolsConfig,
+    #[serde(default)]
+    pub compaction: CompactionConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionConfig {
+    pub enabled: Option<bool>,
+    pub reserve_tokens: Option<u64>,
+    pub keep_recent_tokens: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
     pub api: Option<Api>,
@@ -46,7 +56,7 @@ pub struct ProviderConfig {
     pub models: BTreeMap<String, ModelConfig>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     pub context_window: Option<u64>,

@@ -5,6 +5,7 @@
 mod builtin;
 pub mod file;
 
+use crate::agent::compaction::CompactionSettings;
 use crate::agent::limits::{Limits, RetryPolicy};
 use crate::agent::queue::QueueMode;
 use crate::cli::Cli;
@@ -15,6 +16,7 @@ use crate::tools::permission::PermissionMode;
 use crate::tools::{ALL_TOOLS, ToolSettings, Tools};
 pub use builtin::BUILTIN_PROVIDERS;
 use file::{FileConfig, ModelConfig, PermissionsConfig, ProviderConfig};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -48,6 +50,51 @@ pub struct Settings {
     pub log_level: String,
     pub stream_idle_timeout: Duration,
     pub permission_rules: PermissionsConfig,
+    pub compaction: CompactionSettings,
+    /// The configured providers, to switch provider or model later.
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Whether the command line chose the provider, model or endpoint (a resumed session's
+    /// model is used only when it did not).
+    pub model_from_flags: bool,
+}
+
+impl Settings {
+    /// The provider and model info for `provider`/`model`, from the config and the
+    /// built-ins (no command-line overrides).
+    pub fn resolve_model(
+        &self,
+        provider: &str,
+        model: &str,
+    ) -> Result<(ProviderSettings, ModelInfo), String> {
+        let config = self.providers.get(provider);
+        let builtin = builtin::builtin(provider);
+        if config.is_none() && builtin.is_none() {
+            let mut names: Vec<&str> = BUILTIN_PROVIDERS.iter().map(|p| p.name).collect();
+            names.extend(
+                self.providers
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|n| builtin::builtin(n).is_none()),
+            );
+            return Err(format!(
+                "unknown provider `{provider}` (known: {})",
+                names.join(", ")
+            ));
+        }
+        let settings = provider_settings(&Overrides::default(), provider, config, builtin)
+            .map_err(|(key, message)| format!("`{key}`: {message}"))?;
+        Ok((
+            settings,
+            model_info(model, config.and_then(|c| c.models.get(model))),
+        ))
+    }
+}
+
+/// Command-line values that override a provider's configuration.
+#[derive(Default)]
+struct Overrides {
+    base_url: Option<String>,
+    api_key: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -177,7 +224,11 @@ fn resolve(
             None => file_error("provider", message),
         });
     }
-    let provider = provider_settings(cli, &provider_name, provider_config, builtin)
+    let overrides = Overrides {
+        base_url: cli.base_url.clone(),
+        api_key: cli.api_key.clone(),
+    };
+    let provider = provider_settings(&overrides, &provider_name, provider_config, builtin)
         .map_err(|(key, message)| file_error(&key, message))?;
 
     // The file's model belongs to the file's provider: with another provider on the
@@ -279,6 +330,23 @@ fn resolve(
         ));
     }
 
+    let compaction_defaults = CompactionSettings::default();
+    let compaction = CompactionSettings {
+        enabled: file
+            .compaction
+            .enabled
+            .unwrap_or(compaction_defaults.enabled),
+        reserve_tokens: file
+            .compaction
+            .reserve_tokens
+            .unwrap_or(compaction_defaults.reserve_tokens),
+        keep_recent_tokens: file
+            .compaction
+            .keep_recent_tokens
+            .unwrap_or(compaction_defaults.keep_recent_tokens),
+    };
+    let model_from_flags = cli.provider.is_some() || cli.model.is_some() || cli.base_url.is_some();
+
     Ok(Settings {
         paths,
         cwd,
@@ -305,6 +373,9 @@ fn resolve(
             file.stream_idle_timeout_secs.unwrap_or(120).max(1),
         ),
         permission_rules: file.permissions,
+        compaction,
+        providers: file.providers,
+        model_from_flags,
     })
 }
 
@@ -321,7 +392,7 @@ fn known_providers(file: &FileConfig) -> String {
 
 /// Merge a configured provider over the built-in one of the same name.
 fn provider_settings(
-    cli: &Cli,
+    overrides: &Overrides,
     name: &str,
     config: Option<&ProviderConfig>,
     builtin: Option<&builtin::BuiltinProvider>,
@@ -341,7 +412,7 @@ fn provider_settings(
         .and_then(|b| b.base_url_env)
         .and_then(|var| std::env::var(var).ok())
         .filter(|v| !v.trim().is_empty());
-    let base_url = cli
+    let base_url = overrides
         .base_url
         .clone()
         .or_else(|| config.and_then(|c| c.base_url.clone()))
@@ -363,7 +434,7 @@ fn provider_settings(
         name: name.to_string(),
         api,
         base_url,
-        api_key: cli.api_key.clone(),
+        api_key: overrides.api_key.clone(),
         api_key_env: config
             .and_then(|c| c.api_key_env.clone())
             .or(builtin.and_then(|b| b.api_key_env).map(String::from)),

@@ -1,6 +1,6 @@
 //! Front ends without a terminal UI: `-p` (print), `--mode json` and `--mode rpc`. They
-//! share how an `Agent` is built from the settings, how the prompt is read, and how
-//! signals and output lines are handled.
+//! share how the session is opened, how an `Agent` is built from the settings, how the
+//! prompt is read, and how signals and output lines are handled.
 
 mod headless;
 pub mod json;
@@ -9,11 +9,15 @@ pub mod print;
 pub mod rpc;
 mod signals;
 
+use crate::agent::message::Message;
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::Cli;
 use crate::config::Settings;
 use crate::llm::client::Provider;
+use crate::llm::request::ThinkingLevel;
 use crate::prompt::system_prompt;
+use crate::session::format::NewEntry;
+use crate::session::{self, Choice, SessionWriter};
 use crate::tools::Tools;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -26,35 +30,131 @@ pub struct SessionInfo {
     pub path: Option<PathBuf>,
 }
 
-impl SessionInfo {
-    /// A session that is not kept on disk.
-    pub fn ephemeral() -> Self {
-        SessionInfo {
-            id: new_session_id(),
-            path: None,
-        }
-    }
+/// An agent ready to run, with its session.
+pub struct Prepared {
+    pub agent: Agent,
+    pub session: SessionInfo,
+    /// One-line notes for the user (a resumed session was repaired, `-c` found nothing...).
+    pub notices: Vec<String>,
 }
 
-/// A time-ordered unique id: milliseconds since the epoch and 48 random bits, in hex.
-pub fn new_session_id() -> String {
-    format!(
-        "{:012x}{:012x}",
-        crate::agent::message::now_millis(),
-        fastrand::u64(..1 << 48)
-    )
+/// The session the command line asks for.
+pub fn session_choice(cli: &Cli) -> Result<Choice, String> {
+    Ok(if cli.no_session {
+        Choice::Ephemeral
+    } else if cli.continue_session {
+        Choice::Continue
+    } else if let Some(id) = &cli.resume {
+        if id.trim().is_empty() {
+            return Err(
+                "-r without an id picks a session in the interactive interface; here, give an id (a prefix is enough)"
+                    .to_string(),
+            );
+        }
+        Choice::Resume(id.clone())
+    } else if let Some(path) = &cli.session {
+        Choice::Path(path.clone())
+    } else {
+        Choice::New
+    })
+}
+
+/// Open the session, settle the model (a resumed session keeps its own unless the command
+/// line chose one), and build the agent.
+pub async fn prepare(
+    cli: &Cli,
+    settings: &mut Settings,
+    can_ask: bool,
+) -> Result<Prepared, String> {
+    let choice = session_choice(cli)?;
+    let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut notices = opened.notices;
+    if !settings.model_from_flags
+        && let Some((provider, model)) = &opened.model
+        && (provider != &settings.provider.name || model != &settings.model.id)
+    {
+        match settings.resolve_model(provider, model) {
+            Ok((provider_settings, model_info)) => {
+                settings.provider = provider_settings;
+                settings.model = model_info;
+            }
+            Err(e) => notices.push(format!(
+                "the session used {provider}/{model}, which is not available ({e}); using {}/{}",
+                settings.provider.name, settings.model.id
+            )),
+        }
+    }
+    if cli.thinking.is_none()
+        && let Some(thinking) = opened.thinking
+    {
+        settings.thinking = thinking;
+    }
+    if let Some(writer) = &opened.writer {
+        let current = (settings.provider.name.clone(), settings.model.id.clone());
+        record_model(
+            writer,
+            &current,
+            settings.thinking,
+            opened.model.as_ref(),
+            opened.thinking,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    let agent = build_agent(settings, can_ask, opened.writer, opened.history)?;
+    Ok(Prepared {
+        agent,
+        session: SessionInfo {
+            id: opened.id,
+            path: opened.path,
+        },
+        notices,
+    })
+}
+
+/// Note the model and thinking level in the session when they differ from what it had.
+pub async fn record_model(
+    writer: &SessionWriter,
+    current: &(String, String),
+    thinking: ThinkingLevel,
+    previous_model: Option<&(String, String)>,
+    previous_thinking: Option<ThinkingLevel>,
+) -> Result<(), session::SessionError> {
+    if previous_model != Some(current) {
+        writer
+            .append(NewEntry::ModelChange {
+                provider: &current.0,
+                model: &current.1,
+            })
+            .await?;
+    }
+    let unchanged = previous_thinking == Some(thinking)
+        || (previous_thinking.is_none() && thinking == ThinkingLevel::Off);
+    if !unchanged {
+        writer.append(NewEntry::ThinkingChange(thinking)).await?;
+    }
+    Ok(())
 }
 
 /// Build the agent the settings describe.
-pub fn build_agent(settings: &Settings, can_ask: bool) -> Result<Agent, String> {
+pub fn build_agent(
+    settings: &Settings,
+    can_ask: bool,
+    session: Option<Arc<SessionWriter>>,
+    history: Vec<(String, Arc<Message>)>,
+) -> Result<Agent, String> {
     let provider = Provider::new(settings.provider.clone(), settings.stream_idle_timeout)
         .map_err(|e| e.to_string())?;
     let tools = Tools::from_names(&settings.tools)?;
+    let context_files = crate::context_files::load(&settings.paths.home, &settings.cwd);
     let system_prompt = system_prompt(
         settings.system_prompt.as_deref(),
         settings.append_system_prompt.as_deref(),
         &tools.names(),
         &settings.cwd,
+        &context_files,
     );
     Ok(Agent::new(AgentConfig {
         provider: Arc::new(provider),
@@ -69,8 +169,10 @@ pub fn build_agent(settings: &Settings, can_ask: bool) -> Result<Agent, String> 
         retry: settings.retry.clone(),
         steering_mode: settings.steering_mode,
         follow_up_mode: settings.follow_up_mode,
+        compaction: settings.compaction.clone(),
         cwd: settings.cwd.clone(),
-        history: Vec::new(),
+        history,
+        session,
     }))
 }
 

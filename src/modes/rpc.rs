@@ -1,17 +1,22 @@
 //! `--mode rpc`: commands as JSON lines on stdin; responses and events as JSON lines on
 //! stdout (protocol.md §4). A bad line gets an error response and the process keeps running.
-//! At end of input, pending approvals are denied, the current run finishes, and the process
-//! exits.
+//! Commands that take time (`compact`, `new_session`, `set_model`) answer when done, while
+//! events keep flowing. At end of input, pending approvals are denied, the current run
+//! finishes, and the process exits.
 
-use super::SessionInfo;
 use super::output::JsonLines;
 use super::signals::Interrupts;
+use super::{SessionInfo, record_model};
 use crate::agent::event::AgentEvent;
 use crate::agent::message::UserMessage;
 use crate::agent::queue::QueueMode;
 use crate::agent::{Agent, Approval};
+use crate::config::Settings;
+use crate::llm::client::Provider;
+use crate::session::{self, Choice};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -30,25 +35,18 @@ pub struct Response {
 }
 
 impl Response {
-    fn ok(id: Option<Value>, command: &str, data: Option<Value>) -> Self {
+    fn new(id: Option<Value>, command: &str, result: Result<Option<Value>, String>) -> Self {
+        let (success, data, error) = match result {
+            Ok(data) => (true, data, None),
+            Err(error) => (false, None, Some(error)),
+        };
         Response {
             kind: "response",
             id,
             command: command.to_string(),
-            success: true,
+            success,
             data,
-            error: None,
-        }
-    }
-
-    fn err(id: Option<Value>, command: &str, error: impl Into<String>) -> Self {
-        Response {
-            kind: "response",
-            id,
-            command: command.to_string(),
-            success: false,
-            data: None,
-            error: Some(error.into()),
+            error,
         }
     }
 }
@@ -58,13 +56,30 @@ enum Input {
     End,
 }
 
-pub async fn run(agent: Agent, session: SessionInfo) -> u8 {
+/// What the command handlers share.
+struct Context {
+    agent: Arc<Agent>,
+    session: Mutex<SessionInfo>,
+    settings: Settings,
+    responses: mpsc::UnboundedSender<Response>,
+}
+
+pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
+    let agent = Arc::new(agent);
     let mut events = agent.subscribe();
     let (input_tx, mut input) = mpsc::unbounded_channel();
     tokio::spawn(read_stdin(input_tx));
+    let (responses_tx, mut responses) = mpsc::unbounded_channel();
+    let context = Arc::new(Context {
+        agent: agent.clone(),
+        session: Mutex::new(session),
+        settings,
+        responses: responses_tx,
+    });
     let mut out = JsonLines::default();
     let mut interrupts = Interrupts::new();
     let mut input_open = true;
+    let mut pending_commands = 0usize;
     loop {
         tokio::select! {
             biased;
@@ -75,11 +90,16 @@ pub async fn run(agent: Agent, session: SessionInfo) -> u8 {
                 let _ = out.flush();
                 return code;
             }
+            response = responses.recv() => {
+                if let Some(response) = response {
+                    pending_commands = pending_commands.saturating_sub(1);
+                    out.push(&response);
+                }
+            }
             line = input.recv(), if input_open => match line {
                 Some(Input::Line(line)) => {
-                    if let Some(response) = handle_line(&agent, &session, &line) {
-                        out.push(&response);
-                    }
+                    pending_commands += 1;
+                    handle_line(&context, &line);
                 }
                 Some(Input::End) | None => {
                     input_open = false;
@@ -93,11 +113,15 @@ pub async fn run(agent: Agent, session: SessionInfo) -> u8 {
             },
         }
         drain(&mut events, &mut out);
+        while let Ok(response) = responses.try_recv() {
+            pending_commands = pending_commands.saturating_sub(1);
+            out.push(&response);
+        }
         if out.flush().is_err() {
             agent.abort();
             return 1;
         }
-        if !input_open && !agent.is_running() {
+        if !input_open && pending_commands == 0 && !agent.is_running() {
             agent.wait_for_idle().await;
             drain(&mut events, &mut out);
             let _ = out.flush();
@@ -130,38 +154,59 @@ async fn read_stdin(tx: mpsc::UnboundedSender<Input>) {
     let _ = tx.send(Input::End);
 }
 
-/// Answer one input line; blank lines are ignored.
-pub fn handle_line(agent: &Agent, session: &SessionInfo, line: &str) -> Option<Response> {
-    if line.trim().is_empty() {
-        return None;
-    }
+/// Answer one input line (every line gets exactly one response; blank lines get a parse
+/// error too, so the count of answers always matches the count of lines).
+fn handle_line(context: &Arc<Context>, line: &str) {
+    let respond = |response| {
+        let _ = context.responses.send(response);
+    };
     let value: Value = match serde_json::from_str(line) {
         Ok(value) => value,
-        Err(e) => return Some(Response::err(None, "parse", format!("invalid JSON: {e}"))),
+        Err(e) => {
+            return respond(Response::new(
+                None,
+                "parse",
+                Err(format!("invalid JSON: {e}")),
+            ));
+        }
     };
     let Value::Object(command) = value else {
-        return Some(Response::err(
+        return respond(Response::new(
             None,
             "parse",
-            "a command must be a JSON object",
+            Err("a command must be a JSON object".into()),
         ));
     };
     let id = command.get("id").cloned();
-    let Some(kind) = command.get("type").and_then(Value::as_str) else {
-        return Some(Response::err(id, "parse", "the command has no \"type\""));
+    let Some(kind) = command
+        .get("type")
+        .and_then(Value::as_str)
+        .map(String::from)
+    else {
+        return respond(Response::new(
+            id,
+            "parse",
+            Err("the command has no \"type\"".into()),
+        ));
     };
-    Some(match execute(agent, session, kind, &command) {
-        Ok(data) => Response::ok(id, kind, data),
-        Err(error) => Response::err(id, kind, error),
-    })
+    match kind.as_str() {
+        "compact" | "new_session" | "set_model" => {
+            let context = context.clone();
+            tokio::spawn(async move {
+                let result = execute_async(&context, &kind, &command).await;
+                let _ = context.responses.send(Response::new(id, &kind, result));
+            });
+        }
+        _ => respond(Response::new(id, &kind, execute(context, &kind, &command))),
+    }
 }
 
 fn execute(
-    agent: &Agent,
-    session: &SessionInfo,
+    context: &Context,
     kind: &str,
     command: &Map<String, Value>,
 ) -> Result<Option<Value>, String> {
+    let agent = &context.agent;
     match kind {
         "prompt" => {
             let message = UserMessage::text(string_field(command, "message")?);
@@ -211,6 +256,11 @@ fn execute(
         }
         "get_state" => {
             let state = agent.snapshot();
+            let session = context
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
             Ok(Some(json!({
                 "model": state.model,
                 "provider": state.provider,
@@ -224,6 +274,9 @@ fn execute(
                 "followUpMode": state.follow_up_mode.as_str(),
                 "permissionMode": state.permission_mode.as_str(),
                 "usage": state.usage,
+                "contextTokens": state.context_tokens,
+                "contextWindow": state.context_window,
+                "sessionError": state.session_error,
             })))
         }
         "get_messages" => Ok(Some(json!({ "messages": agent.messages() }))),
@@ -235,8 +288,80 @@ fn execute(
             agent.set_follow_up_mode(mode_field(command)?);
             Ok(None)
         }
-        "compact" | "new_session" | "set_model" => {
-            Err(format!("`{kind}` is not available yet in this version"))
+        other => Err(format!("unknown command type `{other}`")),
+    }
+}
+
+async fn execute_async(
+    context: &Context,
+    kind: &str,
+    command: &Map<String, Value>,
+) -> Result<Option<Value>, String> {
+    let agent = &context.agent;
+    match kind {
+        "compact" => {
+            let instructions = command
+                .get("customInstructions")
+                .and_then(Value::as_str)
+                .map(String::from);
+            let (before, after) = agent
+                .compact(instructions)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(Some(json!({"tokensBefore": before, "tokensAfter": after})))
+        }
+        "new_session" => {
+            if agent.is_running() {
+                return Err("a run is active; abort it first".to_string());
+            }
+            let settings = &context.settings;
+            let persistent = context
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .path
+                .is_some();
+            let choice = if persistent {
+                Choice::New
+            } else {
+                Choice::Ephemeral
+            };
+            let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
+                .await
+                .map_err(|e| e.to_string())?;
+            if let Some(writer) = &opened.writer {
+                let snapshot = agent.snapshot();
+                let current = (snapshot.provider, snapshot.model);
+                record_model(writer, &current, snapshot.thinking, None, None)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            agent
+                .new_session(opened.writer)
+                .map_err(|e| e.to_string())?;
+            let info = SessionInfo {
+                id: opened.id,
+                path: opened.path,
+            };
+            *context
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = info.clone();
+            Ok(Some(
+                json!({"sessionId": info.id, "sessionFile": info.path}),
+            ))
+        }
+        "set_model" => {
+            let provider_name = string_field(command, "provider")?;
+            let model_id = string_field(command, "modelId")?;
+            let (provider_settings, model) =
+                context.settings.resolve_model(&provider_name, &model_id)?;
+            let provider = Provider::new(provider_settings, context.settings.stream_idle_timeout)
+                .map_err(|e| e.to_string())?;
+            agent.set_model(Arc::new(provider), model).await;
+            Ok(Some(
+                json!({"provider": provider_name, "modelId": model_id}),
+            ))
         }
         other => Err(format!("unknown command type `{other}`")),
     }

@@ -2,6 +2,7 @@
 //! collect its events.
 
 use super::server::{FakeServer, Reply};
+use agent::agent::compaction::CompactionSettings;
 use agent::agent::event::AgentEvent;
 use agent::agent::limits::{Limits, RetryPolicy};
 use agent::agent::message::{Message, UserMessage};
@@ -62,8 +63,10 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         },
         steering_mode: QueueMode::OneAtATime,
         follow_up_mode: QueueMode::OneAtATime,
+        compaction: CompactionSettings::default(),
         cwd: cwd.to_path_buf(),
         history: Vec::new(),
+        session: None,
     }
 }
 

@@ -1,0 +1,434 @@
+//! Keeping the context inside the model's window. The context size is the provider's
+//! reported usage for the last response plus an estimate (characters / 4) of what came
+//! after. Past the window minus a reserve, or when the provider reports an overflow, or on
+//! request, the older part of the history is summarised by the current model with the
+//! structured prompt in `assets/compaction_prompt.md`; the most recent turns stay verbatim
+//! and a tool call is never separated from its result. The summary is appended to the
+//! session as a compaction entry: nothing is deleted from the file.
+
+use super::event::{AgentEvent, CompactionReason};
+use super::message::{AssistantContent, Content, Message, StopReason, UserMessage, now_millis};
+use super::state::{RunSettings, Shared, lock};
+use crate::llm::assembler::Assembler;
+use crate::llm::request::{ModelRequest, ThinkingLevel};
+use crate::session::format::NewEntry;
+use crate::session::load::summary_message;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+const PROMPT: &str = include_str!("../../assets/compaction_prompt.md");
+/// How much of one tool result or argument goes into the text to summarise.
+const MAX_PART_CHARS: usize = 2_000;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactionSettings {
+    pub enabled: bool,
+    /// Tokens kept free below the context window (room for the answer).
+    pub reserve_tokens: u64,
+    /// Tokens of the most recent history kept verbatim.
+    pub keep_recent_tokens: u64,
+}
+
+impl Default for CompactionSettings {
+    fn default() -> Self {
+        CompactionSettings {
+            enabled: true,
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+        }
+    }
+}
+
+/// A rough token count: characters / 4.
+pub fn estimate_tokens(message: &Message) -> u64 {
+    let chars: usize = match message {
+        Message::User(user) => content_chars(&user.content),
+        Message::ToolResult(result) => content_chars(&result.content),
+        Message::Assistant(assistant) => assistant
+            .content
+            .iter()
+            .map(|block| match block {
+                AssistantContent::Text { text } => text.len(),
+                AssistantContent::Thinking { thinking, .. } => thinking.len(),
+                AssistantContent::ToolCall(call) => {
+                    call.name.len() + call.arguments.to_string().len()
+                }
+            })
+            .sum(),
+    };
+    (chars as u64).div_ceil(4)
+}
+
+fn content_chars(content: &[Content]) -> usize {
+    content
+        .iter()
+        .map(|block| match block {
+            Content::Text { text } => text.len(),
+            // Providers count an image as roughly a thousand tokens.
+            Content::Image { .. } => 4_000,
+        })
+        .sum()
+}
+
+/// The size of the context: the last successful response's reported usage plus an
+/// estimate of every message after it. Usage reported before the first message (a
+/// compaction summary is dated when it was made) measured a longer context and is ignored.
+pub fn context_tokens(messages: &[Arc<Message>]) -> u64 {
+    let since = messages.first().map(|m| m.timestamp()).unwrap_or(0);
+    let last_usage = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, m)| match m.as_ref() {
+            Message::Assistant(a)
+                if a.usage.total_tokens > 0
+                    && a.timestamp >= since
+                    && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) =>
+            {
+                Some((i, a.usage.total_tokens))
+            }
+            _ => None,
+        });
+    match last_usage {
+        Some((index, tokens)) => {
+            tokens
+                + messages[index + 1..]
+                    .iter()
+                    .map(|m| estimate_tokens(m))
+                    .sum::<u64>()
+        }
+        None => messages.iter().map(|m| estimate_tokens(m)).sum(),
+    }
+}
+
+/// The index of the first message to keep verbatim: about `keep_recent` tokens from the
+/// end, moved back so it starts a turn (never a tool result). `None` when there is nothing
+/// older to summarise.
+pub fn cut_index(messages: &[Arc<Message>], keep_recent: u64) -> Option<usize> {
+    let mut kept = 0;
+    let mut cut = messages.len();
+    while cut > 0 && kept < keep_recent {
+        cut -= 1;
+        kept += estimate_tokens(&messages[cut]);
+    }
+    while cut > 0 && matches!(messages[cut].as_ref(), Message::ToolResult(_)) {
+        cut -= 1;
+    }
+    (cut > 0).then_some(cut)
+}
+
+/// The conversation as text for the summariser: tool output and arguments shortened, and
+/// the oldest part dropped if it would not fit in `max_chars`.
+fn transcript(messages: &[Arc<Message>], max_chars: usize) -> String {
+    let mut parts: Vec<String> = Vec::with_capacity(messages.len());
+    for message in messages {
+        let mut part = String::new();
+        match message.as_ref() {
+            Message::User(user) => {
+                let _ = write!(
+                    part,
+                    "[User]\n{}",
+                    shorten(&user.plain_text(), MAX_PART_CHARS * 4)
+                );
+            }
+            Message::Assistant(assistant) => {
+                for block in &assistant.content {
+                    match block {
+                        AssistantContent::Text { text } => {
+                            let _ = write!(part, "[Assistant]\n{text}\n");
+                        }
+                        AssistantContent::Thinking { .. } => {}
+                        AssistantContent::ToolCall(call) => {
+                            let _ = writeln!(
+                                part,
+                                "[Assistant calls {}] {}",
+                                call.name,
+                                shorten(&call.arguments.to_string(), MAX_PART_CHARS)
+                            );
+                        }
+                    }
+                }
+            }
+            Message::ToolResult(result) => {
+                let status = if result.is_error { " (error)" } else { "" };
+                let text = crate::agent::message::join_text(&result.content);
+                let _ = write!(
+                    part,
+                    "[Result of {}{status}]\n{}",
+                    result.tool_name,
+                    shorten(&text, MAX_PART_CHARS)
+                );
+            }
+        }
+        parts.push(part);
+    }
+    let mut total = 0;
+    let mut first = parts.len();
+    while first > 0 && total + parts[first - 1].len() < max_chars {
+        first -= 1;
+        total += parts[first].len() + 2;
+    }
+    let mut text = String::with_capacity(total + 64);
+    if first > 0 {
+        let _ = writeln!(
+            text,
+            "[{first} earlier messages omitted: they did not fit]\n"
+        );
+    }
+    text.push_str(&parts[first..].join("\n\n"));
+    text
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… [{} more characters]", &text[..cut], text.len() - cut)
+}
+
+/// Paths the tools read and changed, from the tool calls themselves.
+fn files_touched(messages: &[Arc<Message>]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut read = BTreeSet::new();
+    let mut modified = BTreeSet::new();
+    for message in messages {
+        if let Message::Assistant(assistant) = message.as_ref() {
+            for call in assistant.tool_calls() {
+                let Some(path) = call.arguments.get("path").and_then(|p| p.as_str()) else {
+                    continue;
+                };
+                match call.name.as_str() {
+                    "read" => {
+                        read.insert(path.to_string());
+                    }
+                    "write" | "edit" => {
+                        modified.insert(path.to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    (read, modified)
+}
+
+/// Compact the history now. Emits `auto_compaction_start`/`_end`; on success the history
+/// is the summary followed by the kept messages. Returns the token count after.
+pub(crate) async fn compact(
+    shared: &Arc<Shared>,
+    settings: &RunSettings,
+    cancel: &CancellationToken,
+    reason: CompactionReason,
+    instructions: Option<&str>,
+) -> Result<u64, String> {
+    shared.emit(AgentEvent::AutoCompactionStart { reason });
+    let (messages, ids) = {
+        let state = lock(&shared.state);
+        (
+            state.history.messages().to_vec(),
+            state.history.ids().to_vec(),
+        )
+    };
+    let before = context_tokens(&messages);
+    let result =
+        summarise_and_replace(shared, settings, cancel, &messages, &ids, instructions).await;
+    let (after, error) = match &result {
+        Ok(after) => (*after, None),
+        Err(error) => (before, Some(error.clone())),
+    };
+    tracing::info!(
+        ?reason,
+        before,
+        after,
+        error = error.as_deref().unwrap_or(""),
+        "compaction"
+    );
+    shared.emit(AgentEvent::AutoCompactionEnd {
+        tokens_before: before,
+        tokens_after: after,
+        aborted: cancel.is_cancelled(),
+        error_message: error,
+    });
+    result
+}
+
+async fn summarise_and_replace(
+    shared: &Arc<Shared>,
+    settings: &RunSettings,
+    cancel: &CancellationToken,
+    messages: &[Arc<Message>],
+    ids: &[String],
+    instructions: Option<&str>,
+) -> Result<u64, String> {
+    let cut = cut_index(messages, settings.compaction.keep_recent_tokens)
+        .ok_or_else(|| "nothing to compact: all of the conversation is recent".to_string())?;
+    let budget_tokens = settings
+        .model
+        .context_window
+        .saturating_sub(settings.compaction.reserve_tokens)
+        .saturating_sub(4_000)
+        .max(4_000);
+    let mut request_text = format!(
+        "<conversation>\n{}\n</conversation>",
+        transcript(&messages[..cut], (budget_tokens * 4) as usize)
+    );
+    if let Some(instructions) = instructions.filter(|i| !i.trim().is_empty()) {
+        let _ = write!(
+            request_text,
+            "\n\nAdditional instructions for this summary: {}",
+            instructions.trim()
+        );
+    }
+    let mut summary = request_summary(settings, request_text, cancel).await?;
+    let (read, modified) = files_touched(&messages[..cut]);
+    if !read.is_empty() || !modified.is_empty() {
+        let list = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join(", ");
+        let _ = write!(
+            summary,
+            "\n\nFiles read: {}\nFiles modified: {}",
+            list(&read),
+            list(&modified)
+        );
+    }
+    let summary_message = Arc::new(summary_message(&summary, now_millis()));
+    let after = estimate_tokens(&summary_message)
+        + messages[cut..]
+            .iter()
+            .map(|m| estimate_tokens(m))
+            .sum::<u64>();
+    let before = context_tokens(messages);
+    let entry_id = shared
+        .persist(NewEntry::Compaction {
+            summary: &summary,
+            first_kept_entry_id: ids.get(cut).map(String::as_str),
+            tokens_before: before,
+            tokens_after: after,
+        })
+        .await;
+    shared.sync_session().await;
+    lock(&shared.state)
+        .history
+        .replace_prefix(cut, entry_id, summary_message);
+    Ok(after)
+}
+
+async fn request_summary(
+    settings: &RunSettings,
+    text: String,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
+    let messages = [Arc::new(Message::User(UserMessage::text(text)))];
+    let request = ModelRequest {
+        model: &settings.model,
+        system_prompt: PROMPT,
+        messages: &messages,
+        tools: &[],
+        thinking: ThinkingLevel::Off,
+    };
+    let mut assembler = Assembler::new(&settings.provider.settings().name, &settings.model.id);
+    let mut deltas = Vec::new();
+    settings
+        .provider
+        .stream(&request, cancel, &mut |event| {
+            assembler.apply(event, &mut deltas)
+        })
+        .await
+        .map_err(|e| format!("the summary request failed: {e}"))?;
+    let (message, _) = assembler.finish(&mut deltas);
+    let summary = message.text();
+    if summary.trim().is_empty() {
+        return Err("the model returned an empty summary".to_string());
+    }
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::{AssistantMessage, ToolCall, ToolResultMessage};
+    use serde_json::json;
+
+    fn user(text: &str) -> Arc<Message> {
+        Arc::new(Message::User(UserMessage::text(text)))
+    }
+
+    fn call(id: &str) -> Arc<Message> {
+        let mut message = AssistantMessage::empty("p", "m");
+        message.content.push(AssistantContent::ToolCall(ToolCall {
+            id: id.into(),
+            name: "read".into(),
+            arguments: json!({"path": "src/lib.rs"}),
+            invalid_arguments: None,
+        }));
+        Arc::new(Message::Assistant(message))
+    }
+
+    fn result(id: &str, size: usize) -> Arc<Message> {
+        Arc::new(Message::ToolResult(ToolResultMessage {
+            tool_call_id: id.into(),
+            tool_name: "read".into(),
+            content: vec![Content::text("x".repeat(size))],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        }))
+    }
+
+    #[test]
+    fn the_cut_never_separates_a_call_from_its_result() {
+        let messages = vec![
+            user("start"),
+            call("a"),
+            result("a", 400),
+            call("b"),
+            result("b", 400),
+            user("more"),
+        ];
+        // Keeping ~100 tokens lands on the second tool result: move back to its call.
+        assert_eq!(cut_index(&messages, 100), Some(3));
+        // ~150 tokens reach into the first round's result: keep that whole round.
+        assert_eq!(cut_index(&messages, 150), Some(1));
+        assert!(cut_index(&messages, 1_000_000).is_none());
+        let (read, modified) = files_touched(&messages);
+        assert!(read.contains("src/lib.rs") && modified.is_empty());
+    }
+
+    #[test]
+    fn context_size_uses_reported_usage_then_estimates() {
+        let mut answer = AssistantMessage::empty("p", "m");
+        answer.usage.total_tokens = 1_000;
+        answer.timestamp = 10;
+        let mut question = UserMessage::text("q");
+        question.timestamp = 5;
+        let messages = vec![
+            Arc::new(Message::User(question)),
+            Arc::new(Message::Assistant(answer.clone())),
+            user(&"y".repeat(400)),
+        ];
+        assert_eq!(context_tokens(&messages), 1_100);
+        // After a compaction the summary is newer than the kept answer: its usage is stale.
+        let mut summary = UserMessage::text("summary");
+        summary.timestamp = 20;
+        let messages = vec![
+            Arc::new(Message::User(summary)),
+            Arc::new(Message::Assistant(answer)),
+        ];
+        assert_eq!(context_tokens(&messages), 2);
+    }
+
+    #[test]
+    fn the_transcript_keeps_the_newest_part_when_too_long() {
+        let messages: Vec<_> = (0..100)
+            .map(|i| user(&format!("message number {i}")))
+            .collect();
+        let text = transcript(&messages, 200);
+        assert!(text.contains("message number 99"));
+        assert!(!text.contains("message number 0\n"));
+        assert!(text.starts_with("["));
+    }
+}

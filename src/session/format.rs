@@ -1,0 +1,249 @@
+//! The session file format (docs/sessions.md): one JSON object per line. Line 1 is the
+//! header; every later line is an entry with an `id` and the `parentId` of the entry
+//! before it, so branching can be added without changing the format.
+
+use crate::agent::message::Message;
+use crate::llm::request::ThinkingLevel;
+use serde::{Deserialize, Serialize};
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub version: u32,
+    pub id: String,
+    pub cwd: String,
+    pub timestamp: i64,
+}
+
+impl Header {
+    pub fn new(id: &str, cwd: &str, timestamp: i64) -> Self {
+        Header {
+            kind: "session".to_string(),
+            version: FORMAT_VERSION,
+            id: id.to_string(),
+            cwd: cwd.to_string(),
+            timestamp,
+        }
+    }
+}
+
+/// An entry as read back from a file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Entry {
+    Message {
+        id: String,
+        #[serde(default)]
+        parent_id: Option<String>,
+        #[serde(default)]
+        timestamp: i64,
+        message: Message,
+    },
+    ModelChange {
+        id: String,
+        #[serde(default)]
+        parent_id: Option<String>,
+        #[serde(default)]
+        timestamp: i64,
+        provider: String,
+        model: String,
+    },
+    ThinkingChange {
+        id: String,
+        #[serde(default)]
+        parent_id: Option<String>,
+        #[serde(default)]
+        timestamp: i64,
+        thinking: ThinkingLevel,
+    },
+    /// The history up to `first_kept_entry_id` is summarised by `summary`; the entries
+    /// before stay in the file but are no longer sent to the model.
+    Compaction {
+        id: String,
+        #[serde(default)]
+        parent_id: Option<String>,
+        #[serde(default)]
+        timestamp: i64,
+        summary: String,
+        first_kept_entry_id: Option<String>,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+}
+
+impl Entry {
+    pub fn id(&self) -> &str {
+        match self {
+            Entry::Message { id, .. }
+            | Entry::ModelChange { id, .. }
+            | Entry::ThinkingChange { id, .. }
+            | Entry::Compaction { id, .. } => id,
+        }
+    }
+}
+
+/// The payload of an entry to write; the writer adds `id`, `parentId` and `timestamp`.
+/// Borrows the message so writing never clones it.
+#[derive(Clone, Copy)]
+pub enum NewEntry<'a> {
+    Message(&'a Message),
+    ModelChange {
+        provider: &'a str,
+        model: &'a str,
+    },
+    ThinkingChange(ThinkingLevel),
+    Compaction {
+        summary: &'a str,
+        first_kept_entry_id: Option<&'a str>,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+}
+
+/// The line as written: `type` first, then `id`, `parentId`, `timestamp`, then the payload,
+/// so a reader can classify a line from its first bytes.
+#[derive(Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+enum Line<'a> {
+    Message {
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: i64,
+        message: &'a Message,
+    },
+    ModelChange {
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: i64,
+        provider: &'a str,
+        model: &'a str,
+    },
+    ThinkingChange {
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: i64,
+        thinking: ThinkingLevel,
+    },
+    Compaction {
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: i64,
+        summary: &'a str,
+        first_kept_entry_id: Option<&'a str>,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+}
+
+/// The first bytes of every compaction line.
+pub const COMPACTION_PREFIX: &[u8] = b"{\"type\":\"compaction\",";
+
+/// One complete line (with its newline) for `entry`.
+pub fn encode(
+    entry: NewEntry<'_>,
+    id: &str,
+    parent_id: Option<&str>,
+    timestamp: i64,
+) -> serde_json::Result<Vec<u8>> {
+    let line = match entry {
+        NewEntry::Message(message) => Line::Message {
+            id,
+            parent_id,
+            timestamp,
+            message,
+        },
+        NewEntry::ModelChange { provider, model } => Line::ModelChange {
+            id,
+            parent_id,
+            timestamp,
+            provider,
+            model,
+        },
+        NewEntry::ThinkingChange(thinking) => Line::ThinkingChange {
+            id,
+            parent_id,
+            timestamp,
+            thinking,
+        },
+        NewEntry::Compaction {
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            tokens_after,
+        } => Line::Compaction {
+            id,
+            parent_id,
+            timestamp,
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            tokens_after,
+        },
+    };
+    let mut bytes = serde_json::to_vec(&line)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// A fresh entry id: 48 random bits in hex.
+pub fn new_entry_id() -> String {
+    format!("{:012x}", fastrand::u64(..1 << 48))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::UserMessage;
+
+    #[test]
+    fn entries_round_trip() {
+        let message = Message::User(UserMessage::text("hi"));
+        let line = encode(NewEntry::Message(&message), "a1", Some("a0"), 5).unwrap();
+        let text = std::str::from_utf8(&line).unwrap();
+        assert!(
+            text.starts_with(
+                "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":\"a0\",\"timestamp\":5,"
+            ),
+            "{text}"
+        );
+        let entry: Entry = serde_json::from_slice(&line).unwrap();
+        assert_eq!(
+            entry,
+            Entry::Message {
+                id: "a1".into(),
+                parent_id: Some("a0".into()),
+                timestamp: 5,
+                message
+            }
+        );
+        let line = encode(
+            NewEntry::Compaction {
+                summary: "s",
+                first_kept_entry_id: Some("a1"),
+                tokens_before: 10,
+                tokens_after: 2,
+            },
+            "c1",
+            Some("a1"),
+            6,
+        )
+        .unwrap();
+        assert!(line.starts_with(COMPACTION_PREFIX));
+        let entry: Entry = serde_json::from_slice(&line).unwrap();
+        assert!(
+            matches!(entry, Entry::Compaction { ref first_kept_entry_id, .. } if first_kept_entry_id.as_deref() == Some("a1"))
+        );
+    }
+}

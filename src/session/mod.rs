@@ -1,0 +1,136 @@
+//! Sessions: every message of a conversation kept on disk as append-only JSONL
+//! (`format`), written by one writer (`writer`), read back tolerantly (`load`), and found
+//! by working directory or id (`store`). `open` turns the user's choice (`-c`, `-r`,
+//! `--session`, `--no-session`, or a new session) into a writer and the history to resume.
+//! The format is documented in docs/sessions.md.
+
+mod error;
+pub mod format;
+pub mod load;
+pub mod store;
+mod writer;
+
+pub use error::SessionError;
+pub use writer::SessionWriter;
+
+use crate::agent::message::{Message, now_millis};
+use crate::llm::request::ThinkingLevel;
+use format::{Header, NewEntry};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Which session a run uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    New,
+    /// The most recent session of the working directory (a new one if there is none).
+    Continue,
+    /// By id prefix.
+    Resume(String),
+    /// This file: resumed if it exists, created otherwise.
+    Path(PathBuf),
+    /// Nothing on disk.
+    Ephemeral,
+}
+
+/// An open session, ready to hand to the agent.
+pub struct Opened {
+    pub id: String,
+    pub path: Option<PathBuf>,
+    pub writer: Option<Arc<SessionWriter>>,
+    pub history: Vec<(String, Arc<Message>)>,
+    /// The provider and model the session last used.
+    pub model: Option<(String, String)>,
+    pub thinking: Option<ThinkingLevel>,
+    /// One-line notes for the user (a repaired file, a new session where one was expected).
+    pub notices: Vec<String>,
+}
+
+/// A time-ordered unique id: milliseconds since the epoch and 48 random bits, in hex.
+pub fn new_id() -> String {
+    format!("{:012x}{:012x}", now_millis(), fastrand::u64(..1 << 48))
+}
+
+pub async fn open(choice: Choice, root: &Path, cwd: &Path) -> Result<Opened, SessionError> {
+    match choice {
+        Choice::Ephemeral => Ok(Opened {
+            id: new_id(),
+            path: None,
+            writer: None,
+            history: Vec::new(),
+            model: None,
+            thinking: None,
+            notices: Vec::new(),
+        }),
+        Choice::New => {
+            let id = new_id();
+            create(&store::new_path(root, cwd, &id, now_millis()), &id, cwd)
+        }
+        Choice::Continue => match store::list_for(root, cwd).first() {
+            Some(latest) => resume(&latest.path).await,
+            None => {
+                let id = new_id();
+                let mut opened = create(&store::new_path(root, cwd, &id, now_millis()), &id, cwd)?;
+                opened
+                    .notices
+                    .push("no earlier session in this directory; starting a new one".to_string());
+                Ok(opened)
+            }
+        },
+        Choice::Resume(prefix) => resume(&store::find_by_id(root, &prefix)?).await,
+        Choice::Path(path) if path.exists() => resume(&path).await,
+        Choice::Path(path) => create(&path, &new_id(), cwd),
+    }
+}
+
+fn create(path: &Path, id: &str, cwd: &Path) -> Result<Opened, SessionError> {
+    let header = Header::new(id, &cwd.to_string_lossy(), now_millis());
+    let writer = SessionWriter::create(path, &header)?;
+    Ok(Opened {
+        id: id.to_string(),
+        path: Some(path.to_path_buf()),
+        writer: Some(Arc::new(writer)),
+        history: Vec::new(),
+        model: None,
+        thinking: None,
+        notices: Vec::new(),
+    })
+}
+
+async fn resume(path: &Path) -> Result<Opened, SessionError> {
+    let loaded = load::load(path)?;
+    let writer = SessionWriter::reopen(
+        path,
+        &loaded.header.id,
+        loaded.valid_len,
+        loaded.last_entry_id.clone(),
+    )?;
+    let mut history = loaded.context;
+    // Interrupted tool calls were answered on load; write those answers down too.
+    for (id, message) in history.iter_mut().filter(|(id, _)| id.is_empty()) {
+        *id = writer.append(NewEntry::Message(message)).await?;
+    }
+    if !loaded.repairs.is_empty() {
+        writer.sync().await?;
+    }
+    let mut notices: Vec<String> = loaded
+        .warnings
+        .iter()
+        .map(|w| format!("{}: {w}", path.display()))
+        .collect();
+    if !loaded.repairs.is_empty() {
+        notices.push(format!(
+            "{} tool call(s) were interrupted when the session stopped; the model is told so",
+            loaded.repairs.len()
+        ));
+    }
+    Ok(Opened {
+        id: loaded.header.id,
+        path: Some(path.to_path_buf()),
+        writer: Some(Arc::new(writer)),
+        history,
+        model: loaded.model,
+        thinking: loaded.thinking,
+        notices,
+    })
+}

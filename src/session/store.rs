@@ -1,0 +1,126 @@
+//! Where sessions live: `sessions/<directory slug>/<time>_<id>.jsonl`, grouped by working
+//! directory and named so they sort by creation time; finding the latest one of a
+//! directory and finding one by id prefix.
+
+use super::error::SessionError;
+use super::format::Header;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The directory holding the sessions of `cwd`.
+pub fn dir_for(root: &Path, cwd: &Path) -> PathBuf {
+    let slug: String = cwd
+        .to_string_lossy()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    root.join(format!("-{}-", slug.trim_matches('-')))
+}
+
+pub fn new_path(root: &Path, cwd: &Path, id: &str, millis: i64) -> PathBuf {
+    dir_for(root, cwd).join(format!("{}_{id}.jsonl", crate::time::file_stamp(millis)))
+}
+
+/// The session id in a file name `<time>_<id>.jsonl`.
+pub fn id_of(path: &Path) -> Option<&str> {
+    let name = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+    name.rsplit_once('_').map(|(_, id)| id)
+}
+
+pub fn read_header(path: &Path) -> Option<Header> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    BufReader::new(file).read_line(&mut line).ok()?;
+    serde_json::from_str(&line).ok()
+}
+
+#[derive(Clone, Debug)]
+pub struct SessionSummary {
+    pub path: PathBuf,
+    pub id: String,
+    pub modified: SystemTime,
+}
+
+/// The sessions of `cwd`, most recently used first.
+pub fn list_for(root: &Path, cwd: &Path) -> Vec<SessionSummary> {
+    let cwd_text = cwd.to_string_lossy();
+    let mut sessions: Vec<SessionSummary> = session_files(&dir_for(root, cwd))
+        .into_iter()
+        .filter(|path| read_header(path).is_some_and(|h| h.cwd == cwd_text))
+        .filter_map(|path| {
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+            let id = id_of(&path)?.to_string();
+            Some(SessionSummary { path, id, modified })
+        })
+        .collect();
+    sessions.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| b.path.cmp(&a.path))
+    });
+    sessions
+}
+
+/// The session whose id starts with `prefix`, in any directory.
+pub fn find_by_id(root: &Path, prefix: &str) -> Result<PathBuf, SessionError> {
+    let prefix = prefix.trim();
+    let mut matches = Vec::new();
+    let dirs = std::fs::read_dir(root)
+        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for dir in dirs {
+        for path in session_files(&dir) {
+            if id_of(&path).is_some_and(|id| id.starts_with(prefix)) {
+                matches.push(path);
+            }
+        }
+    }
+    match matches.len() {
+        0 => Err(SessionError::NotFound(prefix.to_string())),
+        1 => Ok(matches.remove(0)),
+        _ => Err(SessionError::Ambiguous {
+            prefix: prefix.to_string(),
+            candidates: matches
+                .iter()
+                .filter_map(|p| id_of(p))
+                .take(5)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_group_by_directory_and_sort_by_time() {
+        let root = Path::new("/home/u/.agent/sessions");
+        assert_eq!(
+            dir_for(root, Path::new("/work/my repo")),
+            root.join("-work-my-repo-")
+        );
+        let path = new_path(root, Path::new("/w"), "abc123", 1_795_296_007_089);
+        assert_eq!(path, root.join("-w-/2026-11-21T21-20-07-089Z_abc123.jsonl"));
+        assert_eq!(id_of(&path), Some("abc123"));
+    }
+}

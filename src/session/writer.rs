@@ -1,0 +1,191 @@
+//! The one writer of a session file: a dedicated thread that appends complete lines and
+//! syncs them to disk on request, holding the file's advisory lock (`flock`) for as long as
+//! the session is open — a crashed process never leaves a stale lock behind.
+//!
+//! Durability policy: every entry is written (`write(2)`) before the engine announces it
+//! with `message_end`, so killing the process never loses a completed message; `fsync` runs
+//! at the end of every turn and before a mutating tool starts, which bounds what a power
+//! loss can take.
+
+use super::error::SessionError;
+use super::format::{Header, NewEntry, encode, new_entry_id};
+use crate::agent::message::now_millis;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError, mpsc};
+use std::thread::JoinHandle;
+use tokio::sync::oneshot;
+
+enum Command {
+    Append(Vec<u8>, oneshot::Sender<std::io::Result<()>>),
+    Sync(oneshot::Sender<std::io::Result<()>>),
+}
+
+pub struct SessionWriter {
+    path: PathBuf,
+    id: String,
+    last_entry_id: Mutex<Option<String>>,
+    commands: Option<mpsc::Sender<Command>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SessionWriter {
+    /// Create a new session file (mode 0600, directory 0700) with its header, and lock it.
+    pub fn create(path: &Path, header: &Header) -> Result<SessionWriter, SessionError> {
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| SessionError::io(dir, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| SessionError::io(path, e))?;
+        lock(&file, path)?;
+        let mut line = serde_json::to_vec(header).map_err(|e| SessionError::io(path, e.into()))?;
+        line.push(b'\n');
+        file.write_all(&line)
+            .map_err(|e| SessionError::io(path, e))?;
+        Ok(SessionWriter::start(file, path, &header.id, None))
+    }
+
+    /// Reopen an existing session for appending. Bytes after `valid_len` (a torn last line)
+    /// are cut off, and a missing final newline is added, so new entries start on a line
+    /// of their own.
+    pub fn reopen(
+        path: &Path,
+        id: &str,
+        valid_len: u64,
+        last_entry_id: Option<String>,
+    ) -> Result<SessionWriter, SessionError> {
+        let mut file = OpenOptions::new()
+            .append(true)
+            .read(true)
+            .open(path)
+            .map_err(|e| SessionError::io(path, e))?;
+        lock(&file, path)?;
+        let length = file
+            .metadata()
+            .map_err(|e| SessionError::io(path, e))?
+            .len();
+        if length > valid_len {
+            file.set_len(valid_len)
+                .map_err(|e| SessionError::io(path, e))?;
+        }
+        if valid_len > 0 && !ends_with_newline(&mut file, valid_len) {
+            file.write_all(b"\n")
+                .map_err(|e| SessionError::io(path, e))?;
+        }
+        Ok(SessionWriter::start(file, path, id, last_entry_id))
+    }
+
+    fn start(file: File, path: &Path, id: &str, last_entry_id: Option<String>) -> SessionWriter {
+        let (commands, receiver) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("session-writer".into())
+            .spawn(move || write_loop(file, receiver))
+            .ok();
+        SessionWriter {
+            path: path.to_path_buf(),
+            id: id.to_string(),
+            last_entry_id: Mutex::new(last_entry_id),
+            commands: thread.is_some().then_some(commands),
+            thread,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Append an entry; returns its id once the line is in the file.
+    pub async fn append(&self, entry: NewEntry<'_>) -> Result<String, SessionError> {
+        let id = new_entry_id();
+        let (ack, done) = oneshot::channel();
+        {
+            let mut last = self
+                .last_entry_id
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let line = encode(entry, &id, last.as_deref(), now_millis())
+                .map_err(|e| SessionError::io(&self.path, e.into()))?;
+            self.send(Command::Append(line, ack))?;
+            *last = Some(id.clone());
+        }
+        self.wait(done).await?;
+        Ok(id)
+    }
+
+    /// Wait until everything appended so far is on disk.
+    pub async fn sync(&self) -> Result<(), SessionError> {
+        let (ack, done) = oneshot::channel();
+        self.send(Command::Sync(ack))?;
+        self.wait(done).await
+    }
+
+    fn send(&self, command: Command) -> Result<(), SessionError> {
+        self.commands
+            .as_ref()
+            .and_then(|tx| tx.send(command).ok())
+            .ok_or(SessionError::WriterGone)
+    }
+
+    async fn wait(&self, done: oneshot::Receiver<std::io::Result<()>>) -> Result<(), SessionError> {
+        match done.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(SessionError::io(&self.path, e)),
+            Err(_) => Err(SessionError::WriterGone),
+        }
+    }
+}
+
+impl Drop for SessionWriter {
+    /// Closing the channel makes the thread sync and exit; wait for it so the last entries
+    /// are on disk before the process ends.
+    fn drop(&mut self) {
+        self.commands = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn write_loop(mut file: File, commands: mpsc::Receiver<Command>) {
+    for command in commands {
+        match command {
+            Command::Append(line, ack) => {
+                let _ = ack.send(file.write_all(&line));
+            }
+            Command::Sync(ack) => {
+                let _ = ack.send(file.sync_data());
+            }
+        }
+    }
+    let _ = file.sync_data();
+}
+
+fn lock(file: &File, path: &Path) -> Result<(), SessionError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(TryLockError::WouldBlock) => Err(SessionError::Locked(path.to_path_buf())),
+        Err(TryLockError::Error(e)) => Err(SessionError::io(path, e)),
+    }
+}
+
+fn ends_with_newline(file: &mut File, length: u64) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(length - 1)).is_ok()
+        && file.read_exact(&mut last).is_ok()
+        && last[0] == b'\n'
+}
