@@ -82,3 +82,13 @@ pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Vec<String> {
 pub fn tool_call(id: &str, name: &str, args: Value) -> Vec<String> {
     tool_calls(&[(id, name, args)])
 }
+
+/// An answer with the usage a real server would report.
+pub fn text_with_usage(answer: &str, input: u64, output: u64) -> Vec<String> {
+    let mut frames = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    frames.push(chunk(json!({"content": answer}), None));
+    frames.push(chunk(json!({}), Some("stop")));
+    frames.push(usage(input, output));
+    frames.push("data: [DONE]\n\n".to_string());
+    frames
+}
