@@ -77,9 +77,14 @@ async fn a_run_writes_every_message_to_a_private_session_file() {
         Reply::sse(chat::text("done")),
     ])
     .await;
-    let out = run(env.agent(&server, &["-p", "look"])).await;
+    let out = run(env.agent(&server, &["-p", "--api-key", "sk-never-on-disk", "look"])).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     let path = env.only_session();
+    assert!(
+        !std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("sk-never-on-disk")
+    );
     assert_eq!(
         std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
         0o600
@@ -308,6 +313,43 @@ async fn a_session_in_use_is_refused_and_a_killed_holder_leaves_no_lock() {
     holder.child.wait().await.unwrap();
     let out = run(env.agent(&server, &["--session", &file, "-p", "hi"])).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn rpc_new_session_starts_over_in_a_new_file() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("one")),
+        Reply::sse(chat::text("two")),
+    ])
+    .await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "first"}))
+        .await;
+    rpc.until(|l| l["type"] == "agent_end").await;
+    rpc.send(json!({"id": "s1", "type": "get_state"})).await;
+    let first = rpc.response("s1").await["data"].clone();
+    assert_eq!(first["messageCount"], 2);
+    assert!(first["usage"]["totalTokens"].as_u64().unwrap() > 0);
+    rpc.send(json!({"id": "n", "type": "new_session"})).await;
+    let created = rpc.response("n").await;
+    assert_eq!(created["success"], true, "{created}");
+    rpc.send(json!({"id": "s2", "type": "get_state"})).await;
+    let second = rpc.response("s2").await["data"].clone();
+    assert_eq!(second["messageCount"], 0);
+    assert_ne!(second["sessionFile"], first["sessionFile"]);
+    assert_eq!(second["sessionFile"], created["data"]["sessionFile"]);
+    rpc.send(json!({"id": "p2", "type": "prompt", "message": "second"}))
+        .await;
+    rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(transcript(&server.bodies()[1]), ["system", "user:second"]);
+    let new_file = PathBuf::from(second["sessionFile"].as_str().unwrap());
+    assert!(
+        lines_of(&new_file)
+            .iter()
+            .any(|l| l["message"]["content"][0]["text"] == "second")
+    );
+    assert_eq!(rpc.exit_code().await, 0);
 }
 
 #[tokio::test]

@@ -92,7 +92,7 @@ pub struct Snapshot {
     pub steering_mode: QueueMode,
     pub follow_up_mode: QueueMode,
     pub permission_mode: PermissionMode,
-    /// Token and cost totals over the whole history.
+    /// Token and cost totals of the session's model calls.
     pub usage: Usage,
     /// Estimated tokens of the context the next request would send, and the window.
     pub context_tokens: u64,
@@ -122,7 +122,14 @@ impl Agent {
             compaction: config.compaction,
             cwd: config.cwd,
         };
+        let mut usage = Usage::default();
+        for (_, message) in &config.history {
+            if let Message::Assistant(assistant) = message.as_ref() {
+                usage.add(&assistant.usage);
+            }
+        }
         let state = State {
+            usage,
             history: History::new(config.history),
             running: false,
             steering: MessageQueue::new(config.steering_mode),
@@ -319,6 +326,7 @@ impl Agent {
         }
         state.history.clear();
         state.session_error = None;
+        state.usage = Usage::default();
         *lock(&self.shared.session) = session;
         Ok(())
     }
@@ -332,12 +340,6 @@ impl Agent {
     pub fn snapshot(&self) -> Snapshot {
         let settings = self.shared.settings();
         let state = lock(&self.shared.state);
-        let mut usage = Usage::default();
-        for message in state.history.messages() {
-            if let Message::Assistant(assistant) = message.as_ref() {
-                add_usage(&mut usage, &assistant.usage);
-            }
-        }
         Snapshot {
             provider: settings.provider.settings().name.clone(),
             model: settings.model.id.clone(),
@@ -348,25 +350,12 @@ impl Agent {
             steering_mode: state.steering.mode,
             follow_up_mode: state.follow_up.mode,
             permission_mode: state.permissions.mode,
-            usage,
+            usage: state.usage.clone(),
             context_tokens: compaction::context_tokens(state.history.messages()),
             context_window: settings.model.context_window,
             session_error: state.session_error.clone(),
         }
     }
-}
-
-fn add_usage(total: &mut Usage, usage: &Usage) {
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cache_read += usage.cache_read;
-    total.cache_write += usage.cache_write;
-    total.total_tokens += usage.total_tokens;
-    total.cost.input += usage.cost.input;
-    total.cost.output += usage.cost.output;
-    total.cost.cache_read += usage.cost.cache_read;
-    total.cost.cache_write += usage.cost.cache_write;
-    total.cost.total += usage.cost.total;
 }
 
 impl Drop for Agent {

@@ -255,7 +255,13 @@ impl Run {
     /// with `message_end`: a message a front end treats as done is already on disk.
     pub async fn commit(&mut self, message: Arc<Message>) -> Arc<Message> {
         let id = self.shared.persist(NewEntry::Message(&message)).await;
-        lock(&self.shared.state).history.push(id, message.clone());
+        {
+            let mut state = lock(&self.shared.state);
+            if let Message::Assistant(assistant) = message.as_ref() {
+                state.usage.add(&assistant.usage);
+            }
+            state.history.push(id, message.clone());
+        }
         self.new_messages.push(message.clone());
         self.shared.emit(AgentEvent::MessageEnd {
             message: message.clone(),

@@ -7,6 +7,7 @@ use super::compaction::CompactionSettings;
 use super::event::AgentEvent;
 use super::history::History;
 use super::limits::{Limits, RetryPolicy};
+use super::message::Usage;
 use super::queue::MessageQueue;
 use crate::llm::assembler::Assembler;
 use crate::llm::client::Provider;
@@ -59,6 +60,8 @@ pub(crate) struct State {
     pub task: Option<JoinHandle<()>>,
     /// The first failure to write the session file, for the front end to show.
     pub session_error: Option<String>,
+    /// Tokens and cost of every model call of the session so far (survives compaction).
+    pub usage: Usage,
 }
 
 pub(crate) struct Shared {
