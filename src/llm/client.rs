@@ -4,10 +4,10 @@
 //! the connection: dropping the response closes it.
 
 use super::error::{ProviderError, error_message};
-use super::openai_chat;
 use super::provider::{Api, ProviderSettings};
 use super::request::ModelRequest;
 use super::stream_event::StreamEvent;
+use super::{anthropic, openai_chat, openai_responses};
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -27,6 +27,8 @@ pub struct Provider {
 /// One decoder per wire API, chosen by the provider's `api`.
 enum Decoder {
     Chat(openai_chat::ChatDecoder),
+    Anthropic(anthropic::AnthropicDecoder),
+    Responses(openai_responses::ResponsesDecoder),
 }
 
 impl Decoder {
@@ -38,6 +40,8 @@ impl Decoder {
     ) -> Result<(), ProviderError> {
         match self {
             Decoder::Chat(decoder) => decoder.decode(event, data, out),
+            Decoder::Anthropic(decoder) => decoder.decode(event, data, out),
+            Decoder::Responses(decoder) => decoder.decode(event, data, out),
         }
     }
 }
@@ -90,17 +94,20 @@ impl Provider {
             _ = cancel.cancelled() => return Err(ProviderError::Aborted),
             key = self.settings.resolve_key() => key?,
         };
+        let name = &self.settings.name;
         let (body, mut decoder) = match self.settings.api {
             Api::OpenaiChat => (
                 openai_chat::build_body(request),
                 Decoder::Chat(openai_chat::ChatDecoder::default()),
             ),
-            other => {
-                return Err(ProviderError::Decode(format!(
-                    "the `{}` API is not supported by this build",
-                    other.as_str()
-                )));
-            }
+            Api::Anthropic => (
+                anthropic::build_body(request, name),
+                Decoder::Anthropic(anthropic::AnthropicDecoder::default()),
+            ),
+            Api::OpenaiResponses => (
+                openai_responses::build_body(request, name),
+                Decoder::Responses(openai_responses::ResponsesDecoder::default()),
+            ),
         };
         let body =
             body.map_err(|e| ProviderError::Decode(format!("could not encode the request: {e}")))?;
