@@ -257,3 +257,24 @@ async fn the_binary_completes_a_two_round_task_with_a_configured_responses_provi
     let expected = (10.0 * 0.25 + 20.0 * 0.025 + 12.0 * 2.0) / 1e6;
     assert!((total - expected).abs() < 1e-12, "{total} vs {expected}");
 }
+
+#[tokio::test]
+async fn the_builtin_openai_responses_provider_uses_the_openai_key_and_gpt_5() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let server = FakeServer::start(vec![Reply::sse(responses::text("hello"))]).await;
+    let mut cmd = command(home.path(), cwd.path());
+    cmd.env("OPENAI_API_KEY", "sk-openai-test")
+        .env("OPENAI_BASE_URL", server.v1())
+        .args(["--provider", "openai-responses", "-p", "hi"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "hello\n");
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/responses");
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer sk-openai-test")
+    );
+    assert_eq!(request.body["model"], "gpt-5");
+}

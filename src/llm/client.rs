@@ -295,3 +295,37 @@ fn root_cause(error: &dyn std::error::Error) -> String {
     }
     cause.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_milliseconds_and_dates() {
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "7")])),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "7"), ("retry-after-ms", "250")])),
+            Some(Duration::from_millis(250))
+        );
+        let in_a_minute = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(60));
+        let delay = retry_after(&headers(&[("retry-after", &in_a_minute)])).unwrap();
+        assert!(delay > Duration::from_secs(50) && delay <= Duration::from_secs(60));
+        let past = httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(60));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &past)])),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
+    }
+}
