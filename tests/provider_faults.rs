@@ -1,7 +1,8 @@
 //! Provider failures injected on the wire, through the Agent and its retry loop, for the
 //! Anthropic and Responses APIs: rate limits with `Retry-After`, server errors, dropped and
-//! stalled connections, streams cut short, in-stream errors, bad keys, and an abort while
-//! waiting to retry. Each ends in the right retry or one clear failure, never a hang.
+//! stalled connections, streams cut short, in-stream errors, bad keys, an abort while
+//! waiting to retry, and an answer cut by the output limit (which is not a failure). Each
+//! ends in the right retry or one clear failure, never a hang.
 
 mod support;
 
@@ -361,4 +362,26 @@ async fn abort_while_waiting_to_retry_ends_the_run() {
         panic!("expected the aborted assistant message last");
     };
     assert_eq!(last.stop_reason, StopReason::Aborted);
+}
+
+#[tokio::test]
+async fn an_answer_cut_by_the_output_limit_stops_for_length_without_a_retry() {
+    for api in [Api::Anthropic, Api::OpenaiResponses] {
+        let frames = match api {
+            Api::Anthropic => anthropic::Stream::new()
+                .text("a long answer that")
+                .finish("max_tokens"),
+            _ => responses::Stream::new()
+                .text("a long answer that")
+                .incomplete(),
+        };
+        let mut h = Harness::start_api(api, vec![Reply::sse(frames)], |_| {}).await;
+        h.prompt("hi");
+        let events = h.until_end().await;
+        assert_eq!(end_of(&events).0, "completed", "{api:?}");
+        assert!(retries(&events).is_empty());
+        let answer = h.agent.messages()[1].as_assistant().cloned().unwrap();
+        assert_eq!(answer.stop_reason, StopReason::Length, "{api:?}");
+        assert_eq!(answer.text(), "a long answer that");
+    }
 }

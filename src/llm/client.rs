@@ -163,7 +163,10 @@ impl Provider {
                 }
             }
         }
-        // Some servers close the connection after the finish reason without a `[DONE]`.
+        // The terminal marker never came. After the finish reason (Chat's `finish_reason`,
+        // Anthropic's `message_delta`; Responses sends it only with its terminal event) the
+        // whole answer has arrived, and some servers close without `[DONE]`; before it, the
+        // response was cut short.
         if finished {
             Ok(())
         } else {
