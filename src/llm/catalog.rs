@@ -105,11 +105,7 @@ const ENTRIES: &[Entry] = &[
         reasoning: true,
     },
     Entry {
-        ids: &[
-            "claude-sonnet-4-0",
-            "claude-sonnet-4-20250514",
-            "claude-4-sonnet-20250514",
-        ],
+        ids: &["claude-sonnet-4-0", "claude-sonnet-4-20250514"],
         context_window: 200_000,
         max_output_tokens: 64_000,
         prices: [3.00, 15.00, 0.30, 3.75],
@@ -137,11 +133,7 @@ const ENTRIES: &[Entry] = &[
         reasoning: true,
     },
     Entry {
-        ids: &[
-            "claude-opus-4-0",
-            "claude-opus-4-20250514",
-            "claude-4-opus-20250514",
-        ],
+        ids: &["claude-opus-4-0", "claude-opus-4-20250514"],
         context_window: 200_000,
         max_output_tokens: 32_000,
         prices: [15.00, 75.00, 1.50, 18.75],
