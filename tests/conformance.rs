@@ -4,6 +4,7 @@
 
 mod support;
 
+use agent::agent::event::AssistantMessageEvent;
 use agent::agent::message::AssistantContent;
 use agent::llm::assembler::{Assembler, StreamReport};
 use agent::llm::client::Provider;
@@ -37,6 +38,8 @@ fn corpus_dir() -> PathBuf {
 fn api_of(protocol: &str) -> Option<Api> {
     match protocol {
         "chat" => Some(Api::OpenaiChat),
+        "anthropic" => Some(Api::Anthropic),
+        "responses" => Some(Api::OpenaiResponses),
         _ => None,
     }
 }
@@ -49,6 +52,7 @@ async fn assemble(
     agent::agent::message::AssistantMessage,
     StreamReport,
     Option<ProviderError>,
+    Vec<AssistantMessageEvent>,
 ) {
     let server = FakeServer::start(vec![Reply::raw(sse)]).await;
     let base = match api {
@@ -74,11 +78,14 @@ async fn assemble(
         })
         .await;
     let (message, report) = assembler.finish(&mut deltas);
-    (message, report, result.err())
+    (message, report, result.err(), deltas)
 }
 
-/// The corpus's view of an assembled message.
+/// The corpus's view of an assembled message. Thinking signatures are Anthropic's
+/// `signature_delta`s there; a Responses stream's signatures (encrypted reasoning) are
+/// checked by `encrypted_reasoning_is_kept` instead.
 fn observed(
+    api: Api,
     message: &agent::agent::message::AssistantMessage,
     report: &StreamReport,
     error: Option<&ProviderError>,
@@ -135,7 +142,7 @@ fn observed(
     if let Some(refusal) = &report.refusal {
         extra.insert("refusal".into(), json!(refusal));
     }
-    if !signatures.is_empty() {
+    if !signatures.is_empty() && api == Api::Anthropic {
         extra.insert("thinking_signatures".into(), json!(signatures));
     }
     if !redacted.is_empty() {
@@ -191,11 +198,19 @@ async fn every_supported_stream_assembles_to_its_expected_result() {
             &std::fs::read_to_string(dir.join(stream["expected"].as_str().unwrap())).unwrap(),
         )
         .unwrap();
-        let (message, report, error) = assemble(api, &sse).await;
-        let seen = observed(&message, &report, error.as_ref());
+        let (message, report, error, deltas) = assemble(api, &sse).await;
+        let seen = observed(api, &message, &report, error.as_ref());
         let expected = normalise(expected, &seen);
         if seen != expected {
             failures.push(format!("{file}:\n  expected {expected}\n  observed {seen}"));
+        }
+        if let Err(why) = deltas_rebuild_the_message(&deltas, &message) {
+            failures.push(format!("{file}: {why}"));
+        }
+        if api == Api::OpenaiResponses
+            && let Err(why) = encrypted_reasoning_is_kept(&sse, &message)
+        {
+            failures.push(format!("{file}: {why}"));
         }
         checked += 1;
     }
@@ -205,14 +220,88 @@ async fn every_supported_stream_assembles_to_its_expected_result() {
         failures.len(),
         failures.join("\n")
     );
-    let chat_streams = manifest["streams"]
-        .as_array()
-        .unwrap()
+    let streams = manifest["streams"].as_array().unwrap();
+    assert_eq!(checked, streams.len(), "every stream has a decoder");
+    assert!(checked >= 40, "checked {checked}");
+}
+
+/// What a `--mode json` client sees: concatenating each block's deltas must give the final
+/// text, thinking and tool-call arguments.
+fn deltas_rebuild_the_message(
+    deltas: &[AssistantMessageEvent],
+    message: &agent::agent::message::AssistantMessage,
+) -> Result<(), String> {
+    let mut rebuilt: Vec<String> = vec![String::new(); message.content.len()];
+    for delta in deltas {
+        match delta {
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            }
+            | AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            }
+            | AssistantMessageEvent::ToolCallDelta {
+                content_index,
+                delta,
+            } => rebuilt
+                .get_mut(*content_index)
+                .ok_or_else(|| format!("a delta for block {content_index}, which is not there"))?
+                .push_str(delta),
+            _ => {}
+        }
+    }
+    for (index, (block, text)) in message.content.iter().zip(&rebuilt).enumerate() {
+        let consistent = match block {
+            AssistantContent::Text { text: final_text } => final_text == text,
+            AssistantContent::Thinking { thinking, .. } => thinking == text,
+            AssistantContent::ToolCall(call) => match &call.invalid_arguments {
+                Some(raw) => raw == text,
+                None if text.trim().is_empty() => call.arguments == json!({}),
+                None => serde_json::from_str::<Value>(text).ok().as_ref() == Some(&call.arguments),
+            },
+        };
+        if !consistent {
+            return Err(format!(
+                "the deltas of block {index} give {text:?}, the message has {block:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `encrypted_content` of every reasoning item in a Responses stream ends up, in order,
+/// as the signature of a thinking block (it is what lets the reasoning be replayed).
+fn encrypted_reasoning_is_kept(
+    sse: &str,
+    message: &agent::agent::message::AssistantMessage,
+) -> Result<(), String> {
+    let sent: Vec<String> = sse
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .filter(|event| event["type"] == "response.output_item.done")
+        .filter_map(|event| {
+            event["item"]["encrypted_content"]
+                .as_str()
+                .map(String::from)
+        })
+        .collect();
+    let kept: Vec<String> = message
+        .content
         .iter()
-        .filter(|s| s["protocol"] == "chat")
-        .count();
-    assert!(
-        checked >= chat_streams && chat_streams >= 22,
-        "checked {checked}"
-    );
+        .filter_map(|block| match block {
+            AssistantContent::Thinking {
+                signature: Some(signature),
+                ..
+            } => Some(signature.clone()),
+            _ => None,
+        })
+        .collect();
+    if sent == kept {
+        Ok(())
+    } else {
+        Err(format!("encrypted reasoning {sent:?} was kept as {kept:?}"))
+    }
 }

@@ -29,6 +29,16 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
         api_key_env: Some("ANTHROPIC_API_KEY"),
         default_model: Some("claude-sonnet-4-5"),
     },
+    // OpenAI through the Responses API: reasoning models keep their (encrypted) reasoning
+    // across tool calls, which Chat Completions cannot carry.
+    BuiltinProvider {
+        name: "openai-responses",
+        api: Api::OpenaiResponses,
+        base_url: "https://api.openai.com/v1",
+        base_url_env: Some("OPENAI_BASE_URL"),
+        api_key_env: Some("OPENAI_API_KEY"),
+        default_model: Some("gpt-5"),
+    },
     BuiltinProvider {
         name: "openrouter",
         api: Api::OpenaiChat,

@@ -9,6 +9,7 @@ use crate::agent::compaction::CompactionSettings;
 use crate::agent::limits::{Limits, RetryPolicy};
 use crate::agent::queue::QueueMode;
 use crate::cli::Cli;
+use crate::llm::catalog;
 use crate::llm::model::{ModelCost, ModelInfo};
 use crate::llm::provider::ProviderSettings;
 use crate::llm::request::ThinkingLevel;
@@ -450,18 +451,50 @@ fn provider_settings(
     })
 }
 
+/// The catalog's entry for `id` (or the defaults for an unknown model), with every field the
+/// config sets for it taking precedence.
 fn model_info(id: &str, config: Option<&ModelConfig>) -> ModelInfo {
-    let mut info = ModelInfo::unknown(id);
+    let mut info = catalog::lookup(id).unwrap_or_else(|| ModelInfo::unknown(id));
     if let Some(config) = config {
         info.context_window = config.context_window.unwrap_or(info.context_window);
         info.max_output_tokens = config.max_output_tokens.unwrap_or(info.max_output_tokens);
         info.cost = ModelCost {
-            input: config.cost_input.unwrap_or(0.0),
-            output: config.cost_output.unwrap_or(0.0),
-            cache_read: config.cost_cache_read.unwrap_or(0.0),
-            cache_write: config.cost_cache_write.unwrap_or(0.0),
+            input: config.cost_input.unwrap_or(info.cost.input),
+            output: config.cost_output.unwrap_or(info.cost.output),
+            cache_read: config.cost_cache_read.unwrap_or(info.cost.cache_read),
+            cache_write: config.cost_cache_write.unwrap_or(info.cost.cache_write),
         };
         info.reasoning = config.reasoning.unwrap_or(info.reasoning);
     }
     info
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_entries_override_the_catalog_field_by_field() {
+        let known = model_info("claude-haiku-4-5", None);
+        assert_eq!(known.max_output_tokens, 64_000);
+        assert_eq!(known.cost.input, 1.0);
+        let config = ModelConfig {
+            max_output_tokens: Some(1000),
+            cost_output: Some(7.0),
+            ..ModelConfig::default()
+        };
+        let tuned = model_info("claude-haiku-4-5", Some(&config));
+        assert_eq!(tuned.max_output_tokens, 1000);
+        assert_eq!(tuned.cost.output, 7.0);
+        assert_eq!(
+            tuned.cost.input, 1.0,
+            "unset fields keep the catalog's value"
+        );
+        assert_eq!(tuned.context_window, 200_000);
+
+        let unknown = model_info("qwen3-coder", None);
+        assert_eq!(unknown, ModelInfo::unknown("qwen3-coder"));
+        assert_eq!(unknown.context_window, 128_000);
+        assert_eq!(unknown.cost, ModelCost::default());
+    }
 }

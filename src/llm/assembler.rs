@@ -72,7 +72,7 @@ impl Assembler {
         match event {
             StreamEvent::Text(delta) => self.append_text(delta, out),
             StreamEvent::Thinking(delta) => self.append_thinking(delta, out),
-            StreamEvent::ThinkingSignature(part) => self.append_signature(&part),
+            StreamEvent::ThinkingSignature(part) => self.append_signature(part, out),
             StreamEvent::RedactedThinking(data) => {
                 let index = self.start_block(
                     AssistantContent::Thinking {
@@ -94,9 +94,7 @@ impl Assembler {
                 arguments,
             } => self.apply_tool_call(key, id, name, arguments, out),
             StreamEvent::ToolCallArguments { key, arguments } => {
-                if let Some(slot) = self.calls.iter_mut().find(|slot| slot.key == key) {
-                    slot.raw_arguments = arguments;
-                }
+                self.replace_arguments(key, arguments, out)
             }
             StreamEvent::Refusal(text) => {
                 self.report
@@ -105,6 +103,7 @@ impl Assembler {
                     .push_str(&text);
             }
             StreamEvent::OtherBlock(kind) => self.report.other_blocks.push(kind),
+            StreamEvent::BlockEnd => self.close_open(out),
             StreamEvent::Usage(usage) => self.report.usage = Some(usage),
             StreamEvent::Finish(reason) => self.report.finish = Some(reason),
             StreamEvent::Error(message) => self.report.error = Some(message),
@@ -222,23 +221,56 @@ impl Assembler {
         });
     }
 
-    fn append_signature(&mut self, part: &str) {
-        let last_thinking = self
-            .message
-            .content
-            .iter_mut()
-            .rev()
-            .find_map(|block| match block {
-                AssistantContent::Thinking {
-                    signature,
-                    redacted: false,
-                    ..
-                } => Some(signature),
-                _ => None,
-            });
-        if let Some(signature) = last_thinking {
-            signature.get_or_insert_with(String::new).push_str(part);
+    fn append_signature(&mut self, part: String, out: &mut Vec<AssistantMessageEvent>) {
+        if part.is_empty() {
+            return;
         }
+        if let Some(AssistantContent::Thinking {
+            signature,
+            redacted: false,
+            ..
+        }) = self.open_block_mut()
+        {
+            signature.get_or_insert_with(String::new).push_str(&part);
+            return;
+        }
+        // Thinking with no visible text still has to be replayed with its signature.
+        let index = self.start_block(
+            AssistantContent::Thinking {
+                thinking: String::new(),
+                signature: Some(part),
+                redacted: false,
+            },
+            out,
+        );
+        out.push(AssistantMessageEvent::ThinkingStart {
+            content_index: index,
+        });
+    }
+
+    /// The authoritative argument text of a call. When it extends what streamed (the usual
+    /// case, or nothing streamed at all), the rest goes out as a delta, so a client that
+    /// concatenates deltas still ends with the full arguments.
+    fn replace_arguments(
+        &mut self,
+        key: usize,
+        arguments: String,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) {
+        let open = self.open;
+        let Some(slot) = self.calls.iter_mut().find(|slot| slot.key == key) else {
+            return;
+        };
+        if let Some(rest) = arguments.strip_prefix(slot.raw_arguments.as_str())
+            && !rest.is_empty()
+            && open == Some(slot.content_index)
+        {
+            out.push(AssistantMessageEvent::ToolCallDelta {
+                content_index: slot.content_index,
+                delta: rest.to_string(),
+            });
+        }
+        slot.raw_arguments = arguments;
     }
 
     fn apply_tool_call(
@@ -494,5 +526,97 @@ mod tests {
         assert_eq!(message.text(), "partial");
         assert_eq!(message.usage.input, 60);
         assert_eq!(message.usage.total_tokens, 105);
+    }
+
+    #[test]
+    fn block_ends_keep_signed_thinking_blocks_apart() {
+        let mut asm = Assembler::new("p", "m");
+        let mut out = Vec::new();
+        for event in [
+            StreamEvent::Thinking("first".into()),
+            StreamEvent::ThinkingSignature("sig-".into()),
+            StreamEvent::ThinkingSignature("1".into()),
+            StreamEvent::BlockEnd,
+            StreamEvent::Thinking("second".into()),
+            StreamEvent::ThinkingSignature("sig-2".into()),
+            StreamEvent::BlockEnd,
+            // Reasoning with no visible text still keeps its signature.
+            StreamEvent::ThinkingSignature("sig-3".into()),
+            StreamEvent::BlockEnd,
+            StreamEvent::BlockEnd,
+        ] {
+            asm.apply(event, &mut out);
+        }
+        let (message, _) = asm.finish(&mut out);
+        let blocks: Vec<_> = message
+            .content
+            .iter()
+            .map(|block| match block {
+                AssistantContent::Thinking {
+                    thinking,
+                    signature,
+                    ..
+                } => (thinking.as_str(), signature.as_deref()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            blocks,
+            vec![
+                ("first", Some("sig-1")),
+                ("second", Some("sig-2")),
+                ("", Some("sig-3"))
+            ]
+        );
+        let ends = out
+            .iter()
+            .filter(|e| matches!(e, E::ThinkingEnd { .. }))
+            .count();
+        assert_eq!(ends, 3, "each block ends once: {out:?}");
+    }
+
+    #[test]
+    fn final_arguments_stream_what_the_deltas_missed() {
+        let mut asm = Assembler::new("p", "m");
+        let mut out = Vec::new();
+        asm.apply(call(0, "c1", "read", ""), &mut out);
+        asm.apply(
+            StreamEvent::ToolCallArguments {
+                key: 0,
+                arguments: "{\"path\":\"a\"}".into(),
+            },
+            &mut out,
+        );
+        asm.apply(call(1, "c2", "read", "{\"pa"), &mut out);
+        asm.apply(
+            StreamEvent::ToolCallArguments {
+                key: 1,
+                arguments: "{\"path\":\"b\"}".into(),
+            },
+            &mut out,
+        );
+        let (message, _) = asm.finish(&mut out);
+        let deltas: Vec<_> = out
+            .iter()
+            .filter_map(|e| match e {
+                E::ToolCallDelta {
+                    content_index,
+                    delta,
+                } => Some((*content_index, delta.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            deltas,
+            vec![(0, "{\"path\":\"a\"}"), (1, "{\"pa"), (1, "th\":\"b\"}")]
+        );
+        let args: Vec<_> = message.tool_calls().map(|c| c.arguments.clone()).collect();
+        assert_eq!(
+            args,
+            vec![
+                serde_json::json!({"path": "a"}),
+                serde_json::json!({"path": "b"})
+            ]
+        );
     }
 }

@@ -4,10 +4,10 @@
 //! the connection: dropping the response closes it.
 
 use super::error::{ProviderError, error_message};
-use super::openai_chat;
 use super::provider::{Api, ProviderSettings};
 use super::request::ModelRequest;
 use super::stream_event::StreamEvent;
+use super::{anthropic, openai_chat, openai_responses};
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -27,6 +27,8 @@ pub struct Provider {
 /// One decoder per wire API, chosen by the provider's `api`.
 enum Decoder {
     Chat(openai_chat::ChatDecoder),
+    Anthropic(anthropic::AnthropicDecoder),
+    Responses(openai_responses::ResponsesDecoder),
 }
 
 impl Decoder {
@@ -38,6 +40,8 @@ impl Decoder {
     ) -> Result<(), ProviderError> {
         match self {
             Decoder::Chat(decoder) => decoder.decode(event, data, out),
+            Decoder::Anthropic(decoder) => decoder.decode(event, data, out),
+            Decoder::Responses(decoder) => decoder.decode(event, data, out),
         }
     }
 }
@@ -90,17 +94,20 @@ impl Provider {
             _ = cancel.cancelled() => return Err(ProviderError::Aborted),
             key = self.settings.resolve_key() => key?,
         };
+        let name = &self.settings.name;
         let (body, mut decoder) = match self.settings.api {
             Api::OpenaiChat => (
                 openai_chat::build_body(request),
                 Decoder::Chat(openai_chat::ChatDecoder::default()),
             ),
-            other => {
-                return Err(ProviderError::Decode(format!(
-                    "the `{}` API is not supported by this build",
-                    other.as_str()
-                )));
-            }
+            Api::Anthropic => (
+                anthropic::build_body(request, name),
+                Decoder::Anthropic(anthropic::AnthropicDecoder::default()),
+            ),
+            Api::OpenaiResponses => (
+                openai_responses::build_body(request, name),
+                Decoder::Responses(openai_responses::ResponsesDecoder::default()),
+            ),
         };
         let body =
             body.map_err(|e| ProviderError::Decode(format!("could not encode the request: {e}")))?;
@@ -156,7 +163,10 @@ impl Provider {
                 }
             }
         }
-        // Some servers close the connection after the finish reason without a `[DONE]`.
+        // The terminal marker never came. After the finish reason (Chat's `finish_reason`,
+        // Anthropic's `message_delta`; Responses sends it only with its terminal event) the
+        // whole answer has arrived, and some servers close without `[DONE]`; before it, the
+        // response was cut short.
         if finished {
             Ok(())
         } else {
@@ -287,4 +297,38 @@ fn root_cause(error: &dyn std::error::Error) -> String {
         cause = next;
     }
     cause.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_milliseconds_and_dates() {
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "7")])),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "7"), ("retry-after-ms", "250")])),
+            Some(Duration::from_millis(250))
+        );
+        let in_a_minute = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(60));
+        let delay = retry_after(&headers(&[("retry-after", &in_a_minute)])).unwrap();
+        assert!(delay > Duration::from_secs(50) && delay <= Duration::from_secs(60));
+        let past = httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(60));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &past)])),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
+    }
 }

@@ -110,6 +110,8 @@ fn is_transient_text(message: &str) -> bool {
         "try again",
         "temporarily",
         "server error",
+        "server had an error", // OpenAI: "The server had an error processing your request"
+        "retry your request",  // OpenAI: "... You can retry your request"
         "internal error",
         "timeout",
         "timed out",
@@ -216,6 +218,12 @@ mod tests {
         }
         assert!(ProviderError::Truncated.is_retryable());
         assert!(ProviderError::Stream("Overloaded".into()).is_retryable());
+        assert!(ProviderError::Stream("Overloaded (overloaded_error)".into()).is_retryable());
+        assert!(
+            ProviderError::Stream("The server had an error processing your request.".into())
+                .is_retryable()
+        );
+        assert!(!ProviderError::Stream("You exceeded your current quota".into()).is_retryable());
         assert!(!ProviderError::Stream("invalid tool".into()).is_retryable());
     }
 

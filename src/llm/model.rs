@@ -1,5 +1,5 @@
 //! What the agent knows about a model: context window, output limit, prices. Unknown models
-//! get generous defaults and no cost (protocol.md §6).
+//! get generous defaults and no cost (protocol.md §6); the built-in table is `catalog`.
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelInfo {
@@ -8,6 +8,8 @@ pub struct ModelInfo {
     pub max_output_tokens: u64,
     /// US dollars per million tokens.
     pub cost: ModelCost,
+    /// Whether the model takes reasoning parameters: they are sent only when this is set and
+    /// the thinking level is not `off` (a model known not to reason rejects them).
     pub reasoning: bool,
 }
 
@@ -23,13 +25,15 @@ pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 16_000;
 
 impl ModelInfo {
+    /// A model nobody described. It is assumed to reason, so `--thinking` reaches it and
+    /// the server decides; `reasoning = false` in its config entry turns that off.
     pub fn unknown(id: &str) -> Self {
         ModelInfo {
             id: id.to_string(),
             context_window: DEFAULT_CONTEXT_WINDOW,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             cost: ModelCost::default(),
-            reasoning: false,
+            reasoning: true,
         }
     }
 

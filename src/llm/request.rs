@@ -1,7 +1,7 @@
 //! What the loop asks of a provider: one model call's inputs, independent of the wire API.
 
 use super::model::ModelInfo;
-use crate::agent::message::Message;
+use crate::agent::message::{AssistantMessage, Message};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
@@ -44,4 +44,23 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Arc<Message>],
     pub tools: &'a [ToolSpec],
     pub thinking: ThinkingLevel,
+}
+
+impl ModelRequest<'_> {
+    /// The level to ask for, or `None` when no reasoning parameter may be sent: thinking is
+    /// off, or the model is known not to take one.
+    pub fn reasoning(&self) -> Option<ThinkingLevel> {
+        match self.thinking {
+            ThinkingLevel::Off => None,
+            _ if !self.model.reasoning => None,
+            level => Some(level),
+        }
+    }
+}
+
+/// Whether an earlier assistant message came from the provider and model being asked now:
+/// only then are its signed thinking blocks / encrypted reasoning sent back (another model
+/// cannot verify them).
+pub fn same_model(message: &AssistantMessage, provider: &str, model: &str) -> bool {
+    message.provider == provider && message.model == model
 }

@@ -41,7 +41,8 @@ pub struct WireUsage {
 pub enum StreamEvent {
     Text(String),
     Thinking(String),
-    /// Appended to the signature of the current thinking block.
+    /// Appended to the signature of the open thinking block; with no thinking block open
+    /// (a block whose text is hidden or empty), it starts one with no text.
     ThinkingSignature(String),
     /// An opaque redacted-thinking blob (its own block, no text).
     RedactedThinking(String),
@@ -64,6 +65,10 @@ pub enum StreamEvent {
     Refusal(String),
     /// A content block the agent does not handle (e.g. Anthropic `server_tool_use`).
     OtherBlock(String),
+    /// The provider closed a content block: the next delta starts a new block even if it is
+    /// of the same kind (e.g. two thinking blocks, each with its own signature). Decoders of
+    /// APIs without block boundaries never send it.
+    BlockEnd,
     /// Usage so far; a later value replaces an earlier one.
     Usage(WireUsage),
     Finish(FinishReason),

@@ -70,9 +70,49 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
     }
 }
 
+/// The base URL of `server` in `api`'s SDK convention: OpenAI-style with `/v1`, Anthropic's
+/// without.
+pub fn base_url(server: &FakeServer, api: Api) -> String {
+    match api {
+        Api::Anthropic => server.origin.clone(),
+        Api::OpenaiChat | Api::OpenaiResponses => server.v1(),
+    }
+}
+
+/// A provider speaking `api` to `base_url`, with the given idle timeout.
+pub fn provider(api: Api, base_url: &str, idle_timeout: Duration) -> Arc<Provider> {
+    let settings = ProviderSettings {
+        api,
+        ..provider_settings(base_url)
+    };
+    Arc::new(Provider::new(settings, idle_timeout).unwrap())
+}
+
 impl Harness {
     pub async fn start(replies: Vec<Reply>) -> Harness {
         Harness::start_with(replies, |_| {}).await
+    }
+
+    /// An agent whose provider speaks `api` to the scripted server.
+    pub async fn start_api(
+        api: Api,
+        replies: Vec<Reply>,
+        adjust: impl FnOnce(&mut AgentConfig),
+    ) -> Harness {
+        let server = FakeServer::start(replies).await;
+        let dir = tempfile::tempdir().unwrap();
+        let base = base_url(&server, api);
+        let mut config = config(&base, dir.path());
+        config.provider = provider(api, &base, Duration::from_secs(5));
+        adjust(&mut config);
+        let agent = Agent::new(config);
+        let events = agent.subscribe();
+        Harness {
+            server,
+            agent,
+            events,
+            dir,
+        }
     }
 
     pub async fn start_with(replies: Vec<Reply>, adjust: impl FnOnce(&mut AgentConfig)) -> Harness {

@@ -1,9 +1,11 @@
 //! Shared helpers for the integration tests: a scripted model server on 127.0.0.1
-//! (`server`), builders for provider SSE streams (`chat`), and an `Agent` wired to the
-//! server (`harness`). Not every test binary uses every helper.
+//! (`server`), builders for provider SSE streams (`chat`, `anthropic`, `responses`), and an
+//! `Agent` wired to the server (`harness`). Not every test binary uses every helper.
 #![allow(dead_code)]
 
+pub mod anthropic;
 pub mod chat;
 pub mod harness;
 pub mod process;
+pub mod responses;
 pub mod server;

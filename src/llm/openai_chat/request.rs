@@ -119,10 +119,7 @@ pub fn build_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::Err
                 },
             })
             .collect(),
-        reasoning_effort: match request.thinking {
-            ThinkingLevel::Off => None,
-            level => Some(level.as_str()),
-        },
+        reasoning_effort: request.reasoning().map(ThinkingLevel::as_str),
     };
     serde_json::to_vec(&body)
 }

@@ -1,0 +1,383 @@
+//! The Messages request body: model, `max_tokens`, the system prompt as top-level `system`,
+//! tools, the thinking budget, and the history converted to strictly alternating turns.
+//! Conversion rules: tool calls become `tool_use` blocks and tool results `tool_result`
+//! blocks, all results of one round (and any user message after them) share one user turn;
+//! signed thinking is sent back only to the model that wrote it, other thinking becomes
+//! plain text, and redacted thinking from another model is dropped. The system prompt and
+//! the newest user turn carry cache breakpoints, so each request re-reads the previous
+//! one's prefix from Anthropic's prompt cache.
+
+use crate::agent::message::{
+    AssistantContent, AssistantMessage, Content, Message, ToolResultMessage,
+};
+use crate::llm::request::{ModelRequest, ThinkingLevel, same_model};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Output tokens kept for the answer itself when a thinking budget is set.
+const ANSWER_TOKENS: u64 = 4096;
+/// The smallest thinking budget the API accepts.
+const MIN_BUDGET: u64 = 1024;
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    stream: bool,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct Turn<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: String,
+        name: &'a str,
+        input: Cow<'a, Value>,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: Vec<Block<'a>>,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+#[derive(Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+impl Block<'_> {
+    /// Mark the block as the end of a cached prefix; `false` for blocks that cannot be.
+    fn set_cache_breakpoint(&mut self) -> bool {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::Image { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => {
+                *cache_control = Some(EPHEMERAL);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The JSON body of one streaming request. `provider` is the name of the provider being
+/// asked (the `provider` of the messages it produced), to decide what thinking to replay.
+pub fn build_body(
+    request: &ModelRequest<'_>,
+    provider: &str,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut turns: Vec<Turn> = Vec::with_capacity(request.messages.len());
+    for message in request.messages {
+        match message.as_ref() {
+            Message::User(user) => push_turn(&mut turns, "user", content_blocks(&user.content)),
+            Message::Assistant(assistant) => {
+                let blocks = assistant_blocks(assistant, provider, &request.model.id);
+                push_turn(&mut turns, "assistant", blocks);
+            }
+            Message::ToolResult(result) => {
+                push_turn(&mut turns, "user", vec![tool_result(result)]);
+            }
+        }
+    }
+    if let Some(block) = turns
+        .iter_mut()
+        .rev()
+        .find(|turn| turn.role == "user")
+        .and_then(|turn| turn.content.last_mut())
+    {
+        block.set_cache_breakpoint();
+    }
+    let system = match request.system_prompt {
+        "" => Vec::new(),
+        text => vec![Block::Text {
+            text,
+            cache_control: Some(EPHEMERAL),
+        }],
+    };
+    let (max_tokens, thinking) = token_limits(request);
+    let body = Body {
+        model: &request.model.id,
+        max_tokens,
+        system,
+        messages: turns,
+        tools: request
+            .tools
+            .iter()
+            .map(|tool| Tool {
+                name: &tool.name,
+                description: &tool.description,
+                input_schema: &tool.parameters,
+            })
+            .collect(),
+        thinking,
+        stream: true,
+    };
+    serde_json::to_vec(&body)
+}
+
+/// `max_tokens` and the thinking budget. `max_tokens` is the model's output limit, which
+/// thinking counts against: the budget leaves `ANSWER_TOKENS` of it for the answer, and
+/// `max_tokens` grows only when the limit is too small for even the minimum budget.
+fn token_limits(request: &ModelRequest<'_>) -> (u64, Option<Thinking>) {
+    let limit = request.model.max_output_tokens.max(1);
+    let Some(level) = request.reasoning() else {
+        return (limit, None);
+    };
+    let wanted = match level {
+        ThinkingLevel::Off | ThinkingLevel::Minimal => MIN_BUDGET,
+        ThinkingLevel::Low => 4096,
+        ThinkingLevel::Medium => 10_000,
+        ThinkingLevel::High => 32_000,
+    };
+    let budget = wanted
+        .min(limit.saturating_sub(ANSWER_TOKENS))
+        .max(MIN_BUDGET);
+    let thinking = Thinking {
+        kind: "enabled",
+        budget_tokens: budget,
+    };
+    (limit.max(budget + ANSWER_TOKENS), Some(thinking))
+}
+
+/// Append blocks as a turn of `role`, joining the previous turn when it has the same role
+/// (the API wants user and assistant turns to alternate).
+fn push_turn<'a>(turns: &mut Vec<Turn<'a>>, role: &'static str, blocks: Vec<Block<'a>>) {
+    if blocks.is_empty() {
+        return;
+    }
+    match turns.last_mut() {
+        Some(last) if last.role == role => last.content.extend(blocks),
+        _ => turns.push(Turn {
+            role,
+            content: blocks,
+        }),
+    }
+}
+
+fn content_blocks(content: &[Content]) -> Vec<Block<'_>> {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            Content::Text { text } if text.is_empty() => None,
+            Content::Text { text } => Some(Block::Text {
+                text,
+                cache_control: None,
+            }),
+            Content::Image { data, mime_type } => Some(Block::Image {
+                source: ImageSource {
+                    kind: "base64",
+                    media_type: mime_type,
+                    data,
+                },
+                cache_control: None,
+            }),
+        })
+        .collect()
+}
+
+fn tool_result(result: &ToolResultMessage) -> Block<'_> {
+    let mut content = content_blocks(&result.content);
+    if content.is_empty() {
+        // An error result must have content, and an empty text block is rejected.
+        content.push(Block::Text {
+            text: "(no output)",
+            cache_control: None,
+        });
+    }
+    Block::ToolResult {
+        tool_use_id: tool_use_id(&result.tool_call_id),
+        content,
+        is_error: result.is_error,
+        cache_control: None,
+    }
+}
+
+fn assistant_blocks<'a>(
+    message: &'a AssistantMessage,
+    provider: &str,
+    model: &str,
+) -> Vec<Block<'a>> {
+    let replay = same_model(message, provider, model);
+    let mut blocks = Vec::with_capacity(message.content.len());
+    for block in &message.content {
+        match block {
+            AssistantContent::Text { text } if text.is_empty() => {}
+            AssistantContent::Text { text } => blocks.push(Block::Text {
+                text,
+                cache_control: None,
+            }),
+            AssistantContent::Thinking {
+                signature: Some(data),
+                redacted: true,
+                ..
+            } if replay => blocks.push(Block::RedactedThinking { data }),
+            AssistantContent::Thinking { redacted: true, .. } => {}
+            AssistantContent::Thinking {
+                thinking,
+                signature: Some(signature),
+                ..
+            } if replay && !signature.is_empty() => blocks.push(Block::Thinking {
+                thinking,
+                signature,
+            }),
+            // Unsigned (cut off) or another model's thinking: only its text can be kept.
+            AssistantContent::Thinking { thinking, .. } if !thinking.is_empty() => {
+                blocks.push(Block::Text {
+                    text: thinking,
+                    cache_control: None,
+                })
+            }
+            AssistantContent::Thinking { .. } => {}
+            AssistantContent::ToolCall(call) => blocks.push(Block::ToolUse {
+                id: tool_use_id(&call.id),
+                name: &call.name,
+                input: tool_input(&call.arguments, call.invalid_arguments.is_some()),
+            }),
+        }
+    }
+    blocks
+}
+
+/// `tool_use.input` must be an object; a call whose arguments did not parse was never run
+/// (its result says so), so an empty object stands in for them.
+fn tool_input(arguments: &Value, invalid: bool) -> Cow<'_, Value> {
+    if !invalid && arguments.is_object() {
+        Cow::Borrowed(arguments)
+    } else {
+        Cow::Owned(Value::Object(Map::new()))
+    }
+}
+
+/// Tool-use ids must match `^[a-zA-Z0-9_-]+$`; ids from other providers (e.g.
+/// `functions.read:0`) are mapped the same way on the call and on its result.
+fn tool_use_id(id: &str) -> String {
+    let mut clean: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if clean.is_empty() {
+        clean.push_str("call");
+    }
+    clean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::model::ModelInfo;
+
+    fn request(model: &ModelInfo, thinking: ThinkingLevel) -> ModelRequest<'_> {
+        ModelRequest {
+            model,
+            system_prompt: "",
+            messages: &[],
+            tools: &[],
+            thinking,
+        }
+    }
+
+    #[test]
+    fn the_thinking_budget_fits_the_output_limit() {
+        let mut model = ModelInfo::unknown("claude-x");
+        model.max_output_tokens = 64_000;
+        let (max, thinking) = token_limits(&request(&model, ThinkingLevel::High));
+        assert_eq!(
+            (max, thinking.map(|t| t.budget_tokens)),
+            (64_000, Some(32_000))
+        );
+        model.max_output_tokens = 32_000;
+        let (max, thinking) = token_limits(&request(&model, ThinkingLevel::High));
+        assert_eq!(
+            (max, thinking.map(|t| t.budget_tokens)),
+            (32_000, Some(27_904))
+        );
+        model.max_output_tokens = 2_000;
+        let (max, thinking) = token_limits(&request(&model, ThinkingLevel::Minimal));
+        assert_eq!(
+            (max, thinking.map(|t| t.budget_tokens)),
+            (5_120, Some(1_024))
+        );
+        let (max, thinking) = token_limits(&request(&model, ThinkingLevel::Off));
+        assert_eq!((max, thinking.is_none()), (2_000, true));
+        model.reasoning = false;
+        let (_, thinking) = token_limits(&request(&model, ThinkingLevel::High));
+        assert!(
+            thinking.is_none(),
+            "a model known not to reason gets no budget"
+        );
+    }
+
+    #[test]
+    fn foreign_tool_ids_are_made_valid() {
+        assert_eq!(tool_use_id("functions.read:0"), "functions_read_0");
+        assert_eq!(tool_use_id("toolu_01AbC-d"), "toolu_01AbC-d");
+        assert_eq!(tool_use_id(""), "call");
+        assert_eq!(tool_use_id(&"x".repeat(100)).len(), 64);
+    }
+}

@@ -1,0 +1,324 @@
+//! Decodes OpenAI Responses stream events into `StreamEvent`s. The event type is taken from
+//! `data.type` (some servers send data-only frames), output items are correlated by
+//! `output_index` (item ids may change from event to event), a function call's id is its
+//! `call_id`, and the complete arguments of `.done` events are authoritative (some servers
+//! send no deltas at all). Encrypted reasoning becomes the signature of its thinking block so
+//! it can be replayed to the same model. `response.completed` / `.incomplete` / `.failed` and
+//! `error` end the stream.
+
+use crate::llm::error::{ProviderError, error_message, error_text, snippet};
+use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage};
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Default)]
+pub struct ResponsesDecoder {
+    /// Output indices of the function calls seen so far.
+    calls: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    output_index: Option<usize>,
+    #[serde(default)]
+    item: Option<Item>,
+    #[serde(default)]
+    delta: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+    #[serde(default)]
+    response: Option<Response>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    call_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+    #[serde(default)]
+    encrypted_content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    incomplete_details: Option<IncompleteDetails>,
+}
+
+#[derive(Deserialize)]
+struct IncompleteDetails {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    input_tokens_details: Option<InputTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct InputTokensDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl ResponsesDecoder {
+    pub fn decode(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            out.push(StreamEvent::Done);
+            return Ok(());
+        }
+        let parsed: Event = match serde_json::from_str(data) {
+            Ok(parsed) => parsed,
+            Err(_) if event == "error" => {
+                out.push(StreamEvent::Error(error_message(data)));
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(ProviderError::Decode(format!(
+                    "{e} in event {}",
+                    snippet(data)
+                )));
+            }
+        };
+        let kind = match parsed.kind.as_str() {
+            "" => event,
+            kind => kind,
+        };
+        let index = parsed.output_index.unwrap_or(0);
+        match kind {
+            "response.output_item.added" => {
+                if let Some(item) = parsed.item {
+                    self.item_added(index, item, out);
+                }
+            }
+            "response.output_item.done" => {
+                if let Some(item) = parsed.item {
+                    self.item_done(index, item, out);
+                }
+            }
+            "response.output_text.delta" => push(StreamEvent::Text, parsed.delta, out),
+            "response.refusal.delta" => push(StreamEvent::Refusal, parsed.delta, out),
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                push(StreamEvent::Thinking, parsed.delta, out)
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(delta) = parsed.delta.filter(|d| !d.is_empty()) {
+                    self.note_call(index);
+                    out.push(StreamEvent::ToolCall {
+                        key: index,
+                        id: None,
+                        name: None,
+                        arguments: delta,
+                    });
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(arguments) = parsed.arguments {
+                    self.note_call(index);
+                    out.push(StreamEvent::ToolCallArguments {
+                        key: index,
+                        arguments,
+                    });
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                let response = parsed.response;
+                if let Some(usage) = response.as_ref().and_then(|r| r.usage.as_ref()) {
+                    out.push(StreamEvent::Usage(wire_usage(usage)));
+                }
+                let reason = response
+                    .and_then(|r| r.incomplete_details)
+                    .and_then(|d| d.reason);
+                out.push(StreamEvent::Finish(self.finish_reason(kind, reason)));
+                out.push(StreamEvent::Done);
+            }
+            "response.failed" => {
+                let response = parsed.response;
+                if let Some(usage) = response.as_ref().and_then(|r| r.usage.as_ref()) {
+                    out.push(StreamEvent::Usage(wire_usage(usage)));
+                }
+                let message = response
+                    .and_then(|r| r.error)
+                    .filter(|e| !e.is_null())
+                    .map(|e| error_text(&e))
+                    .unwrap_or_else(|| "the provider reported that the response failed".into());
+                out.push(StreamEvent::Error(message));
+            }
+            "error" => out.push(StreamEvent::Error(error_message(data))),
+            // Lifecycle events (`response.created`, `.in_progress`, part and `.done` events
+            // whose content already streamed) and event types newer than this decoder.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn item_added(&mut self, index: usize, item: Item, out: &mut Vec<StreamEvent>) {
+        out.push(StreamEvent::BlockEnd);
+        match item.kind.as_str() {
+            "function_call" => {
+                self.note_call(index);
+                out.push(StreamEvent::ToolCall {
+                    key: index,
+                    id: item.call_id,
+                    name: item.name,
+                    arguments: String::new(),
+                });
+            }
+            "message" | "reasoning" => {}
+            other => out.push(StreamEvent::OtherBlock(other.to_string())),
+        }
+    }
+
+    fn item_done(&mut self, index: usize, item: Item, out: &mut Vec<StreamEvent>) {
+        match item.kind.as_str() {
+            "function_call" => {
+                self.note_call(index);
+                // Fills in id and name if `.added` was missing; a no-op otherwise.
+                out.push(StreamEvent::ToolCall {
+                    key: index,
+                    id: item.call_id,
+                    name: item.name,
+                    arguments: String::new(),
+                });
+                if let Some(arguments) = item.arguments {
+                    out.push(StreamEvent::ToolCallArguments {
+                        key: index,
+                        arguments,
+                    });
+                }
+            }
+            "reasoning" => push(StreamEvent::ThinkingSignature, item.encrypted_content, out),
+            _ => {}
+        }
+        out.push(StreamEvent::BlockEnd);
+    }
+
+    fn note_call(&mut self, index: usize) {
+        if !self.calls.contains(&index) {
+            self.calls.push(index);
+        }
+    }
+
+    fn finish_reason(&self, kind: &str, incomplete: Option<String>) -> FinishReason {
+        match (kind, incomplete.as_deref()) {
+            ("response.incomplete", Some("max_output_tokens")) => FinishReason::Length,
+            ("response.incomplete", Some("content_filter")) => FinishReason::ContentFilter,
+            ("response.incomplete", Some(other)) => FinishReason::Other(other.to_string()),
+            _ if !self.calls.is_empty() => FinishReason::ToolUse,
+            ("response.incomplete", None) => FinishReason::Other("incomplete".to_string()),
+            _ => FinishReason::Stop,
+        }
+    }
+}
+
+fn push(make: fn(String) -> StreamEvent, text: Option<String>, out: &mut Vec<StreamEvent>) {
+    if let Some(text) = text.filter(|t| !t.is_empty()) {
+        out.push(make(text));
+    }
+}
+
+/// Responses usage counts cached tokens inside `input_tokens`.
+fn wire_usage(usage: &Usage) -> WireUsage {
+    WireUsage {
+        input: usage.input_tokens,
+        output: usage.output_tokens,
+        cache_read: usage
+            .input_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .unwrap_or(0),
+        cache_write: 0,
+        input_includes_cache: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(frames: &[&str]) -> Vec<StreamEvent> {
+        let mut decoder = ResponsesDecoder::default();
+        let mut out = Vec::new();
+        for frame in frames {
+            decoder.decode("message", frame, &mut out).unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn incomplete_responses_stop_for_length() {
+        let out = decode_all(&[
+            r#"{"type":"response.output_text.delta","output_index":0,"delta":"Hi"}"#,
+            r#"{"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":12,"output_tokens":3,"input_tokens_details":{"cached_tokens":8}}}}"#,
+        ]);
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::Text("Hi".into()),
+                StreamEvent::Usage(WireUsage {
+                    input: 12,
+                    output: 3,
+                    cache_read: 8,
+                    cache_write: 0,
+                    input_includes_cache: true
+                }),
+                StreamEvent::Finish(FinishReason::Length),
+                StreamEvent::Done,
+            ]
+        );
+    }
+
+    #[test]
+    fn encrypted_reasoning_becomes_a_signature() {
+        let out = decode_all(&[
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[]}}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"}}"#,
+        ]);
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::BlockEnd,
+                StreamEvent::ThinkingSignature("gAAA".into()),
+                StreamEvent::BlockEnd
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_response_reports_its_error() {
+        let out = decode_all(&[
+            r#"{"type":"response.failed","response":{"error":{"code":"server_error","message":"The server had an error"}}}"#,
+        ]);
+        assert_eq!(
+            out,
+            vec![StreamEvent::Error("The server had an error".into())]
+        );
+    }
+}

@@ -1,0 +1,221 @@
+//! The Responses request body, used statelessly (`store: false`, the full history each
+//! time): the system prompt as `instructions`, the history as input items (messages,
+//! `function_call` items with their `call_id`, `function_call_output` items), tools as
+//! non-strict functions, and the reasoning effort. Reasoning items come back only to the
+//! model that produced them, as their encrypted content (the only way to replay reasoning
+//! without server-side storage); other thinking is dropped.
+
+use crate::agent::message::{AssistantContent, AssistantMessage, Content, Message};
+use crate::llm::request::{ModelRequest, same_model};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    instructions: &'a str,
+    input: Vec<Item<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Reasoning>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
+    stream: bool,
+    store: bool,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    /// Strict mode (the Responses default) rejects schemas with optional properties.
+    strict: bool,
+}
+
+#[derive(Serialize)]
+struct Reasoning {
+    effort: &'static str,
+    summary: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Item<'a> {
+    Message {
+        role: &'static str,
+        content: Vec<Part<'a>>,
+    },
+    Reasoning {
+        summary: Vec<Part<'a>>,
+        encrypted_content: &'a str,
+    },
+    FunctionCall {
+        call_id: &'a str,
+        name: &'a str,
+        arguments: String,
+    },
+    FunctionCallOutput {
+        call_id: &'a str,
+        output: Output<'a>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    InputText { text: &'a str },
+    InputImage { image_url: String },
+    OutputText { text: &'a str },
+    SummaryText { text: &'a str },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Output<'a> {
+    Text(String),
+    /// Text and images, for results that contain images.
+    Parts(Vec<Part<'a>>),
+}
+
+/// The JSON body of one streaming request. `provider` is the name of the provider being
+/// asked, to decide which reasoning items may be replayed.
+pub fn build_body(
+    request: &ModelRequest<'_>,
+    provider: &str,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut input = Vec::with_capacity(request.messages.len());
+    for message in request.messages {
+        match message.as_ref() {
+            Message::User(user) => {
+                let content = input_parts(&user.content);
+                if !content.is_empty() {
+                    input.push(Item::Message {
+                        role: "user",
+                        content,
+                    });
+                }
+            }
+            Message::Assistant(assistant) => {
+                assistant_items(assistant, provider, &request.model.id, &mut input)
+            }
+            Message::ToolResult(result) => {
+                let has_images = result
+                    .content
+                    .iter()
+                    .any(|c| matches!(c, Content::Image { .. }));
+                let output = if has_images {
+                    Output::Parts(input_parts(&result.content))
+                } else {
+                    Output::Text(crate::agent::message::join_text(&result.content))
+                };
+                input.push(Item::FunctionCallOutput {
+                    call_id: &result.tool_call_id,
+                    output,
+                });
+            }
+        }
+    }
+    let reasoning = request.reasoning().map(|level| Reasoning {
+        effort: level.as_str(),
+        summary: "auto",
+    });
+    let include = match reasoning {
+        Some(_) => vec!["reasoning.encrypted_content"],
+        None => Vec::new(),
+    };
+    let body = Body {
+        model: &request.model.id,
+        instructions: request.system_prompt,
+        input,
+        tools: request
+            .tools
+            .iter()
+            .map(|tool| Tool {
+                kind: "function",
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+                strict: false,
+            })
+            .collect(),
+        reasoning,
+        include,
+        stream: true,
+        store: false,
+    };
+    serde_json::to_vec(&body)
+}
+
+fn input_parts(content: &[Content]) -> Vec<Part<'_>> {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            Content::Text { text } if text.is_empty() => None,
+            Content::Text { text } => Some(Part::InputText { text }),
+            Content::Image { data, mime_type } => Some(Part::InputImage {
+                image_url: format!("data:{mime_type};base64,{data}"),
+            }),
+        })
+        .collect()
+}
+
+/// An assistant message as output items, in the order the model produced them: reasoning
+/// before the call it led to, consecutive text blocks in one message item.
+fn assistant_items<'a>(
+    message: &'a AssistantMessage,
+    provider: &str,
+    model: &str,
+    input: &mut Vec<Item<'a>>,
+) {
+    let replay = same_model(message, provider, model);
+    let mut text: Vec<Part<'a>> = Vec::new();
+    let flush = |text: &mut Vec<Part<'a>>, input: &mut Vec<Item<'a>>| {
+        if !text.is_empty() {
+            input.push(Item::Message {
+                role: "assistant",
+                content: std::mem::take(text),
+            });
+        }
+    };
+    for block in &message.content {
+        match block {
+            AssistantContent::Text { text: t } if !t.is_empty() => {
+                text.push(Part::OutputText { text: t })
+            }
+            AssistantContent::Text { .. } => {}
+            AssistantContent::Thinking {
+                thinking,
+                signature: Some(encrypted),
+                redacted: false,
+            } if replay && !encrypted.is_empty() => {
+                flush(&mut text, input);
+                let summary = match thinking.as_str() {
+                    "" => Vec::new(),
+                    text => vec![Part::SummaryText { text }],
+                };
+                input.push(Item::Reasoning {
+                    summary,
+                    encrypted_content: encrypted,
+                });
+            }
+            AssistantContent::Thinking { .. } => {}
+            AssistantContent::ToolCall(call) => {
+                flush(&mut text, input);
+                input.push(Item::FunctionCall {
+                    call_id: &call.id,
+                    name: &call.name,
+                    arguments: match &call.invalid_arguments {
+                        Some(raw) => raw.clone(),
+                        None => call.arguments.to_string(),
+                    },
+                });
+            }
+        }
+    }
+    flush(&mut text, input);
+}
