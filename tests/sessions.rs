@@ -294,8 +294,16 @@ async fn an_invalid_line_in_the_middle_is_reported_and_skipped() {
 #[tokio::test]
 async fn a_session_in_use_is_refused_and_a_killed_holder_leaves_no_lock() {
     let env = env();
-    let server = FakeServer::start(vec![Reply::sse(chat::text("ok"))]).await;
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("held")),
+        Reply::sse(chat::text("ok")),
+    ])
+    .await;
     let mut holder = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    holder
+        .send(json!({"id": "p", "type": "prompt", "message": "hold it"}))
+        .await;
+    holder.until(|l| l["type"] == "agent_end").await;
     holder.send(json!({"id": "s", "type": "get_state"})).await;
     let state = holder.response("s").await;
     let file = state["data"]["sessionFile"].as_str().unwrap().to_string();
@@ -382,6 +390,27 @@ async fn no_session_keeps_nothing_and_resume_finds_by_prefix() {
         out.stderr.contains("no session matches `zzzz`"),
         "{}",
         out.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_session_without_messages_leaves_no_file() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("kept"))]).await;
+    let mut idle = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    idle.send(json!({"id": "s", "type": "get_state"})).await;
+    idle.response("s").await;
+    assert_eq!(idle.exit_code().await, 0);
+    assert!(
+        env.session_files().is_empty(),
+        "opening and quitting writes nothing"
+    );
+    assert_eq!(run(env.agent(&server, &["-p", "real work"])).await.code, 0);
+    let lines = lines_of(&env.only_session());
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(
+        lines[1]["type"], "model_change",
+        "bookkeeping written with the first message"
     );
 }
 

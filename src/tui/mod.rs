@@ -2,6 +2,8 @@
 //! message, running tools, queue, composer, status line) above which finished transcript
 //! cells are inserted into the terminal's own scrollback.
 
+pub mod cells;
+pub mod composer;
 pub mod markdown;
 pub mod screen;
 pub mod theme;

@@ -146,7 +146,8 @@ impl<B: Backend> Screen<B> {
     /// suspend): the shell prompt follows the conversation.
     pub fn leave(&mut self) -> Result<(), B::Error> {
         self.clear_rows(self.area.top(), self.area.bottom())?;
-        self.backend.set_cursor_position(Position::new(0, self.area.top()))?;
+        self.backend
+            .set_cursor_position(Position::new(0, self.area.top()))?;
         self.backend.show_cursor()?;
         self.area.height = 0;
         self.previous = Buffer::empty(self.area);
@@ -157,7 +158,12 @@ impl<B: Backend> Screen<B> {
     /// After a suspend or anything else that wrote to the terminal: start again at `top`.
     pub fn restart_at(&mut self, top: u16) -> Result<(), B::Error> {
         self.size = self.backend.size()?;
-        self.area = Rect::new(0, top.min(self.size.height.saturating_sub(1)), self.size.width, 0);
+        self.area = Rect::new(
+            0,
+            top.min(self.size.height.saturating_sub(1)),
+            self.size.width,
+            0,
+        );
         self.previous = Buffer::empty(self.area);
         self.repaint = true;
         Ok(())
@@ -171,7 +177,8 @@ impl<B: Backend> Screen<B> {
             let overflow = (self.area.top() + height).saturating_sub(self.size.height);
             if overflow > 0 {
                 // Make room: everything above moves up, the top rows into the scrollback.
-                self.backend.scroll_region_up(0..self.size.height, overflow)?;
+                self.backend
+                    .scroll_region_up(0..self.size.height, overflow)?;
                 self.area.y -= overflow;
             }
         } else {
@@ -197,11 +204,13 @@ impl<B: Backend> Screen<B> {
             buffer.set_line(0, top + i as u16, line, self.size.width);
         }
         // Every cell, blanks included: the rows may hold stale content.
-        let cells = buffer
-            .content
-            .iter()
-            .enumerate()
-            .map(|(i, cell)| ((i as u16) % area.width.max(1), top + (i as u16) / area.width.max(1), cell));
+        let cells = buffer.content.iter().enumerate().map(|(i, cell)| {
+            (
+                (i as u16) % area.width.max(1),
+                top + (i as u16) / area.width.max(1),
+                cell,
+            )
+        });
         self.backend.draw(cells)
     }
 }
@@ -216,7 +225,13 @@ mod tests {
         buffer
             .content
             .chunks(width.max(1))
-            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>().trim_end().to_string())
+            .map(|row| {
+                row.iter()
+                    .map(|c| c.symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
             .collect()
     }
 
@@ -238,12 +253,23 @@ mod tests {
     fn the_live_area_follows_the_history_and_grows_downwards() {
         let mut s = screen(10, 6, 0);
         s.draw(2, paint(&["> typing", "status"])).unwrap();
-        assert_eq!(rows_of(s.backend().buffer()), ["> typing", "status", "", "", "", ""]);
-        s.insert_before(&[Line::from("hello"), Line::from("world")]).unwrap();
-        assert_eq!(rows_of(s.backend().buffer()), ["hello", "world", "> typing", "status", "", ""]);
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["> typing", "status", "", "", "", ""]
+        );
+        s.insert_before(&[Line::from("hello"), Line::from("world")])
+            .unwrap();
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["hello", "world", "> typing", "status", "", ""]
+        );
         assert_eq!(s.area(), Rect::new(0, 2, 10, 2));
-        s.draw(3, paint(&["streaming", "> typing", "status"])).unwrap();
-        assert_eq!(rows_of(s.backend().buffer()), ["hello", "world", "streaming", "> typing", "status", ""]);
+        s.draw(3, paint(&["streaming", "> typing", "status"]))
+            .unwrap();
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["hello", "world", "streaming", "> typing", "status", ""]
+        );
     }
 
     #[test]
@@ -252,15 +278,27 @@ mod tests {
         s.draw(2, paint(&["> a", "status"])).unwrap();
         let lines: Vec<Line> = (1..=5).map(|i| Line::from(format!("line {i}"))).collect();
         s.insert_before(&lines).unwrap();
-        assert_eq!(rows_of(s.backend().buffer()), ["line 4", "line 5", "> a", "status"]);
-        assert_eq!(rows_of(s.backend().scrollback()), ["line 1", "line 2", "line 3"]);
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["line 4", "line 5", "> a", "status"]
+        );
+        assert_eq!(
+            rows_of(s.backend().scrollback()),
+            ["line 1", "line 2", "line 3"]
+        );
         // Growing pushes history up instead of going off screen.
         s.draw(3, paint(&["more", "> a", "status"])).unwrap();
-        assert_eq!(rows_of(s.backend().buffer()), ["line 5", "more", "> a", "status"]);
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["line 5", "more", "> a", "status"]
+        );
         assert_eq!(rows_of(s.backend().scrollback()).last().unwrap(), "line 4");
         // Shrinking clears the freed row and keeps the top.
         s.draw(2, paint(&["> a", "status"])).unwrap();
-        assert_eq!(rows_of(s.backend().buffer()), ["line 5", "> a", "status", ""]);
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["line 5", "> a", "status", ""]
+        );
     }
 
     #[test]

@@ -7,7 +7,12 @@ use unicode_width::UnicodeWidthChar;
 
 /// Wrap `line` to rows of at most `width` columns; the first row starts with `first`, the
 /// others with `rest`.
-pub fn wrap_line(line: &Line<'_>, width: u16, first: &[Span<'static>], rest: &[Span<'static>]) -> Vec<Line<'static>> {
+pub fn wrap_line(
+    line: &Line<'_>,
+    width: u16,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+) -> Vec<Line<'static>> {
     let width = width.max(1) as usize;
     let prefix_width = |spans: &[Span<'_>]| spans.iter().map(|s| s.width()).sum::<usize>();
     let mut rows: Vec<Line<'static>> = Vec::new();
@@ -30,9 +35,13 @@ pub fn wrap_line(line: &Line<'_>, width: u16, first: &[Span<'static>], rest: &[S
                 if trimmed.is_empty() {
                     continue;
                 }
-                place(trimmed, style, width, &mut rows, &mut row, &mut used, rest, rest_width, line);
+                place(
+                    trimmed, style, width, &mut rows, &mut row, &mut used, rest, rest_width, line,
+                );
             } else {
-                place(word, style, width, &mut rows, &mut row, &mut used, rest, rest_width, line);
+                place(
+                    word, style, width, &mut rows, &mut row, &mut used, rest, rest_width, line,
+                );
             }
             row_has_text = true;
         }
@@ -103,7 +112,10 @@ pub fn wrap_text(
 ) -> Vec<Line<'static>> {
     let mut rows = Vec::new();
     for (i, source) in text.split('\n').enumerate() {
-        let line = Line::from(Span::styled(source.trim_end_matches('\r').replace('\t', "    "), style));
+        let line = Line::from(Span::styled(
+            source.trim_end_matches('\r').replace('\t', "    "),
+            style,
+        ));
         let prefix = if i == 0 { first } else { rest };
         rows.extend(wrap_line(&line, width, prefix, rest));
     }
@@ -115,12 +127,20 @@ mod tests {
     use super::*;
 
     fn texts(rows: &[Line<'_>]) -> Vec<String> {
-        rows.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect()
+        rows.iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
     }
 
     #[test]
     fn wraps_words_with_a_hanging_indent() {
-        let rows = wrap_text("the quick brown fox jumps", Default::default(), 12, &[Span::raw("> ")], &[Span::raw("  ")]);
+        let rows = wrap_text(
+            "the quick brown fox jumps",
+            Default::default(),
+            12,
+            &[Span::raw("> ")],
+            &[Span::raw("  ")],
+        );
         assert_eq!(texts(&rows), ["> the quick ", "  brown fox ", "  jumps"]);
         for row in &rows {
             assert!(row.width() <= 12);

@@ -7,7 +7,13 @@ use super::wrap::wrap_text;
 use ratatui::text::Line;
 
 pub fn render(markdown: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-    wrap_text(markdown.trim_end_matches('\n'), theme.text(), width, &[], &[])
+    wrap_text(
+        markdown.trim_end_matches('\n'),
+        theme.text(),
+        width,
+        &[],
+        &[],
+    )
 }
 
 pub struct StreamingMarkdown {
@@ -38,7 +44,13 @@ impl StreamingMarkdown {
         };
         let complete: String = self.pending.drain(..=end).collect();
         self.retail();
-        wrap_text(complete.trim_end_matches('\n'), self.theme.text(), self.width, &[], &[])
+        wrap_text(
+            complete.trim_end_matches('\n'),
+            self.theme.text(),
+            self.width,
+            &[],
+            &[],
+        )
     }
 
     pub fn tail(&self) -> &[Line<'static>] {
@@ -48,7 +60,11 @@ impl StreamingMarkdown {
     pub fn finish(&mut self) -> Vec<Line<'static>> {
         let mut lines = self.take_stable();
         if !self.pending.is_empty() {
-            lines.extend(render(&std::mem::take(&mut self.pending), self.width, &self.theme));
+            lines.extend(render(
+                &std::mem::take(&mut self.pending),
+                self.width,
+                &self.theme,
+            ));
         }
         self.tail.clear();
         lines
@@ -61,6 +77,10 @@ impl StreamingMarkdown {
 
     fn retail(&mut self) {
         let open = self.pending.rsplit('\n').next().unwrap_or("");
-        self.tail = if open.is_empty() { Vec::new() } else { render(open, self.width, &self.theme) };
+        self.tail = if open.is_empty() {
+            Vec::new()
+        } else {
+            render(open, self.width, &self.theme)
+        };
     }
 }

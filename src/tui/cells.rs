@@ -1,0 +1,520 @@
+//! Transcript cells: how each finished piece of the conversation looks once it goes into the
+//! terminal's scrollback — the user's message, the assistant's text and thinking, a tool call
+//! with a summary of its result (edits as coloured diffs), and notices. Every function
+//! returns rows already wrapped to the width.
+
+use super::markdown;
+use super::theme::Theme;
+use super::wrap::{wrap_line, wrap_text};
+use crate::agent::message::{AssistantContent, Content, Message, ToolCall, join_text};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+/// Rows of a tool result shown under its call, at most.
+const RESULT_ROWS: usize = 6;
+/// Rows of a diff shown, at most.
+const DIFF_ROWS: usize = 40;
+
+pub fn blank() -> Line<'static> {
+    Line::default()
+}
+
+pub fn user(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![blank()];
+    rows.extend(wrap_text(
+        text.trim_end(),
+        theme.user(),
+        width,
+        &[Span::styled("› ", theme.user())],
+        &[Span::raw("  ")],
+    ));
+    rows
+}
+
+/// The assistant's text rendered as markdown, with a marker on the first row.
+pub fn assistant_text(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![blank()];
+    rows.extend(
+        markdown::render(text, width.saturating_sub(2), theme)
+            .into_iter()
+            .map(indent),
+    );
+    mark_first(&mut rows, theme);
+    rows
+}
+
+/// Put the assistant's bullet on the first text row of a block.
+pub fn mark_first(rows: &mut [Line<'static>], theme: &Theme) {
+    if let Some(row) = rows.iter_mut().find(|r| r.width() > 0)
+        && let Some(first) = row.spans.first_mut()
+        && first.content == "  "
+    {
+        *first = Span::styled("● ", theme.accent());
+    }
+}
+
+/// Two columns of indent in front of a rendered row.
+pub fn indent(line: Line<'static>) -> Line<'static> {
+    let mut spans = vec![Span::raw("  ")];
+    spans.extend(line.spans);
+    Line::from(spans).style(line.style)
+}
+
+/// Thinking: one dim line when collapsed, the whole text when expanded.
+pub fn thinking(text: &str, expanded: bool, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![blank()];
+    if expanded {
+        rows.extend(wrap_text(
+            text.trim(),
+            theme.thinking(),
+            width,
+            &[Span::styled("✻ ", theme.thinking())],
+            &[Span::raw("  ")],
+        ));
+    } else {
+        let words = text.split_whitespace().count();
+        rows.push(Line::from(vec![
+            Span::styled("✻ ", theme.thinking()),
+            Span::styled(
+                format!("Thought ({words} words) · ctrl+t shows thinking"),
+                theme.thinking(),
+            ),
+        ]));
+    }
+    rows
+}
+
+pub fn notice(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![blank()];
+    rows.extend(wrap_text(
+        text,
+        theme.dim(),
+        width,
+        &[Span::styled("· ", theme.dim())],
+        &[Span::raw("  ")],
+    ));
+    rows
+}
+
+pub fn warning(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![blank()];
+    rows.extend(wrap_text(
+        text,
+        theme.warning(),
+        width,
+        &[Span::styled("⚠ ", theme.warning())],
+        &[Span::raw("  ")],
+    ));
+    rows
+}
+
+pub fn error(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![blank()];
+    rows.extend(wrap_text(
+        text,
+        theme.error(),
+        width,
+        &[Span::styled("✗ ", theme.error())],
+        &[Span::raw("  ")],
+    ));
+    rows
+}
+
+/// A one-line description of a call's arguments: the command, the path, the pattern.
+pub fn summarize_args(name: &str, args: &Value) -> String {
+    let text = |key: &str| {
+        args.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let summary = match name {
+        "bash" => text("command"),
+        "read" => {
+            let mut s = text("path");
+            if let Some(offset) = args.get("offset").and_then(Value::as_u64) {
+                s.push_str(&format!(":{offset}"));
+            }
+            s
+        }
+        "write" => {
+            let lines = args
+                .get("content")
+                .and_then(Value::as_str)
+                .map(|c| c.lines().count())
+                .unwrap_or(0);
+            format!("{} ({lines} lines)", text("path"))
+        }
+        "edit" => {
+            let edits = args
+                .get("edits")
+                .and_then(Value::as_array)
+                .map(Vec::len)
+                .unwrap_or(0);
+            format!(
+                "{} ({edits} edit{})",
+                text("path"),
+                if edits == 1 { "" } else { "s" }
+            )
+        }
+        "grep" => {
+            let path = text("path");
+            if path.is_empty() {
+                text("pattern")
+            } else {
+                format!("{} in {path}", text("pattern"))
+            }
+        }
+        "find" => text("pattern"),
+        "ls" => {
+            let path = text("path");
+            if path.is_empty() {
+                ".".to_string()
+            } else {
+                path
+            }
+        }
+        _ => args.to_string(),
+    };
+    summary.lines().next().unwrap_or("").to_string()
+}
+
+/// The header row of a tool call: marker, name, argument summary (cut to the width).
+pub fn tool_header(
+    name: &str,
+    args: &Value,
+    marker: Span<'static>,
+    width: u16,
+    theme: &Theme,
+) -> Line<'static> {
+    let summary = summarize_args(name, args);
+    let room = (width as usize).saturating_sub(name.len() + 4);
+    let summary = cut(&summary, room);
+    Line::from(vec![
+        marker,
+        Span::styled(name.to_string(), theme.bold()),
+        Span::raw(" "),
+        Span::styled(summary, theme.dim()),
+    ])
+}
+
+/// `text` cut to `max` columns with an ellipsis.
+pub fn cut(text: &str, max: usize) -> String {
+    let width = |c: char| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+    if text.chars().map(width).sum::<usize>() <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        if used + width(c) + 1 > max {
+            break;
+        }
+        used += width(c);
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// A finished tool call: its header and what came of it.
+pub fn tool(
+    name: &str,
+    args: &Value,
+    content: &[Content],
+    details: Option<&Value>,
+    is_error: bool,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let marker_style = if is_error {
+        theme.error()
+    } else {
+        theme.success()
+    };
+    let mut rows = vec![
+        blank(),
+        tool_header(name, args, Span::styled("● ", marker_style), width, theme),
+    ];
+    let text = join_text(content);
+    let body_first = [Span::styled("  ⎿ ", theme.dim())];
+    let body_rest = [Span::raw("    ")];
+    if let Some(diff) = details
+        .and_then(|d| d.get("diff"))
+        .and_then(Value::as_str)
+        .filter(|_| !is_error)
+    {
+        rows.extend(diff_rows(diff, width, theme));
+        return rows;
+    }
+    let summary = result_summary(name, &text, is_error);
+    let style = if is_error { theme.error() } else { theme.dim() };
+    let shown: Vec<&str> = summary.lines.iter().map(String::as_str).collect();
+    for (i, line) in shown.iter().enumerate() {
+        let prefix: &[Span<'static>] = if i == 0 { &body_first } else { &body_rest };
+        rows.extend(wrap_line(
+            &Line::from(Span::styled(line.to_string(), style)),
+            width,
+            prefix,
+            &body_rest,
+        ));
+    }
+    if summary.hidden > 0 {
+        rows.push(Line::from(vec![
+            Span::raw("    "),
+            Span::styled(
+                format!(
+                    "… {} more line{}",
+                    summary.hidden,
+                    if summary.hidden == 1 { "" } else { "s" }
+                ),
+                theme.dim(),
+            ),
+        ]));
+    }
+    rows
+}
+
+struct Summary {
+    lines: Vec<String>,
+    hidden: usize,
+}
+
+fn result_summary(name: &str, text: &str, is_error: bool) -> Summary {
+    let all: Vec<&str> = text.lines().collect();
+    if !is_error && name == "read" {
+        let count = all
+            .iter()
+            .take_while(|l| !l.starts_with("[Showing lines"))
+            .count();
+        return Summary {
+            lines: vec![format!(
+                "Read {count} line{}",
+                if count == 1 { "" } else { "s" }
+            )],
+            hidden: 0,
+        };
+    }
+    if all.is_empty() {
+        return Summary {
+            lines: vec!["(no output)".to_string()],
+            hidden: 0,
+        };
+    }
+    // Commands: their end matters most; everything else: the beginning.
+    let keep_end = name == "bash" && !is_error;
+    let shown: Vec<String> = if keep_end {
+        all.iter()
+            .rev()
+            .take(RESULT_ROWS)
+            .rev()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        all.iter()
+            .take(RESULT_ROWS)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    Summary {
+        hidden: all.len() - shown.len(),
+        lines: shown,
+    }
+}
+
+/// A unified diff in colour: additions green, removals red, hunk headers dim.
+pub fn diff_rows(diff: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut rows = Vec::new();
+    let lines: Vec<&str> = diff
+        .lines()
+        .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+        .collect();
+    for line in lines.iter().take(DIFF_ROWS) {
+        let style = if line.starts_with('+') {
+            theme.diff_added()
+        } else if line.starts_with('-') {
+            theme.diff_removed()
+        } else if line.starts_with("@@") {
+            theme.diff_hunk()
+        } else {
+            theme.dim()
+        };
+        rows.extend(wrap_line(
+            &Line::from(Span::styled(line.to_string(), style)),
+            width,
+            &[Span::raw("    ")],
+            &[Span::raw("    ")],
+        ));
+    }
+    if lines.len() > DIFF_ROWS {
+        rows.push(Line::from(Span::styled(
+            format!("    … {} more diff lines", lines.len() - DIFF_ROWS),
+            theme.dim(),
+        )));
+    }
+    rows
+}
+
+/// A whole message, for replaying a resumed session. Tool results are shown with their
+/// call, so a result message is looked up by the caller and passed in `results`.
+pub fn message(
+    message: &Message,
+    results: &[&Message],
+    show_thinking: bool,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    match message {
+        Message::User(user_message) => user(&user_message.plain_text(), width, theme),
+        Message::ToolResult(_) => Vec::new(),
+        Message::Assistant(assistant) => {
+            let mut rows = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    AssistantContent::Text { text } if !text.trim().is_empty() => {
+                        rows.extend(assistant_text(text, width, theme))
+                    }
+                    AssistantContent::Thinking {
+                        thinking: text,
+                        redacted: false,
+                        ..
+                    } if !text.trim().is_empty() => {
+                        rows.extend(thinking(text, show_thinking, width, theme))
+                    }
+                    AssistantContent::ToolCall(call) => {
+                        rows.extend(replayed_call(call, results, width, theme))
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(error) = &assistant.error_message {
+                rows.extend(error_cell_for_stop(
+                    error,
+                    assistant.stop_reason,
+                    width,
+                    theme,
+                ));
+            }
+            rows
+        }
+    }
+}
+
+fn replayed_call(
+    call: &ToolCall,
+    results: &[&Message],
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let result = results.iter().find_map(|m| match m {
+        Message::ToolResult(r) if r.tool_call_id == call.id => Some(r),
+        _ => None,
+    });
+    match result {
+        Some(r) => tool(
+            &call.name,
+            &call.arguments,
+            &r.content,
+            r.details.as_ref(),
+            r.is_error,
+            width,
+            theme,
+        ),
+        None => vec![
+            blank(),
+            tool_header(
+                &call.name,
+                &call.arguments,
+                Span::styled("● ", theme.dim()),
+                width,
+                theme,
+            ),
+        ],
+    }
+}
+
+/// How a response that ended badly is shown.
+pub fn error_cell_for_stop(
+    message: &str,
+    stop: crate::agent::message::StopReason,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    match stop {
+        crate::agent::message::StopReason::Aborted => notice("Interrupted.", width, theme),
+        _ => error(message, width, theme),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn texts(rows: &[Line<'_>]) -> Vec<String> {
+        rows.iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn tool_cells_summarise_their_result() {
+        let theme = Theme::plain();
+        let output: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let rows = tool(
+            "bash",
+            &json!({"command": "seq 20"}),
+            &[Content::text(output)],
+            None,
+            false,
+            40,
+            &theme,
+        );
+        let t = texts(&rows);
+        assert_eq!(t[1], "● bash seq 20");
+        assert_eq!(t[2], "  ⎿ line 15");
+        assert_eq!(t.last().unwrap(), "    … 14 more lines");
+        let rows = tool(
+            "read",
+            &json!({"path": "a.rs"}),
+            &[Content::text("x\ny\n")],
+            None,
+            false,
+            40,
+            &theme,
+        );
+        assert_eq!(texts(&rows)[2], "  ⎿ Read 2 lines");
+        let rows = tool(
+            "edit",
+            &json!({"path": "a.rs", "edits": [{}]}),
+            &[Content::text("ok")],
+            Some(&json!({"diff": "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n"})),
+            false,
+            40,
+            &theme,
+        );
+        assert_eq!(
+            &texts(&rows)[1..],
+            [
+                "● edit a.rs (1 edit)",
+                "    @@ -1 +1 @@",
+                "    -old",
+                "    +new"
+            ]
+        );
+    }
+
+    #[test]
+    fn headers_are_cut_to_the_width() {
+        let theme = Theme::plain();
+        let line = tool_header(
+            "bash",
+            &json!({"command": "x".repeat(100)}),
+            Span::raw("● "),
+            20,
+            &theme,
+        );
+        assert!(line.width() <= 20, "{}", line.width());
+        assert!(texts(&[line])[0].ends_with('…'));
+    }
+}

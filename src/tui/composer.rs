@@ -1,0 +1,260 @@
+//! The composer: where the user writes. A ratatui-textarea with soft wrap, plus the
+//! agent's keys — Enter submits, Alt+Enter queues a follow-up, Shift+Enter / Ctrl+J insert a
+//! newline — and Up/Down recall earlier prompts when the cursor is on the first/last row.
+
+use super::theme::Theme;
+use super::wrap::wrap_text;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
+use ratatui::widgets::Widget;
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+/// The most rows the composer grows to before it scrolls.
+const MAX_ROWS: u16 = 10;
+const PROMPT: &str = "› ";
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Enter: a prompt (or a steering message while a run is active).
+    Submit(String),
+    /// Alt+Enter: a follow-up.
+    FollowUp(String),
+    /// The key was handled (or ignored); nothing to do.
+    Edited,
+}
+
+pub struct Composer {
+    textarea: TextArea<'static>,
+    history: Vec<String>,
+    /// Index into `history` while recalling; the draft is what was typed before.
+    recalling: Option<usize>,
+    draft: String,
+}
+
+impl Composer {
+    pub fn new(theme: &Theme) -> Self {
+        let mut textarea = TextArea::default();
+        textarea.set_wrap_mode(WrapMode::WordOrGlyph);
+        textarea.set_cursor_line_style(Style::default());
+        textarea.set_placeholder_text("Ask anything · / for commands · ! runs a shell command");
+        textarea.set_placeholder_style(theme.dim());
+        textarea.set_max_histories(200);
+        Composer {
+            textarea,
+            history: Vec::new(),
+            recalling: None,
+            draft: String::new(),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.textarea.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.textarea.is_empty()
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        let lines: Vec<String> = text.split('\n').map(String::from).collect();
+        let style = self.textarea.placeholder_style();
+        let placeholder = self.textarea.placeholder_text().to_string();
+        self.textarea = TextArea::new(lines);
+        self.textarea.set_wrap_mode(WrapMode::WordOrGlyph);
+        self.textarea.set_cursor_line_style(Style::default());
+        self.textarea.set_placeholder_text(placeholder);
+        if let Some(style) = style {
+            self.textarea.set_placeholder_style(style);
+        }
+        self.textarea.move_cursor(CursorMove::Bottom);
+        self.textarea.move_cursor(CursorMove::End);
+    }
+
+    pub fn clear(&mut self) {
+        self.set_text("");
+        self.recalling = None;
+    }
+
+    /// Paste: inserted as-is, newlines included.
+    pub fn insert(&mut self, text: &str) {
+        let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+        self.textarea.insert_str(normalized);
+    }
+
+    /// Remember a submitted prompt for Up/Down recall.
+    pub fn remember(&mut self, text: &str) {
+        if text.trim().is_empty() || self.history.last().is_some_and(|last| last == text) {
+            return;
+        }
+        self.history.push(text.to_string());
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Enter if alt => self.take(Action::FollowUp),
+            KeyCode::Enter if shift || ctrl => {
+                self.textarea.insert_newline();
+                Action::Edited
+            }
+            KeyCode::Char('j') if ctrl => {
+                self.textarea.insert_newline();
+                Action::Edited
+            }
+            KeyCode::Enter => self.take(Action::Submit),
+            KeyCode::Up if !alt && self.cursor_row() == 0 && self.recall(-1) => Action::Edited,
+            KeyCode::Down if !alt && self.on_last_row() && self.recall(1) => Action::Edited,
+            _ => {
+                self.textarea.input(key);
+                Action::Edited
+            }
+        }
+    }
+
+    fn take(&mut self, make: fn(String) -> Action) -> Action {
+        let text = self.text();
+        if text.trim().is_empty() {
+            return Action::Edited;
+        }
+        self.remember(&text);
+        self.clear();
+        make(text)
+    }
+
+    fn cursor_row(&self) -> usize {
+        self.textarea.cursor().0
+    }
+
+    fn on_last_row(&self) -> bool {
+        self.cursor_row() + 1 >= self.textarea.lines().len()
+    }
+
+    /// Step through the prompt history; `false` when there is nowhere to go.
+    fn recall(&mut self, step: isize) -> bool {
+        if self.history.is_empty() {
+            return false;
+        }
+        let next = match (self.recalling, step < 0) {
+            (None, true) => {
+                self.draft = self.text();
+                Some(self.history.len() - 1)
+            }
+            (None, false) => return false,
+            (Some(0), true) => return true,
+            (Some(i), true) => Some(i - 1),
+            (Some(i), false) if i + 1 < self.history.len() => Some(i + 1),
+            (Some(_), false) => None,
+        };
+        self.recalling = next;
+        let text = match next {
+            Some(i) => self.history[i].clone(),
+            None => std::mem::take(&mut self.draft),
+        };
+        let recalling = self.recalling;
+        self.set_text(&text);
+        self.recalling = recalling;
+        true
+    }
+
+    /// Rows the composer needs at `width` (prompt sign included), capped.
+    pub fn height(&self, width: u16) -> u16 {
+        let inner = width.saturating_sub(PROMPT.len() as u16).max(1);
+        let rows: usize = self
+            .textarea
+            .lines()
+            .iter()
+            .map(|line| wrap_text(line, Style::default(), inner, &[], &[]).len())
+            .sum();
+        (rows as u16).clamp(1, MAX_ROWS)
+    }
+
+    /// Draw into `area`; returns where the cursor is.
+    pub fn render(&self, area: Rect, buffer: &mut Buffer, theme: &Theme) -> Option<Position> {
+        if area.width <= PROMPT.len() as u16 || area.height == 0 {
+            return None;
+        }
+        buffer.set_string(area.x, area.y, PROMPT, theme.accent());
+        let text_area = Rect {
+            x: area.x + PROMPT.len() as u16,
+            width: area.width - PROMPT.len() as u16,
+            ..area
+        };
+        (&self.textarea).render(text_area, buffer);
+        let cursor = self.textarea.screen_cursor();
+        let (row, col) = (cursor.row as u16, cursor.col as u16);
+        (row < text_area.height && col < text_area.width)
+            .then(|| Position::new(text_area.x + col, text_area.y + row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, modifiers)
+    }
+
+    fn type_text(composer: &mut Composer, text: &str) {
+        for c in text.chars() {
+            composer.handle_key(key(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+    }
+
+    #[test]
+    fn enter_submits_and_alt_enter_queues() {
+        let mut c = Composer::new(&Theme::plain());
+        type_text(&mut c, "hello");
+        c.handle_key(key(KeyCode::Enter, KeyModifiers::SHIFT));
+        type_text(&mut c, "world");
+        assert_eq!(c.text(), "hello\nworld");
+        assert_eq!(
+            c.handle_key(key(KeyCode::Enter, KeyModifiers::NONE)),
+            Action::Submit("hello\nworld".into())
+        );
+        assert!(c.is_empty());
+        type_text(&mut c, "later");
+        assert_eq!(
+            c.handle_key(key(KeyCode::Enter, KeyModifiers::ALT)),
+            Action::FollowUp("later".into())
+        );
+        assert_eq!(
+            c.handle_key(key(KeyCode::Enter, KeyModifiers::NONE)),
+            Action::Edited,
+            "empty is not sent"
+        );
+        c.handle_key(key(KeyCode::Char('j'), KeyModifiers::CONTROL));
+        assert_eq!(c.text(), "\n");
+    }
+
+    #[test]
+    fn up_and_down_recall_prompts_and_keep_the_draft() {
+        let mut c = Composer::new(&Theme::plain());
+        c.remember("first");
+        c.remember("second");
+        type_text(&mut c, "draft");
+        c.handle_key(key(KeyCode::Up, KeyModifiers::NONE));
+        assert_eq!(c.text(), "second");
+        c.handle_key(key(KeyCode::Up, KeyModifiers::NONE));
+        assert_eq!(c.text(), "first");
+        c.handle_key(key(KeyCode::Up, KeyModifiers::NONE));
+        assert_eq!(c.text(), "first");
+        c.handle_key(key(KeyCode::Down, KeyModifiers::NONE));
+        c.handle_key(key(KeyCode::Down, KeyModifiers::NONE));
+        assert_eq!(c.text(), "draft");
+    }
+
+    #[test]
+    fn pastes_keep_newlines_and_height_grows_with_the_text() {
+        let mut c = Composer::new(&Theme::plain());
+        c.insert("a\r\nb\rc");
+        assert_eq!(c.text(), "a\nb\nc");
+        assert_eq!(c.height(40), 3);
+        c.set_text(&"word ".repeat(200));
+        assert_eq!(c.height(40), MAX_ROWS);
+    }
+}
