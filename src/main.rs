@@ -18,13 +18,6 @@ fn main() -> ExitCode {
     };
     agent::logging::init(&settings.paths.log_dir, &settings.log_level);
     let front_end = cli.front_end();
-    if front_end == FrontEnd::Interactive {
-        eprintln!(
-            "agent: the interactive interface is not part of this build yet; use -p \"PROMPT\", \
-             --mode json or --mode rpc (see agent --help)"
-        );
-        return ExitCode::from(2);
-    }
     let prompt = match front_end {
         FrontEnd::Print | FrontEnd::Json => match modes::read_prompt(&cli) {
             Ok(prompt) => Some(prompt),
@@ -48,7 +41,14 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async move {
         let mut settings = settings;
-        let can_ask = front_end == FrontEnd::Rpc;
+        let can_ask = matches!(front_end, FrontEnd::Rpc | FrontEnd::Interactive);
+        // `-r` without an id picks a session in the interface, which starts on a new one.
+        let pick_session = front_end == FrontEnd::Interactive
+            && cli.resume.as_deref().is_some_and(|id| id.trim().is_empty());
+        let mut cli = cli;
+        if pick_session {
+            cli.resume = None;
+        }
         let prepared = match modes::prepare(&cli, &mut settings, can_ask).await {
             Ok(prepared) => prepared,
             Err(e) => {
@@ -56,6 +56,14 @@ fn main() -> ExitCode {
                 return 1;
             }
         };
+        if front_end == FrontEnd::Interactive {
+            let start = agent::tui::Start {
+                prompt: Some(cli.prompt.join(" ")),
+                pick_session,
+                notices: Vec::new(),
+            };
+            return agent::tui::run(prepared, settings, start).await;
+        }
         for notice in &prepared.notices {
             eprintln!("agent: {notice}");
         }

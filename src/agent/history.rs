@@ -39,11 +39,6 @@ impl History {
         self.ids.splice(..index, [id]);
         self.messages.splice(..index, [message]);
     }
-
-    pub fn clear(&mut self) {
-        self.ids.clear();
-        self.messages.clear();
-    }
 }
 
 #[cfg(test)]

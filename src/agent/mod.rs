@@ -320,15 +320,42 @@ impl Agent {
 
     /// Start over: an empty history written to `session` from now on. Only while idle.
     pub fn new_session(&self, session: Option<Arc<SessionWriter>>) -> Result<(), AgentError> {
+        self.switch_session(session, Vec::new())
+    }
+
+    /// Continue another conversation: its history, written to its session from now on.
+    /// Only while idle.
+    pub fn switch_session(
+        &self,
+        session: Option<Arc<SessionWriter>>,
+        history: Vec<(String, Arc<Message>)>,
+    ) -> Result<(), AgentError> {
         let mut state = lock(&self.shared.state);
         if state.running {
             return Err(AgentError::Busy);
         }
-        state.history.clear();
+        let mut usage = Usage::default();
+        for (_, message) in &history {
+            if let Message::Assistant(assistant) = message.as_ref() {
+                usage.add(&assistant.usage);
+            }
+        }
+        state.history = History::new(history);
         state.session_error = None;
-        state.usage = Usage::default();
+        state.usage = usage;
         *lock(&self.shared.session) = session;
         Ok(())
+    }
+
+    /// Take back the most recently queued message (follow-ups first), e.g. to edit it.
+    pub fn unqueue_last(&self) -> Option<UserMessage> {
+        let mut state = lock(&self.shared.state);
+        let message = state
+            .follow_up
+            .pop_last()
+            .or_else(|| state.steering.pop_last())?;
+        self.shared.emit(Shared::queue_update_event(&state));
+        Some(message)
     }
 
     /// The assistant message being streamed, with tool-call arguments parsed as far as they

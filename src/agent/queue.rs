@@ -65,6 +65,11 @@ impl MessageQueue {
         }
     }
 
+    /// Remove the most recently queued message.
+    pub fn pop_last(&mut self) -> Option<UserMessage> {
+        self.items.pop_back()
+    }
+
     pub fn take_all(&mut self) -> Vec<UserMessage> {
         self.items.drain(..).collect()
     }

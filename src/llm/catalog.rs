@@ -155,6 +155,13 @@ const ENTRIES: &[Entry] = &[
     },
 ];
 
+/// The main id of every model in the table (not the dated snapshots), for listings.
+pub fn ids() -> impl Iterator<Item = &'static str> {
+    ENTRIES
+        .iter()
+        .filter_map(|entry| entry.ids.first().copied())
+}
+
 /// The built-in facts about `id`, if it is a model this table knows.
 pub fn lookup(id: &str) -> Option<ModelInfo> {
     let entry = ENTRIES.iter().find(|entry| entry.ids.contains(&id))?;

@@ -46,7 +46,8 @@ impl Decoder {
     }
 }
 
-fn install_crypto_provider() {
+/// rustls needs its crypto provider chosen once per process, before the first client.
+pub fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Fails only if another provider was installed first, which is just as good.

@@ -129,7 +129,7 @@ pub fn summarize_args(name: &str, args: &Value) -> String {
             .to_string()
     };
     let summary = match name {
-        "bash" => text("command"),
+        "bash" | "!" => text("command"),
         "read" => {
             let mut s = text("path");
             if let Some(offset) = args.get("offset").and_then(Value::as_u64) {
@@ -249,22 +249,21 @@ pub fn tool(
     }
     let summary = result_summary(name, &text, is_error);
     let style = if is_error { theme.error() } else { theme.dim() };
-    let shown: Vec<&str> = summary.lines.iter().map(String::as_str).collect();
-    for (i, line) in shown.iter().enumerate() {
-        let prefix: &[Span<'static>] = if i == 0 { &body_first } else { &body_rest };
-        rows.extend(wrap_line(
-            &Line::from(Span::styled(line.to_string(), style)),
-            width,
-            prefix,
-            &body_rest,
-        ));
-    }
-    if summary.hidden > 0 {
-        rows.push(Line::from(vec![
+    let more = |hidden: usize| {
+        Line::from(vec![
             Span::raw("    "),
             Span::styled(
+                format!("… {hidden} more line{}", if hidden == 1 { "" } else { "s" }),
+                theme.dim(),
+            ),
+        ])
+    };
+    if summary.hidden > 0 && summary.from_end {
+        rows.push(Line::from(vec![
+            Span::styled("  ⎿ ", theme.dim()),
+            Span::styled(
                 format!(
-                    "… {} more line{}",
+                    "… {} earlier line{}",
                     summary.hidden,
                     if summary.hidden == 1 { "" } else { "s" }
                 ),
@@ -272,16 +271,31 @@ pub fn tool(
             ),
         ]));
     }
+    for (i, line) in summary.lines.iter().enumerate() {
+        let first_row = i == 0 && !(summary.hidden > 0 && summary.from_end);
+        let prefix: &[Span<'static>] = if first_row { &body_first } else { &body_rest };
+        rows.extend(wrap_line(
+            &Line::from(Span::styled(line.to_string(), style)),
+            width,
+            prefix,
+            &body_rest,
+        ));
+    }
+    if summary.hidden > 0 && !summary.from_end {
+        rows.push(more(summary.hidden));
+    }
     rows
 }
 
 struct Summary {
     lines: Vec<String>,
     hidden: usize,
+    /// The lines shown are the last ones (command output), not the first.
+    from_end: bool,
 }
 
 fn result_summary(name: &str, text: &str, is_error: bool) -> Summary {
-    let all: Vec<&str> = text.lines().collect();
+    let mut all: Vec<&str> = text.lines().collect();
     if !is_error && name == "read" {
         let count = all
             .iter()
@@ -293,17 +307,25 @@ fn result_summary(name: &str, text: &str, is_error: bool) -> Summary {
                 if count == 1 { "" } else { "s" }
             )],
             hidden: 0,
+            from_end: false,
         };
+    }
+    let command = name == "bash" || name == "!";
+    if command && !is_error && all.last() == Some(&"[exit code 0]") {
+        all.pop();
+        while all.last().is_some_and(|l| l.trim().is_empty()) {
+            all.pop();
+        }
     }
     if all.is_empty() {
         return Summary {
             lines: vec!["(no output)".to_string()],
             hidden: 0,
+            from_end: false,
         };
     }
     // Commands: their end matters most; everything else: the beginning.
-    let keep_end = name == "bash" && !is_error;
-    let shown: Vec<String> = if keep_end {
+    let shown: Vec<String> = if command {
         all.iter()
             .rev()
             .take(RESULT_ROWS)
@@ -319,6 +341,7 @@ fn result_summary(name: &str, text: &str, is_error: bool) -> Summary {
     Summary {
         hidden: all.len() - shown.len(),
         lines: shown,
+        from_end: command,
     }
 }
 
@@ -460,7 +483,8 @@ mod tests {
     #[test]
     fn tool_cells_summarise_their_result() {
         let theme = Theme::plain();
-        let output: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let output =
+            (1..=20).map(|i| format!("line {i}\n")).collect::<String>() + "\n[exit code 0]";
         let rows = tool(
             "bash",
             &json!({"command": "seq 20"}),
@@ -472,8 +496,20 @@ mod tests {
         );
         let t = texts(&rows);
         assert_eq!(t[1], "● bash seq 20");
-        assert_eq!(t[2], "  ⎿ line 15");
-        assert_eq!(t.last().unwrap(), "    … 14 more lines");
+        assert_eq!(t[2], "  ⎿ … 14 earlier lines");
+        assert_eq!(t[3], "    line 15");
+        assert_eq!(t.last().unwrap(), "    line 20");
+        let failed = [Content::text("(no output)\n\n[exit code 1]")];
+        let rows = tool(
+            "bash",
+            &json!({"command": "false"}),
+            &failed,
+            None,
+            true,
+            40,
+            &theme,
+        );
+        assert_eq!(texts(&rows).last().unwrap(), "    [exit code 1]");
         let rows = tool(
             "read",
             &json!({"path": "a.rs"}),

@@ -14,6 +14,8 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 /// The most rows the composer grows to before it scrolls.
 const MAX_ROWS: u16 = 10;
 const PROMPT: &str = "› ";
+/// The prompt sign's width in columns.
+const PROMPT_WIDTH: u16 = 2;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
@@ -38,6 +40,8 @@ impl Composer {
         let mut textarea = TextArea::default();
         textarea.set_wrap_mode(WrapMode::WordOrGlyph);
         textarea.set_cursor_line_style(Style::default());
+        // The terminal's own cursor marks the position.
+        textarea.set_cursor_style(Style::default());
         textarea.set_placeholder_text("Ask anything · / for commands · ! runs a shell command");
         textarea.set_placeholder_style(theme.dim());
         textarea.set_max_histories(200);
@@ -64,6 +68,7 @@ impl Composer {
         self.textarea = TextArea::new(lines);
         self.textarea.set_wrap_mode(WrapMode::WordOrGlyph);
         self.textarea.set_cursor_line_style(Style::default());
+        self.textarea.set_cursor_style(Style::default());
         self.textarea.set_placeholder_text(placeholder);
         if let Some(style) = style {
             self.textarea.set_placeholder_style(style);
@@ -162,7 +167,7 @@ impl Composer {
 
     /// Rows the composer needs at `width` (prompt sign included), capped.
     pub fn height(&self, width: u16) -> u16 {
-        let inner = width.saturating_sub(PROMPT.len() as u16).max(1);
+        let inner = width.saturating_sub(PROMPT_WIDTH).max(1);
         let rows: usize = self
             .textarea
             .lines()
@@ -174,13 +179,13 @@ impl Composer {
 
     /// Draw into `area`; returns where the cursor is.
     pub fn render(&self, area: Rect, buffer: &mut Buffer, theme: &Theme) -> Option<Position> {
-        if area.width <= PROMPT.len() as u16 || area.height == 0 {
+        if area.width <= PROMPT_WIDTH || area.height == 0 {
             return None;
         }
         buffer.set_string(area.x, area.y, PROMPT, theme.accent());
         let text_area = Rect {
-            x: area.x + PROMPT.len() as u16,
-            width: area.width - PROMPT.len() as u16,
+            x: area.x + PROMPT_WIDTH,
+            width: area.width - PROMPT_WIDTH,
             ..area
         };
         (&self.textarea).render(text_area, buffer);

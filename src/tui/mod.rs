@@ -2,9 +2,20 @@
 //! message, running tools, queue, composer, status line) above which finished transcript
 //! cells are inserted into the terminal's own scrollback.
 
+pub mod app;
 pub mod cells;
+pub mod commands;
 pub mod composer;
+mod keys;
+mod live;
 pub mod markdown;
+pub mod picker;
+mod probe;
+pub mod run;
 pub mod screen;
+pub mod status;
+mod terminal;
 pub mod theme;
 pub mod wrap;
+
+pub use run::{Start, run};

@@ -1,0 +1,553 @@
+//! The interface's state: what is streaming, which tools run, what is queued, whether a
+//! dialog is open — and how each engine event changes it. Finished pieces become transcript
+//! rows in `out`, which the loop inserts into the scrollback before drawing the live area.
+
+use super::cells;
+use super::composer::Composer;
+use super::markdown::StreamingMarkdown;
+use super::theme::Theme;
+use crate::agent::Agent;
+use crate::agent::event::{AgentEvent, AssistantMessageEvent, RunStatus};
+use crate::agent::message::{AssistantContent, Message, StopReason, join_text};
+use crate::config::Settings;
+use crate::modes::SessionInfo;
+use ratatui::text::Line;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Lines of a running command's output shown live.
+pub const LIVE_OUTPUT_ROWS: usize = 5;
+
+/// What a background task (a slash command, a shell command, a probe) reports back.
+pub enum TaskResult {
+    Notice(String),
+    Warning(String),
+    Error(String),
+    /// Rows already built.
+    Rows(Vec<Line<'static>>),
+    /// The model or thinking level changed: refresh the status line.
+    Settings,
+    /// Another session is now the current one: replay its transcript.
+    SessionSwitched(SessionInfo, String),
+    /// A manual compaction ended.
+    Idle,
+}
+
+pub struct Stream {
+    pub text: Option<StreamingMarkdown>,
+    /// The current text block's first row got its bullet.
+    pub marked: bool,
+    pub thinking: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolState {
+    /// The model is still writing the call.
+    Streaming,
+    /// Written, not started.
+    Pending,
+    Running,
+}
+
+pub struct ToolView {
+    pub content_index: Option<usize>,
+    pub id: Option<String>,
+    pub name: String,
+    pub args: Value,
+    pub state: ToolState,
+    pub output: Vec<String>,
+    pub since: Instant,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    Waiting,
+    Thinking,
+    Responding,
+    Tool(String),
+    Approval,
+    Retrying {
+        until: Instant,
+        attempt: u32,
+        max: u32,
+    },
+    Compacting,
+}
+
+pub struct Approval {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub args: Value,
+    pub reason: String,
+    /// Typing a message to go with a denial.
+    pub message: Option<String>,
+    /// When it appeared: keys typed in the first moments were meant for the composer.
+    pub opened: Instant,
+}
+
+pub struct App {
+    pub agent: Arc<Agent>,
+    pub settings: Arc<Settings>,
+    pub session: SessionInfo,
+    pub theme: Theme,
+    pub width: u16,
+    pub composer: Composer,
+    pub stream: Option<Stream>,
+    pub tools: Vec<ToolView>,
+    pub steering: Vec<String>,
+    pub follow_up: Vec<String>,
+    /// `Some` while a run (or a compaction) is active.
+    pub working: Option<(Instant, Phase)>,
+    pub approval: Option<Approval>,
+    pub picker: Option<super::picker::Picker>,
+    /// The highlighted slash-command completion.
+    pub completion: usize,
+    /// Rows waiting to go into the scrollback.
+    pub out: Vec<Line<'static>>,
+    pub show_thinking: bool,
+    pub quit_armed: Option<Instant>,
+    /// A short note in the status line (e.g. "press ctrl+c again to quit").
+    pub hint: Option<(String, Instant)>,
+    pub exit: Option<u8>,
+    pub dirty: bool,
+    pub tasks: mpsc::UnboundedSender<TaskResult>,
+    /// Cancels running `!` shell commands (esc, ctrl+c).
+    pub shell_cancel: tokio_util::sync::CancellationToken,
+}
+
+impl App {
+    pub fn new(
+        agent: Arc<Agent>,
+        settings: Arc<Settings>,
+        session: SessionInfo,
+        theme: Theme,
+        width: u16,
+        tasks: mpsc::UnboundedSender<TaskResult>,
+    ) -> App {
+        let composer = Composer::new(&theme);
+        App {
+            agent,
+            settings,
+            session,
+            theme,
+            width,
+            composer,
+            stream: None,
+            tools: Vec::new(),
+            steering: Vec::new(),
+            follow_up: Vec::new(),
+            working: None,
+            approval: None,
+            picker: None,
+            completion: 0,
+            out: Vec::new(),
+            show_thinking: false,
+            quit_armed: None,
+            hint: None,
+            exit: None,
+            dirty: true,
+            tasks,
+            shell_cancel: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    pub fn push_rows(&mut self, rows: Vec<Line<'static>>) {
+        self.out.extend(rows);
+        self.dirty = true;
+    }
+
+    pub fn notice(&mut self, text: &str) {
+        let rows = cells::notice(text, self.width, &self.theme);
+        self.push_rows(rows);
+    }
+
+    pub fn warning(&mut self, text: &str) {
+        let rows = cells::warning(text, self.width, &self.theme);
+        self.push_rows(rows);
+    }
+
+    pub fn error(&mut self, text: &str) {
+        let rows = cells::error(text, self.width, &self.theme);
+        self.push_rows(rows);
+    }
+
+    pub fn set_hint(&mut self, text: impl Into<String>) {
+        self.hint = Some((text.into(), Instant::now()));
+        self.dirty = true;
+    }
+
+    pub fn is_working(&self) -> bool {
+        self.working.is_some()
+    }
+
+    fn set_phase(&mut self, phase: Phase) {
+        if let Some((_, current)) = &mut self.working {
+            *current = phase;
+        }
+    }
+
+    /// Show the conversation so far (a resumed session): the last `limit` messages.
+    pub fn replay(&mut self, limit: usize) {
+        let messages = self.agent.messages();
+        let start = messages.len().saturating_sub(limit);
+        if start > 0 {
+            self.notice(&format!("… {start} earlier messages in this session"));
+        }
+        let results: Vec<&Message> = messages
+            .iter()
+            .map(|m| m.as_ref())
+            .filter(|m| matches!(m, Message::ToolResult(_)))
+            .collect();
+        for message in &messages[start..] {
+            let rows = cells::message(
+                message,
+                &results,
+                self.show_thinking,
+                self.width,
+                &self.theme,
+            );
+            self.out.extend(rows);
+        }
+        self.dirty = true;
+    }
+
+    pub fn on_agent_event(&mut self, event: AgentEvent) {
+        self.dirty = true;
+        match event {
+            AgentEvent::AgentStart => self.working = Some((Instant::now(), Phase::Waiting)),
+            AgentEvent::MessageStart { message } => match message.as_ref() {
+                Message::User(user) => {
+                    let rows = cells::user(&user.plain_text(), self.width, &self.theme);
+                    self.push_rows(rows);
+                }
+                Message::Assistant(_) => {
+                    self.stream = Some(Stream {
+                        text: None,
+                        marked: false,
+                        thinking: None,
+                    });
+                    self.set_phase(Phase::Waiting);
+                }
+                Message::ToolResult(_) => {}
+            },
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => self.on_delta(assistant_message_event),
+            AgentEvent::MessageEnd { message } => {
+                if let Message::Assistant(assistant) = message.as_ref() {
+                    self.end_stream(assistant);
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                let view = self.tool_view(&tool_call_id, &tool_name, args);
+                view.state = ToolState::Running;
+                view.since = Instant::now();
+                self.set_phase(Phase::Tool(tool_name));
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => {
+                if let Some(view) = self
+                    .tools
+                    .iter_mut()
+                    .find(|t| t.id.as_deref() == Some(&tool_call_id))
+                {
+                    let text = join_text(&partial_result.content);
+                    let lines: Vec<&str> = text.lines().collect();
+                    view.output = lines[lines.len().saturating_sub(LIVE_OUTPUT_ROWS)..]
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect();
+                }
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => {
+                let index = self
+                    .tools
+                    .iter()
+                    .position(|t| t.id.as_deref() == Some(&tool_call_id));
+                let args = index
+                    .map(|i| self.tools.remove(i).args)
+                    .unwrap_or(Value::Null);
+                let rows = cells::tool(
+                    &tool_name,
+                    &args,
+                    &result.content,
+                    result.details.as_ref(),
+                    is_error,
+                    self.width,
+                    &self.theme,
+                );
+                self.push_rows(rows);
+                self.set_phase(Phase::Waiting);
+            }
+            AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
+            AgentEvent::AgentEnd { status, error, .. } => {
+                self.working = None;
+                self.approval = None;
+                self.stream = None;
+                self.tools.clear();
+                match status {
+                    RunStatus::Completed => {}
+                    RunStatus::Aborted => self.notice("Interrupted."),
+                    RunStatus::Failed => self.error(error.as_deref().unwrap_or("the run failed")),
+                    RunStatus::Limit => self.warning(&format!(
+                        "Stopped: {}",
+                        error.as_deref().unwrap_or("a limit was reached")
+                    )),
+                }
+            }
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                let seconds = (delay_ms as f64 / 1000.0).ceil();
+                self.warning(&format!(
+                    "{error_message} — retrying in {seconds} s ({attempt}/{max_attempts})"
+                ));
+                self.set_phase(Phase::Retrying {
+                    until: Instant::now() + Duration::from_millis(delay_ms),
+                    attempt,
+                    max: max_attempts,
+                });
+            }
+            AgentEvent::AutoRetryEnd { .. } => self.set_phase(Phase::Waiting),
+            AgentEvent::AutoCompactionStart { .. } => {
+                if self.working.is_none() {
+                    self.working = Some((Instant::now(), Phase::Compacting));
+                }
+                self.set_phase(Phase::Compacting);
+            }
+            AgentEvent::AutoCompactionEnd {
+                tokens_before,
+                tokens_after,
+                error_message,
+                ..
+            } => {
+                match error_message {
+                    Some(error) => self.warning(&format!("Compaction failed: {error}")),
+                    None => self.notice(&format!(
+                        "Compacted the conversation: {} → {} tokens",
+                        super::status::tokens(tokens_before),
+                        super::status::tokens(tokens_after)
+                    )),
+                }
+                self.set_phase(Phase::Waiting);
+            }
+            AgentEvent::ToolApprovalRequest {
+                tool_call_id,
+                tool_name,
+                args,
+                reason,
+            } => {
+                self.approval = Some(Approval {
+                    tool_call_id,
+                    tool_name,
+                    args,
+                    reason,
+                    message: None,
+                    opened: Instant::now(),
+                });
+                self.set_phase(Phase::Approval);
+            }
+            AgentEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                self.steering = steering;
+                self.follow_up = follow_up;
+            }
+        }
+    }
+
+    fn on_delta(&mut self, delta: AssistantMessageEvent) {
+        let width = self.width.saturating_sub(2);
+        let theme = self.theme;
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        match delta {
+            AssistantMessageEvent::TextStart { .. } => {
+                stream.text = Some(StreamingMarkdown::new(width, theme));
+                stream.marked = false;
+                self.set_phase(Phase::Responding);
+            }
+            AssistantMessageEvent::TextDelta { delta, .. } => {
+                if let Some(text) = stream.text.as_mut() {
+                    text.push(&delta);
+                    let rows = text.take_stable();
+                    self.commit_text(rows);
+                }
+            }
+            AssistantMessageEvent::TextEnd { .. } => {
+                if let Some(mut text) = stream.text.take() {
+                    let rows = text.finish();
+                    self.commit_text(rows);
+                }
+            }
+            AssistantMessageEvent::ThinkingStart { .. } => {
+                stream.thinking = Some(String::new());
+                self.set_phase(Phase::Thinking);
+            }
+            AssistantMessageEvent::ThinkingDelta { delta, .. } => {
+                if let Some(thinking) = stream.thinking.as_mut() {
+                    thinking.push_str(&delta);
+                }
+            }
+            AssistantMessageEvent::ThinkingEnd { .. } => {
+                if let Some(thinking) = stream.thinking.take()
+                    && !thinking.trim().is_empty()
+                {
+                    let rows =
+                        cells::thinking(&thinking, self.show_thinking, self.width, &self.theme);
+                    self.push_rows(rows);
+                }
+            }
+            AssistantMessageEvent::ToolCallStart { content_index } => {
+                let name = self
+                    .agent
+                    .streaming_message()
+                    .and_then(|m| match m.content.get(content_index) {
+                        Some(AssistantContent::ToolCall(call)) => Some(call.name.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                self.tools.push(ToolView {
+                    content_index: Some(content_index),
+                    id: None,
+                    name,
+                    args: Value::Null,
+                    state: ToolState::Streaming,
+                    output: Vec::new(),
+                    since: Instant::now(),
+                });
+            }
+            AssistantMessageEvent::ToolCallDelta { .. }
+            | AssistantMessageEvent::ToolCallEnd { .. } => {}
+        }
+    }
+
+    /// Rows of the streaming text that can no longer change go to the scrollback now.
+    fn commit_text(&mut self, rows: Vec<Line<'static>>) {
+        let theme = self.theme;
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        let mut out = Vec::with_capacity(rows.len() + 1);
+        for row in rows {
+            let mut row = cells::indent(row);
+            if !stream.marked && row.width() > 2 {
+                if out.is_empty() {
+                    out.push(cells::blank());
+                }
+                cells::mark_first(std::slice::from_mut(&mut row), &theme);
+                stream.marked = true;
+            } else if !stream.marked {
+                continue;
+            }
+            out.push(row);
+        }
+        self.push_rows(out);
+    }
+
+    fn end_stream(&mut self, assistant: &crate::agent::message::AssistantMessage) {
+        if let Some(mut stream) = self.stream.take()
+            && let Some(mut text) = stream.text.take()
+        {
+            let rows = text.finish();
+            self.stream = Some(stream);
+            self.commit_text(rows);
+            self.stream = None;
+        }
+        if matches!(
+            assistant.stop_reason,
+            StopReason::Error | StopReason::Aborted
+        ) {
+            // A failed response's calls are answered (or dropped, if it is retried) without
+            // running: forget the live views of calls that never got an id.
+            self.tools.retain(|t| t.state != ToolState::Streaming);
+        }
+        for call in assistant.tool_calls() {
+            let index = assistant
+                .content
+                .iter()
+                .position(|b| matches!(b, AssistantContent::ToolCall(c) if c.id == call.id));
+            if let Some(view) = self
+                .tools
+                .iter_mut()
+                .find(|t| t.id.is_none() && t.content_index == index)
+            {
+                view.id = Some(call.id.clone());
+                view.name = call.name.clone();
+                view.args = call.arguments.clone();
+                view.state = ToolState::Pending;
+            }
+        }
+    }
+
+    /// The live view of a call, created if the stream never announced it.
+    fn tool_view(&mut self, id: &str, name: &str, args: Value) -> &mut ToolView {
+        let index = match self.tools.iter().position(|t| t.id.as_deref() == Some(id)) {
+            Some(index) => index,
+            None => {
+                self.tools.push(ToolView {
+                    content_index: None,
+                    id: Some(id.to_string()),
+                    name: name.to_string(),
+                    args: Value::Null,
+                    state: ToolState::Pending,
+                    output: Vec::new(),
+                    since: Instant::now(),
+                });
+                self.tools.len() - 1
+            }
+        };
+        let view = &mut self.tools[index];
+        view.args = args;
+        view
+    }
+
+    pub fn on_task(&mut self, result: TaskResult) {
+        match result {
+            TaskResult::Notice(text) => self.notice(&text),
+            TaskResult::Warning(text) => self.warning(&text),
+            TaskResult::Error(text) => self.error(&text),
+            TaskResult::Rows(rows) => self.push_rows(rows),
+            TaskResult::Settings => self.dirty = true,
+            TaskResult::Idle => {
+                if !self.agent.is_running() {
+                    self.working = None;
+                }
+                self.dirty = true;
+            }
+            TaskResult::SessionSwitched(info, note) => {
+                self.session = info;
+                self.notice(&note);
+                self.replay(200);
+            }
+        }
+    }
+
+    /// The terminal width changed.
+    pub fn resize(&mut self, width: u16) {
+        self.width = width;
+        if let Some(text) = self.stream.as_mut().and_then(|s| s.text.as_mut()) {
+            text.set_width(width.saturating_sub(2));
+        }
+        self.dirty = true;
+    }
+}

@@ -1,0 +1,223 @@
+//! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+d), the approval
+//! dialog and the session picker when they are open, slash-command completion, and the
+//! composer's submit / follow-up.
+
+use super::app::App;
+use super::commands::completions;
+use super::composer::Action;
+use crate::agent::Approval;
+use crate::agent::message::UserMessage;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use std::time::{Duration, Instant};
+
+/// How long after a first ctrl+c a second one quits.
+const QUIT_WINDOW: Duration = Duration::from_secs(1);
+/// Keys this soon after an approval dialog appears were typed for something else.
+const DIALOG_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum KeyOutcome {
+    Handled,
+    /// ctrl+z: the loop suspends the process.
+    Suspend,
+}
+
+impl App {
+    pub fn on_key(&mut self, key: KeyEvent) -> KeyOutcome {
+        if key.kind == KeyEventKind::Release {
+            return KeyOutcome::Handled;
+        }
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char('c') if ctrl => {
+                self.ctrl_c();
+                return KeyOutcome::Handled;
+            }
+            KeyCode::Char('z') if ctrl => return KeyOutcome::Suspend,
+            KeyCode::Char('t') if ctrl => {
+                self.show_thinking = !self.show_thinking;
+                self.set_hint(if self.show_thinking {
+                    "thinking is shown"
+                } else {
+                    "thinking is collapsed"
+                });
+                return KeyOutcome::Handled;
+            }
+            _ => {}
+        }
+        if self.picker.is_some() {
+            self.picker_key(key);
+            return KeyOutcome::Handled;
+        }
+        if self.approval.is_some() {
+            self.approval_key(key);
+            return KeyOutcome::Handled;
+        }
+        let completing = !completions(&self.composer.text()).is_empty();
+        match key.code {
+            KeyCode::Esc => self.interrupt(),
+            KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.exit = Some(0),
+            KeyCode::Up if alt => {
+                if let Some(message) = self.agent.unqueue_last() {
+                    let text = message.plain_text();
+                    let current = self.composer.text();
+                    self.composer.set_text(&if current.is_empty() {
+                        text
+                    } else {
+                        format!("{text}\n{current}")
+                    });
+                }
+            }
+            KeyCode::Tab if completing => {
+                self.complete();
+            }
+            KeyCode::Up if completing && !alt => {
+                self.completion = self.completion.saturating_sub(1)
+            }
+            KeyCode::Down if completing && !alt => {
+                let count = completions(&self.composer.text()).len();
+                self.completion = (self.completion + 1).min(count.saturating_sub(1));
+            }
+            _ => match self.composer.handle_key(key) {
+                Action::Submit(text) => self.submit(text),
+                Action::FollowUp(text) => self.agent.follow_up(UserMessage::text(text)),
+                Action::Edited => {
+                    self.completion = self
+                        .completion
+                        .min(completions(&self.composer.text()).len().saturating_sub(1))
+                }
+            },
+        }
+        KeyOutcome::Handled
+    }
+
+    pub fn on_paste(&mut self, text: &str) {
+        self.dirty = true;
+        if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
+            message.push_str(&text.replace(['\r', '\n'], " "));
+        } else if self.picker.is_none() {
+            self.composer.insert(text);
+        }
+    }
+
+    /// Enter: a command, a shell command, a prompt, or (while working) a steering message.
+    pub fn submit(&mut self, text: String) {
+        let trimmed = text.trim();
+        if let Some(rest) = trimmed.strip_prefix('/')
+            && rest
+                .split_whitespace()
+                .next()
+                .is_some_and(|word| !word.contains('/'))
+        {
+            return self.run_command(trimmed);
+        }
+        if let Some(command) = trimmed.strip_prefix('!') {
+            return self.run_shell(command);
+        }
+        let message = UserMessage::text(text);
+        if self.is_working() {
+            self.agent.steer(message);
+        } else if let Err(crate::agent::AgentError::Busy) = self.agent.prompt(message.clone()) {
+            self.agent.steer(message);
+        }
+    }
+
+    /// esc: stop the run; queued messages come back to the composer so nothing is lost.
+    fn interrupt(&mut self) {
+        self.shell_cancel.cancel();
+        self.shell_cancel = tokio_util::sync::CancellationToken::new();
+        let queued = self.agent.abort();
+        if queued.is_empty() {
+            return;
+        }
+        let mut texts: Vec<String> = queued.iter().map(UserMessage::plain_text).collect();
+        let current = self.composer.text();
+        if !current.trim().is_empty() {
+            texts.push(current);
+        }
+        self.composer.set_text(&texts.join("\n"));
+        self.set_hint("stopped; queued messages are back in the composer");
+    }
+
+    fn ctrl_c(&mut self) {
+        if self.is_working() {
+            self.interrupt();
+            return;
+        }
+        let now = Instant::now();
+        if self
+            .quit_armed
+            .is_some_and(|armed| now.duration_since(armed) < QUIT_WINDOW)
+        {
+            self.exit = Some(0);
+            return;
+        }
+        self.composer.clear();
+        self.quit_armed = Some(now);
+        self.set_hint("press ctrl+c again to quit");
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) {
+        let Some(approval) = self.approval.as_mut() else {
+            return;
+        };
+        if approval.opened.elapsed() < DIALOG_GRACE && key.code != KeyCode::Esc {
+            self.set_hint("a tool is waiting for approval: y, a or n");
+            return;
+        }
+        if let Some(message) = approval.message.as_mut() {
+            match key.code {
+                KeyCode::Enter => {
+                    let message = message.trim().to_string();
+                    self.answer(Approval::Deny((!message.is_empty()).then_some(message)));
+                }
+                KeyCode::Esc => approval.message = None,
+                KeyCode::Backspace => {
+                    message.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    message.push(c)
+                }
+                _ => {}
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => self.answer(Approval::Allow),
+            KeyCode::Char('a') => self.answer(Approval::AllowSession),
+            KeyCode::Char('n') => self.answer(Approval::Deny(None)),
+            KeyCode::Char('m') => approval.message = Some(String::new()),
+            KeyCode::Esc => {
+                self.approval = None;
+                self.interrupt();
+            }
+            _ => {}
+        }
+    }
+
+    fn answer(&mut self, decision: Approval) {
+        if let Some(approval) = self.approval.take()
+            && self
+                .agent
+                .approve(&approval.tool_call_id, decision)
+                .is_err()
+        {
+            self.set_hint("that request is no longer waiting");
+        }
+    }
+
+    fn picker_key(&mut self, key: KeyEvent) {
+        let Some(picker) = self.picker.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Up => picker.up(),
+            KeyCode::Down => picker.down(),
+            KeyCode::Enter => self.resume_picked(),
+            KeyCode::Esc => self.picker = None,
+            _ => {}
+        }
+    }
+}

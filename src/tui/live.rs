@@ -1,0 +1,280 @@
+//! Drawing the live area, bottom to top: the status line, the composer (or the approval
+//! dialog, or the session picker) with slash-command completions, and above them whatever
+//! is in progress — the streaming message's open part, tool calls and their live output,
+//! what the agent is doing, and the queued messages.
+
+use super::app::{App, Phase, ToolState};
+use super::cells;
+use super::commands::completions;
+use super::status::status_line;
+use super::wrap::wrap_text;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Paragraph, Widget};
+use std::time::Instant;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// Rows of the streaming thinking shown.
+const THINKING_ROWS: usize = 3;
+
+fn spinner(since: Instant) -> &'static str {
+    SPINNER[(since.elapsed().as_millis() / 80) as usize % SPINNER.len()]
+}
+
+fn elapsed(since: Instant) -> String {
+    let seconds = since.elapsed().as_secs();
+    if seconds < 60 {
+        format!("{seconds}s")
+    } else {
+        format!("{}m {:02}s", seconds / 60, seconds % 60)
+    }
+}
+
+impl App {
+    /// Rows above the composer: the work in progress.
+    fn upper_rows(&self, width: u16) -> Vec<Line<'static>> {
+        let theme = &self.theme;
+        let mut rows = Vec::new();
+        if let Some(stream) = &self.stream {
+            if let Some(thinking) = &stream.thinking {
+                let wrapped = wrap_text(
+                    thinking.trim(),
+                    theme.thinking(),
+                    width,
+                    &[Span::styled("✻ ", theme.thinking())],
+                    &[Span::raw("  ")],
+                );
+                rows.push(cells::blank());
+                rows.extend(
+                    wrapped[wrapped.len().saturating_sub(THINKING_ROWS)..]
+                        .iter()
+                        .cloned(),
+                );
+            }
+            if let Some(text) = &stream.text {
+                let mut tail: Vec<Line<'static>> =
+                    text.tail().iter().cloned().map(cells::indent).collect();
+                if !stream.marked && !tail.is_empty() {
+                    rows.push(cells::blank());
+                    cells::mark_first(&mut tail, theme);
+                }
+                rows.extend(tail);
+            }
+        }
+        let streaming = self
+            .tools
+            .iter()
+            .any(|t| t.state == ToolState::Streaming)
+            .then(|| self.agent.streaming_message())
+            .flatten();
+        for tool in &self.tools {
+            let args = match (&tool.state, &streaming, tool.content_index) {
+                (ToolState::Streaming, Some(message), Some(index)) => {
+                    match message.content.get(index) {
+                        Some(crate::agent::message::AssistantContent::ToolCall(call)) => {
+                            call.arguments.clone()
+                        }
+                        _ => tool.args.clone(),
+                    }
+                }
+                _ => tool.args.clone(),
+            };
+            let marker = match tool.state {
+                ToolState::Running => {
+                    Span::styled(format!("{} ", spinner(tool.since)), theme.accent())
+                }
+                _ => Span::styled("○ ", theme.dim()),
+            };
+            rows.push(cells::blank());
+            let mut header =
+                cells::tool_header(&tool.name, &args, marker, width.saturating_sub(8), theme);
+            if tool.state == ToolState::Running && tool.since.elapsed().as_secs() >= 1 {
+                header.spans.push(Span::styled(
+                    format!("  {}", elapsed(tool.since)),
+                    theme.dim(),
+                ));
+            }
+            rows.push(header);
+            for (i, line) in tool.output.iter().enumerate() {
+                let prefix = if i == 0 { "  ⎿ " } else { "    " };
+                rows.push(Line::from(vec![
+                    Span::styled(prefix, theme.dim()),
+                    Span::styled(
+                        cells::cut(line, (width as usize).saturating_sub(4)),
+                        theme.dim(),
+                    ),
+                ]));
+            }
+        }
+        if let Some((since, phase)) = &self.working {
+            let what = match phase {
+                Phase::Waiting => "Working".to_string(),
+                Phase::Thinking => "Thinking".to_string(),
+                Phase::Responding => "Responding".to_string(),
+                Phase::Tool(name) => format!("Running {name}"),
+                Phase::Approval => "Waiting for your approval".to_string(),
+                Phase::Retrying {
+                    until,
+                    attempt,
+                    max,
+                } => {
+                    let left = until
+                        .saturating_duration_since(Instant::now())
+                        .as_secs_f64()
+                        .ceil();
+                    format!("Retrying in {left} s ({attempt}/{max})")
+                }
+                Phase::Compacting => "Compacting the conversation".to_string(),
+            };
+            rows.push(cells::blank());
+            rows.push(Line::from(vec![
+                Span::styled(format!("{} ", spinner(*since)), theme.accent()),
+                Span::styled(format!("{what}… "), theme.text()),
+                Span::styled(
+                    format!("{} · esc to interrupt", elapsed(*since)),
+                    theme.dim(),
+                ),
+            ]));
+        }
+        if !self.steering.is_empty() || !self.follow_up.is_empty() {
+            rows.push(cells::blank());
+            let queued = self
+                .steering
+                .iter()
+                .map(|t| ("steer", t))
+                .chain(self.follow_up.iter().map(|t| ("follow-up", t)));
+            for (kind, text) in queued {
+                let first_line = text.lines().next().unwrap_or("");
+                rows.push(Line::from(vec![
+                    Span::styled(format!("↳ {kind}: "), theme.dim()),
+                    Span::styled(
+                        cells::cut(first_line, (width as usize).saturating_sub(kind.len() + 4)),
+                        theme.dim(),
+                    ),
+                ]));
+            }
+            rows.push(Line::from(Span::styled(
+                "  alt+↑ edits the last queued message",
+                theme.dim(),
+            )));
+        }
+        // One blank row always separates the conversation from the composer.
+        if rows.is_empty() || rows.last().is_some_and(|r| r.width() > 0) {
+            rows.push(cells::blank());
+        }
+        rows
+    }
+
+    fn bottom_rows(&self, width: u16) -> (u16, Vec<Line<'static>>) {
+        let theme = &self.theme;
+        if let Some(approval) = &self.approval {
+            let mut rows = vec![
+                cells::tool_header(
+                    &approval.tool_name,
+                    &approval.args,
+                    Span::styled("? ", theme.warning()),
+                    width,
+                    theme,
+                ),
+                Line::from(Span::styled(format!("  {}", approval.reason), theme.dim())),
+            ];
+            match &approval.message {
+                Some(message) => rows.push(Line::from(vec![
+                    Span::styled("  Tell the model why: ", theme.bold()),
+                    Span::raw(message.clone()),
+                ])),
+                None => rows.push(Line::from(vec![
+                    Span::styled("  y", theme.bold()),
+                    Span::raw(" allow once  "),
+                    Span::styled("a", theme.bold()),
+                    Span::raw(" allow for this session  "),
+                    Span::styled("n", theme.bold()),
+                    Span::raw(" deny  "),
+                    Span::styled("m", theme.bold()),
+                    Span::raw(" deny with a message"),
+                ])),
+            }
+            return (rows.len() as u16, rows);
+        }
+        if let Some(picker) = &self.picker {
+            let rows = picker.rows(width, theme);
+            return (rows.len() as u16, rows);
+        }
+        (self.composer.height(width), Vec::new())
+    }
+
+    fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
+        if self.approval.is_some() || self.picker.is_some() {
+            return Vec::new();
+        }
+        completions(&self.composer.text())
+            .iter()
+            .enumerate()
+            .map(|(i, command)| {
+                let style = if i == self.completion {
+                    self.theme.accent()
+                } else {
+                    self.theme.dim()
+                };
+                let usage = format!("  /{} {}", command.name, command.args);
+                Line::from(vec![
+                    Span::styled(format!("{usage:<24}"), style),
+                    Span::styled(
+                        cells::cut(command.help, (width as usize).saturating_sub(25)),
+                        self.theme.dim(),
+                    ),
+                ])
+            })
+            .collect()
+    }
+
+    /// How tall the live area wants to be.
+    pub fn live_height(&self, width: u16, max: u16) -> u16 {
+        let upper = self.upper_rows(width).len() as u16;
+        let (bottom, _) = self.bottom_rows(width);
+        let completions = self.completion_rows(width).len() as u16;
+        (upper + bottom + completions + 1).min(max)
+    }
+
+    /// Paint the live area; returns the cursor position.
+    pub fn render_live(&self, buffer: &mut Buffer) -> Option<Position> {
+        let area = buffer.area;
+        let width = area.width;
+        let (bottom_height, bottom_rows) = self.bottom_rows(width);
+        let completion_rows = self.completion_rows(width);
+        let fixed = bottom_height + completion_rows.len() as u16 + 1;
+        let fixed = fixed.min(area.height);
+        let mut upper = self.upper_rows(width);
+        let upper_room = area.height - fixed;
+        if upper.len() > upper_room as usize {
+            upper.drain(..upper.len() - upper_room as usize);
+        }
+        let mut y = area.y;
+        let upper_height = upper.len() as u16;
+        Paragraph::new(Text::from(upper)).render(Rect::new(area.x, y, width, upper_height), buffer);
+        y += upper_height;
+        let bottom_area = Rect::new(
+            area.x,
+            y,
+            width,
+            bottom_height.min(area.bottom().saturating_sub(y)),
+        );
+        let cursor = if bottom_rows.is_empty() {
+            self.composer.render(bottom_area, buffer, &self.theme)
+        } else {
+            Paragraph::new(Text::from(bottom_rows)).render(bottom_area, buffer);
+            None
+        };
+        y += bottom_area.height;
+        let completions_height =
+            (completion_rows.len() as u16).min(area.bottom().saturating_sub(y + 1));
+        Paragraph::new(Text::from(completion_rows))
+            .render(Rect::new(area.x, y, width, completions_height), buffer);
+        y += completions_height;
+        if y < area.bottom() {
+            Paragraph::new(status_line(self, width)).render(Rect::new(area.x, y, width, 1), buffer);
+        }
+        cursor
+    }
+}

@@ -1,0 +1,244 @@
+//! The interface's event loop: terminal input, engine events and background task results
+//! come in; frames go out — only when something changed, at most one per frame interval,
+//! inside synchronized output. While idle nothing ticks: no timers, no redraws.
+
+use super::app::{App, TaskResult};
+use super::keys::KeyOutcome;
+use super::screen::Screen;
+use super::terminal::{TerminalModes, install_panic_hook};
+use super::theme::Theme;
+use crate::config::Settings;
+use crate::modes::Prepared;
+use crossterm::event::{Event, EventStream};
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use futures_util::StreamExt;
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Size;
+use std::io::{BufWriter, IsTerminal, Stdout};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+/// At most ~60 frames a second.
+const FRAME: Duration = Duration::from_millis(16);
+/// How often the spinner moves while working.
+const TICK: Duration = Duration::from_millis(80);
+/// Messages of a resumed session shown on start.
+const REPLAY: usize = 200;
+
+type Backend = CrosstermBackend<BufWriter<Stdout>>;
+
+/// How the interface starts.
+pub struct Start {
+    pub prompt: Option<String>,
+    /// `agent -r` without an id: open the session picker.
+    pub pick_session: bool,
+    pub notices: Vec<String>,
+}
+
+pub async fn run(prepared: Prepared, settings: Settings, start: Start) -> u8 {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "agent: the interactive interface needs a terminal; use -p or --mode json in scripts"
+        );
+        return 2;
+    }
+    install_panic_hook(settings.paths.log_dir.join("agent.log"));
+    let mut modes = match TerminalModes::enter() {
+        Ok(modes) => modes,
+        Err(e) => {
+            eprintln!("agent: cannot set up the terminal: {e}");
+            return 1;
+        }
+    };
+    let top = crossterm::cursor::position()
+        .map(|(_, row)| row)
+        .unwrap_or(0);
+    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, std::io::stdout()));
+    let mut screen = match Screen::new(backend, top) {
+        Ok(screen) => screen,
+        Err(e) => {
+            modes.leave();
+            eprintln!("agent: cannot read the terminal size: {e}");
+            return 1;
+        }
+    };
+    let code = event_loop(&mut screen, &mut modes, prepared, settings, start).await;
+    let _ = screen.leave();
+    modes.leave();
+    code
+}
+
+async fn event_loop(
+    screen: &mut Screen<Backend>,
+    modes: &mut TerminalModes,
+    prepared: Prepared,
+    settings: Settings,
+    start: Start,
+) -> u8 {
+    let agent = Arc::new(prepared.agent);
+    let mut agent_events = agent.subscribe();
+    let (tasks, mut task_results) = mpsc::unbounded_channel();
+    let settings = Arc::new(settings);
+    let mut app = App::new(
+        agent.clone(),
+        settings.clone(),
+        prepared.session,
+        Theme::from_env(),
+        screen.size().width,
+        tasks.clone(),
+    );
+    app.replay(REPLAY);
+    for notice in start.notices.iter().chain(&prepared.notices) {
+        app.warning(notice);
+    }
+    if super::probe::missing_key(&settings) {
+        app.notice(&super::probe::welcome(&settings));
+        tokio::spawn(async move {
+            let found = super::probe::local_servers().await;
+            let _ = tasks.send(if found.is_empty() {
+                TaskResult::Notice("No local model server answered (Ollama :11434, LM Studio :1234, llama.cpp :8080, vLLM :8000).".to_string())
+            } else {
+                TaskResult::Notice(found.join("\n"))
+            });
+        });
+    }
+    if start.pick_session {
+        app.open_picker();
+    }
+    if let Some(prompt) = start.prompt.filter(|p| !p.trim().is_empty()) {
+        app.submit(prompt);
+    }
+
+    let mut input = EventStream::new();
+    let mut terminate = signal(SignalKind::terminate()).ok();
+    let mut hangup = signal(SignalKind::hangup()).ok();
+    let mut last_frame = Instant::now() - FRAME;
+    loop {
+        let frame_at = app.dirty.then(|| (last_frame + FRAME).max(Instant::now()));
+        let tick_at = app.is_working().then(|| Instant::now() + TICK);
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => {
+                    if on_terminal_event(&mut app, screen, modes, event) {
+                        last_frame = Instant::now() - FRAME;
+                    }
+                }
+                // The terminal is gone.
+                Some(Err(_)) | None => app.exit = Some(0),
+            },
+            event = agent_events.recv() => {
+                if let Some(event) = event {
+                    app.on_agent_event(event);
+                    while let Ok(event) = agent_events.try_recv() {
+                        app.on_agent_event(event);
+                    }
+                }
+            }
+            result = task_results.recv() => {
+                if let Some(result) = result {
+                    app.on_task(result);
+                }
+            }
+            _ = wait(&mut terminate) => app.exit = Some(143),
+            _ = wait(&mut hangup) => app.exit = Some(129),
+            _ = sleep_until(frame_at), if frame_at.is_some() => {
+                if draw(&mut app, screen).is_err() {
+                    app.exit = Some(1);
+                }
+                last_frame = Instant::now();
+            }
+            _ = sleep_until(tick_at), if tick_at.is_some() => app.dirty = true,
+        }
+        if let Some((_, at)) = &app.hint
+            && at.elapsed() > Duration::from_secs(4)
+        {
+            app.hint = None;
+            app.dirty = true;
+        }
+        if let Some(code) = app.exit {
+            // Whatever is pending still reaches the scrollback.
+            let _ = draw(&mut app, screen);
+            agent.abort();
+            let _ = tokio::time::timeout(Duration::from_secs(2), agent.wait_for_idle()).await;
+            return code;
+        }
+    }
+}
+
+async fn wait(signal: &mut Option<tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Returns whether the screen must be redrawn at once (a resize or a resume).
+fn on_terminal_event(
+    app: &mut App,
+    screen: &mut Screen<Backend>,
+    modes: &mut TerminalModes,
+    event: Event,
+) -> bool {
+    match event {
+        Event::Key(key) => {
+            let suspended = app.on_key(key) == KeyOutcome::Suspend;
+            if suspended {
+                suspend(app, screen, modes);
+            }
+            return suspended;
+        }
+        Event::Paste(text) => app.on_paste(&text),
+        Event::Resize(width, height) => {
+            let _ = screen.resize(Size::new(width, height));
+            app.resize(width);
+            return true;
+        }
+        _ => {}
+    }
+    false
+}
+
+/// ctrl+z: give the terminal back, stop, and take it again on `fg`.
+fn suspend(app: &mut App, screen: &mut Screen<Backend>, modes: &mut TerminalModes) {
+    let _ = screen.leave();
+    modes.leave();
+    // SAFETY: raising a signal has no memory-safety preconditions; SIGTSTP stops the
+    // process until the shell continues it.
+    unsafe {
+        libc::raise(libc::SIGTSTP);
+    }
+    if let Ok(restored) = TerminalModes::enter() {
+        *modes = restored;
+    }
+    let top = crossterm::cursor::position()
+        .map(|(_, row)| row)
+        .unwrap_or(0);
+    let _ = screen.restart_at(top);
+    if let Ok(size) = crossterm::terminal::size() {
+        app.resize(size.0);
+    }
+    app.dirty = true;
+}
+
+fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
+    crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
+    let rows = std::mem::take(&mut app.out);
+    screen.insert_before(&rows)?;
+    let width = screen.size().width;
+    let height = app.live_height(width, screen.max_height());
+    screen.draw(height, |buffer| app.render_live(buffer))?;
+    crossterm::execute!(screen.backend_mut(), EndSynchronizedUpdate)?;
+    app.dirty = false;
+    Ok(())
+}

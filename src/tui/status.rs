@@ -1,0 +1,79 @@
+//! The status line under the composer: what is happening (or a hint) on the left; model,
+//! thinking level, tokens, cost and context use on the right.
+
+use super::app::App;
+use ratatui::text::{Line, Span};
+
+/// 950, 12.3k, 1.2M.
+pub fn tokens(count: u64) -> String {
+    match count {
+        0..1_000 => count.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", count as f64 / 1_000.0),
+        _ => format!("{:.1}M", count as f64 / 1_000_000.0),
+    }
+}
+
+pub fn cost(dollars: f64) -> String {
+    if dollars < 0.01 {
+        format!("${dollars:.4}")
+    } else {
+        format!("${dollars:.2}")
+    }
+}
+
+pub fn status_line(app: &App, width: u16) -> Line<'static> {
+    let theme = app.theme;
+    let state = app.agent.snapshot();
+    let mut right = vec![state.model.clone()];
+    if state.thinking != crate::llm::request::ThinkingLevel::Off {
+        right.push(format!("think {}", state.thinking.as_str()));
+    }
+    if state.usage.total_tokens > 0 {
+        right.push(format!(
+            "↑{} ↓{}",
+            tokens(state.usage.input + state.usage.cache_read),
+            tokens(state.usage.output)
+        ));
+    }
+    if state.usage.cost.total > 0.0 {
+        right.push(cost(state.usage.cost.total));
+    }
+    if state.context_window > 0 {
+        let percent = (state.context_tokens as f64 / state.context_window as f64 * 100.0).round();
+        if percent >= 1.0 {
+            right.push(format!("ctx {percent}%"));
+        }
+    }
+    let right = right.join(" · ");
+    let left = match (&state.session_error, &app.hint) {
+        (Some(error), _) => Span::styled(format!("⚠ {error}"), theme.warning()),
+        (None, Some((hint, _))) => Span::styled(hint.clone(), theme.dim()),
+        (None, None) if app.is_working() => Span::styled(
+            "esc interrupts · enter steers · alt+enter queues",
+            theme.dim(),
+        ),
+        (None, None) => Span::styled("/ commands · ! shell · ctrl+c twice quits", theme.dim()),
+    };
+    let room = (width as usize).saturating_sub(right.chars().count() + 1);
+    let left_text = super::cells::cut(&left.content, room);
+    let gap = (width as usize).saturating_sub(left_text.chars().count() + right.chars().count());
+    Line::from(vec![
+        Span::styled(left_text, left.style),
+        Span::raw(" ".repeat(gap)),
+        Span::styled(right, theme.dim()),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_counts() {
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(12_345), "12.3k");
+        assert_eq!(tokens(1_234_567), "1.2M");
+        assert_eq!(cost(0.0042), "$0.0042");
+        assert_eq!(cost(1.5), "$1.50");
+    }
+}
