@@ -295,7 +295,8 @@ async fn summarise_and_replace(
             list(&modified)
         );
     }
-    let summary_message = Arc::new(summary_message(&summary, now_millis()));
+    let compacted_at = now_millis();
+    let summary_message = Arc::new(summary_message(&summary, compacted_at));
     let after = estimate_tokens(&summary_message)
         + messages[cut..]
             .iter()
@@ -303,12 +304,15 @@ async fn summarise_and_replace(
             .sum::<u64>();
     let before = context_tokens(messages);
     let entry_id = shared
-        .persist(NewEntry::Compaction {
-            summary: &summary,
-            first_kept_entry_id: ids.get(cut).map(String::as_str),
-            tokens_before: before,
-            tokens_after: after,
-        })
+        .persist_at(
+            NewEntry::Compaction {
+                summary: &summary,
+                first_kept_entry_id: ids.get(cut).map(String::as_str),
+                tokens_before: before,
+                tokens_after: after,
+            },
+            compacted_at,
+        )
         .await;
     shared.sync_session().await;
     lock(&shared.state)

@@ -93,10 +93,16 @@ impl Shared {
     /// Persist an entry; a failure is logged and remembered (the conversation goes on in
     /// memory) and a fresh id is returned.
     pub async fn persist(&self, entry: NewEntry<'_>) -> String {
+        self.persist_at(entry, crate::agent::message::now_millis())
+            .await
+    }
+
+    /// `persist` with the entry's timestamp chosen by the caller.
+    pub async fn persist_at(&self, entry: NewEntry<'_>, timestamp: i64) -> String {
         let Some(session) = self.session() else {
             return new_entry_id();
         };
-        match session.append(entry).await {
+        match session.append_at(entry, timestamp).await {
             Ok(id) => id,
             Err(e) => {
                 self.record_session_error(&e);

@@ -134,6 +134,16 @@ impl SessionWriter {
     /// Append an entry; returns its id once the line is in the file (or, before the
     /// session's first message, once it is queued to be written with it).
     pub async fn append(&self, entry: NewEntry<'_>) -> Result<String, SessionError> {
+        self.append_at(entry, now_millis()).await
+    }
+
+    /// `append` with the entry's timestamp chosen by the caller (a compaction's summary
+    /// message carries the same time as its entry, so a reload rebuilds it exactly).
+    pub async fn append_at(
+        &self,
+        entry: NewEntry<'_>,
+        timestamp: i64,
+    ) -> Result<String, SessionError> {
         let id = new_entry_id();
         let is_message = matches!(entry, NewEntry::Message(_));
         let (ack, done) = oneshot::channel();
@@ -142,7 +152,7 @@ impl SessionWriter {
                 .last_entry_id
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let line = encode(entry, &id, last.as_deref(), now_millis())
+            let line = encode(entry, &id, last.as_deref(), timestamp)
                 .map_err(|e| SessionError::io(&self.path, e.into()))?;
             let mut deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
             let created = match deferred.as_mut() {
