@@ -21,7 +21,14 @@ const WIDTH: u16 = 72;
 
 fn lines_to_text(rows: &[Line<'_>]) -> String {
     rows.iter()
-        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>().trim_end().to_string())
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -30,21 +37,41 @@ fn buffer_to_text(buffer: &Buffer) -> String {
     buffer
         .content
         .chunks(buffer.area.width as usize)
-        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>().trim_end().to_string())
+        .map(|row| {
+            row.iter()
+                .map(|c| c.symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 fn settings() -> Arc<Settings> {
-    let cli = <agent::cli::Cli as clap::Parser>::parse_from(["agent", "--model", "test-model", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "k"]);
+    let cli = <agent::cli::Cli as clap::Parser>::parse_from([
+        "agent",
+        "--model",
+        "test-model",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--api-key",
+        "k",
+    ]);
     Arc::new(agent::config::load(&cli).expect("settings"))
 }
 
 fn app() -> (App, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let agent = Arc::new(Agent::new(support::harness::config("http://127.0.0.1:9/v1", dir.path())));
+    let agent = Arc::new(Agent::new(support::harness::config(
+        "http://127.0.0.1:9/v1",
+        dir.path(),
+    )));
     let (tasks, _) = tokio::sync::mpsc::unbounded_channel();
-    let session = agent::modes::SessionInfo { id: "test".into(), path: None };
+    let session = agent::modes::SessionInfo {
+        id: "test".into(),
+        path: None,
+    };
     let app = App::new(agent, settings(), session, Theme::plain(), WIDTH, tasks);
     (app, dir)
 }
@@ -59,21 +86,61 @@ fn render(app: &App) -> String {
 #[test]
 fn transcript_cells() {
     let theme = Theme::plain();
-    let mut rows = cells::user("Please fix the failing test in src/parser.rs and run the suite again.", WIDTH, &theme);
+    let mut rows = cells::user(
+        "Please fix the failing test in src/parser.rs and run the suite again.",
+        WIDTH,
+        &theme,
+    );
     rows.extend(cells::assistant_text("I found it. The parser **skips** the last token:\n\n- `next()` returns early\n- the loop ends one short", WIDTH, &theme));
-    rows.extend(cells::thinking("Let me think about where the off-by-one is coming from in this loop.", false, WIDTH, &theme));
-    rows.extend(cells::notice("Compacted the conversation: 151.0k → 23.0k tokens", WIDTH, &theme));
-    rows.extend(cells::warning("HTTP 429 Too Many Requests: rate limited — retrying in 4 s (1/3)", WIDTH, &theme));
-    rows.extend(cells::error("HTTP 401 Unauthorized: Incorrect API key provided (check OPENAI_API_KEY)", WIDTH, &theme));
+    rows.extend(cells::thinking(
+        "Let me think about where the off-by-one is coming from in this loop.",
+        false,
+        WIDTH,
+        &theme,
+    ));
+    rows.extend(cells::notice(
+        "Compacted the conversation: 151.0k → 23.0k tokens",
+        WIDTH,
+        &theme,
+    ));
+    rows.extend(cells::warning(
+        "HTTP 429 Too Many Requests: rate limited — retrying in 4 s (1/3)",
+        WIDTH,
+        &theme,
+    ));
+    rows.extend(cells::error(
+        "HTTP 401 Unauthorized: Incorrect API key provided (check OPENAI_API_KEY)",
+        WIDTH,
+        &theme,
+    ));
     insta::assert_snapshot!(lines_to_text(&rows));
 }
 
 #[test]
 fn tool_cells_and_diffs() {
     let theme = Theme::plain();
-    let output: String = (1..=12).map(|i| format!("test case_{i} ... ok\n")).collect::<String>() + "\n[exit code 0]";
-    let mut rows = cells::tool("bash", &json!({"command": "cargo test"}), &[Content::text(output)], None, false, WIDTH, &theme);
-    rows.extend(cells::tool("read", &json!({"path": "src/parser.rs"}), &[Content::text("a\nb\nc\n")], None, false, WIDTH, &theme));
+    let output: String = (1..=12)
+        .map(|i| format!("test case_{i} ... ok\n"))
+        .collect::<String>()
+        + "\n[exit code 0]";
+    let mut rows = cells::tool(
+        "bash",
+        &json!({"command": "cargo test"}),
+        &[Content::text(output)],
+        None,
+        false,
+        WIDTH,
+        &theme,
+    );
+    rows.extend(cells::tool(
+        "read",
+        &json!({"path": "src/parser.rs"}),
+        &[Content::text("a\nb\nc\n")],
+        None,
+        false,
+        WIDTH,
+        &theme,
+    ));
     let diff = "--- a/src/parser.rs\n+++ b/src/parser.rs\n@@ -10,3 +10,3 @@\n fn next(&mut self) {\n-    if self.pos >= self.len - 1 {\n+    if self.pos >= self.len {\n         return None;\n";
     rows.extend(cells::tool(
         "edit",
@@ -101,7 +168,9 @@ async fn live_area_while_a_tool_runs_with_a_queue() {
         tool_call_id: "c1".into(),
         tool_name: "bash".into(),
         partial_result: ToolResultPayload {
-            content: vec![Content::text("   Compiling serde v1.0\n   Compiling tokio v1.48\n   Compiling agent v0.1.0")],
+            content: vec![Content::text(
+                "   Compiling serde v1.0\n   Compiling tokio v1.48\n   Compiling agent v0.1.0",
+            )],
             details: None,
         },
     });
@@ -111,7 +180,10 @@ async fn live_area_while_a_tool_runs_with_a_queue() {
     });
     let screen = render(&app);
     // The spinner frame depends on time; everything else is fixed.
-    let screen: String = screen.chars().map(|c| if ('⠀'..='⣿').contains(&c) { '*' } else { c }).collect();
+    let screen: String = screen
+        .chars()
+        .map(|c| if ('⠀'..='⣿').contains(&c) { '*' } else { c })
+        .collect();
     insta::assert_snapshot!(screen);
 }
 
@@ -120,7 +192,10 @@ async fn the_streaming_message_shows_its_open_part() {
     let (mut app, _dir) = app();
     app.on_agent_event(AgentEvent::AgentStart);
     app.on_agent_event(AgentEvent::MessageStart {
-        message: Arc::new(Message::Assistant(AssistantMessage::empty("test", "test-model"))),
+        message: Arc::new(Message::Assistant(AssistantMessage::empty(
+            "test",
+            "test-model",
+        ))),
     });
     app.on_agent_event(AgentEvent::MessageUpdate {
         assistant_message_event: AssistantMessageEvent::TextStart { content_index: 0 },
@@ -133,7 +208,10 @@ async fn the_streaming_message_shows_its_open_part() {
     });
     // Complete lines went to the scrollback; the open one is live.
     let committed = lines_to_text(&std::mem::take(&mut app.out));
-    assert!(committed.contains("● First line is complete."), "{committed}");
+    assert!(
+        committed.contains("● First line is complete."),
+        "{committed}"
+    );
     let screen = render(&app);
     assert!(screen.contains("The second line is still arr"), "{screen}");
     assert!(!screen.contains("First line"), "{screen}");
@@ -150,7 +228,10 @@ async fn the_approval_dialog_replaces_the_composer() {
         reason: "`bash` can change files or run programs".into(),
     });
     let screen = render(&app);
-    let screen: String = screen.chars().map(|c| if ('⠀'..='⣿').contains(&c) { '*' } else { c }).collect();
+    let screen: String = screen
+        .chars()
+        .map(|c| if ('⠀'..='⣿').contains(&c) { '*' } else { c })
+        .collect();
     insta::assert_snapshot!(screen);
 }
 

@@ -7,5 +7,6 @@ pub mod anthropic;
 pub mod chat;
 pub mod harness;
 pub mod process;
+pub mod pty;
 pub mod responses;
 pub mod server;

@@ -1,0 +1,172 @@
+//! The real `agent` binary in a pseudo-terminal (portable-pty), its output fed to a
+//! terminal emulator (vt100) so tests read the screen as a person would. Like a real
+//! terminal, it answers the cursor-position query the interface sends when it starts.
+
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const ROWS: u16 = 40;
+pub const COLS: u16 = 100;
+
+pub struct Tui {
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    child: Box<dyn Child + Send + Sync>,
+    _master: Box<dyn MasterPty + Send>,
+}
+
+impl Tui {
+    pub fn spawn(args: &[&str], home: &Path, cwd: &Path) -> Tui {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pty");
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_agent"));
+        command.args(args);
+        command.cwd(cwd);
+        command.env("AGENT_HOME", home);
+        command.env("TERM", "xterm-256color");
+        command.env("NO_COLOR", "1");
+        for var in [
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "RUST_LOG",
+        ] {
+            command.env_remove(var);
+        }
+        let child = pair
+            .slave
+            .spawn_command(command)
+            .expect("spawn agent in the pty");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
+        let size = |n: u16| std::num::NonZeroU16::new(n).expect("a terminal size");
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            size(ROWS),
+            size(COLS),
+            10_000,
+        )));
+        let (feed, reply) = (parser.clone(), writer.clone());
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                let n = match reader.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                let mut parser = feed.lock().unwrap();
+                parser.process(&chunk[..n]);
+                // Device status report: "where is the cursor?"
+                if chunk[..n].windows(4).any(|w| w == b"\x1b[6n") {
+                    let (row, col) = parser.screen().cursor_position();
+                    let answer = format!("\x1b[{};{}R", row + 1, col + 1);
+                    let _ = reply.lock().unwrap().write_all(answer.as_bytes());
+                }
+            }
+        });
+        Tui {
+            parser,
+            writer,
+            child,
+            _master: pair.master,
+        }
+    }
+
+    pub fn send(&self, bytes: &[u8]) {
+        let mut writer = self.writer.lock().unwrap();
+        writer.write_all(bytes).unwrap();
+        writer.flush().unwrap();
+    }
+
+    /// Type text a key at a time, as a person would (a paste would arrive at once).
+    pub fn type_text(&self, text: &str) {
+        for c in text.chars() {
+            let mut buf = [0u8; 4];
+            self.send(c.encode_utf8(&mut buf).as_bytes());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    pub fn enter(&self) {
+        self.send(b"\r");
+    }
+
+    /// The visible screen, one string per row.
+    pub fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Everything the terminal holds: the scrollback then the screen.
+    pub fn transcript(&self) -> String {
+        let mut parser = self.parser.lock().unwrap();
+        let screen = parser.screen().contents();
+        let mut above = Vec::new();
+        let scrolled = parser.screen().scrollback_len();
+        for offset in (1..=scrolled).rev() {
+            parser.screen_mut().set_scrollback(offset);
+            let top = parser.screen().rows(0, COLS).next().unwrap_or_default();
+            above.push(top);
+        }
+        parser.screen_mut().set_scrollback(0);
+        above.push(screen);
+        above.join("\n")
+    }
+
+    /// Wait (up to 20 s) until the screen satisfies `pred`; returns it.
+    pub async fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.transcript();
+            if pred(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; the terminal shows:\n{screen}");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn wait_for_text(&self, text: &str) -> String {
+        self.wait_for(text, |s| s.contains(text)).await
+    }
+
+    /// Wait for the process to end; its exit code.
+    pub async fn exit_code(&mut self) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.exit_code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("agent did not exit; the terminal shows:\n{}", self.screen());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Modes the interface must have restored when it exits.
+    pub fn terminal_restored(&self) -> bool {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        !screen.bracketed_paste() && !screen.hide_cursor()
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}

@@ -1,0 +1,261 @@
+//! The real interface in a pseudo-terminal against the loopback model server: what a user
+//! types and sees — streaming, steering, follow-ups, stopping, approvals, quitting, resuming.
+
+mod support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::chat;
+use support::harness::{process_alive, transcript};
+use support::pty::Tui;
+use support::server::{FakeServer, Reply};
+use tempfile::TempDir;
+
+struct Env {
+    home: TempDir,
+    cwd: TempDir,
+}
+
+fn env() -> Env {
+    Env {
+        home: tempfile::tempdir().unwrap(),
+        cwd: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Env {
+    fn start(&self, server: &FakeServer, extra: &[&str]) -> Tui {
+        let base = server.v1();
+        let mut args = vec!["--base-url", base.as_str(), "--model", "test-model"];
+        args.extend_from_slice(extra);
+        Tui::spawn(&args, self.home.path(), self.cwd.path())
+    }
+}
+
+async fn ready(tui: &Tui) {
+    tui.wait_for_text("Ask anything").await;
+}
+
+#[tokio::test]
+async fn a_prompt_streams_its_answer_into_the_transcript() {
+    let env = env();
+    let frames = chat::text_deltas(&[
+        "The answer ",
+        "streams ",
+        "in place.\n\nSecond ",
+        "paragraph.",
+    ]);
+    let server =
+        FakeServer::start(vec![Reply::sse(frames).slowly(Duration::from_millis(30))]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("what is up?");
+    tui.enter();
+    let screen = tui.wait_for_text("Second paragraph.").await;
+    assert!(screen.contains("› what is up?"), "{screen}");
+    assert!(
+        screen.contains("● The answer streams in place."),
+        "{screen}"
+    );
+    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
+        .await;
+    assert_eq!(transcript(&server.bodies()[0])[1], "user:what is up?");
+    // ctrl+c twice quits with 0 and gives the terminal back.
+    tui.send(b"\x03");
+    tui.wait_for_text("press ctrl+c again to quit").await;
+    tui.send(b"\x03");
+    assert_eq!(tui.exit_code().await, 0);
+    assert!(tui.terminal_restored());
+    assert!(
+        tui.transcript().contains("Second paragraph."),
+        "the conversation stays in the scrollback"
+    );
+}
+
+#[tokio::test]
+async fn esc_stops_a_long_command_and_kills_it() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "echo $$ > shell.pid; sleep 30"}),
+    ))])
+    .await;
+    let mut tui = env.start(&server, &["--permission-mode", "auto"]);
+    ready(&tui).await;
+    tui.type_text("wait a while");
+    tui.enter();
+    tui.wait_for_text("Running bash").await;
+    let pid_file = env.cwd.path().join("shell.pid");
+    let pid: i32 = loop {
+        if let Ok(text) = std::fs::read_to_string(&pid_file)
+            && let Ok(pid) = text.trim().parse()
+        {
+            break pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    tui.send(b"\x1b");
+    let screen = tui.wait_for_text("Interrupted.").await;
+    assert!(screen.contains("aborted by the user"), "{screen}");
+    for _ in 0..50 {
+        if !process_alive(pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!process_alive(pid), "the command survived esc");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn enter_during_a_tool_steers_and_skips_the_rest() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_calls(&[
+            ("c1", "bash", json!({"command": "sleep 1; echo first done"})),
+            ("c2", "bash", json!({"command": "echo never"})),
+        ])),
+        Reply::sse(chat::text("Switching approach.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &["--permission-mode", "auto"]);
+    ready(&tui).await;
+    tui.type_text("do two things");
+    tui.enter();
+    tui.wait_for_text("Running bash").await;
+    tui.type_text("stop, do it differently");
+    tui.enter();
+    tui.wait_for_text("steer: stop, do it differently").await;
+    let screen = tui.wait_for_text("Switching approach.").await;
+    assert!(
+        screen.contains("Skipped due to queued user message."),
+        "{screen}"
+    );
+    let t = transcript(&server.bodies()[1]);
+    assert_eq!(t.last().unwrap(), "user:stop, do it differently");
+    assert_eq!(
+        t[t.len() - 2],
+        "tool:c2:Skipped due to queued user message."
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn alt_enter_queues_a_follow_up_for_after_the_answer() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "sleep 1"}))),
+        Reply::sse(chat::text("First task done.")),
+        Reply::sse(chat::text("Second task done.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &["--permission-mode", "auto"]);
+    ready(&tui).await;
+    tui.type_text("first task");
+    tui.enter();
+    tui.wait_for_text("Running bash").await;
+    tui.type_text("second task");
+    tui.send(b"\x1b\r");
+    tui.wait_for_text("follow-up: second task").await;
+    tui.wait_for_text("Second task done.").await;
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    assert!(
+        !transcript(&bodies[1])
+            .iter()
+            .any(|m| m.contains("second task"))
+    );
+    let last = transcript(&bodies[2]);
+    assert_eq!(
+        &last[last.len() - 2..],
+        ["assistant:First task done.:[]", "user:second task"]
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn the_approval_dialog_allows_and_denies() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch allowed"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "touch denied"}),
+        )),
+        Reply::sse(chat::text("Done asking.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("make files");
+    tui.enter();
+    tui.wait_for_text("y allow once").await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tui.send(b"y");
+    tui.wait_for("the second request", |s| {
+        s.contains("touch denied") && s.contains("y allow once")
+    })
+    .await;
+    assert!(env.cwd.path().join("allowed").exists());
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tui.send(b"m");
+    tui.wait_for_text("Tell the model why").await;
+    tui.type_text("not that one");
+    tui.enter();
+    tui.wait_for_text("Done asking.").await;
+    assert!(!env.cwd.path().join("denied").exists());
+    let t = transcript(&server.bodies()[2]);
+    assert_eq!(
+        t.last().unwrap(),
+        "tool:c2:The user denied this `bash` call. The user says: not that one"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn continue_replays_the_saved_transcript() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("Remembered answer.")),
+        Reply::sse(chat::text("Continuing.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("remember this");
+    tui.enter();
+    tui.wait_for_text("Remembered answer.").await;
+    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
+        .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+
+    let mut tui = env.start(&server, &["-c"]);
+    let screen = tui.wait_for_text("Remembered answer.").await;
+    assert!(screen.contains("› remember this"), "{screen}");
+    tui.type_text("and now?");
+    tui.enter();
+    tui.wait_for_text("Continuing.").await;
+    let t = transcript(&server.bodies()[1]);
+    assert_eq!(
+        t,
+        [
+            "system",
+            "user:remember this",
+            "assistant:Remembered answer.:[]",
+            "user:and now?"
+        ]
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
