@@ -259,3 +259,97 @@ async fn continue_replays_the_saved_transcript() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn slash_commands_and_shell_commands() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("/he");
+    tui.wait_for_text("/help").await;
+    tui.send(b"\t");
+    tui.enter();
+    let screen = tui.wait_for_text("show or hide thinking").await;
+    assert!(screen.contains("/compact"), "{screen}");
+    tui.type_text("/session");
+    tui.enter();
+    tui.wait_for_text("Session ").await;
+    tui.type_text("!echo from-the-shell");
+    tui.enter();
+    tui.wait_for_text("from-the-shell").await;
+    tui.type_text("/bogus");
+    tui.enter();
+    tui.wait_for_text("Unknown command /bogus").await;
+    assert!(
+        server.requests().is_empty(),
+        "none of this reached the model"
+    );
+    tui.type_text("/quit");
+    tui.enter();
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn without_a_key_it_still_opens_and_says_how_to_connect() {
+    let env = env();
+    let mut tui = Tui::spawn(&[], env.home.path(), env.cwd.path());
+    let screen = tui.wait_for_text("OPENAI_API_KEY").await;
+    assert!(screen.contains("--provider ollama"), "{screen}");
+    tui.wait_for("the probe to report", |s| {
+        s.contains("local model server") || s.contains("Found ")
+    })
+    .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn sigterm_gives_the_terminal_back() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    let pid = tui.pid().expect("a pid") as i32;
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    assert_eq!(tui.exit_code().await, 143);
+    assert!(tui.terminal_restored());
+}
+
+#[tokio::test]
+async fn a_small_terminal_and_a_resize_keep_everything_readable() {
+    let env = env();
+    let answer = "A long answer that has to wrap several times on a small terminal, and keeps going for a while.";
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text(answer)),
+        Reply::sse(chat::text("After the resize.")),
+    ])
+    .await;
+    let base = server.v1();
+    let mut tui = Tui::spawn_sized(
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        24,
+        80,
+        &[],
+    );
+    ready(&tui).await;
+    tui.type_text("wrap please");
+    tui.enter();
+    let screen = tui.wait_for_text("going for a while.").await;
+    assert!(screen.lines().all(|l| l.chars().count() <= 80));
+    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
+        .await;
+    tui.resize(30, 60);
+    tui.wait_for("a redraw at the new width", |s| s.contains("Ask anything"))
+        .await;
+    tui.type_text("again");
+    tui.enter();
+    let screen = tui.wait_for_text("After the resize.").await;
+    assert!(screen.lines().all(|l| l.chars().count() <= 60), "{screen}");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

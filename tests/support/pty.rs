@@ -15,16 +15,28 @@ pub struct Tui {
     parser: Arc<Mutex<vt100::Parser>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn Child + Send + Sync>,
-    _master: Box<dyn MasterPty + Send>,
+    master: Box<dyn MasterPty + Send>,
+    cols: u16,
 }
 
 impl Tui {
     pub fn spawn(args: &[&str], home: &Path, cwd: &Path) -> Tui {
+        Tui::spawn_sized(args, home, cwd, ROWS, COLS, &[])
+    }
+
+    pub fn spawn_sized(
+        args: &[&str],
+        home: &Path,
+        cwd: &Path,
+        rows: u16,
+        cols: u16,
+        env: &[(&str, &str)],
+    ) -> Tui {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -44,6 +56,9 @@ impl Tui {
         ] {
             command.env_remove(var);
         }
+        for (name, value) in env {
+            command.env(name, value);
+        }
         let child = pair
             .slave
             .spawn_command(command)
@@ -53,8 +68,8 @@ impl Tui {
         let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
         let size = |n: u16| std::num::NonZeroU16::new(n).expect("a terminal size");
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            size(ROWS),
-            size(COLS),
+            size(rows),
+            size(cols),
             10_000,
         )));
         let (feed, reply) = (parser.clone(), writer.clone());
@@ -79,8 +94,32 @@ impl Tui {
             parser,
             writer,
             child,
-            _master: pair.master,
+            master: pair.master,
+            cols,
         }
+    }
+
+    /// The terminal window changed size (SIGWINCH reaches the program).
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        let size = |n: u16| std::num::NonZeroU16::new(n).expect("a terminal size");
+        self.parser
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(size(rows), size(cols));
+        self.cols = cols;
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
     }
 
     pub fn send(&self, bytes: &[u8]) {
@@ -115,7 +154,11 @@ impl Tui {
         let scrolled = parser.screen().scrollback_len();
         for offset in (1..=scrolled).rev() {
             parser.screen_mut().set_scrollback(offset);
-            let top = parser.screen().rows(0, COLS).next().unwrap_or_default();
+            let top = parser
+                .screen()
+                .rows(0, self.cols)
+                .next()
+                .unwrap_or_default();
             above.push(top);
         }
         parser.screen_mut().set_scrollback(0);
