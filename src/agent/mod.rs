@@ -157,7 +157,12 @@ impl Agent {
 
     /// A new stream of every event from now on.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<AgentEvent> {
-        self.shared.emitter.subscribe()
+        self.shared.emitter.subscribe(true)
+    }
+
+    /// Every event except the per-delta `message_update`s.
+    pub fn subscribe_without_deltas(&self) -> mpsc::UnboundedReceiver<AgentEvent> {
+        self.shared.emitter.subscribe(false)
     }
 
     /// Start a run with this message; an error while a run is active.

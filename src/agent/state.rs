@@ -137,27 +137,41 @@ impl Shared {
 }
 
 /// Fans events out to every subscriber over unbounded channels, so the loop never waits
-/// for a slow reader. Closed subscribers are dropped.
+/// for a slow reader. Closed subscribers are dropped. A subscriber can leave out the
+/// per-delta `message_update` events (`-p` only needs the outcome), which spares it a
+/// wake-up per token.
 #[derive(Default)]
 pub(crate) struct Emitter {
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<AgentEvent>>>,
+    subscribers: Mutex<Vec<Subscriber>>,
+}
+
+struct Subscriber {
+    tx: mpsc::UnboundedSender<AgentEvent>,
+    deltas: bool,
 }
 
 impl Emitter {
-    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<AgentEvent> {
+    pub fn subscribe(&self, deltas: bool) -> mpsc::UnboundedReceiver<AgentEvent> {
         let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.subscribers).push(tx);
+        lock(&self.subscribers).push(Subscriber { tx, deltas });
         rx
     }
 
     pub fn emit(&self, event: AgentEvent) {
+        let is_delta = matches!(event, AgentEvent::MessageUpdate { .. });
         let mut subscribers = lock(&self.subscribers);
-        subscribers.retain(|tx| !tx.is_closed());
-        if let Some((last, rest)) = subscribers.split_last() {
-            for tx in rest {
-                let _ = tx.send(event.clone());
+        subscribers.retain(|s| !s.tx.is_closed());
+        let mut wanting = subscribers
+            .iter()
+            .filter(|s| s.deltas || !is_delta)
+            .peekable();
+        while let Some(subscriber) = wanting.next() {
+            if wanting.peek().is_some() {
+                let _ = subscriber.tx.send(event.clone());
+            } else {
+                let _ = subscriber.tx.send(event);
+                break;
             }
-            let _ = last.send(event);
         }
     }
 }

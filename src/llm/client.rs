@@ -126,7 +126,8 @@ impl Provider {
         if !response.status().is_success() {
             return Err(self.status_error(response, cancel).await);
         }
-        let mut events = response.bytes_stream().eventsource();
+        let events = super::sse::split_events(response.bytes_stream()).eventsource();
+        tokio::pin!(events);
         let mut decoded = Vec::new();
         let mut finished = false;
         let idle = tokio::time::sleep(self.idle_timeout);

@@ -13,4 +13,5 @@ pub mod openai_responses;
 pub mod partial_json;
 pub mod provider;
 pub mod request;
+pub mod sse;
 pub mod stream_event;

@@ -17,10 +17,19 @@ pub trait Handler {
     fn pause(&mut self) -> bool {
         true
     }
+
+    /// Whether the handler looks at each streamed delta.
+    fn wants_deltas(&self) -> bool {
+        true
+    }
 }
 
 pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) -> u8 {
-    let mut events = agent.subscribe();
+    let mut events = if handler.wants_deltas() {
+        agent.subscribe()
+    } else {
+        agent.subscribe_without_deltas()
+    };
     if let Err(e) = agent.prompt(UserMessage::text(prompt)) {
         eprintln!("agent: {e}");
         return 1;

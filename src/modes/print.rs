@@ -15,6 +15,10 @@ pub async fn run(agent: Agent, prompt: String) -> u8 {
 struct Print;
 
 impl Handler for Print {
+    fn wants_deltas(&self) -> bool {
+        false
+    }
+
     fn event(&mut self, event: AgentEvent, interrupted: Option<u8>) -> Option<u8> {
         match event {
             AgentEvent::AutoRetryStart {

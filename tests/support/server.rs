@@ -18,6 +18,8 @@ pub struct Recorded {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// When the request was complete.
+    pub received: std::time::Instant,
 }
 
 impl Recorded {
@@ -102,6 +104,8 @@ impl Reply {
 struct Script {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// When each reply was completely written.
+    replied: Vec<std::time::Instant>,
 }
 
 pub struct FakeServer {
@@ -127,6 +131,7 @@ impl FakeServer {
         let script = Arc::new(Mutex::new(Script {
             replies: replies.into(),
             requests: Vec::new(),
+            replied: Vec::new(),
         }));
         let (count_tx, count) = watch::channel(0);
         let count_tx = Arc::new(count_tx);
@@ -136,6 +141,8 @@ impl FakeServer {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
+                // Like real servers: no Nagle delay between the writes of a reply.
+                let _ = stream.set_nodelay(true);
                 tokio::spawn(serve(stream, accept_script.clone(), count_tx.clone()));
             }
         });
@@ -158,6 +165,11 @@ impl FakeServer {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.script.lock().unwrap().requests.clone()
+    }
+
+    /// When each reply finished, in order.
+    pub fn reply_times(&self) -> Vec<std::time::Instant> {
+        self.script.lock().unwrap().replied.clone()
     }
 
     pub fn bodies(&self) -> Vec<Value> {
@@ -195,7 +207,13 @@ async fn serve(
                 )
             })
         };
-        if !write_reply(&mut stream, reply).await {
+        let reusable = write_reply(&mut stream, reply).await;
+        script
+            .lock()
+            .unwrap()
+            .replied
+            .push(std::time::Instant::now());
+        if !reusable {
             return;
         }
     }
@@ -244,6 +262,7 @@ async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
         path,
         headers,
         body,
+        received: std::time::Instant::now(),
     })
 }
 

@@ -1,0 +1,396 @@
+//! Whole-scenario benchmarks of the real `agent` binary, as docs/benchmarks.md describes:
+//! start-up, headless runs with tool rounds and long answers, resuming a 100 MB session, the
+//! interface's start, keypress latency and idle wakeups, and memory over 1,000 turns. It
+//! starts its own loopback model server and needs nothing but the repository:
+//!
+//!     cargo bench --bench scenarios [-- NAME...]
+//!
+//! Figures are medians over several runs; nothing here asserts on time.
+
+#[allow(dead_code)]
+#[path = "../../tests/support/chat.rs"]
+mod chat;
+mod measure;
+#[allow(dead_code)]
+#[path = "../../tests/support/pty.rs"]
+mod pty;
+#[allow(dead_code)]
+#[path = "../../tests/support/server.rs"]
+mod server;
+mod session_gen;
+
+use measure::{Sample, median, median_duration};
+use pty::Tui;
+use serde_json::{Value, json};
+use server::{FakeServer, Reply};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const AGENT: &str = env!("CARGO_BIN_EXE_agent");
+
+struct Bench {
+    server: FakeServer,
+    home: tempfile::TempDir,
+    cwd: tempfile::TempDir,
+    runs: usize,
+}
+
+impl Bench {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(AGENT);
+        command
+            .args(["--base-url", &self.server.v1(), "--model", "bench-model"])
+            .args(args)
+            .current_dir(self.cwd.path())
+            .env("AGENT_HOME", self.home.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    }
+}
+
+/// One reply written in as few chunks as possible: the server streams at full speed.
+fn fast(frames: Vec<String>) -> Reply {
+    Reply::sse(vec![frames.concat()])
+}
+
+fn words(count: usize, last: &str) -> Vec<String> {
+    let mut deltas: Vec<String> = (0..count)
+        .map(|i| {
+            if i % 12 == 11 {
+                "word\n".to_string()
+            } else {
+                "word ".to_string()
+            }
+        })
+        .collect();
+    deltas.push(last.to_string());
+    deltas
+}
+
+fn text_reply(deltas: &[String]) -> Reply {
+    let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+    fast(chat::text_deltas(&refs))
+}
+
+fn print_row(name: &str, sample: &Sample) {
+    println!(
+        "| {name} | {:.1} ms | {:.1} ms | {:.1} MB |",
+        sample.wall.as_secs_f64() * 1000.0,
+        sample.cpu.as_secs_f64() * 1000.0,
+        sample.peak_rss_kb as f64 / 1024.0
+    );
+}
+
+fn version(bench: &Bench) {
+    let samples: Vec<Sample> = (0..bench.runs * 4)
+        .map(|_| {
+            let mut command = Command::new(AGENT);
+            command.arg("--version").stdout(Stdio::null());
+            measure::run(command)
+        })
+        .collect();
+    print_row("`agent --version`", &median(&samples));
+}
+
+async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) {
+    let mut samples = Vec::new();
+    let mut gaps = Vec::new();
+    for _ in 0..bench.runs {
+        let before = bench.server.requests().len();
+        for round in 0..10 {
+            bench.server.push(fast(chat::tool_call(
+                &format!("call_{round}"),
+                "bash",
+                json!({"command": format!("echo round {round}")}),
+            )));
+        }
+        bench.server.push(text_reply(&words(2000, "END")));
+        let mut args = vec!["--permission-mode", "auto", "--no-session"];
+        args.extend_from_slice(mode);
+        args.push("go");
+        let command = bench.command(&args);
+        samples.push(
+            tokio::task::spawn_blocking(move || measure::run(command))
+                .await
+                .expect("run"),
+        );
+        // Tool round overhead: from the end of a tool-call response to the next request.
+        let requests = bench.server.requests();
+        let replies = bench.server.reply_times();
+        for i in before..before + 10 {
+            if let (Some(reply), Some(next)) = (replies.get(i), requests.get(i + 1)) {
+                gaps.push(next.received.saturating_duration_since(*reply));
+            }
+        }
+    }
+    print_row(label, &median(&samples));
+    if !gaps.is_empty() {
+        println!(
+            "| one tool round (response end → next request), {label} | {:.1} ms | | |",
+            median_duration(&gaps).as_secs_f64() * 1000.0
+        );
+    }
+}
+
+async fn long_answer(bench: &Bench) {
+    let mut samples = Vec::new();
+    for _ in 0..bench.runs {
+        bench.server.push(text_reply(&words(50_000, "END")));
+        let command = bench.command(&["--no-session", "-p", "write a lot"]);
+        samples.push(
+            tokio::task::spawn_blocking(move || measure::run(command))
+                .await
+                .expect("run"),
+        );
+    }
+    print_row("50,000-delta answer, `-p`", &median(&samples));
+}
+
+async fn tui_long_answer(bench: &Bench) {
+    let mut samples = Vec::new();
+    for _ in 0..bench.runs.min(3) {
+        bench.server.push(text_reply(&words(50_000, "ENDMARK")));
+        let tui = spawn_tui(bench, &["--no-session"]);
+        tui.wait_for_text("Ask anything").await;
+        let pid = tui.pid().unwrap_or(0);
+        let cpu_before = measure::cpu_of(pid);
+        tui.type_text("write a lot");
+        let started = Instant::now();
+        tui.enter();
+        tui.wait_for("the end of the answer", |s| {
+            s.contains("ENDMARK") && !s.contains("esc to interrupt")
+        })
+        .await;
+        let wall = started.elapsed();
+        samples.push(Sample {
+            wall,
+            cpu: measure::cpu_of(pid).saturating_sub(cpu_before),
+            peak_rss_kb: measure::peak_rss_of(pid),
+        });
+        quit(tui).await;
+    }
+    print_row(
+        "50,000-delta answer, interface (prompt → last frame)",
+        &median(&samples),
+    );
+}
+
+fn spawn_tui(bench: &Bench, extra: &[&str]) -> Tui {
+    let base = bench.server.v1();
+    let mut args = vec!["--base-url", base.as_str(), "--model", "bench-model"];
+    args.extend_from_slice(extra);
+    Tui::spawn_sized(&args, bench.home.path(), bench.cwd.path(), 40, 120, &[])
+}
+
+async fn quit(mut tui: Tui) {
+    tui.send(b"\x03");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tui.send(b"\x03");
+    tui.exit_code().await;
+}
+
+async fn tui_start(bench: &Bench) {
+    let mut samples = Vec::new();
+    for _ in 0..bench.runs {
+        let started = Instant::now();
+        let tui = spawn_tui(bench, &["--no-session"]);
+        tui.wait_for_text("Ask anything").await;
+        let wall = started.elapsed();
+        let pid = tui.pid().unwrap_or(0);
+        samples.push(Sample {
+            wall,
+            cpu: measure::cpu_of(pid),
+            peak_rss_kb: measure::peak_rss_of(pid),
+        });
+        quit(tui).await;
+    }
+    print_row("interface start → prompt ready", &median(&samples));
+}
+
+async fn idle_wakeups(bench: &Bench) {
+    let tui = spawn_tui(bench, &["--no-session"]);
+    tui.wait_for_text("Ask anything").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let pid = tui.pid().unwrap_or(0);
+    let before = measure::wakeups_of(pid);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let after = measure::wakeups_of(pid);
+    println!(
+        "| idle interface: wakeups per second (5 s) | {:.1} | | |",
+        (after - before) as f64 / 5.0
+    );
+    quit(tui).await;
+}
+
+async fn keypress_latency(bench: &Bench, messages: usize) {
+    let home = tempfile::tempdir().expect("home");
+    session_gen::generate(home.path(), bench.cwd.path(), usize::MAX, messages, None);
+    let base = bench.server.v1();
+    let args = ["--base-url", base.as_str(), "--model", "bench-model", "-c"];
+    let tui = Tui::spawn_sized(&args, home.path(), bench.cwd.path(), 40, 120, &[]);
+    tui.wait_for_text("› ").await;
+    tui.wait_for("the prompt", |s| {
+        s.lines()
+            .any(|l| l.starts_with("›  ") || l.starts_with("› "))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut latencies = Vec::new();
+    let mut typed = String::new();
+    for i in 0..30 {
+        let c = (b'a' + (i % 26) as u8) as char;
+        typed.push(c);
+        let expected = format!("› {typed}");
+        let started = Instant::now();
+        tui.send(&[c as u8]);
+        tui.wait_for("the key on screen", |s| s.contains(&expected))
+            .await;
+        latencies.push(started.elapsed());
+    }
+    let pid = tui.pid().unwrap_or(0);
+    println!(
+        "| keypress → frame, {messages} messages in the session | {:.2} ms | | {:.1} MB |",
+        median_duration(&latencies).as_secs_f64() * 1000.0,
+        measure::peak_rss_of(pid) as f64 / 1024.0
+    );
+    quit(tui).await;
+}
+
+async fn resume_large(bench: &Bench, compact: bool) {
+    let home = tempfile::tempdir().expect("home");
+    let path = session_gen::generate(
+        home.path(),
+        bench.cwd.path(),
+        100 * 1024 * 1024,
+        usize::MAX,
+        compact.then_some(600 * 1024),
+    );
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut samples = Vec::new();
+    for _ in 0..bench.runs.min(3) {
+        // Resume, answer, and cut the file back so every run starts from the same file.
+        bench.server.push(fast(chat::text("ok")));
+        let mut command = bench.command(&["-c", "--no-tools", "-p", "hi"]);
+        command.env("AGENT_HOME", home.path());
+        samples.push(
+            tokio::task::spawn_blocking(move || measure::run(command))
+                .await
+                .expect("run"),
+        );
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("session");
+        file.set_len(size).expect("truncate");
+    }
+    let label = if compact {
+        "resume a 100 MB session (with compactions), `-c -p`"
+    } else {
+        "resume a 100 MB session (no compaction), `-c -p`"
+    };
+    print_row(label, &median(&samples));
+}
+
+async fn thousand_turns(bench: &Bench) {
+    let mut command = bench.command(&["--mode", "rpc", "--no-session"]);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = command.spawn().expect("spawn rpc");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let filler = "some ordinary answer text ".repeat(20);
+    let mut marks = Vec::new();
+    for turn in 1..=1000 {
+        bench
+            .server
+            .push(fast(chat::text(&format!("answer {turn}: {filler}"))));
+        writeln!(
+            stdin,
+            "{}",
+            json!({"type": "prompt", "message": format!("question {turn}")})
+        )
+        .expect("send");
+        for line in lines.by_ref() {
+            let Ok(line) = line else { break };
+            if serde_json::from_str::<Value>(&line).is_ok_and(|v| v["type"] == "agent_end") {
+                break;
+            }
+        }
+        if [10, 100, 1000].contains(&turn) {
+            marks.push((turn, measure::rss_of(pid), measure::peak_rss_of(pid)));
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    for (turn, rss, peak) in marks {
+        println!(
+            "| RSS after {turn} turns (`--mode rpc`) | {:.1} MB now | | {:.1} MB peak |",
+            rss as f64 / 1024.0,
+            peak as f64 / 1024.0
+        );
+    }
+}
+
+fn want(filters: &[String], name: &str) -> bool {
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let runs = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let bench = Bench {
+            server: FakeServer::start(Vec::new()).await,
+            home: tempfile::tempdir().expect("home"),
+            cwd: tempfile::tempdir().expect("cwd"),
+            runs,
+        };
+        println!("| scenario | wall | CPU (user+sys) | peak RSS |");
+        println!("|---|---|---|---|");
+        if want(&args, "version") {
+            version(&bench);
+        }
+        if want(&args, "tools") {
+            tool_rounds(&bench, &["-p"], "10 tool rounds + 2,000-delta answer, `-p`").await;
+            tool_rounds(
+                &bench,
+                &["--mode", "json"],
+                "10 tool rounds + 2,000-delta answer, `--mode json`",
+            )
+            .await;
+        }
+        if want(&args, "deltas") {
+            long_answer(&bench).await;
+            tui_long_answer(&bench).await;
+        }
+        if want(&args, "resume") {
+            resume_large(&bench, true).await;
+            resume_large(&bench, false).await;
+        }
+        if want(&args, "tui") {
+            tui_start(&bench).await;
+            keypress_latency(&bench, 10).await;
+            keypress_latency(&bench, 10_000).await;
+            idle_wakeups(&bench).await;
+        }
+        if want(&args, "turns") {
+            thousand_turns(&bench).await;
+        }
+    });
+}

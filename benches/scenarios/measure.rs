@@ -1,0 +1,116 @@
+//! Measuring a child process: wall time, CPU time (user + system) and peak RSS, either at
+//! exit (`wait4`'s resource usage) or while it runs (`/proc`).
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sample {
+    pub wall: Duration,
+    pub cpu: Duration,
+    pub peak_rss_kb: u64,
+}
+
+/// Run `command` to completion and measure it.
+pub fn run(mut command: Command) -> Sample {
+    let started = Instant::now();
+    let child = command.spawn().expect("spawn agent");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    let wall = started.elapsed();
+    std::mem::forget(child);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "agent failed: status {status}"
+    );
+    Sample {
+        wall,
+        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
+        peak_rss_kb: usage.ru_maxrss as u64,
+    }
+}
+
+fn timeval(t: libc::timeval) -> Duration {
+    Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+}
+
+/// CPU time used so far by a running process.
+pub fn cpu_of(pid: u32) -> Duration {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return Duration::ZERO;
+    };
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime are fields 14 and 15 (1-based); `rest` starts at field 3.
+    let ticks: u64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_millis(ticks * 1000 / per_second)
+}
+
+/// Peak resident set size so far (VmHWM), in KB.
+pub fn peak_rss_of(pid: u32) -> u64 {
+    status_field(pid, "VmHWM:")
+}
+
+pub fn rss_of(pid: u32) -> u64 {
+    status_field(pid, "VmRSS:")
+}
+
+fn status_field(pid: u32, name: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Context switches of every thread of a process: how often it woke up.
+pub fn wakeups_of(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .map(|status| {
+            status
+                .lines()
+                .filter(|l| {
+                    l.starts_with("voluntary_ctxt_switches:")
+                        || l.starts_with("nonvoluntary_ctxt_switches:")
+                })
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// The median of each measure over several samples.
+pub fn median(samples: &[Sample]) -> Sample {
+    let mid = |mut values: Vec<u128>| {
+        values.sort_unstable();
+        values.get(values.len() / 2).copied().unwrap_or(0)
+    };
+    Sample {
+        wall: Duration::from_nanos(mid(samples.iter().map(|s| s.wall.as_nanos()).collect()) as u64),
+        cpu: Duration::from_nanos(mid(samples.iter().map(|s| s.cpu.as_nanos()).collect()) as u64),
+        peak_rss_kb: mid(samples.iter().map(|s| s.peak_rss_kb as u128).collect()) as u64,
+    }
+}
+
+pub fn median_duration(values: &[Duration]) -> Duration {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
