@@ -62,7 +62,10 @@ async fn print_mode_completes_a_task_that_needs_two_tool_rounds() {
     assert_eq!(bodies[1]["messages"][3]["content"], "42\n");
     // The default system prompt names the tools and the working directory.
     let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("read, bash"), "{system}");
+    assert!(
+        system.contains("read, write, edit, bash, grep, find, ls"),
+        "{system}"
+    );
 }
 
 #[tokio::test]

@@ -64,6 +64,7 @@ pub fn build_agent(settings: &Settings, can_ask: bool) -> Result<Agent, String> 
         tools,
         tool_settings: settings.tool_settings.clone(),
         permission_mode: settings.permission_mode,
+        permission_rules: settings.permission_rules.clone(),
         can_ask,
         limits: settings.limits.clone(),
         retry: settings.retry.clone(),
