@@ -193,7 +193,10 @@ pub fn append_text(output: &mut ToolOutput, text: &str) {
             Content::Text { text } => Some(text),
             _ => None,
         }) {
-        Some(last) => last.push_str(text),
+        Some(last) => {
+            last.truncate(last.trim_end().len());
+            last.push_str(text);
+        }
         None => output.content.push(Content::text(text.trim_start())),
     }
 }

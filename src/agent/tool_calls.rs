@@ -137,9 +137,18 @@ impl Run {
                 }),
             };
             let Some(mut output) = output else {
-                // Never started: the batch was halted first.
-                let halt = halt.get_or_insert(Halt::Cancelled);
-                let text = self.halt_text(halt);
+                // Never started: the batch was halted, steering arrived, or the run was
+                // cancelled before it got a place.
+                if halt.is_none() {
+                    halted.store(true, Ordering::SeqCst);
+                    let steering = self.take_steering_now();
+                    halt = Some(if steering.is_empty() {
+                        Halt::Cancelled
+                    } else {
+                        Halt::Steering(steering)
+                    });
+                }
+                let text = halt.as_ref().map(|h| self.halt_text(h)).unwrap_or_default();
                 round.results.push(self.answer_without_running(call, &text));
                 continue;
             };
@@ -262,8 +271,9 @@ impl Run {
     }
 
     /// Start a prepared call on its own task (so a panicking tool becomes an error result
-    /// instead of killing the run). It waits for a free place first, and does not start at
-    /// all if the batch is halted or the run cancelled meanwhile.
+    /// instead of killing the run). A call that gets a free place now starts now; one that
+    /// has to wait for a place does not start at all if, by the time it gets one, the batch
+    /// was halted, a steering message is queued, or the run was cancelled.
     fn spawn_call(
         &mut self,
         call: &ToolCall,
@@ -286,16 +296,25 @@ impl Run {
             }),
             settings: self.settings.tool_settings.clone(),
         };
-        let (semaphore, halted) = (semaphore.clone(), halted.clone());
+        let place_now = semaphore.clone().try_acquire_owned().ok();
+        let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());
         let (name, args) = (call.name.clone(), call.arguments.clone());
         self.shared.runtime.spawn(async move {
-            let _place = tokio::select! {
-                _ = ctx.cancel.cancelled() => return None,
-                place = semaphore.acquire_owned() => place.ok()?,
+            let _place = match place_now {
+                Some(place) => place,
+                None => {
+                    let place = tokio::select! {
+                        _ = ctx.cancel.cancelled() => return None,
+                        place = semaphore.acquire_owned() => place.ok()?,
+                    };
+                    let steering_queued = !lock(&shared.state).steering.is_empty();
+                    if halted.load(Ordering::SeqCst) || steering_queued || ctx.cancel.is_cancelled()
+                    {
+                        return None;
+                    }
+                    place
+                }
             };
-            if halted.load(Ordering::SeqCst) || ctx.cancel.is_cancelled() {
-                return None;
-            }
             let started = Instant::now();
             let output = tool.execute(args, ctx).await;
             tracing::info!(
