@@ -210,6 +210,48 @@ async fn steering_during_a_parallel_batch_skips_only_calls_not_started() {
 }
 
 #[tokio::test]
+async fn abort_during_parallel_reads_answers_every_call_at_once() {
+    let mut h = Harness::start_with(vec![], |c| {
+        all_tools(c);
+        c.tool_settings.max_parallel = 2;
+    })
+    .await;
+    let fifo = h.dir.path().join("never");
+    make_fifo(&fifo);
+    h.server.push(Reply::sse(chat::tool_calls(&[
+        ("c1", "read", json!({"path": "never"})),
+        ("c2", "read", json!({"path": "never"})),
+        ("c3", "ls", json!({})),
+    ])));
+    h.prompt("go");
+    h.until(|e| matches!(e, AgentEvent::ToolExecutionStart { tool_call_id, .. } if tool_call_id == "c3"))
+        .await;
+    h.agent.abort();
+    let events = h.until_end().await;
+    // The blocked readers' threads still wait on the pipe; let them go.
+    release_fifo(fifo.clone());
+    release_fifo(fifo);
+    assert_eq!(end_of(&events).0, "aborted");
+    let results: Vec<(String, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                is_error,
+                ..
+            } => Some((tool_call_id.clone(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3"]);
+    assert!(
+        results[0].1 && results[1].1,
+        "the blocked reads end as errors"
+    );
+}
+
+#[tokio::test]
 async fn chained_and_substituted_commands_need_every_part_allowed() {
     let mut h = Harness::start_with(vec![], |c| {
         all_tools(c);

@@ -13,7 +13,7 @@ use super::message::{Message, ToolCall, ToolResultMessage, UserMessage, now_mill
 use super::run::{Outcome, Run};
 use super::state::{Shared, lock};
 use crate::llm::error::snippet;
-use crate::tools::permission::{Verdict, cannot_ask_message};
+use crate::tools::permission::Verdict;
 use crate::tools::{Execution, Tool, ToolContext, ToolOutput};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -330,15 +330,15 @@ impl Run {
     /// `Ok` when the call may run; `Err` with the text the model is told otherwise.
     async fn check_permission(&mut self, tool: &dyn Tool, call: &ToolCall) -> Result<(), String> {
         let verdict = lock(&self.shared.state).permissions.judge(tool, call);
-        let reason = match verdict {
+        let (reason, unanswered) = match verdict {
             Verdict::Allow => return Ok(()),
             Verdict::Deny(text) => return Err(text),
-            Verdict::Ask(reason) => reason,
+            Verdict::Ask { reason, unanswered } => (reason, unanswered),
         };
         let receiver = {
             let mut state = lock(&self.shared.state);
             if !state.can_ask {
-                return Err(cannot_ask_message(&call.name));
+                return Err(unanswered);
             }
             let (sender, receiver) = oneshot::channel();
             state.approvals.insert(call.id.clone(), sender);
@@ -373,7 +373,7 @@ impl Run {
                 Err(text)
             }
             // Nobody is left to answer (e.g. the RPC client closed its input).
-            Err(_) => Err(cannot_ask_message(&call.name)),
+            Err(_) => Err(unanswered),
         }
     }
 }

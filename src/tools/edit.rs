@@ -186,8 +186,11 @@ struct Edited {
 
 /// Apply every replacement to `body`, or explain why not.
 fn apply(body: &str, edits: &[Replacement], crlf: bool) -> Result<Edited, String> {
+    // The body has LF endings when the file used CRLF throughout or had no CR at all; the
+    // model's text is brought to the same form.
+    let lf_only = crlf || !body.contains('\r');
     let normalise = |text: &str| {
-        if crlf {
+        if lf_only {
             text.replace("\r\n", "\n")
         } else {
             text.to_string()
@@ -367,6 +370,12 @@ mod tests {
         );
         let diff = out.details.as_ref().unwrap()["diff"].as_str().unwrap();
         assert!(!diff.contains('\r'), "{diff}");
+
+        let unix = dir.path().join("unix.txt");
+        std::fs::write(&unix, "a\nb\n").unwrap();
+        let out = edit(dir.path(), "unix.txt", &[("a\r\nb", "a\r\nB")]);
+        assert!(!out.is_error, "{}", join_text(&out.content));
+        assert_eq!(std::fs::read(&unix).unwrap(), b"a\nB\n");
 
         let mixed = dir.path().join("mixed.txt");
         std::fs::write(&mixed, "a\r\nb\nc\n").unwrap();

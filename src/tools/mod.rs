@@ -212,7 +212,7 @@ pub async fn run_blocking(
 ) -> ToolOutput {
     let task = tokio::task::spawn_blocking(work);
     tokio::select! {
-        _ = cancel.cancelled() => ToolOutput::error("Cancelled: the run was aborted."),
+        _ = cancel.cancelled() => ToolOutput::error("Cancelled: the run was stopped."),
         joined = task => joined
             .unwrap_or_else(|e| ToolOutput::error(format!("The tool failed unexpectedly: {e}"))),
     }

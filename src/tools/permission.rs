@@ -38,8 +38,33 @@ impl PermissionMode {
 pub enum Verdict {
     Allow,
     Deny(String),
-    /// Needs approval; the text says why (shown to the user).
-    Ask(String),
+    /// Needs approval.
+    Ask {
+        /// Why, shown to the user.
+        reason: String,
+        /// What the model is told when nobody can answer (`-p`, json).
+        unanswered: String,
+    },
+}
+
+impl Verdict {
+    /// An ask that a non-interactive run answers with `cannot_ask_message`'s advice.
+    fn ask_for_mode(tool: &str) -> Verdict {
+        Verdict::Ask {
+            reason: format!("`{tool}` can change files or run programs"),
+            unanswered: cannot_ask_message(tool),
+        }
+    }
+
+    fn ask_because(tool: &str, reason: String, remedy: &str) -> Verdict {
+        Verdict::Ask {
+            unanswered: format!(
+                "Permission denied: `{tool}` needs the user's approval here because {reason}, \
+                 and this non-interactive run cannot ask for it. {remedy}"
+            ),
+            reason,
+        }
+    }
 }
 
 /// The rules of `[permissions]`, bound to the working directory their path globs are
@@ -92,23 +117,31 @@ impl Permissions {
             return Verdict::Allow;
         }
         if let Some(rule) = rules.asked_by(call, &target) {
-            return Verdict::Ask(format!("it matches the ask rule `{rule}`"));
+            return Verdict::ask_because(
+                &call.name,
+                format!("it matches the ask rule `{rule}`"),
+                "The user must run it themselves or change the [permissions] ask list.",
+            );
         }
         if mutating
             && self.mode != PermissionMode::Auto
             && let Target::Path(path) = &target
             && !is_inside(&self.rules.cwd, path)
         {
-            return Verdict::Ask(format!(
-                "`{}` would change {}, outside the working directory",
-                call.name,
-                display(&self.rules.cwd, path)
-            ));
+            return Verdict::ask_because(
+                &call.name,
+                format!(
+                    "it would change {}, outside the working directory",
+                    display(&self.rules.cwd, path)
+                ),
+                "Work inside the working directory, or the user can re-run with \
+                 --permission-mode auto.",
+            );
         }
         if rules.allows(call, &target) || !mutating || self.mode == PermissionMode::Auto {
             return Verdict::Allow;
         }
-        Verdict::Ask(format!("`{}` can change files or run programs", call.name))
+        Verdict::ask_for_mode(&call.name)
     }
 
     /// Allow this exact call (same tool, same arguments) for the rest of the session.
@@ -169,7 +202,7 @@ mod tests {
     }
 
     fn is_ask(verdict: &Verdict) -> bool {
-        matches!(verdict, Verdict::Ask(_))
+        matches!(verdict, Verdict::Ask { .. })
     }
 
     #[test]
@@ -249,7 +282,9 @@ mod tests {
         let outside = json!({"path": "/tmp/outside.txt", "content": "x"});
         let verdict = judge(&p, "write", outside.clone());
         assert!(
-            matches!(&verdict, Verdict::Ask(why) if why.contains("outside the working directory")),
+            matches!(&verdict, Verdict::Ask { reason, unanswered }
+                if reason.contains("outside the working directory")
+                    && unanswered.contains("--permission-mode auto")),
             "{verdict:?}"
         );
         assert!(is_ask(&judge(
