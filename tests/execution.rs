@@ -57,9 +57,24 @@ fn feed_fifo_when_read(fifo: PathBuf, text: &'static str) -> bool {
     false
 }
 
-/// Unblock whoever may still be waiting on `fifo`, from a thread nobody waits for.
-fn release_fifo(fifo: PathBuf) {
-    std::thread::spawn(move || std::fs::OpenOptions::new().write(true).open(fifo));
+/// Release every reader blocked on `fifo` (it sees end of file): open and close the write
+/// end while anyone reads, until nobody has for half a second. Must run before the test's
+/// directory goes away — a reader left blocked on a deleted pipe would keep the test's
+/// runtime from ever shutting down.
+fn release_readers(fifo: &Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut quiet = 0;
+    for _ in 0..2000 {
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(fifo);
+        quiet = if opened.is_ok() { 0 } else { quiet + 1 };
+        if quiet == 50 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 fn tool_order(events: &[AgentEvent]) -> Vec<String> {
@@ -97,8 +112,8 @@ async fn read_only_calls_run_together_and_are_reported_in_call_order() {
             .await
             .unwrap();
     if !second_done {
-        release_fifo(first);
-        release_fifo(second);
+        release_readers(&first);
+        release_readers(&second);
         panic!("the second read never started while the first was blocked");
     }
     let first_done =
@@ -229,8 +244,9 @@ async fn abort_during_parallel_reads_answers_every_call_at_once() {
     h.agent.abort();
     let events = h.until_end().await;
     // The blocked readers' threads still wait on the pipe; let them go.
-    release_fifo(fifo.clone());
-    release_fifo(fifo);
+    tokio::task::spawn_blocking(move || release_readers(&fifo))
+        .await
+        .unwrap();
     assert_eq!(end_of(&events).0, "aborted");
     let results: Vec<(String, bool)> = events
         .iter()

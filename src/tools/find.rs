@@ -81,7 +81,7 @@ fn find(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
     let mut more = false;
     for entry in walk(&root) {
         if cancel.is_cancelled() {
-            return ToolOutput::error("Cancelled: the run was stopped.");
+            return ToolOutput::error(super::CANCELLED_TEXT);
         }
         let Ok(entry) = entry else { continue };
         if entry.depth() == 0 || !glob.is_match(&root, entry.path()) {

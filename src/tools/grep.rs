@@ -120,7 +120,7 @@ fn grep(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
     };
     for entry in walk(&root) {
         if cancel.is_cancelled() {
-            return ToolOutput::error("Cancelled: the run was stopped.");
+            return ToolOutput::error(super::CANCELLED_TEXT);
         }
         let Ok(entry) = entry else { continue };
         if !entry.file_type().is_some_and(|t| t.is_file()) {

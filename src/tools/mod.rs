@@ -204,15 +204,25 @@ impl Tools {
     }
 }
 
+/// What a tool stopped by an abort or the run's time limit returns.
+pub const CANCELLED_TEXT: &str = "Cancelled: the run was stopped.";
+
 /// Run blocking work (file-system walks, reads) on tokio's blocking pool. Cancellation
 /// answers at once; the work itself should also watch `cancel` and stop early.
 pub async fn run_blocking(
     cancel: &CancellationToken,
     work: impl FnOnce() -> ToolOutput + Send + 'static,
 ) -> ToolOutput {
-    let task = tokio::task::spawn_blocking(work);
+    let token = cancel.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        // Work that had not begun when the run was stopped never begins.
+        if token.is_cancelled() {
+            return ToolOutput::error(CANCELLED_TEXT);
+        }
+        work()
+    });
     tokio::select! {
-        _ = cancel.cancelled() => ToolOutput::error("Cancelled: the run was stopped."),
+        _ = cancel.cancelled() => ToolOutput::error(CANCELLED_TEXT),
         joined = task => joined
             .unwrap_or_else(|e| ToolOutput::error(format!("The tool failed unexpectedly: {e}"))),
     }
