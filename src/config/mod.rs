@@ -213,7 +213,7 @@ fn resolve(
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty())
                 .collect();
-            Tools::from_names(&names).map_err(|message| ConfigError::Flag {
+            Tools::check_names(&names).map_err(|message| ConfigError::Flag {
                 flag: "--tools",
                 message,
             })?;
@@ -221,7 +221,7 @@ fn resolve(
         }
         (None, false) => match &file.tools.enabled {
             Some(list) => {
-                Tools::from_names(list).map_err(|m| file_error("tools.enabled", m))?;
+                Tools::check_names(list).map_err(|m| file_error("tools.enabled", m))?;
                 list.clone()
             }
             None => ALL_TOOLS.iter().map(|t| t.to_string()).collect(),

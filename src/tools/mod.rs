@@ -151,16 +151,27 @@ pub struct Tools {
 }
 
 impl Tools {
-    /// The built-in tools named in `names`; an unknown name is an error naming the known ones.
+    /// Check that every name is a built-in tool, without building anything; the error
+    /// names the known ones.
+    pub fn check_names<S: AsRef<str>>(names: &[S]) -> Result<(), String> {
+        match names.iter().find(|n| builtin(n.as_ref()).is_none()) {
+            Some(unknown) => Err(format!(
+                "unknown tool `{}` (available: {})",
+                unknown.as_ref(),
+                ALL_TOOLS.join(", ")
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The built-in tools named in `names`, each schema compiled once; an unknown name is an
+    /// error naming the known ones.
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Tools, String> {
+        Tools::check_names(names)?;
         let mut entries: Vec<Arc<Entry>> = Vec::new();
         for name in names {
             let Some(tool) = builtin(name.as_ref()) else {
-                return Err(format!(
-                    "unknown tool `{}` (available: {})",
-                    name.as_ref(),
-                    ALL_TOOLS.join(", ")
-                ));
+                continue;
             };
             if entries.iter().any(|e| e.tool.name() == tool.name()) {
                 continue;
