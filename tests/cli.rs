@@ -62,7 +62,10 @@ async fn print_mode_completes_a_task_that_needs_two_tool_rounds() {
     assert_eq!(bodies[1]["messages"][3]["content"], "42\n");
     // The default system prompt names the tools and the working directory.
     let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("read, bash"), "{system}");
+    assert!(
+        system.contains("read, write, edit, bash, grep, find, ls"),
+        "{system}"
+    );
 }
 
 #[tokio::test]
@@ -228,6 +231,50 @@ async fn config_errors_name_the_file_and_key() {
         "{}",
         out.stderr
     );
+}
+
+#[tokio::test]
+async fn bad_permission_rules_and_tool_settings_name_the_file_and_key() {
+    let env = env();
+    let path = env.home.path().join("config.toml");
+    for (config, key, message) in [
+        (
+            "[permissions]\nallow = [\"read\", \"edit(src/[)\"]\n",
+            "permissions.allow[1]",
+            "`src/[` is not a valid glob",
+        ),
+        (
+            "[permissions]\ndeny = [\"bash(rm -rf *\"]\n",
+            "permissions.deny[0]",
+            "`bash(rm -rf *` has no closing parenthesis",
+        ),
+        (
+            "[tools]\nexecution = \"sideways\"\n",
+            "tools.execution",
+            "sideways",
+        ),
+        (
+            "[guard]\nrepeat_threshold = 1\n",
+            "guard.repeat_threshold",
+            "must be at least 2",
+        ),
+    ] {
+        std::fs::write(&path, config).unwrap();
+        let mut cmd = command(env.home.path(), env.cwd.path());
+        cmd.args(["-p", "hi"]);
+        let out = run(cmd).await;
+        assert_eq!(out.code, 1, "{config}");
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "agent: config error in {}: `{key}`: ",
+                path.display()
+            )),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(message), "{}", out.stderr);
+    }
 }
 
 #[tokio::test]

@@ -182,7 +182,7 @@ async fn the_binary_completes_a_two_round_task_with_the_builtin_anthropic_provid
         bodies[0]["system"][0]["text"]
             .as_str()
             .unwrap()
-            .contains("read, bash")
+            .contains("read, write, edit, bash, grep, find, ls")
     );
 }
 

@@ -1,5 +1,6 @@
 //! Per-run limits and the retry policy for transient provider errors.
 
+use super::guard::GuardSettings;
 use std::time::Duration;
 
 /// Bounds on one run; `None` means unbounded.
@@ -8,6 +9,8 @@ pub struct Limits {
     pub max_turns: Option<u32>,
     pub max_tool_calls: Option<u32>,
     pub timeout: Option<Duration>,
+    /// When a model repeating itself is warned, then stopped.
+    pub loop_guard: GuardSettings,
 }
 
 impl Default for Limits {
@@ -16,6 +19,7 @@ impl Default for Limits {
             max_turns: Some(200),
             max_tool_calls: Some(1000),
             timeout: Some(Duration::from_secs(3600)),
+            loop_guard: GuardSettings::default(),
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod compaction;
 pub mod event;
+pub mod guard;
 mod history;
 pub mod limits;
 pub mod message;
@@ -18,7 +19,7 @@ use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::ThinkingLevel;
 use crate::session::SessionWriter;
-use crate::tools::permission::{PermissionMode, Permissions};
+use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
 use crate::tools::{ToolSettings, Tools};
 use compaction::CompactionSettings;
 use event::{AgentEvent, CompactionReason};
@@ -43,6 +44,8 @@ pub struct AgentConfig {
     pub tools: Tools,
     pub tool_settings: ToolSettings,
     pub permission_mode: PermissionMode,
+    /// The `[permissions]` rules (allow / ask / deny), on top of the mode.
+    pub permission_rules: PermissionRules,
     /// Whether a front end answers approval requests (TUI, RPC). Without one, a call that
     /// needs approval is denied and the model is told how the user can allow it.
     pub can_ask: bool,
@@ -136,7 +139,7 @@ impl Agent {
             follow_up: MessageQueue::new(config.follow_up_mode),
             cancel: None,
             approvals: HashMap::new(),
-            permissions: Permissions::new(config.permission_mode),
+            permissions: Permissions::with_rules(config.permission_mode, config.permission_rules),
             can_ask: config.can_ask,
             task: None,
             session_error: None,

@@ -4,6 +4,7 @@
 
 use super::compaction::{compact, context_tokens};
 use super::event::{AgentEvent, CompactionReason, RunStatus};
+use super::guard::LoopGuard;
 use super::message::{Message, StopReason, UserMessage};
 use super::phase::PhaseLog;
 use super::state::{RunSettings, Shared, State, lock};
@@ -30,6 +31,8 @@ pub(crate) struct Run {
     pub new_messages: Vec<Arc<Message>>,
     pub turns: u32,
     pub tool_calls: u32,
+    /// Watches the run's tool calls for loops.
+    pub guard: LoopGuard,
     timed_out: Arc<AtomicBool>,
 }
 
@@ -59,6 +62,7 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
     let mut run = Run {
         shared,
         cancel,
+        guard: LoopGuard::new(settings.limits.loop_guard.clone()),
         settings,
         phase: PhaseLog::new(),
         new_messages: Vec::new(),

@@ -1,19 +1,25 @@
-//! Executing the tool calls of one assistant message: lookup, argument checks, permission
-//! (with the approval round-trip), the call itself, and the steering check after each call.
-//! Every call gets exactly one result — skipped, denied, invalid, unknown, aborted and
-//! limited calls included — and `tool_execution_start`/`_end` around it.
+//! Executing the tool calls of one assistant message: lookup, argument checks (JSON and
+//! schema), permission (with the approval round-trip), the call itself, the loop guard, and
+//! the steering check after each result. Consecutive read-only calls run concurrently (at
+//! most `max_parallel` at once); a mutating call runs alone. Results are reported in call
+//! order whatever order the calls finish in. Every call gets exactly one result — skipped,
+//! denied, invalid, unknown, aborted and limited calls included — and
+//! `tool_execution_start`/`_end` around it.
 
 use super::Approval;
 use super::event::{AgentEvent, ToolResultPayload};
+use super::guard::GuardAction;
 use super::message::{Message, ToolCall, ToolResultMessage, UserMessage, now_millis};
 use super::run::{Outcome, Run};
-use super::state::lock;
+use super::state::{Shared, lock};
 use crate::llm::error::snippet;
-use crate::tools::permission::{Verdict, cannot_ask_message};
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::permission::Verdict;
+use crate::tools::{Execution, Tool, ToolContext, ToolOutput};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use tokio::sync::oneshot;
+use tokio::sync::{Semaphore, oneshot};
+use tokio::task::JoinHandle;
 
 pub const SKIPPED_TEXT: &str = "Skipped due to queued user message.";
 
@@ -26,59 +32,180 @@ pub(crate) struct ToolRound {
     pub stop: Option<Outcome>,
 }
 
+/// Why the calls that have not started must not run.
+enum Halt {
+    Steering(Vec<UserMessage>),
+    Cancelled,
+    /// The tool-call limit: its value.
+    CallLimit(u32),
+    /// The loop guard: why.
+    Guard(String),
+}
+
+/// One call of a batch on its way to a result.
+enum Slot {
+    /// Answered without running (unknown tool, invalid arguments, denied).
+    Ready(ToolOutput),
+    /// Not started because the batch was halted before it.
+    NotRun,
+    /// Running (or waiting for a free place); `None` when it never started.
+    Running(JoinHandle<Option<ToolOutput>>),
+}
+
 impl Run {
     pub(crate) async fn run_tool_calls(&mut self, calls: &[ToolCall]) -> ToolRound {
         let mut round = ToolRound::default();
-        for (index, call) in calls.iter().enumerate() {
-            if self.cancel.is_cancelled() {
-                let text = self.cancel_text();
-                for rest in &calls[index..] {
+        let mut next = 0;
+        while next < calls.len() {
+            let size = self.batch_size(&calls[next..]);
+            let halt = self.run_batch(&calls[next..next + size], &mut round).await;
+            next += size;
+            let halt = halt.or_else(|| self.cancel.is_cancelled().then_some(Halt::Cancelled));
+            if let Some(halt) = halt {
+                let text = self.halt_text(&halt);
+                for rest in &calls[next..] {
                     round
                         .results
                         .push(self.answer_without_running(rest, &text).await);
                 }
-                round.stop = Some(self.cancel_outcome());
+                match halt {
+                    Halt::Steering(messages) => round.steering = messages,
+                    Halt::Cancelled => round.stop = Some(self.cancel_outcome()),
+                    Halt::CallLimit(max) => {
+                        round.stop = Some(Outcome::Limit(format!(
+                            "the run reached its limit of {max} tool calls (--max-tool-calls, limits.max_tool_calls)"
+                        )))
+                    }
+                    Halt::Guard(reason) => round.stop = Some(Outcome::Limit(reason)),
+                }
                 return round;
             }
-            if let Some(max) = self.settings.limits.max_tool_calls
-                && self.tool_calls >= max
-            {
-                let text = format!("Not executed: the run reached its limit of {max} tool calls.");
-                for rest in &calls[index..] {
-                    round
-                        .results
-                        .push(self.answer_without_running(rest, &text).await);
-                }
-                round.stop = Some(Outcome::Limit(format!(
-                    "the run reached its limit of {max} tool calls (--max-tool-calls, limits.max_tool_calls)"
-                )));
-                return round;
-            }
-            self.tool_calls += 1;
-            round.results.push(self.execute_call(call).await);
-            let steering = {
-                let mut state = lock(&self.shared.state);
-                let taken = state.steering.take();
-                if !taken.is_empty() {
-                    self.shared
-                        .emit(super::state::Shared::queue_update_event(&state));
-                }
-                taken
-            };
-            if !steering.is_empty() {
-                for rest in &calls[index + 1..] {
-                    round
-                        .results
-                        .push(self.answer_without_running(rest, SKIPPED_TEXT).await);
-                }
-                round.steering = steering;
-                return round;
-            }
-        }
-        if self.cancel.is_cancelled() {
-            round.stop = Some(self.cancel_outcome());
         }
         round
+    }
+
+    /// How many of `calls` (from the first) may run together: a run of read-only calls in
+    /// parallel mode, otherwise one.
+    fn batch_size(&self, calls: &[ToolCall]) -> usize {
+        if self.settings.tool_settings.execution == Execution::Sequential {
+            return 1;
+        }
+        let read_only = |call: &ToolCall| {
+            // An unknown tool never runs, so it cannot conflict with anything.
+            self.settings
+                .tools
+                .get(&call.name)
+                .is_none_or(|tool| tool.read_only())
+        };
+        calls.iter().take_while(|c| read_only(c)).count().max(1)
+    }
+
+    /// Run one batch: start the calls in order, then report their results in order.
+    /// Returns why the calls after the batch must not run, if they must not.
+    async fn run_batch(&mut self, batch: &[ToolCall], round: &mut ToolRound) -> Option<Halt> {
+        let places = match self.settings.tool_settings.execution {
+            Execution::Sequential => 1,
+            Execution::Parallel => self.settings.tool_settings.max_parallel.max(1),
+        };
+        let semaphore = Arc::new(Semaphore::new(places));
+        // Set once the batch is halted: calls that have not started by then never do.
+        let halted = Arc::new(AtomicBool::new(false));
+        let mut halt: Option<Halt> = None;
+        let mut slots = Vec::with_capacity(batch.len());
+        for call in batch {
+            if halt.is_none() {
+                halt = self.halt_before(call);
+            }
+            if halt.is_some() {
+                slots.push(Slot::NotRun);
+                continue;
+            }
+            self.tool_calls += 1;
+            self.emit_start(call);
+            slots.push(match self.prepare(call).await {
+                Err(output) => Slot::Ready(output),
+                Ok(tool) => Slot::Running(self.spawn_call(call, tool, &semaphore, &halted)),
+            });
+        }
+        for (call, slot) in batch.iter().zip(slots) {
+            let output = match slot {
+                Slot::Ready(output) => Some(output),
+                Slot::NotRun => None,
+                Slot::Running(task) => task.await.unwrap_or_else(|e| {
+                    Some(ToolOutput::error(format!(
+                        "The `{}` tool failed unexpectedly: {e}",
+                        call.name
+                    )))
+                }),
+            };
+            let Some(mut output) = output else {
+                // Never started: the batch was halted, steering arrived, or the run was
+                // cancelled before it got a place.
+                if halt.is_none() {
+                    halted.store(true, Ordering::SeqCst);
+                    let steering = self.take_steering_now();
+                    halt = Some(if steering.is_empty() {
+                        Halt::Cancelled
+                    } else {
+                        Halt::Steering(steering)
+                    });
+                }
+                let text = halt.as_ref().map(|h| self.halt_text(h)).unwrap_or_default();
+                round
+                    .results
+                    .push(self.answer_without_running(call, &text).await);
+                continue;
+            };
+            if let GuardAction::Stop(reason) = self.guard.after(call, &mut output)
+                && halt.is_none()
+            {
+                halted.store(true, Ordering::SeqCst);
+                halt = Some(Halt::Guard(reason));
+            }
+            round.results.push(self.finish_call(call, output).await);
+            if halt.is_none() {
+                let steering = self.take_steering_now();
+                if !steering.is_empty() {
+                    halted.store(true, Ordering::SeqCst);
+                    halt = Some(Halt::Steering(steering));
+                }
+            }
+        }
+        halt
+    }
+
+    /// Why `call` must not start, checked in order before each call.
+    fn halt_before(&self, call: &ToolCall) -> Option<Halt> {
+        if self.cancel.is_cancelled() {
+            return Some(Halt::Cancelled);
+        }
+        if let Some(max) = self.settings.limits.max_tool_calls
+            && self.tool_calls >= max
+        {
+            return Some(Halt::CallLimit(max));
+        }
+        self.guard.before(call).map(Halt::Guard)
+    }
+
+    fn halt_text(&self, halt: &Halt) -> String {
+        match halt {
+            Halt::Steering(_) => SKIPPED_TEXT.to_string(),
+            Halt::Cancelled => self.cancel_text(),
+            Halt::CallLimit(max) => {
+                format!("Not executed: the run reached its limit of {max} tool calls.")
+            }
+            Halt::Guard(reason) => format!("Not executed: {reason}."),
+        }
+    }
+
+    /// Steering messages queued by now (taken from the queue).
+    fn take_steering_now(&self) -> Vec<UserMessage> {
+        let mut state = lock(&self.shared.state);
+        let taken = state.steering.take();
+        if !taken.is_empty() {
+            self.shared.emit(Shared::queue_update_event(&state));
+        }
+        taken
     }
 
     /// Answer a call that will not run (skipped, aborted, limited) with an error result.
@@ -89,12 +216,6 @@ impl Run {
     ) -> Arc<Message> {
         self.emit_start(call);
         self.finish_call(call, ToolOutput::error(text)).await
-    }
-
-    async fn execute_call(&mut self, call: &ToolCall) -> Arc<Message> {
-        self.emit_start(call);
-        let output = self.run_call(call).await;
-        self.finish_call(call, output).await
     }
 
     fn emit_start(&self, call: &ToolCall) {
@@ -129,29 +250,49 @@ impl Run {
         self.commit(message).await
     }
 
-    async fn run_call(&mut self, call: &ToolCall) -> ToolOutput {
+    /// Everything before a call may run: the tool exists, its arguments parse and fit the
+    /// schema, and it is permitted. `Err` is the result the model gets instead.
+    async fn prepare(&mut self, call: &ToolCall) -> Result<Arc<dyn Tool>, ToolOutput> {
         let Some(tool) = self.settings.tools.get(&call.name).cloned() else {
-            return ToolOutput::error(format!(
+            return Err(ToolOutput::error(format!(
                 "Tool `{}` does not exist. Available tools: {}.",
                 call.name,
                 self.settings.tools.names().join(", ")
-            ));
+            )));
         };
         if let Some(raw) = &call.invalid_arguments {
-            return ToolOutput::error(format!(
+            return Err(ToolOutput::error(format!(
                 "The arguments of this `{}` call are not valid JSON (the response may have been \
                  cut off by the output token limit), so it was not run. Arguments received: {}",
                 call.name,
                 snippet(raw)
-            ));
+            )));
         }
-        if let Err(denial) = self.check_permission(tool.as_ref(), call).await {
-            return ToolOutput::error(denial);
-        }
+        self.settings
+            .tools
+            .validate(&call.name, &call.arguments)
+            .map_err(ToolOutput::error)?;
+        self.check_permission(tool.as_ref(), call)
+            .await
+            .map_err(ToolOutput::error)?;
         if !tool.read_only() {
             // What the model did so far is on disk before anything changes the world.
             self.shared.sync_session().await;
         }
+        Ok(tool)
+    }
+
+    /// Start a prepared call on its own task (so a panicking tool becomes an error result
+    /// instead of killing the run). A call that gets a free place now starts now; one that
+    /// has to wait for a place does not start at all if, by the time it gets one, the batch
+    /// was halted, a steering message is queued, or the run was cancelled.
+    fn spawn_call(
+        &mut self,
+        call: &ToolCall,
+        tool: Arc<dyn Tool>,
+        semaphore: &Arc<Semaphore>,
+        halted: &Arc<AtomicBool>,
+    ) -> JoinHandle<Option<ToolOutput>> {
         self.phase.enter("tool_running");
         let shared = self.shared.clone();
         let (id, name) = (call.id.clone(), call.name.clone());
@@ -167,40 +308,49 @@ impl Run {
             }),
             settings: self.settings.tool_settings.clone(),
         };
-        let started = Instant::now();
-        // Its own task, so a panicking tool becomes an error result instead of killing the run.
-        let output = match self
-            .shared
-            .runtime
-            .spawn(tool.execute(call.arguments.clone(), ctx))
-            .await
-        {
-            Ok(output) => output,
-            Err(e) => {
-                ToolOutput::error(format!("The `{}` tool failed unexpectedly: {e}", call.name))
-            }
-        };
-        tracing::info!(
-            tool = %call.name,
-            duration_ms = started.elapsed().as_millis() as u64,
-            is_error = output.is_error,
-            "tool finished"
-        );
-        output
+        let place_now = semaphore.clone().try_acquire_owned().ok();
+        let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());
+        let (name, args) = (call.name.clone(), call.arguments.clone());
+        self.shared.runtime.spawn(async move {
+            let _place = match place_now {
+                Some(place) => place,
+                None => {
+                    let place = tokio::select! {
+                        _ = ctx.cancel.cancelled() => return None,
+                        place = semaphore.acquire_owned() => place.ok()?,
+                    };
+                    let steering_queued = !lock(&shared.state).steering.is_empty();
+                    if halted.load(Ordering::SeqCst) || steering_queued || ctx.cancel.is_cancelled()
+                    {
+                        return None;
+                    }
+                    place
+                }
+            };
+            let started = Instant::now();
+            let output = tool.execute(args, ctx).await;
+            tracing::info!(
+                tool = %name,
+                duration_ms = started.elapsed().as_millis() as u64,
+                is_error = output.is_error,
+                "tool finished"
+            );
+            Some(output)
+        })
     }
 
     /// `Ok` when the call may run; `Err` with the text the model is told otherwise.
     async fn check_permission(&mut self, tool: &dyn Tool, call: &ToolCall) -> Result<(), String> {
         let verdict = lock(&self.shared.state).permissions.judge(tool, call);
-        let reason = match verdict {
+        let (reason, unanswered) = match verdict {
             Verdict::Allow => return Ok(()),
             Verdict::Deny(text) => return Err(text),
-            Verdict::Ask(reason) => reason,
+            Verdict::Ask { reason, unanswered } => (reason, unanswered),
         };
         let receiver = {
             let mut state = lock(&self.shared.state);
             if !state.can_ask {
-                return Err(cannot_ask_message(&call.name));
+                return Err(unanswered);
             }
             let (sender, receiver) = oneshot::channel();
             state.approvals.insert(call.id.clone(), sender);
@@ -235,7 +385,7 @@ impl Run {
                 Err(text)
             }
             // Nobody is left to answer (e.g. the RPC client closed its input).
-            Err(_) => Err(cannot_ask_message(&call.name)),
+            Err(_) => Err(unanswered),
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::agent::queue::QueueMode;
 use crate::llm::provider::Api;
 use crate::llm::request::ThinkingLevel;
+use crate::tools::Execution;
 use crate::tools::permission::PermissionMode;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -33,6 +34,8 @@ pub struct FileConfig {
     pub tools: ToolsConfig,
     #[serde(default)]
     pub compaction: CompactionConfig,
+    #[serde(default)]
+    pub guard: GuardConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -102,6 +105,15 @@ pub struct RetryConfig {
 pub struct ToolsConfig {
     pub enabled: Option<Vec<String>>,
     pub bash_timeout_secs: Option<u64>,
+    pub execution: Option<Execution>,
+    pub max_parallel: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardConfig {
+    pub enabled: Option<bool>,
+    pub repeat_threshold: Option<u32>,
 }
 
 /// Parse config text. The error names the key (dotted path) and line where possible.

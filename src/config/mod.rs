@@ -6,6 +6,7 @@ mod builtin;
 pub mod file;
 
 use crate::agent::compaction::CompactionSettings;
+use crate::agent::guard::GuardSettings;
 use crate::agent::limits::{Limits, RetryPolicy};
 use crate::agent::queue::QueueMode;
 use crate::cli::Cli;
@@ -13,10 +14,11 @@ use crate::llm::catalog;
 use crate::llm::model::{ModelCost, ModelInfo};
 use crate::llm::provider::ProviderSettings;
 use crate::llm::request::ThinkingLevel;
-use crate::tools::permission::PermissionMode;
+use crate::tools::permission::{PermissionMode, PermissionRules};
+use crate::tools::rules::RuleSet;
 use crate::tools::{ALL_TOOLS, ToolSettings, Tools};
 pub use builtin::BUILTIN_PROVIDERS;
-use file::{FileConfig, ModelConfig, PermissionsConfig, ProviderConfig};
+use file::{FileConfig, GuardConfig, ModelConfig, ProviderConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -50,7 +52,7 @@ pub struct Settings {
     pub append_system_prompt: Option<String>,
     pub log_level: String,
     pub stream_idle_timeout: Duration,
-    pub permission_rules: PermissionsConfig,
+    pub permission_rules: PermissionRules,
     pub compaction: CompactionSettings,
     /// The configured providers, to switch provider or model later.
     pub providers: BTreeMap<String, ProviderConfig>,
@@ -263,7 +265,7 @@ fn resolve(
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty())
                 .collect();
-            Tools::from_names(&names).map_err(|message| ConfigError::Flag {
+            Tools::check_names(&names).map_err(|message| ConfigError::Flag {
                 flag: "--tools",
                 message,
             })?;
@@ -271,7 +273,7 @@ fn resolve(
         }
         (None, false) => match &file.tools.enabled {
             Some(list) => {
-                Tools::from_names(list).map_err(|m| file_error("tools.enabled", m))?;
+                Tools::check_names(list).map_err(|m| file_error("tools.enabled", m))?;
                 list.clone()
             }
             None => ALL_TOOLS.iter().map(|t| t.to_string()).collect(),
@@ -296,6 +298,7 @@ fn resolve(
             Some(secs) => Some(Duration::from_secs(secs)),
             None => defaults.timeout,
         },
+        loop_guard: loop_guard(&file.guard).map_err(|(key, m)| file_error(key, m))?,
     };
     let retry_defaults = RetryPolicy::default();
     let ms =
@@ -319,6 +322,25 @@ fn resolve(
         }
         tool_settings.bash_timeout = Duration::from_secs(secs);
     }
+    if let Some(execution) = file.tools.execution {
+        tool_settings.execution = execution;
+    }
+    if let Some(max) = file.tools.max_parallel {
+        if max == 0 {
+            return Err(file_error(
+                "tools.max_parallel",
+                "must be at least 1".to_string(),
+            ));
+        }
+        tool_settings.max_parallel = max;
+    }
+    let permission_rules = RuleSet::parse(
+        &file.permissions.allow,
+        &file.permissions.ask,
+        &file.permissions.deny,
+        &cwd,
+    )
+    .map_err(|e| file_error(&e.key, e.message))?;
     let log_level = std::env::var("RUST_LOG")
         .ok()
         .filter(|v| !v.is_empty())
@@ -350,7 +372,6 @@ fn resolve(
 
     Ok(Settings {
         paths,
-        cwd,
         provider,
         model,
         thinking: cli.thinking.or(file.thinking).unwrap_or_default(),
@@ -373,10 +394,29 @@ fn resolve(
         stream_idle_timeout: Duration::from_secs(
             file.stream_idle_timeout_secs.unwrap_or(120).max(1),
         ),
-        permission_rules: file.permissions,
+        permission_rules: PermissionRules {
+            rules: permission_rules,
+            cwd: cwd.clone(),
+        },
         compaction,
         providers: file.providers,
         model_from_flags,
+        cwd,
+    })
+}
+
+fn loop_guard(config: &GuardConfig) -> Result<GuardSettings, (&'static str, String)> {
+    let defaults = GuardSettings::default();
+    let repeat_threshold = config.repeat_threshold.unwrap_or(defaults.repeat_threshold);
+    if repeat_threshold < 2 {
+        return Err((
+            "guard.repeat_threshold",
+            "must be at least 2 (set guard.enabled = false to turn the guard off)".to_string(),
+        ));
+    }
+    Ok(GuardSettings {
+        enabled: config.enabled.unwrap_or(defaults.enabled),
+        repeat_threshold,
     })
 }
 

@@ -164,6 +164,7 @@ pub fn build_agent(
         tools,
         tool_settings: settings.tool_settings.clone(),
         permission_mode: settings.permission_mode,
+        permission_rules: settings.permission_rules.clone(),
         can_ask,
         limits: settings.limits.clone(),
         retry: settings.retry.clone(),

@@ -165,11 +165,12 @@ pub fn kill_group(group: i32) {
 }
 
 /// Keeps the last `TAIL_BYTES` of output in memory and, once output outgrows what the model
-/// will be shown, all of it in a file.
+/// will be shown (in bytes or in lines), all of it in a file.
 #[derive(Default)]
 struct Collector {
     tail: Vec<u8>,
     total_bytes: usize,
+    total_lines: usize,
     spill: Option<(tokio::fs::File, PathBuf)>,
     spill_failed: bool,
 }
@@ -177,7 +178,9 @@ struct Collector {
 impl Collector {
     async fn push(&mut self, bytes: &[u8]) {
         self.total_bytes += bytes.len();
-        if self.spill.is_none() && !self.spill_failed && self.total_bytes > MAX_BYTES {
+        self.total_lines += bytes.iter().filter(|b| **b == b'\n').count();
+        let too_long = self.total_bytes > MAX_BYTES || self.total_lines > MAX_LINES;
+        if self.spill.is_none() && !self.spill_failed && too_long {
             self.start_spill().await;
         }
         if let Some((file, _)) = &mut self.spill

@@ -1,12 +1,24 @@
-//! Tools the model can call: the `Tool` trait, the registry of enabled tools, and the shared
-//! pieces every tool uses (path resolution, output truncation). Executing a call — permission,
+//! Tools the model can call: the `Tool` trait, the registry of enabled tools (each with its
+//! compiled argument schema), and the shared pieces every tool uses (path resolution, output
+//! truncation, atomic writes, walking a tree). Executing a call — validation, permission,
 //! events, results — is the engine's job (`agent::tool_calls`).
 
+mod atomic;
 pub mod bash;
+pub mod edit;
+mod edit_match;
+pub mod find;
+pub mod grep;
+pub mod ls;
 pub mod path;
 pub mod permission;
 pub mod read;
+pub mod rules;
+pub mod schema;
+pub mod shell;
 pub mod truncate;
+mod walk;
+pub mod write;
 
 use crate::agent::event::ToolResultPayload;
 use crate::agent::message::Content;
@@ -66,14 +78,31 @@ pub struct ToolContext {
 pub struct ToolSettings {
     /// Default `bash` timeout when the model gives none.
     pub bash_timeout: Duration,
+    /// Whether the read-only calls of one message may run at the same time.
+    pub execution: Execution,
+    /// At most this many calls run at once (at least 1).
+    pub max_parallel: usize,
 }
 
 impl Default for ToolSettings {
     fn default() -> Self {
         ToolSettings {
             bash_timeout: Duration::from_secs(120),
+            execution: Execution::Parallel,
+            max_parallel: 4,
         }
     }
+}
+
+/// How the calls of one assistant message are run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Execution {
+    /// Consecutive read-only calls run concurrently; a mutating call runs alone.
+    #[default]
+    Parallel,
+    /// One call at a time, in order.
+    Sequential,
 }
 
 pub trait Tool: Send + Sync {
@@ -87,53 +116,126 @@ pub trait Tool: Send + Sync {
 }
 
 /// The names of every built-in tool, in the order the model sees them.
-pub const ALL_TOOLS: &[&str] = &["read", "bash"];
+pub const ALL_TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep", "find", "ls"];
+
+/// A built-in tool by name.
+fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
+    let tool: Arc<dyn Tool> = match name {
+        "read" => Arc::new(read::ReadTool),
+        "write" => Arc::new(write::WriteTool),
+        "edit" => Arc::new(edit::EditTool),
+        "bash" => Arc::new(bash::BashTool),
+        "grep" => Arc::new(grep::GrepTool),
+        "find" => Arc::new(find::FindTool),
+        "ls" => Arc::new(ls::LsTool),
+        _ => return None,
+    };
+    Some(tool)
+}
+
+/// Whether a built-in tool only looks (for permission rules naming tools that are not
+/// enabled); `None` for an unknown name.
+pub fn builtin_is_read_only(name: &str) -> Option<bool> {
+    builtin(name).map(|tool| tool.read_only())
+}
+
+struct Entry {
+    tool: Arc<dyn Tool>,
+    schema: schema::ArgumentSchema,
+}
 
 /// The enabled tools.
 #[derive(Clone, Default)]
 pub struct Tools {
-    tools: Vec<Arc<dyn Tool>>,
+    entries: Vec<Arc<Entry>>,
 }
 
 impl Tools {
-    /// The built-in tools named in `names`; an unknown name is an error naming the known ones.
-    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Tools, String> {
-        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-        for name in names {
-            let tool: Arc<dyn Tool> = match name.as_ref() {
-                "read" => Arc::new(read::ReadTool),
-                "bash" => Arc::new(bash::BashTool),
-                other => {
-                    return Err(format!(
-                        "unknown tool `{other}` (available: {})",
-                        ALL_TOOLS.join(", ")
-                    ));
-                }
-            };
-            if !tools.iter().any(|t| t.name() == tool.name()) {
-                tools.push(tool);
-            }
+    /// Check that every name is a built-in tool, without building anything; the error
+    /// names the known ones.
+    pub fn check_names<S: AsRef<str>>(names: &[S]) -> Result<(), String> {
+        match names.iter().find(|n| builtin(n.as_ref()).is_none()) {
+            Some(unknown) => Err(format!(
+                "unknown tool `{}` (available: {})",
+                unknown.as_ref(),
+                ALL_TOOLS.join(", ")
+            )),
+            None => Ok(()),
         }
-        Ok(Tools { tools })
+    }
+
+    /// The built-in tools named in `names`, each schema compiled once; an unknown name is an
+    /// error naming the known ones.
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Tools, String> {
+        Tools::check_names(names)?;
+        let mut entries: Vec<Arc<Entry>> = Vec::new();
+        for name in names {
+            let Some(tool) = builtin(name.as_ref()) else {
+                continue;
+            };
+            if entries.iter().any(|e| e.tool.name() == tool.name()) {
+                continue;
+            }
+            let schema = schema::ArgumentSchema::compile(tool.name(), &tool.parameters())?;
+            entries.push(Arc::new(Entry { tool, schema }));
+        }
+        Ok(Tools { entries })
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|tool| tool.name() == name)
+        self.entry(name).map(|entry| &entry.tool)
+    }
+
+    fn entry(&self, name: &str) -> Option<&Arc<Entry>> {
+        self.entries.iter().find(|entry| entry.tool.name() == name)
+    }
+
+    /// Check a call's arguments against the tool's schema: `Err` with the text the model is
+    /// told. An unknown tool passes (the caller reports it).
+    pub fn validate(&self, name: &str, args: &Value) -> Result<(), String> {
+        match self.entry(name) {
+            Some(entry) => entry.schema.check(name, args),
+            None => Ok(()),
+        }
     }
 
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|tool| tool.name()).collect()
+        self.entries.iter().map(|entry| entry.tool.name()).collect()
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
+        self.entries
             .iter()
-            .map(|tool| ToolSpec {
-                name: tool.name().to_string(),
-                description: tool.description().to_string(),
-                parameters: tool.parameters(),
+            .map(|entry| ToolSpec {
+                name: entry.tool.name().to_string(),
+                description: entry.tool.description().to_string(),
+                parameters: entry.tool.parameters(),
             })
             .collect()
+    }
+}
+
+/// What a tool stopped by an abort or the run's time limit returns.
+pub const CANCELLED_TEXT: &str = "Cancelled: the run was stopped.";
+
+/// Run blocking work (file-system walks, reads) on tokio's blocking pool. Cancellation
+/// answers at once; the work itself should also watch `cancel` and stop early.
+pub async fn run_blocking(
+    cancel: &CancellationToken,
+    work: impl FnOnce() -> ToolOutput + Send + 'static,
+) -> ToolOutput {
+    let token = cancel.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        // Work that had not begun when the run was stopped never begins.
+        if token.is_cancelled() {
+            return ToolOutput::error(CANCELLED_TEXT);
+        }
+        work()
+    });
+    tokio::select! {
+        _ = cancel.cancelled() => ToolOutput::error(CANCELLED_TEXT),
+        joined = task => joined
+            .unwrap_or_else(|e| ToolOutput::error(format!("The tool failed unexpectedly: {e}"))),
     }
 }
 

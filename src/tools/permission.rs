@@ -1,10 +1,16 @@
-//! Whether a tool call may run: the permission mode (ask / auto / read-only) and the exact
-//! calls the user allowed for the rest of the session. Read-only tools never ask.
+//! Whether a tool call may run. In order: a deny rule denies; read-only mode denies every
+//! mutating tool; a call the user allowed for the session runs; an ask rule asks; a write
+//! or edit outside the working directory asks (unless the mode is auto); allow rules allow
+//! (every part of a shell command must be allowed); anything left follows the mode —
+//! read-only tools run, mutating ones run in auto mode and ask in ask mode.
 
 use super::Tool;
+use super::path::{display, is_inside};
+use super::rules::{RuleSet, Target};
 use crate::agent::message::ToolCall;
 use serde::Deserialize;
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -32,41 +38,110 @@ impl PermissionMode {
 pub enum Verdict {
     Allow,
     Deny(String),
-    /// Needs approval; the text says why (shown to the user).
-    Ask(String),
+    /// Needs approval.
+    Ask {
+        /// Why, shown to the user.
+        reason: String,
+        /// What the model is told when nobody can answer (`-p`, json).
+        unanswered: String,
+    },
+}
+
+impl Verdict {
+    /// An ask that a non-interactive run answers with `cannot_ask_message`'s advice.
+    fn ask_for_mode(tool: &str) -> Verdict {
+        Verdict::Ask {
+            reason: format!("`{tool}` can change files or run programs"),
+            unanswered: cannot_ask_message(tool),
+        }
+    }
+
+    fn ask_because(tool: &str, reason: String, remedy: &str) -> Verdict {
+        Verdict::Ask {
+            unanswered: format!(
+                "Permission denied: `{tool}` needs the user's approval here because {reason}, \
+                 and this non-interactive run cannot ask for it. {remedy}"
+            ),
+            reason,
+        }
+    }
+}
+
+/// The rules of `[permissions]`, bound to the working directory their path globs are
+/// relative to.
+#[derive(Clone, Debug, Default)]
+pub struct PermissionRules {
+    pub rules: RuleSet,
+    pub cwd: PathBuf,
 }
 
 #[derive(Debug, Default)]
 pub struct Permissions {
     pub mode: PermissionMode,
+    rules: PermissionRules,
     /// Calls allowed for the session ("allow for session"): tool name + exact arguments.
     session_allowed: HashSet<String>,
 }
 
 impl Permissions {
     pub fn new(mode: PermissionMode) -> Self {
+        Permissions::with_rules(mode, PermissionRules::default())
+    }
+
+    pub fn with_rules(mode: PermissionMode, rules: PermissionRules) -> Self {
         Permissions {
             mode,
+            rules,
             session_allowed: HashSet::new(),
         }
     }
 
     pub fn judge(&self, tool: &dyn Tool, call: &ToolCall) -> Verdict {
-        if tool.read_only() {
-            return Verdict::Allow;
+        let target = Target::of(call, &self.rules.cwd);
+        let rules = &self.rules.rules;
+        if let Some(rule) = rules.denied_by(call, &target) {
+            return Verdict::Deny(format!(
+                "Permission denied: the rule `{rule}` in the user's [permissions] deny list \
+                 forbids this call. Do not try to get around it."
+            ));
         }
-        match self.mode {
-            PermissionMode::Auto => Verdict::Allow,
-            PermissionMode::ReadOnly => Verdict::Deny(format!(
+        let mutating = !tool.read_only();
+        if mutating && self.mode == PermissionMode::ReadOnly {
+            return Verdict::Deny(format!(
                 "Permission denied: `{}` can change files or run programs, and the agent is in \
                  read-only mode (--permission-mode read-only).",
                 call.name
-            )),
-            PermissionMode::Ask if self.session_allowed.contains(&rule_key(call)) => Verdict::Allow,
-            PermissionMode::Ask => {
-                Verdict::Ask(format!("`{}` can change files or run programs", call.name))
-            }
+            ));
         }
+        if self.session_allowed.contains(&rule_key(call)) {
+            return Verdict::Allow;
+        }
+        if let Some(rule) = rules.asked_by(call, &target) {
+            return Verdict::ask_because(
+                &call.name,
+                format!("it matches the ask rule `{rule}`"),
+                "The user must run it themselves or change the [permissions] ask list.",
+            );
+        }
+        if mutating
+            && self.mode != PermissionMode::Auto
+            && let Target::Path(path) = &target
+            && !is_inside(&self.rules.cwd, path)
+        {
+            return Verdict::ask_because(
+                &call.name,
+                format!(
+                    "it would change {}, outside the working directory",
+                    display(&self.rules.cwd, path)
+                ),
+                "Work inside the working directory, or the user can re-run with \
+                 --permission-mode auto.",
+            );
+        }
+        if rules.allows(call, &target) || !mutating || self.mode == PermissionMode::Auto {
+            return Verdict::Allow;
+        }
+        Verdict::ask_for_mode(&call.name)
     }
 
     /// Allow this exact call (same tool, same arguments) for the rest of the session.
@@ -85,4 +160,144 @@ pub fn cannot_ask_message(tool: &str) -> String {
         "Permission denied: `{tool}` needs the user's approval, and this non-interactive run \
          cannot ask for it. The user can allow it by re-running with --permission-mode auto."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Tools;
+    use serde_json::json;
+
+    fn call(name: &str, args: serde_json::Value) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args,
+            invalid_arguments: None,
+        }
+    }
+
+    fn permissions(
+        mode: PermissionMode,
+        allow: &[&str],
+        ask: &[&str],
+        deny: &[&str],
+    ) -> (Permissions, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let own = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let rules = RuleSet::parse(&own(allow), &own(ask), &own(deny), dir.path()).unwrap();
+        let permissions = Permissions::with_rules(
+            mode,
+            PermissionRules {
+                rules,
+                cwd: dir.path().to_path_buf(),
+            },
+        );
+        (permissions, dir)
+    }
+
+    fn judge(permissions: &Permissions, name: &str, args: serde_json::Value) -> Verdict {
+        let tools = Tools::from_names(&[name]).unwrap();
+        permissions.judge(tools.get(name).unwrap().as_ref(), &call(name, args))
+    }
+
+    fn is_ask(verdict: &Verdict) -> bool {
+        matches!(verdict, Verdict::Ask { .. })
+    }
+
+    #[test]
+    fn deny_beats_ask_beats_allow_and_the_rest_follows_the_mode() {
+        let (p, _dir) = permissions(
+            PermissionMode::Ask,
+            &["bash(git *)", "edit(src/**)"],
+            &["bash(git push*)"],
+            &["bash(git push --force*)", "read(secret/**)"],
+        );
+        assert_eq!(
+            judge(&p, "bash", json!({"command": "git log"})),
+            Verdict::Allow
+        );
+        assert!(is_ask(&judge(&p, "bash", json!({"command": "git push"}))));
+        assert!(matches!(
+            judge(&p, "bash", json!({"command": "git push --force"})),
+            Verdict::Deny(text) if text.contains("`bash(git push --force*)`")
+        ));
+        assert!(is_ask(&judge(&p, "bash", json!({"command": "make"}))));
+        assert_eq!(
+            judge(&p, "edit", json!({"path": "src/a.rs"})),
+            Verdict::Allow
+        );
+        assert!(is_ask(&judge(&p, "edit", json!({"path": "docs/a.md"}))));
+        assert_eq!(
+            judge(&p, "read", json!({"path": "docs/a.md"})),
+            Verdict::Allow
+        );
+        assert!(matches!(
+            judge(&p, "read", json!({"path": "secret/key"})),
+            Verdict::Deny(_)
+        ));
+    }
+
+    #[test]
+    fn auto_runs_everything_not_denied_or_asked_and_read_only_denies_mutation() {
+        let (p, _dir) = permissions(
+            PermissionMode::Auto,
+            &[],
+            &["bash(npm publish*)"],
+            &["bash(rm *)"],
+        );
+        assert_eq!(
+            judge(&p, "bash", json!({"command": "make"})),
+            Verdict::Allow
+        );
+        assert!(is_ask(&judge(
+            &p,
+            "bash",
+            json!({"command": "npm publish"})
+        )));
+        assert!(matches!(
+            judge(&p, "bash", json!({"command": "ls; rm x"})),
+            Verdict::Deny(_)
+        ));
+        assert_eq!(
+            judge(&p, "write", json!({"path": "/tmp/elsewhere"})),
+            Verdict::Allow
+        );
+
+        let (p, _dir) = permissions(PermissionMode::ReadOnly, &["bash"], &[], &[]);
+        assert!(matches!(
+            judge(&p, "bash", json!({"command": "ls"})),
+            Verdict::Deny(_)
+        ));
+        assert_eq!(judge(&p, "grep", json!({"pattern": "x"})), Verdict::Allow);
+    }
+
+    #[test]
+    fn writes_outside_the_working_directory_always_ask() {
+        let (mut p, _dir) = permissions(PermissionMode::Ask, &["write", "edit(/tmp/**)"], &[], &[]);
+        assert_eq!(
+            judge(&p, "write", json!({"path": "inside.txt"})),
+            Verdict::Allow
+        );
+        let outside = json!({"path": "/tmp/outside.txt", "content": "x"});
+        let verdict = judge(&p, "write", outside.clone());
+        assert!(
+            matches!(&verdict, Verdict::Ask { reason, unanswered }
+                if reason.contains("outside the working directory")
+                    && unanswered.contains("--permission-mode auto")),
+            "{verdict:?}"
+        );
+        assert!(is_ask(&judge(
+            &p,
+            "edit",
+            json!({"path": "/tmp/x", "edits": []})
+        )));
+        assert!(is_ask(&judge(
+            &p,
+            "write",
+            json!({"path": "../sibling.txt"})
+        )));
+        p.allow_for_session(&call("write", outside.clone()));
+        assert_eq!(judge(&p, "write", outside), Verdict::Allow);
+    }
 }

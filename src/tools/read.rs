@@ -1,9 +1,12 @@
 //! `read`: a text file's contents, a window of lines at a time, with a notice saying how to
-//! continue when the window does not reach the end. Binary files are refused.
+//! continue when the window does not reach the end. Images (PNG, JPEG, GIF, WebP) come back
+//! as image content; other binary files are refused. A missing file names similar ones.
 
-use super::path::{display, resolve};
+use super::path::{display, not_found_message, resolve};
 use super::truncate::{MAX_BYTES, MAX_LINES, clip};
-use super::{Tool, ToolContext, ToolOutput, parse_args};
+use super::{Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use crate::agent::message::Content;
+use base64::Engine;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,8 +32,9 @@ impl Tool for ReadTool {
     }
 
     fn description(&self) -> &'static str {
-        "Read a text file. Output is limited to 2000 lines or 50 KB; use offset (1-based line) \
-         and limit to read further. Paths are relative to the working directory."
+        "Read a file. Text output is limited to 2000 lines or 50 KB; use offset (1-based line) \
+         and limit to read further. Images (png, jpg, gif, webp) are returned as images. Paths \
+         are relative to the working directory."
     }
 
     fn parameters(&self) -> Value {
@@ -58,9 +62,7 @@ impl Tool for ReadTool {
             };
             let cwd = ctx.cwd.clone();
             // File reading is blocking I/O; keep it off the async workers.
-            tokio::task::spawn_blocking(move || read_window(&cwd, &args))
-                .await
-                .unwrap_or_else(|e| ToolOutput::error(format!("read failed: {e}")))
+            run_blocking(&ctx.cancel, move || read_window(&cwd, &args)).await
         })
     }
 }
@@ -71,12 +73,17 @@ fn read_window(cwd: &Path, args: &Args) -> ToolOutput {
     let metadata = match std::fs::metadata(&path) {
         Ok(metadata) => metadata,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolOutput::error(format!("File not found: {shown}"));
+            return ToolOutput::error(not_found_message(cwd, &path));
         }
         Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
     if metadata.is_dir() {
-        return ToolOutput::error(format!("{shown} is a directory, not a file"));
+        return ToolOutput::error(format!(
+            "{shown} is a directory, not a file; use ls to list it"
+        ));
+    }
+    if has_image_extension(&path) {
+        return read_image(&path, &shown, metadata.len());
     }
     let file = match std::fs::File::open(&path) {
         Ok(file) => file,
@@ -98,6 +105,61 @@ fn read_window(cwd: &Path, args: &Args) -> ToolOutput {
     match collect_window(reader, offset, limit) {
         Ok(window) => render(&shown, offset, window),
         Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    }
+}
+
+/// Images larger than this are refused (providers reject larger ones anyway).
+const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+fn has_image_extension(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        ["png", "jpg", "jpeg", "gif", "webp"]
+            .iter()
+            .any(|known| e.eq_ignore_ascii_case(known))
+    })
+}
+
+/// The image type of `bytes`, from their signature.
+fn image_mime_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+fn read_image(path: &Path, shown: &str, size: u64) -> ToolOutput {
+    if size > MAX_IMAGE_BYTES {
+        return ToolOutput::error(format!(
+            "{shown} is an image of {size} bytes, more than the 5 MB that can be shown; \
+             make a smaller copy first (e.g. with bash)"
+        ));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    };
+    let Some(mime_type) = image_mime_type(&bytes) else {
+        return ToolOutput::error(format!(
+            "{shown} has an image extension but is not a PNG, JPEG, GIF or WebP image"
+        ));
+    };
+    ToolOutput {
+        content: vec![
+            Content::text(format!("Read image {shown} [{mime_type}, {size} bytes]")),
+            Content::Image {
+                data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                mime_type: mime_type.to_string(),
+            },
+        ],
+        details: Some(json!({"path": shown, "mimeType": mime_type, "bytes": size})),
+        is_error: false,
     }
 }
 
@@ -242,8 +304,31 @@ mod tests {
         assert!(out.is_error && text(&out).contains("binary"));
         let out = read(dir.path(), "nope.txt", None, None);
         assert!(out.is_error && text(&out).contains("File not found: nope.txt"));
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let out = read(dir.path(), "note.txt", None, None);
+        assert!(text(&out).ends_with("Similar names in the working directory: notes.txt"));
         let out = read(dir.path(), ".", None, None);
         assert!(out.is_error && text(&out).contains("directory"));
+    }
+
+    #[test]
+    fn returns_images_as_image_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        std::fs::write(dir.path().join("pic.PNG"), png).unwrap();
+        let out = read(dir.path(), "pic.PNG", None, None);
+        assert!(!out.is_error);
+        assert_eq!(text(&out), "Read image pic.PNG [image/png, 16 bytes]");
+        assert_eq!(
+            out.content[1],
+            Content::Image {
+                data: base64::engine::general_purpose::STANDARD.encode(png),
+                mime_type: "image/png".into()
+            }
+        );
+        std::fs::write(dir.path().join("fake.jpg"), "not really").unwrap();
+        let out = read(dir.path(), "fake.jpg", None, None);
+        assert!(out.is_error && text(&out).contains("not a PNG, JPEG"));
     }
 
     #[test]

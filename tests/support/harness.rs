@@ -49,11 +49,13 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         tools: Tools::from_names(&["read", "bash"]).unwrap(),
         tool_settings: ToolSettings::default(),
         permission_mode: PermissionMode::Auto,
+        permission_rules: Default::default(),
         can_ask: false,
         limits: Limits {
             max_turns: Some(20),
             max_tool_calls: Some(50),
             timeout: Some(Duration::from_secs(60)),
+            ..Limits::default()
         },
         retry: RetryPolicy {
             max_retries: 3,

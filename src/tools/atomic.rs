@@ -1,0 +1,78 @@
+//! Replacing a file's contents all at once: the bytes go to a temporary file in the same
+//! directory, which is then renamed over the target, so a reader (or a crash) never sees a
+//! half-written file. An existing file keeps its permissions; a symbolic link keeps
+//! pointing where it did and its target is the file replaced.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Write `bytes` to `path`, creating missing parent directories. Returns whether the file
+/// is new.
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    let target = follow_link(path);
+    let existing = std::fs::metadata(&target).ok();
+    if existing.as_ref().is_some_and(|m| m.is_dir()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".agent-write-")
+        .tempfile_in(parent)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    if let Some(metadata) = &existing {
+        temp.as_file().set_permissions(metadata.permissions())?;
+    }
+    temp.persist(&target).map_err(|e| e.error)?;
+    Ok(existing.is_none())
+}
+
+/// The file a symbolic link points to (resolved as far as it exists), or `path` itself.
+fn follow_link(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => super::path::real_path(path),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn creates_parents_and_keeps_permissions_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("a/b/c.txt");
+        assert!(write(&nested, b"one").unwrap());
+        assert_eq!(std::fs::read(&nested).unwrap(), b"one");
+
+        let script = dir.path().join("run.sh");
+        std::fs::write(&script, "old").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o751)).unwrap();
+        assert!(!write(&script, b"new").unwrap());
+        let mode = std::fs::metadata(&script).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o751);
+
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink(&nested, &link).unwrap();
+        write(&link, b"through the link").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(std::fs::read(&nested).unwrap(), b"through the link");
+
+        assert!(write(dir.path(), b"x").is_err());
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".agent-write-"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

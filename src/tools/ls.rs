@@ -1,0 +1,151 @@
+//! `ls`: the entries of one directory, sorted, directories marked with `/`, hidden files
+//! included (it lists what is there; `find` and `grep` are the ones that honour
+//! `.gitignore`). Long listings are limited with a notice saying how to see more.
+
+use super::path::{display, not_found_message, resolve};
+use super::{Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+
+pub struct LsTool;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+const DEFAULT_LIMIT: usize = 500;
+
+impl Tool for LsTool {
+    fn name(&self) -> &'static str {
+        "ls"
+    }
+
+    fn description(&self) -> &'static str {
+        "List a directory's entries (hidden ones too), sorted; directories end in `/`. At \
+         most 500 entries unless limit says otherwise."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory to list (default: working directory)"},
+                "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of entries (default 500)"}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let args: Args = match parse_args("ls", args) {
+                Ok(args) => args,
+                Err(output) => return output,
+            };
+            let cwd = ctx.cwd.clone();
+            run_blocking(&ctx.cancel, move || list(&cwd, &args)).await
+        })
+    }
+}
+
+fn list(cwd: &Path, args: &Args) -> ToolOutput {
+    let dir = match args
+        .path
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        Some(raw) => resolve(cwd, raw),
+        None => cwd.to_path_buf(),
+    };
+    let shown = display(cwd, &dir);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolOutput::error(not_found_message(cwd, &dir));
+        }
+        Err(_) if dir.is_file() => {
+            return ToolOutput::error(format!("{shown} is a file, not a directory; use read"));
+        }
+        Err(e) => return ToolOutput::error(format!("Cannot list {shown}: {e}")),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let mut name = entry.file_name().to_string_lossy().into_owned();
+            // Follows symbolic links, so a link to a directory is listed as one.
+            if entry.path().is_dir() {
+                name.push('/');
+            }
+            name
+        })
+        .collect();
+    names.sort_by(|a, b| a.to_lowercase().cmp(&b.to_lowercase()).then(a.cmp(b)));
+    let total = names.len();
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let details = json!({"path": shown, "entries": total});
+    if total == 0 {
+        return ToolOutput::text("(empty directory)").with_details(details);
+    }
+    let mut text = names[..total.min(limit)].join("\n");
+    if total > limit {
+        text.push_str(&format!(
+            "\n\n[Showing {limit} of {total} entries. Use a larger limit, or find with a \
+             pattern, to see the rest.]"
+        ));
+    }
+    ToolOutput::text(text).with_details(details)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::join_text;
+
+    fn ls(dir: &Path, path: Option<&str>, limit: Option<usize>) -> ToolOutput {
+        list(
+            dir,
+            &Args {
+                path: path.map(String::from),
+                limit,
+            },
+        )
+    }
+
+    #[test]
+    fn lists_sorted_entries_with_directories_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        for name in ["b.txt", "A.txt", ".env"] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(
+            join_text(&ls(dir.path(), None, None).content),
+            ".env\nA.txt\nb.txt\nsrc/"
+        );
+        let text = join_text(&ls(dir.path(), Some("."), Some(2)).content);
+        assert_eq!(
+            text,
+            ".env\nA.txt\n\n[Showing 2 of 4 entries. Use a larger limit, or find with a pattern, to see the rest.]"
+        );
+        assert_eq!(
+            join_text(&ls(dir.path(), Some("src"), None).content),
+            "(empty directory)"
+        );
+        let out = ls(dir.path(), Some("b.txt"), None);
+        assert!(out.is_error && join_text(&out.content).contains("is a file"));
+        let out = ls(dir.path(), Some("scr"), None);
+        assert!(join_text(&out.content).contains("Similar names in the working directory: src"));
+    }
+}

@@ -1,0 +1,397 @@
+//! Permission rules from `[permissions]`: `tool` (the whole tool), `bash(pattern)` (a
+//! command pattern where `*` matches anything) and `read(glob)` / `write(glob)` /
+//! `edit(glob)` / `grep(glob)` / `find(glob)` / `ls(glob)` (a path glob, relative to the
+//! working directory). Parsing reports a bad rule with the config key it came from;
+//! matching answers "does this rule cover this call".
+
+use super::shell::{self, CommandShape};
+use crate::agent::message::ToolCall;
+use globset::{GlobBuilder, GlobMatcher};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Tools whose rules name paths, and the argument holding the path.
+const PATH_TOOLS: &[&str] = &["read", "write", "edit", "grep", "find", "ls"];
+
+#[derive(Clone, Debug)]
+pub struct Rule {
+    tool: String,
+    pattern: Pattern,
+    /// As written in the config, for messages.
+    text: String,
+}
+
+#[derive(Clone, Debug)]
+enum Pattern {
+    /// Every call of the tool.
+    Whole,
+    /// A bash command pattern, whitespace collapsed.
+    Command(String),
+    /// An absolute path glob.
+    Path(GlobMatcher),
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A rule that could not be parsed: the config key (`permissions.allow[2]`) and why.
+#[derive(Debug, PartialEq)]
+pub struct RuleError {
+    pub key: String,
+    pub message: String,
+}
+
+impl Rule {
+    /// Parse `text`; relative path globs are anchored at `cwd`.
+    pub fn parse(text: &str, cwd: &Path) -> Result<Rule, String> {
+        let trimmed = text.trim();
+        let (tool, pattern) = match trimmed.split_once('(') {
+            None => (trimmed, None),
+            Some((tool, rest)) => {
+                let Some(inner) = rest.strip_suffix(')') else {
+                    return Err(format!("`{trimmed}` has no closing parenthesis"));
+                };
+                (tool.trim(), Some(inner.trim()))
+            }
+        };
+        if super::builtin_is_read_only(tool).is_none() {
+            return Err(format!(
+                "`{trimmed}` names no tool (known: {})",
+                super::ALL_TOOLS.join(", ")
+            ));
+        }
+        let pattern = match pattern {
+            None => Pattern::Whole,
+            Some("") => return Err(format!("`{trimmed}` has an empty pattern")),
+            Some(inner) if tool == "bash" => Pattern::Command(collapse(inner)),
+            Some(inner) if PATH_TOOLS.contains(&tool) => Pattern::Path(path_glob(inner, cwd)?),
+            Some(_) => {
+                return Err(format!(
+                    "`{trimmed}`: `{tool}` rules take no pattern; write just `{tool}`"
+                ));
+            }
+        };
+        Ok(Rule {
+            tool: tool.to_string(),
+            pattern,
+            text: trimmed.to_string(),
+        })
+    }
+
+    /// Whether the rule covers the whole call (for allow: every part of a command must be
+    /// covered, see `RuleSet::allows`).
+    fn covers(&self, call: &ToolCall, target: &Target) -> bool {
+        if self.tool != call.name {
+            return false;
+        }
+        match (&self.pattern, target) {
+            (Pattern::Whole, _) => true,
+            (Pattern::Command(pattern), Target::Command { text, .. }) => wildcard(pattern, text),
+            (Pattern::Path(glob), Target::Path(path)) => glob.is_match(path),
+            _ => false,
+        }
+    }
+
+    /// Whether the rule covers some part of the call: the whole command or one of its
+    /// segments (for deny and ask).
+    fn touches(&self, call: &ToolCall, target: &Target) -> bool {
+        if self.covers(call, target) {
+            return true;
+        }
+        match (&self.pattern, target) {
+            (
+                Pattern::Command(pattern),
+                Target::Command {
+                    shape: Some(shape), ..
+                },
+            ) => self.tool == call.name && shape.segments.iter().any(|s| wildcard(pattern, s)),
+            _ => false,
+        }
+    }
+}
+
+fn path_glob(pattern: &str, cwd: &Path) -> Result<GlobMatcher, String> {
+    let absolute = if pattern == "~" || pattern.starts_with("~/") || pattern.starts_with('/') {
+        let resolved = super::path::resolve(Path::new("/"), pattern);
+        // Keep the user's glob characters; only the home directory is substituted.
+        resolved.display().to_string()
+    } else {
+        let base = globset::escape(&cwd.display().to_string());
+        format!(
+            "{}/{}",
+            base.trim_end_matches('/'),
+            pattern.trim_start_matches("./")
+        )
+    };
+    GlobBuilder::new(&absolute)
+        .literal_separator(true)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .map_err(|e| format!("`{pattern}` is not a valid glob: {}", e.kind()))
+}
+
+/// What a call's rules are matched against.
+pub enum Target {
+    /// A bash command: the whole text (whitespace collapsed) and its parsed shape, `None`
+    /// when it does not parse.
+    Command {
+        text: String,
+        shape: Option<CommandShape>,
+    },
+    /// The resolved path a path tool works on.
+    Path(PathBuf),
+    /// Nothing to match a pattern against.
+    Nothing,
+}
+
+impl Target {
+    pub fn of(call: &ToolCall, cwd: &Path) -> Target {
+        let arg = |name: &str| call.arguments.get(name).and_then(|v| v.as_str());
+        if call.name == "bash" {
+            let command = arg("command").unwrap_or("");
+            return Target::Command {
+                text: collapse(command),
+                shape: shell::parse(command),
+            };
+        }
+        if PATH_TOOLS.contains(&call.name.as_str()) {
+            let raw = arg("path").filter(|p| !p.trim().is_empty()).unwrap_or(".");
+            return Target::Path(super::path::resolve(cwd, raw));
+        }
+        Target::Nothing
+    }
+}
+
+/// The rules of one `[permissions]` table.
+#[derive(Clone, Debug, Default)]
+pub struct RuleSet {
+    allow: Vec<Rule>,
+    ask: Vec<Rule>,
+    deny: Vec<Rule>,
+}
+
+impl RuleSet {
+    pub fn parse(
+        allow: &[String],
+        ask: &[String],
+        deny: &[String],
+        cwd: &Path,
+    ) -> Result<RuleSet, RuleError> {
+        let list = |texts: &[String], key: &str| -> Result<Vec<Rule>, RuleError> {
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    Rule::parse(text, cwd).map_err(|message| RuleError {
+                        key: format!("permissions.{key}[{i}]"),
+                        message,
+                    })
+                })
+                .collect()
+        };
+        Ok(RuleSet {
+            allow: list(allow, "allow")?,
+            ask: list(ask, "ask")?,
+            deny: list(deny, "deny")?,
+        })
+    }
+
+    /// The first deny rule touching the call.
+    pub fn denied_by(&self, call: &ToolCall, target: &Target) -> Option<&Rule> {
+        self.deny.iter().find(|rule| rule.touches(call, target))
+    }
+
+    /// The first ask rule touching the call.
+    pub fn asked_by(&self, call: &ToolCall, target: &Target) -> Option<&Rule> {
+        self.ask.iter().find(|rule| rule.touches(call, target))
+    }
+
+    /// Whether allow rules cover the whole call. A bash command needs every segment
+    /// covered, must parse, and must not write files through a redirection — unless a
+    /// bare `bash` rule allows every command.
+    pub fn allows(&self, call: &ToolCall, target: &Target) -> bool {
+        let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.tool == call.name).collect();
+        if rules.iter().any(|r| matches!(r.pattern, Pattern::Whole)) {
+            return true;
+        }
+        match target {
+            Target::Command { shape, .. } => match shape {
+                Some(shape) if !shape.writes_files && !shape.segments.is_empty() => {
+                    shape.segments.iter().all(|segment| {
+                        rules.iter().any(|r| match &r.pattern {
+                            Pattern::Command(pattern) => wildcard(pattern, segment),
+                            _ => false,
+                        })
+                    })
+                }
+                _ => false,
+            },
+            _ => rules.iter().any(|rule| rule.covers(call, target)),
+        }
+    }
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `*` matches any run of characters (spaces included); everything else is literal.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let text: Vec<char> = text.chars().collect();
+    let (mut p, mut t) = (0, 0);
+    let mut backtrack: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pattern.len() && pattern[p] == '*' {
+            backtrack = Some((p, t));
+            p += 1;
+        } else if p < pattern.len() && pattern[p] == text[t] {
+            p += 1;
+            t += 1;
+        } else if let Some((star, matched)) = backtrack {
+            p = star + 1;
+            t = matched + 1;
+            backtrack = Some((star, matched + 1));
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(name: &str, args: serde_json::Value) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args,
+            invalid_arguments: None,
+        }
+    }
+
+    fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> RuleSet {
+        let own = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        RuleSet::parse(&own(allow), &own(ask), &own(deny), Path::new("/repo")).unwrap()
+    }
+
+    fn bash(command: &str) -> ToolCall {
+        call("bash", json!({"command": command}))
+    }
+
+    #[test]
+    fn wildcards_match_anything_including_spaces() {
+        assert!(wildcard("git status*", "git status"));
+        assert!(wildcard("git status*", "git status --short"));
+        assert!(!wildcard("git status*", "git stash"));
+        assert!(wildcard("cargo * --release", "cargo build -p x --release"));
+        assert!(!wildcard("cargo * --release", "cargo build"));
+        assert!(wildcard("*", ""));
+    }
+
+    #[test]
+    fn every_segment_of_a_command_must_be_allowed() {
+        let set = rules(&["bash(git status*)", "bash(cargo test*)"], &[], &[]);
+        let cwd = Path::new("/repo");
+        let allowed = |command: &str| {
+            let c = bash(command);
+            set.allows(&c, &Target::of(&c, cwd))
+        };
+        assert!(allowed("git status"));
+        assert!(allowed("git   status  --short && cargo test -q"));
+        assert!(!allowed("git status && rm -rf ~"));
+        assert!(!allowed("git status; rm -rf ~"));
+        assert!(!allowed("git status | sh"));
+        assert!(!allowed("git status $(rm -rf ~)"));
+        assert!(!allowed("git status `rm -rf ~`"));
+        assert!(!allowed("git status\nrm -rf ~"));
+        assert!(!allowed("git status > .git/config"));
+        assert!(!allowed("git status 'unterminated"));
+        assert!(allowed("cargo test 2>&1"));
+        assert!(allowed("git status > /dev/null"));
+    }
+
+    #[test]
+    fn deny_and_ask_rules_catch_any_segment() {
+        let set = rules(&["bash"], &["bash(git push*)"], &["bash(rm -rf *)"]);
+        let cwd = Path::new("/repo");
+        let c = bash("ls && rm -rf /tmp/x");
+        assert_eq!(
+            set.denied_by(&c, &Target::of(&c, cwd))
+                .map(|r| r.to_string()),
+            Some("bash(rm -rf *)".to_string())
+        );
+        let c = bash("echo $(rm -rf /)");
+        assert!(set.denied_by(&c, &Target::of(&c, cwd)).is_some());
+        let c = bash("git add . && git push origin");
+        assert!(set.asked_by(&c, &Target::of(&c, cwd)).is_some());
+        assert!(set.denied_by(&c, &Target::of(&c, cwd)).is_none());
+        // A bare rule covers every command, even one that does not parse.
+        let c = bash("echo 'unterminated");
+        assert!(set.allows(&c, &Target::of(&c, cwd)));
+    }
+
+    #[test]
+    fn path_rules_are_globs_relative_to_the_working_directory() {
+        let set = rules(
+            &["edit(src/**)", "write(/tmp/**)", "read"],
+            &[],
+            &["read(.env)"],
+        );
+        let cwd = Path::new("/repo");
+        let check = |name: &str, path: &str| {
+            let c = call(name, json!({"path": path}));
+            let target = Target::of(&c, cwd);
+            (
+                set.allows(&c, &target),
+                set.denied_by(&c, &target).is_some(),
+            )
+        };
+        assert_eq!(check("edit", "src/a/b.rs"), (true, false));
+        assert_eq!(check("edit", "./src/main.rs"), (true, false));
+        assert_eq!(check("edit", "src/../Cargo.toml"), (false, false));
+        assert_eq!(check("edit", "/repo/src/lib.rs"), (true, false));
+        assert_eq!(check("write", "/tmp/scratch/x"), (true, false));
+        assert_eq!(check("write", "src/x"), (false, false));
+        assert_eq!(check("read", ".env"), (true, true));
+        assert_eq!(check("read", "README.md"), (true, false));
+    }
+
+    #[test]
+    fn bad_rules_name_their_key() {
+        let own = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let parse =
+            |allow: &[&str]| RuleSet::parse(&own(allow), &[], &[], Path::new("/repo")).map(|_| ());
+        let error = parse(&["read", "edit(src/[)"]).unwrap_err();
+        assert_eq!(error.key, "permissions.allow[1]");
+        assert!(
+            error.message.starts_with("`src/[` is not a valid glob"),
+            "{}",
+            error.message
+        );
+        assert!(
+            parse(&["bash(git status"])
+                .unwrap_err()
+                .message
+                .contains("no closing")
+        );
+        assert!(
+            parse(&["teleport"])
+                .unwrap_err()
+                .message
+                .contains("names no tool")
+        );
+        assert!(
+            parse(&["bash()"])
+                .unwrap_err()
+                .message
+                .contains("empty pattern")
+        );
+    }
+}

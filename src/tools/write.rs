@@ -1,0 +1,111 @@
+//! `write`: create or replace a whole file. Parent directories are created; the write is
+//! atomic (temporary file + rename) and an existing file keeps its permissions.
+
+use super::path::{display, resolve};
+use super::{Tool, ToolContext, ToolOutput, atomic, parse_args, run_blocking};
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+
+pub struct WriteTool;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+impl Tool for WriteTool {
+    fn name(&self) -> &'static str {
+        "write"
+    }
+
+    fn description(&self) -> &'static str {
+        "Write a file, replacing it if it exists; parent directories are created. Use it for \
+         new files or complete rewrites; prefer edit for changes to an existing file. Paths are \
+         relative to the working directory."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path of the file to write"},
+                "content": {"type": "string", "description": "The complete new contents"}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn read_only(&self) -> bool {
+        false
+    }
+
+    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let args: Args = match parse_args("write", args) {
+                Ok(args) => args,
+                Err(output) => return output,
+            };
+            let cwd = ctx.cwd.clone();
+            run_blocking(&ctx.cancel, move || write_file(&cwd, &args)).await
+        })
+    }
+}
+
+fn write_file(cwd: &Path, args: &Args) -> ToolOutput {
+    let path = resolve(cwd, &args.path);
+    let shown = display(cwd, &path);
+    match atomic::write(&path, args.content.as_bytes()) {
+        Ok(created) => {
+            let bytes = args.content.len();
+            let lines = super::truncate::count_lines(&args.content);
+            let verb = if created { "Created" } else { "Wrote" };
+            ToolOutput::text(format!("{verb} {shown} ({bytes} bytes, {lines} lines)."))
+                .with_details(json!({"path": shown, "bytes": bytes, "created": created}))
+        }
+        Err(e) => ToolOutput::error(format!("Cannot write {shown}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::join_text;
+
+    fn write(dir: &Path, path: &str, content: &str) -> ToolOutput {
+        write_file(
+            dir,
+            &Args {
+                path: path.into(),
+                content: content.into(),
+            },
+        )
+    }
+
+    #[test]
+    fn creates_and_replaces_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = write(dir.path(), "deep/er/new.txt", "a\nb\n");
+        assert!(!out.is_error);
+        assert_eq!(
+            join_text(&out.content),
+            "Created deep/er/new.txt (4 bytes, 2 lines)."
+        );
+        let out = write(dir.path(), "deep/er/new.txt", "c");
+        assert_eq!(
+            join_text(&out.content),
+            "Wrote deep/er/new.txt (1 bytes, 1 lines)."
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("deep/er/new.txt")).unwrap(),
+            "c"
+        );
+        let out = write(dir.path(), "deep", "x");
+        assert!(out.is_error);
+        assert!(join_text(&out.content).contains("directory"));
+    }
+}

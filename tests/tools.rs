@@ -1,0 +1,308 @@
+//! The coding tools driven by the agent loop against the loopback model server, in real
+//! temporary directories with real processes: bash's timeout, daemons, huge and non-UTF-8
+//! output; edit's diff and all-or-nothing rule; schema checks before a tool runs.
+
+mod support;
+
+use agent::agent::event::AgentEvent;
+use agent::agent::message::join_text;
+use agent::tools::ToolSettings;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use support::chat;
+use support::harness::{Harness, end_of, process_alive};
+use support::server::Reply;
+
+/// The result of call `id` in a run's events: (text, isError, details).
+fn result_of(events: &[AgentEvent], id: &str) -> (String, bool, Option<Value>) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                is_error,
+                ..
+            } if tool_call_id == id => Some((
+                join_text(&result.content),
+                *is_error,
+                result.details.clone(),
+            )),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+/// Run one tool call and a closing answer; the run's events.
+async fn run_one(h: &mut Harness, name: &str, args: Value) -> Vec<AgentEvent> {
+    h.server.push(Reply::sse(chat::tool_call("c1", name, args)));
+    h.server.push(Reply::sse(chat::text("done")));
+    h.prompt("go");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    events
+}
+
+async fn harness(adjust: impl FnOnce(&mut agent::agent::AgentConfig)) -> Harness {
+    Harness::start_with(vec![], |c| {
+        c.tools = agent::tools::Tools::from_names(agent::tools::ALL_TOOLS).unwrap();
+        adjust(c);
+    })
+    .await
+}
+
+async fn wait_for_pid(path: &Path) -> i32 {
+    for _ in 0..500 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no pid in {}", path.display());
+}
+
+async fn wait_until_dead(pid: i32) -> bool {
+    for _ in 0..200 {
+        if !process_alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_background_daemon_holding_the_output_pipe_does_not_hang_bash() {
+    let mut h = harness(|_| {}).await;
+    // The daemon inherits stdout and keeps it open for 30 s; the command itself ends now.
+    let events = run_one(
+        &mut h,
+        "bash",
+        json!({"command": "sleep 30 & echo $! > daemon.pid; echo started"}),
+    )
+    .await;
+    let (text, is_error, details) = result_of(&events, "c1");
+    assert_eq!(text, "started\n\n[exit code 0]");
+    assert!(!is_error);
+    assert_eq!(details.unwrap()["exitCode"], 0);
+    let daemon = wait_for_pid(&h.dir.path().join("daemon.pid")).await;
+    // SAFETY: kill has no memory-safety preconditions; this is the daemon the test started.
+    unsafe {
+        libc::kill(daemon, libc::SIGKILL);
+    }
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_process_group() {
+    let mut h = harness(|c| c.tool_settings.bash_timeout = Duration::from_secs(1)).await;
+    let events = run_one(
+        &mut h,
+        "bash",
+        json!({"command": "echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo waiting; wait"}),
+    )
+    .await;
+    let (text, is_error, details) = result_of(&events, "c1");
+    assert!(is_error);
+    assert!(text.starts_with("waiting\n"), "{text}");
+    assert!(
+        text.ends_with("[timed out after 1 s; the command and everything it started were killed]"),
+        "{text}"
+    );
+    assert_eq!(details.unwrap()["exitCode"], Value::Null);
+    let shell = wait_for_pid(&h.dir.path().join("shell.pid")).await;
+    let child = wait_for_pid(&h.dir.path().join("child.pid")).await;
+    assert!(
+        wait_until_dead(child).await,
+        "the background child survived"
+    );
+    assert!(wait_until_dead(shell).await, "the shell survived");
+}
+
+#[tokio::test]
+async fn the_model_given_timeout_overrides_the_default() {
+    let mut h = harness(|_| {}).await;
+    let events = run_one(
+        &mut h,
+        "bash",
+        json!({"command": "sleep 30", "timeout": 0.5}),
+    )
+    .await;
+    let (text, is_error, _) = result_of(&events, "c1");
+    assert!(is_error);
+    assert!(text.contains("[timed out after 0.5 s"), "{text}");
+}
+
+#[tokio::test]
+async fn huge_output_keeps_the_tail_and_saves_everything_to_a_file() {
+    let mut h = harness(|_| {}).await;
+    let events = run_one(&mut h, "bash", json!({"command": "seq 1 100000"})).await;
+    let (text, is_error, details) = result_of(&events, "c1");
+    assert!(!is_error);
+    assert!(text.contains("\n100000\n"), "the tail is shown");
+    assert!(!text.starts_with("1\n2\n"), "the head is not");
+    assert!(
+        text.contains("[Output truncated: showing the last"),
+        "{text}"
+    );
+    let path = details.unwrap()["fullOutputPath"]
+        .as_str()
+        .expect("a full-output file")
+        .to_string();
+    assert!(text.contains(&format!("Full output: {path}]")), "{text}");
+    let full = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(full.lines().count(), 100000);
+    assert!(full.starts_with("1\n2\n3\n"));
+    std::fs::remove_file(path).unwrap();
+}
+
+#[tokio::test]
+async fn many_short_lines_also_get_a_full_output_file() {
+    // 3000 lines are well under 50 KB: the line limit alone truncates.
+    let mut h = harness(|_| {}).await;
+    let events = run_one(&mut h, "bash", json!({"command": "seq 1 3000"})).await;
+    let (text, _, details) = result_of(&events, "c1");
+    assert!(text.contains("showing the last 2000 lines"), "{text}");
+    let path = details.unwrap()["fullOutputPath"]
+        .as_str()
+        .expect("a full-output file")
+        .to_string();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap().lines().count(),
+        3000
+    );
+    std::fs::remove_file(path).unwrap();
+}
+
+#[tokio::test]
+async fn exit_codes_are_reported_and_bad_utf8_is_shown_lossily() {
+    let mut h = harness(|_| {}).await;
+    let events = run_one(
+        &mut h,
+        "bash",
+        json!({"command": "printf 'caf\\xe9\\n' >&2; exit 3"}),
+    )
+    .await;
+    let (text, is_error, details) = result_of(&events, "c1");
+    assert!(is_error);
+    assert_eq!(text, "caf\u{fffd}\n\n[exit code 3]");
+    assert_eq!(details.unwrap()["exitCode"], 3);
+}
+
+#[tokio::test]
+async fn edit_reports_a_diff_and_leaves_the_file_alone_when_any_edit_fails() {
+    let mut h = harness(|_| {}).await;
+    let file = h.dir.path().join("app.py");
+    std::fs::write(&file, "def total(xs):\r\n    return sum(xs) - 1\r\n").unwrap();
+    let events = run_one(
+        &mut h,
+        "edit",
+        json!({"path": "app.py", "edits": [
+            {"oldText": "sum(xs) - 1", "newText": "sum(xs)"},
+            {"oldText": "def totl(xs):", "newText": "def total(xs: list):"}
+        ]}),
+    )
+    .await;
+    let (text, is_error, _) = result_of(&events, "c1");
+    assert!(is_error);
+    assert!(
+        text.contains("edit 2 of 2: oldText was not found"),
+        "{text}"
+    );
+    assert!(text.contains("     1\tdef total(xs):"), "{text}");
+    assert!(text.ends_with("No edits were applied."), "{text}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        b"def total(xs):\r\n    return sum(xs) - 1\r\n"
+    );
+
+    let events = run_one(
+        &mut h,
+        "edit",
+        json!({"path": "app.py", "edits": [{"oldText": "sum(xs) - 1", "newText": "sum(xs)"}]}),
+    )
+    .await;
+    let (text, is_error, details) = result_of(&events, "c1");
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        details.unwrap()["diff"],
+        "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def total(xs):\n-    return sum(xs) - 1\n+    return sum(xs)\n"
+    );
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        b"def total(xs):\r\n    return sum(xs)\r\n"
+    );
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_fit_the_schema_never_reach_the_tool() {
+    let mut h = harness(|_| {}).await;
+    std::fs::write(h.dir.path().join("keep.txt"), "original").unwrap();
+    let events = run_one(
+        &mut h,
+        "write",
+        json!({"path": "keep.txt", "contents": "typo in the key"}),
+    )
+    .await;
+    let (text, is_error, _) = result_of(&events, "c1");
+    assert!(is_error);
+    assert!(
+        text.starts_with("Invalid arguments for `write`, so it was not run:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"content\" is a required property"),
+        "{text}"
+    );
+    assert!(text.contains("contents"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(h.dir.path().join("keep.txt")).unwrap(),
+        "original"
+    );
+    let events = run_one(&mut h, "grep", json!({"pattern": "x", "context": "three"})).await;
+    let (text, is_error, _) = result_of(&events, "c1");
+    assert!(is_error);
+    assert!(
+        text.contains("at /context: \"three\" is not of type \"integer\""),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn write_creates_directories_and_read_finds_similar_names() {
+    let mut h = harness(|_| {}).await;
+    let events = run_one(
+        &mut h,
+        "write",
+        json!({"path": "src/nested/config.json", "content": "{}\n"}),
+    )
+    .await;
+    assert_eq!(
+        result_of(&events, "c1").0,
+        "Created src/nested/config.json (3 bytes, 1 lines)."
+    );
+    let events = run_one(&mut h, "read", json!({"path": "src/nested/confg.json"})).await;
+    let (text, is_error, _) = result_of(&events, "c1");
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "File not found: src/nested/confg.json. Similar names in src/nested: config.json"
+    );
+}
+
+#[test]
+fn every_tool_is_registered_in_the_documented_order() {
+    let tools = agent::tools::Tools::from_names(agent::tools::ALL_TOOLS).unwrap();
+    assert_eq!(
+        tools.names(),
+        ["read", "write", "edit", "bash", "grep", "find", "ls"]
+    );
+    let read_only: Vec<bool> = agent::tools::ALL_TOOLS
+        .iter()
+        .map(|name| tools.get(name).unwrap().read_only())
+        .collect();
+    assert_eq!(read_only, [true, false, false, false, true, true, true]);
+    assert_eq!(ToolSettings::default().max_parallel, 4);
+}
