@@ -2,4 +2,5 @@
 //! message, running tools, queue, composer, status line) above which finished transcript
 //! cells are inserted into the terminal's own scrollback.
 
+pub mod markdown;
 pub mod theme;

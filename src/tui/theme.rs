@@ -27,7 +27,11 @@ impl Theme {
     }
 
     fn fg(&self, color: Color) -> Style {
-        if self.color { Style::new().fg(color) } else { Style::new() }
+        if self.color {
+            Style::new().fg(color)
+        } else {
+            Style::new()
+        }
     }
 
     pub fn text(&self) -> Style {
@@ -66,10 +70,15 @@ impl Theme {
     pub fn heading(&self, level: u8) -> Style {
         let style = self.bold();
         match level {
-            1 => style.add_modifier(Modifier::UNDERLINED).patch(self.fg(Color::Magenta)),
+            1 => style
+                .add_modifier(Modifier::UNDERLINED)
+                .patch(self.fg(Color::Magenta)),
             2 => style.patch(self.fg(Color::Magenta)),
             _ => style,
         }
+    }
+    pub fn strikethrough(&self) -> Style {
+        Style::new().add_modifier(Modifier::CROSSED_OUT)
     }
     pub fn inline_code(&self) -> Style {
         self.fg(Color::Yellow)
