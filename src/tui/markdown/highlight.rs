@@ -22,6 +22,12 @@ struct Sets {
     theme: Option<SynTheme>,
 }
 
+/// Loads the syntax and theme sets now rather than at the first highlighted code block (for a
+/// caller that wants to pay for it off the UI thread). Idempotent.
+pub fn preload() {
+    let _ = sets();
+}
+
 fn sets() -> &'static Sets {
     static SETS: OnceLock<Sets> = OnceLock::new();
     SETS.get_or_init(|| {
@@ -181,5 +187,62 @@ mod tests {
         let mut fresh = LineHighlighter::for_language("c").expect("c is bundled");
         let alone = fresh.line("int x;", Style::new()).expect("highlights");
         assert_ne!(alone.all_spans(), next.all_spans());
+    }
+
+    /// syntect compiles each grammar's regexes lazily and panics if one fails to compile (they
+    /// are "pre-tested" with Oniguruma, and we build with fancy-regex). Run a varied snippet
+    /// through grammars so such a failure would show here, not in a user's session.
+    fn highlight_snippet_in(names: &[&str]) {
+        let snippet = [
+            "#!/bin/sh",
+            "<!DOCTYPE html><html a=\"b\">",
+            "/* block",
+            "comment */",
+            "// line",
+            "# hash comment",
+            "fn main() { let x = \"str\\n\"; }",
+            "def f(a, *b, **c):",
+            "  return [1, 2.5e3, 0x1F, 'c', r\"raw\"]",
+            "SELECT * FROM t WHERE a = 'x';",
+            "@decorator",
+            "class A<T> extends B implements C {}",
+            "$var = ${x:-y} `cmd`",
+            "key: value",
+            "[section]",
+            "\\begin{doc} $x^2$",
+            "%% %{ }% <% %>",
+            "\"\"\"",
+            "heredoc <<EOF",
+            "EOF",
+            "end",
+            "}",
+            ")",
+            "]",
+        ];
+        for name in names {
+            let mut h = LineHighlighter::for_language(name).expect("a bundled grammar");
+            for line in snippet {
+                let _ = h.line(line, Style::new());
+            }
+        }
+    }
+
+    #[test]
+    fn languages_models_write_most_highlight_without_panicking() {
+        highlight_snippet_in(&["rust", "python", "js", "sh", "json", "yaml", "diff", "go"]);
+    }
+
+    #[test]
+    #[ignore = "about 25 s in a debug build: cargo test -- --ignored"]
+    fn every_bundled_grammar_highlights_without_panicking() {
+        let sets = sets();
+        let names: Vec<String> = sets
+            .syntaxes
+            .syntaxes()
+            .iter()
+            .filter_map(|s| s.file_extensions.first().cloned())
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        highlight_snippet_in(&names);
     }
 }

@@ -38,10 +38,13 @@ mod table;
 mod writer;
 
 #[cfg(test)]
+mod stream_tests;
+#[cfg(test)]
 mod tests;
 
 use ratatui::text::Line;
 
+pub use highlight::preload as preload_highlighting;
 pub use stream::StreamingMarkdown;
 
 use crate::tui::theme::Theme;

@@ -96,7 +96,8 @@ impl StreamingMarkdown {
         self.tail.get_or_init(|| self.render_tail())
     }
 
-    /// The message is complete: every remaining line (also those not yet taken).
+    /// The message is complete: every remaining line (also those not yet taken). The stream
+    /// is then empty and can be used for a new message.
     pub fn finish(&mut self) -> Vec<Line<'static>> {
         if !self.buf.is_empty() && !self.buf.ends_with('\n') {
             self.push("\n");
@@ -105,6 +106,9 @@ impl StreamingMarkdown {
         self.mode = Mode::Blocks; // an unclosed fence ends with the message
         self.buf.clear();
         self.tail = OnceCell::new();
+        self.emitted = false;
+        self.list = None;
+        self.refs.clear();
         self.take_stable()
     }
 
