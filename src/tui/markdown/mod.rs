@@ -23,8 +23,14 @@
 //!   between lines, and the block is followed without re-parsing it.
 //!
 //! Only complete lines decide structure: a line still arriving can change meaning (`#` then
-//! `#x`), so it only ever appears in `tail`. Known limit of rendering units alone: a reference
-//! link resolves only if its definition comes earlier in the message.
+//! `#x`), so it only ever appears in `tail`. The tail starts with the blank line that will
+//! separate it from the lines above, so taken lines plus the tail always look like `render` of
+//! what has arrived. Known limit of rendering units alone: a reference link resolves only if
+//! its definition comes earlier in the message.
+//!
+//! Use one `StreamingMarkdown` per message (it is reusable after `finish`). Syntax highlighting
+//! loads its grammars at the first code block with a language; `preload_highlighting` lets a
+//! caller pay for that earlier, off the UI thread.
 //!
 //! Input is model output, so anything goes: nothing here panics, control characters are shown
 //! as visible symbols, and widths down to 0 are accepted (treated as 1; lines then overflow).

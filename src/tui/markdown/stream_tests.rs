@@ -272,3 +272,9 @@ fn a_finished_stream_starts_the_next_message_afresh() {
     s.push("3. three\n\n[x][r]");
     assert_eq!(plain(&s.finish()), ["3. three", "", "[x][r]"]);
 }
+
+#[test]
+fn the_stream_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<StreamingMarkdown>();
+}
