@@ -203,18 +203,18 @@ async fn the_streaming_message_shows_its_open_part() {
     app.on_agent_event(AgentEvent::MessageUpdate {
         assistant_message_event: AssistantMessageEvent::TextDelta {
             content_index: 0,
-            delta: "First line is complete.\nThe second line is still arr".into(),
+            delta: "First paragraph is complete.\n\nThe second line is still arr".into(),
         },
     });
-    // Complete lines went to the scrollback; the open one is live.
+    // The finished paragraph went to the scrollback; the open one is live.
     let committed = lines_to_text(&std::mem::take(&mut app.out));
     assert!(
-        committed.contains("● First line is complete."),
+        committed.contains("● First paragraph is complete."),
         "{committed}"
     );
     let screen = render(&app);
     assert!(screen.contains("The second line is still arr"), "{screen}");
-    assert!(!screen.contains("First line"), "{screen}");
+    assert!(!screen.contains("First paragraph"), "{screen}");
 }
 
 #[tokio::test]

@@ -77,6 +77,9 @@ impl Theme {
             _ => style,
         }
     }
+    pub fn strikethrough(&self) -> Style {
+        Style::new().add_modifier(Modifier::CROSSED_OUT)
+    }
     pub fn inline_code(&self) -> Style {
         self.fg(Color::Yellow)
     }
