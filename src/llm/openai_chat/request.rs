@@ -97,9 +97,19 @@ pub fn build_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::Err
             content: request.system_prompt,
         });
     }
+    // Tool messages carry text only: images a tool returned follow its results as a
+    // user message, which the model can see.
+    let mut tool_images: Vec<Part<'_>> = Vec::new();
     for message in request.messages {
+        if !matches!(message.as_ref(), Message::ToolResult(_)) {
+            flush_tool_images(&mut tool_images, &mut messages);
+        }
+        if let Message::ToolResult(result) = message.as_ref() {
+            tool_images.extend(result.content.iter().filter_map(image_part));
+        }
         convert(message, &mut messages);
     }
+    flush_tool_images(&mut tool_images, &mut messages);
     let body = Body {
         model: &request.model.id,
         messages,
@@ -172,6 +182,30 @@ fn convert<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
     }
 }
 
+fn image_part(content: &Content) -> Option<Part<'_>> {
+    match content {
+        Content::Image { data, mime_type } => Some(Part::ImageUrl {
+            image_url: ImageUrl {
+                url: format!("data:{mime_type};base64,{data}"),
+            },
+        }),
+        Content::Text { .. } => None,
+    }
+}
+
+fn flush_tool_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<ChatMessage<'a>>) {
+    if images.is_empty() {
+        return;
+    }
+    let mut parts = vec![Part::Text {
+        text: "The tool results above returned these images.",
+    }];
+    parts.append(images);
+    out.push(ChatMessage::User {
+        content: UserContent::Parts(parts),
+    });
+}
+
 fn user_content(content: &[Content]) -> UserContent<'_> {
     if let [Content::Text { text }] = content {
         return UserContent::Text(text.clone());
@@ -189,4 +223,67 @@ fn user_content(content: &[Content]) -> UserContent<'_> {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::{
+        AssistantContent, AssistantMessage, ToolCall, ToolResultMessage, UserMessage,
+    };
+    use crate::llm::model::ModelInfo;
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+
+    #[test]
+    fn images_from_tools_follow_the_results_as_a_user_message() {
+        let mut call = AssistantMessage::empty("p", "m");
+        call.content.push(AssistantContent::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: json!({"path": "a.png"}),
+            invalid_arguments: None,
+        }));
+        let result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![
+                Content::text("Read image a.png"),
+                Content::Image {
+                    data: "AAAA".into(),
+                    mime_type: "image/png".into(),
+                },
+            ],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        };
+        let messages = vec![
+            Arc::new(Message::User(UserMessage::text("look"))),
+            Arc::new(Message::Assistant(call)),
+            Arc::new(Message::ToolResult(result)),
+            Arc::new(Message::User(UserMessage::text("and?"))),
+        ];
+        let model = ModelInfo::unknown("m");
+        let request = ModelRequest {
+            model: &model,
+            system_prompt: "",
+            messages: &messages,
+            tools: &[],
+            thinking: ThinkingLevel::Off,
+        };
+        let body: Value = serde_json::from_slice(&build_body(&request).unwrap()).unwrap();
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "user", "user"]);
+        assert_eq!(body["messages"][2]["content"], "Read image a.png");
+        assert_eq!(
+            body["messages"][3]["content"][1],
+            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}})
+        );
+    }
 }
