@@ -353,3 +353,56 @@ async fn a_small_terminal_and_a_resize_keep_everything_readable() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn the_session_picker_resumes_an_earlier_conversation() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("Alpha answer.")),
+        Reply::sse(chat::text("Back in alpha.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("alpha question");
+    tui.enter();
+    tui.wait_for_text("Alpha answer.").await;
+    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
+        .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+
+    // A fresh start, then /resume.
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("/resume");
+    tui.enter();
+    tui.wait_for_text("Resume a session").await;
+    tui.wait_for_text("alpha question").await;
+    tui.enter();
+    let screen = tui.wait_for_text("Resumed session").await;
+    assert!(screen.contains("Alpha answer."), "{screen}");
+    tui.type_text("continue");
+    tui.enter();
+    tui.wait_for_text("Back in alpha.").await;
+    let t = transcript(&server.bodies()[1]);
+    assert_eq!(
+        t,
+        [
+            "system",
+            "user:alpha question",
+            "assistant:Alpha answer.:[]",
+            "user:continue"
+        ]
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+
+    // `agent -r` opens the picker at once.
+    let mut tui = env.start(&server, &["-r"]);
+    tui.wait_for_text("Resume a session").await;
+    tui.send(b"\x1b");
+    tui.wait_for_text("Ask anything").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
