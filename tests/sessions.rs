@@ -642,3 +642,31 @@ async fn manual_compaction_follows_the_given_focus() {
     h.prompt("busy now");
     assert!(h.agent.compact(None).await.is_err());
 }
+
+#[tokio::test]
+async fn two_compactions_in_a_row_reload_exactly() {
+    let answer = "detail ".repeat(120);
+    let (mut h, path) = harness_with_session(
+        vec![
+            Reply::sse(chat::text(&answer)),
+            Reply::sse(chat::text(&answer)),
+            Reply::sse(chat::text("first summary")),
+            Reply::sse(chat::text("second summary")),
+        ],
+        200_000,
+    )
+    .await;
+    h.prompt("one");
+    h.until_end().await;
+    h.prompt("two");
+    h.until_end().await;
+    h.agent.compact(None).await.unwrap();
+    // The second compaction cuts inside what the first one kept.
+    h.agent.compact(None).await.unwrap();
+    let live: Vec<Message> = h.agent.messages().into_iter().map(|m| (*m).clone()).collect();
+    let Message::User(first) = &live[0] else { panic!("a summary first") };
+    assert!(first.plain_text().contains("second summary"));
+    assert!(!live.iter().any(|m| matches!(m, Message::User(u) if u.plain_text().contains("first summary"))));
+    let reloaded: Vec<Message> = load(&path).unwrap().context.into_iter().map(|(_, m)| (*m).clone()).collect();
+    assert_eq!(reloaded, live);
+}

@@ -37,8 +37,6 @@ pub struct LoadedSession {
     pub last_entry_id: Option<String>,
     /// Bytes of the file that end with a complete, valid line; a writer continues here.
     pub valid_len: u64,
-    /// Entries before the last compaction's cut (in the file, not in the context).
-    pub compacted_entries: usize,
     pub warnings: Vec<String>,
 }
 
@@ -105,7 +103,7 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         }
     }
 
-    let start = context_start(&lines);
+    let (start, last_compaction) = context_start(&lines);
     let mut loaded = LoadedSession {
         path: path.to_path_buf(),
         header,
@@ -115,7 +113,6 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         thinking: None,
         last_entry_id: None,
         valid_len,
-        compacted_entries: start.saturating_sub(1),
         warnings,
     };
     scan_settings(&lines[1..start.max(1)], &mut loaded);
@@ -150,8 +147,12 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
                 timestamp,
                 ..
             } => {
-                // Only the last compaction can appear here; it goes before what it kept.
-                messages.insert(0, (id, Arc::new(summary_message(&summary, timestamp))));
+                // The last compaction's summary goes before what it kept. An earlier one
+                // found here (a later compaction cut inside what it kept) is superseded:
+                // the later summary covers it.
+                if Some(line.number - 1) == last_compaction {
+                    messages.insert(0, (id, Arc::new(summary_message(&summary, timestamp))));
+                }
             }
         }
     }
@@ -161,9 +162,10 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
     Ok(loaded)
 }
 
-/// The index of the first line the context needs: the first entry kept by the last
-/// compaction (found by its prefix, without parsing the lines before it), or line 2.
-fn context_start(lines: &[Line<'_>]) -> usize {
+/// The index of the first line the context needs — the first entry kept by the last
+/// compaction (found by its prefix, without parsing the lines before it), or line 2 — and
+/// the index of that compaction's line.
+fn context_start(lines: &[Line<'_>]) -> (usize, Option<usize>) {
     let Some((at, compaction)) = lines
         .iter()
         .enumerate()
@@ -179,14 +181,14 @@ fn context_start(lines: &[Line<'_>]) -> usize {
             }
         })
     else {
-        return 1;
+        return (1, None);
     };
     let Entry::Compaction {
         first_kept_entry_id: Some(kept),
         ..
     } = compaction
     else {
-        return at;
+        return (at, Some(at));
     };
     let needle = format!("\"id\":\"{kept}\"");
     lines[1..at]
@@ -198,7 +200,7 @@ fn context_start(lines: &[Line<'_>]) -> usize {
                 && serde_json::from_slice::<Entry>(line.bytes).is_ok_and(|e| e.id() == kept)
         })
         .map(|(i, _)| i + 1)
-        .unwrap_or(at)
+        .map_or((at, Some(at)), |start| (start, Some(at)))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
