@@ -677,3 +677,61 @@ async fn steer_and_follow_up_while_idle_start_a_run() {
     h.agent.abort();
     h.agent.wait_for_idle().await;
 }
+
+#[tokio::test]
+async fn a_follow_up_queued_during_a_failing_run_is_not_stranded() {
+    let mut h = Harness::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "sleep 0.3"}),
+        )),
+        Reply::status(400, r#"{"error":{"message":"bad request"}}"#),
+        Reply::sse(chat::text("handled the follow-up")),
+    ])
+    .await;
+    h.prompt("go");
+    h.until(|e| matches!(e, AgentEvent::ToolExecutionStart { .. }))
+        .await;
+    h.agent.follow_up(UserMessage::text("then this"));
+    let first = h.until_end().await;
+    assert_eq!(end_of(&first).0, "failed");
+    // The queued follow-up starts the next run by itself.
+    let second = h.until_end().await;
+    assert_eq!(end_of(&second).0, "completed");
+    let last = transcript(&h.server.bodies()[2]);
+    assert_eq!(last.last().unwrap(), "user:then this");
+}
+
+#[tokio::test]
+async fn a_message_sent_during_a_manual_compaction_runs_when_it_ends() {
+    let mut h = Harness::start(vec![
+        Reply::sse(chat::text(&"long answer ".repeat(8000))),
+        Reply::sse(chat::text("second answer")),
+        Reply::sse(chat::text("a summary")).slowly(Duration::from_millis(100)),
+        Reply::sse(chat::text("got it")),
+    ])
+    .await;
+    h.prompt("start");
+    h.until_end().await;
+    h.prompt("second");
+    h.until_end().await;
+    let compacting = {
+        let agent = &h.agent;
+        async move { agent.compact(None).await }
+    };
+    let steer = async {
+        h.server.wait_for_requests(3).await;
+        h.agent.steer(UserMessage::text("during compaction"));
+    };
+    let (compacted, ()) = tokio::join!(compacting, steer);
+    compacted.unwrap();
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    assert_eq!(
+        transcript(h.server.bodies().last().unwrap())
+            .last()
+            .unwrap(),
+        "user:during compaction"
+    );
+}

@@ -213,6 +213,12 @@ async fn steering_during_a_parallel_batch_skips_only_calls_not_started() {
     );
     let events = h.until_end().await;
     assert_eq!(end_of(&events).0, "completed");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolExecutionStart { .. })),
+        "a call waiting for its place is announced once"
+    );
     let t = transcript(&h.server.bodies()[1]);
     assert_eq!(
         &t[3..],
@@ -248,6 +254,12 @@ async fn abort_during_parallel_reads_answers_every_call_at_once() {
         .await
         .unwrap();
     assert_eq!(end_of(&events).0, "aborted");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolExecutionStart { .. })),
+        "every call was announced exactly once, before the abort"
+    );
     let results: Vec<(String, bool)> = events
         .iter()
         .filter_map(|e| match e {

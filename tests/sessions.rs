@@ -663,10 +663,26 @@ async fn two_compactions_in_a_row_reload_exactly() {
     h.agent.compact(None).await.unwrap();
     // The second compaction cuts inside what the first one kept.
     h.agent.compact(None).await.unwrap();
-    let live: Vec<Message> = h.agent.messages().into_iter().map(|m| (*m).clone()).collect();
-    let Message::User(first) = &live[0] else { panic!("a summary first") };
+    let live: Vec<Message> = h
+        .agent
+        .messages()
+        .into_iter()
+        .map(|m| (*m).clone())
+        .collect();
+    let Message::User(first) = &live[0] else {
+        panic!("a summary first")
+    };
     assert!(first.plain_text().contains("second summary"));
-    assert!(!live.iter().any(|m| matches!(m, Message::User(u) if u.plain_text().contains("first summary"))));
-    let reloaded: Vec<Message> = load(&path).unwrap().context.into_iter().map(|(_, m)| (*m).clone()).collect();
+    assert!(
+        !live
+            .iter()
+            .any(|m| matches!(m, Message::User(u) if u.plain_text().contains("first summary")))
+    );
+    let reloaded: Vec<Message> = load(&path)
+        .unwrap()
+        .context
+        .into_iter()
+        .map(|(_, m)| (*m).clone())
+        .collect();
     assert_eq!(reloaded, live);
 }

@@ -92,13 +92,13 @@ pub fn context_tokens(messages: &[Arc<Message>]) -> u64 {
             _ => None,
         });
     match last_usage {
-        Some((index, tokens)) => {
-            tokens
-                + messages[index + 1..]
-                    .iter()
-                    .map(|m| estimate_tokens(m))
-                    .sum::<u64>()
-        }
+        // Reported usage comes from the network: saturate rather than overflow.
+        Some((index, tokens)) => tokens.saturating_add(
+            messages[index + 1..]
+                .iter()
+                .map(|m| estimate_tokens(m))
+                .sum::<u64>(),
+        ),
         None => messages.iter().map(|m| estimate_tokens(m)).sum(),
     }
 }

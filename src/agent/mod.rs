@@ -283,12 +283,7 @@ impl Agent {
             instructions.as_deref(),
         )
         .await;
-        {
-            let mut state = lock(&self.shared.state);
-            state.running = false;
-            state.cancel = None;
-            self.shared.idle.send_replace(true);
-        }
+        run::settle(&self.shared, &mut lock(&self.shared.state));
         result
             .map(|after| (before, after))
             .map_err(AgentError::Compaction)

@@ -9,6 +9,8 @@ use super::message::{Message, StopReason, UserMessage};
 use super::phase::PhaseLog;
 use super::state::{RunSettings, Shared, State, lock};
 use crate::session::format::NewEntry;
+use futures_util::FutureExt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -70,11 +72,40 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
         tool_calls: 0,
         timed_out,
     };
-    let outcome = run.execute(prompts).await;
+    // A bug must not wedge the agent: a panic ends the run as failed, with `agent_end`.
+    let outcome = match AssertUnwindSafe(run.execute(prompts)).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(panic = %what, "the run panicked");
+            lock(&run.shared.streaming).take();
+            Outcome::Failed(format!("internal error: {what}"))
+        }
+    };
     if let Some(timer) = timer {
         timer.abort();
     }
     run.finish(outcome);
+}
+
+/// End of a run (or a manual compaction): messages queued meanwhile start the next run at
+/// once, so none is stranded; otherwise the agent goes idle. The caller holds the lock.
+pub(crate) fn settle(shared: &Arc<Shared>, state: &mut State) {
+    state.cancel = None;
+    state.task = None;
+    let mut leftover = state.steering.take_all();
+    leftover.extend(state.follow_up.take_all());
+    if leftover.is_empty() {
+        state.running = false;
+        shared.idle.send_replace(true);
+    } else {
+        shared.emit(Shared::queue_update_event(state));
+        spawn_run(shared, state, leftover);
+    }
 }
 
 impl Run {
@@ -230,7 +261,8 @@ impl Run {
         format!("the run reached its time limit of {secs} s (--timeout, limits.timeout_secs)")
     }
 
-    fn take_steering(&self) -> Vec<UserMessage> {
+    /// Steering messages due now, taken from the queue.
+    pub(crate) fn take_steering(&self) -> Vec<UserMessage> {
         self.take_queued(|state| state.steering.take())
     }
 
@@ -274,7 +306,7 @@ impl Run {
     }
 
     /// Emit `agent_end` and go idle — or, if messages were queued after the last check,
-    /// start the next run with them at once so none is stranded.
+    /// start the next run with them at once so none is stranded (`settle`).
     fn finish(mut self, outcome: Outcome) {
         let (status, error) = match outcome {
             Outcome::Completed => (RunStatus::Completed, None),
@@ -297,19 +329,6 @@ impl Run {
             status,
             error,
         });
-        state.cancel = None;
-        state.task = None;
-        let mut leftover = Vec::new();
-        if status == RunStatus::Completed {
-            leftover = state.steering.take_all();
-            leftover.extend(state.follow_up.take_all());
-        }
-        if leftover.is_empty() {
-            state.running = false;
-            shared.idle.send_replace(true);
-        } else {
-            shared.emit(Shared::queue_update_event(&state));
-            spawn_run(&shared, &mut state, leftover);
-        }
+        settle(&shared, &mut state);
     }
 }

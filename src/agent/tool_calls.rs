@@ -11,7 +11,7 @@ use super::event::{AgentEvent, ToolResultPayload};
 use super::guard::GuardAction;
 use super::message::{Message, ToolCall, ToolResultMessage, UserMessage, now_millis};
 use super::run::{Outcome, Run};
-use super::state::{Shared, lock};
+use super::state::lock;
 use crate::llm::error::snippet;
 use crate::tools::permission::Verdict;
 use crate::tools::{Execution, Tool, ToolContext, ToolOutput};
@@ -128,6 +128,8 @@ impl Run {
             });
         }
         for (call, slot) in batch.iter().zip(slots) {
+            // Calls dispatched above already had their `tool_execution_start`.
+            let announced = !matches!(slot, Slot::NotRun);
             let output = match slot {
                 Slot::Ready(output) => Some(output),
                 Slot::NotRun => None,
@@ -143,7 +145,7 @@ impl Run {
                 // cancelled before it got a place.
                 if halt.is_none() {
                     halted.store(true, Ordering::SeqCst);
-                    let steering = self.take_steering_now();
+                    let steering = self.take_steering();
                     halt = Some(if steering.is_empty() {
                         Halt::Cancelled
                     } else {
@@ -151,9 +153,12 @@ impl Run {
                     });
                 }
                 let text = halt.as_ref().map(|h| self.halt_text(h)).unwrap_or_default();
-                round
-                    .results
-                    .push(self.answer_without_running(call, &text).await);
+                let result = if announced {
+                    self.finish_call(call, ToolOutput::error(text)).await
+                } else {
+                    self.answer_without_running(call, &text).await
+                };
+                round.results.push(result);
                 continue;
             };
             if let GuardAction::Stop(reason) = self.guard.after(call, &mut output)
@@ -164,7 +169,7 @@ impl Run {
             }
             round.results.push(self.finish_call(call, output).await);
             if halt.is_none() {
-                let steering = self.take_steering_now();
+                let steering = self.take_steering();
                 if !steering.is_empty() {
                     halted.store(true, Ordering::SeqCst);
                     halt = Some(Halt::Steering(steering));
@@ -196,16 +201,6 @@ impl Run {
             }
             Halt::Guard(reason) => format!("Not executed: {reason}."),
         }
-    }
-
-    /// Steering messages queued by now (taken from the queue).
-    fn take_steering_now(&self) -> Vec<UserMessage> {
-        let mut state = lock(&self.shared.state);
-        let taken = state.steering.take();
-        if !taken.is_empty() {
-            self.shared.emit(Shared::queue_update_event(&state));
-        }
-        taken
     }
 
     /// Answer a call that will not run (skipped, aborted, limited) with an error result.

@@ -313,10 +313,14 @@ impl Assembler {
         if !arguments.is_empty() {
             let slot = &mut self.calls[slot_index];
             slot.raw_arguments.push_str(&arguments);
-            out.push(AssistantMessageEvent::ToolCallDelta {
-                content_index: slot.content_index,
-                delta: arguments,
-            });
+            // A call whose block another block closed (servers that interleave parallel
+            // calls) still collects its arguments, but announces no delta after its end.
+            if self.open == Some(slot.content_index) {
+                out.push(AssistantMessageEvent::ToolCallDelta {
+                    content_index: slot.content_index,
+                    delta: arguments,
+                });
+            }
         }
     }
 
@@ -403,7 +407,10 @@ fn to_usage(wire: &WireUsage) -> Usage {
         output: wire.output,
         cache_read: wire.cache_read,
         cache_write: wire.cache_write,
-        total_tokens: input + wire.output + wire.cache_read + wire.cache_write,
+        total_tokens: input
+            .saturating_add(wire.output)
+            .saturating_add(wire.cache_read)
+            .saturating_add(wire.cache_write),
         cost: Default::default(),
     }
 }
