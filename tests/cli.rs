@@ -538,3 +538,30 @@ async fn the_log_records_state_transitions_and_never_the_key() {
     );
     assert!(out.stderr.contains("retrying in"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn commands_never_see_the_provider_keys() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo \"key=[$OPENAI_API_KEY] other=[$UNRELATED_VAR]\""}),
+        )),
+        Reply::sse(chat::text("ok")),
+    ])
+    .await;
+    let mut cmd = env.agent(
+        &server,
+        &["-p", "--permission-mode", "auto", "show the env"],
+    );
+    cmd.env("OPENAI_API_KEY", "sk-must-not-leak")
+        .env("UNRELATED_VAR", "kept");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = server.bodies()[1]["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.starts_with("key=[] other=[kept]"), "{result}");
+}

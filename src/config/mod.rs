@@ -313,6 +313,17 @@ fn resolve(
         ),
     };
     let mut tool_settings = ToolSettings::default();
+    tool_settings.hidden_env = BUILTIN_PROVIDERS
+        .iter()
+        .filter_map(|p| p.api_key_env.map(String::from))
+        .chain(
+            file.providers
+                .values()
+                .filter_map(|p| p.api_key_env.clone()),
+        )
+        .collect();
+    tool_settings.hidden_env.sort();
+    tool_settings.hidden_env.dedup();
     if let Some(secs) = file.tools.bash_timeout_secs {
         if secs == 0 {
             return Err(file_error(

@@ -104,6 +104,9 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
         .stderr(Stdio::from(writer))
         .process_group(0)
         .kill_on_drop(true);
+    for secret in &ctx.settings.hidden_env {
+        cmd.env_remove(secret);
+    }
     let mut child = cmd.spawn()?;
     // The command holds the parent's copies of the pipe's write end until dropped; without
     // this the pipe would never report end of file.

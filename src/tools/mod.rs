@@ -82,6 +82,10 @@ pub struct ToolSettings {
     pub execution: Execution,
     /// At most this many calls run at once (at least 1).
     pub max_parallel: usize,
+    /// Environment variables commands never see: the providers' API keys, so a command
+    /// (`env`, a careless script) cannot put them into a tool result, the session file or
+    /// the next request.
+    pub hidden_env: Vec<String>,
 }
 
 impl Default for ToolSettings {
@@ -90,6 +94,7 @@ impl Default for ToolSettings {
             bash_timeout: Duration::from_secs(120),
             execution: Execution::Parallel,
             max_parallel: 4,
+            hidden_env: Vec::new(),
         }
     }
 }

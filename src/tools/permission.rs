@@ -125,7 +125,7 @@ impl Permissions {
         }
         if mutating
             && self.mode != PermissionMode::Auto
-            && let Target::Path(path) = &target
+            && let Target::Path { path, .. } = &target
             && !is_inside(&self.rules.cwd, path)
         {
             return Verdict::ask_because(
@@ -299,5 +299,29 @@ mod tests {
         )));
         p.allow_for_session(&call("write", outside.clone()));
         assert_eq!(judge(&p, "write", outside), Verdict::Allow);
+    }
+
+    #[test]
+    fn a_command_that_does_not_parse_is_still_denied_by_a_matching_rule() {
+        let (p, _dir) = permissions(PermissionMode::Auto, &[], &[], &["bash(rm -rf *)"]);
+        // bash runs the first line even though the second is a syntax error.
+        let verdict = judge(&p, "bash", json!({"command": "echo ok; rm -rf build\n)"}));
+        assert!(matches!(verdict, Verdict::Deny(_)), "{verdict:?}");
+        let verdict = judge(&p, "bash", json!({"command": "echo ok\n)"}));
+        assert_eq!(verdict, Verdict::Allow);
+    }
+
+    #[test]
+    fn path_rules_see_through_symlinks() {
+        let (p, dir) = permissions(PermissionMode::Auto, &[], &[], &["read(secret/**)"]);
+        std::fs::create_dir(dir.path().join("secret")).unwrap();
+        std::fs::write(dir.path().join("secret/key"), "x").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), dir.path().join("innocent")).unwrap();
+        let verdict = judge(&p, "read", json!({"path": "innocent/key"}));
+        assert!(matches!(verdict, Verdict::Deny(_)), "{verdict:?}");
+        assert_eq!(
+            judge(&p, "read", json!({"path": "other.txt"})),
+            Verdict::Allow
+        );
     }
 }

@@ -90,7 +90,10 @@ impl Rule {
         match (&self.pattern, target) {
             (Pattern::Whole, _) => true,
             (Pattern::Command(pattern), Target::Command { text, .. }) => wildcard(pattern, text),
-            (Pattern::Path(glob), Target::Path(path)) => glob.is_match(path),
+            // Both the path as given and where its symlinks lead must be covered.
+            (Pattern::Path(glob), Target::Path { path, real }) => {
+                glob.is_match(path) && glob.is_match(real)
+            }
             _ => false,
         }
     }
@@ -101,13 +104,25 @@ impl Rule {
         if self.covers(call, target) {
             return true;
         }
+        if self.tool != call.name {
+            return false;
+        }
         match (&self.pattern, target) {
             (
                 Pattern::Command(pattern),
                 Target::Command {
                     shape: Some(shape), ..
                 },
-            ) => self.tool == call.name && shape.segments.iter().any(|s| wildcard(pattern, s)),
+            ) => shape.segments.iter().any(|s| wildcard(pattern, s)),
+            // bash runs the lines before a syntax error, so a command that does not parse
+            // is touched by a pattern found anywhere in it.
+            (Pattern::Command(pattern), Target::Command { text, shape: None }) => {
+                wildcard(&format!("*{pattern}"), text)
+            }
+            // A path reached through a symlink is touched by rules on either name.
+            (Pattern::Path(glob), Target::Path { path, real }) => {
+                glob.is_match(path) || glob.is_match(real)
+            }
             _ => false,
         }
     }
@@ -141,8 +156,9 @@ pub enum Target {
         text: String,
         shape: Option<CommandShape>,
     },
-    /// The resolved path a path tool works on.
-    Path(PathBuf),
+    /// The resolved path a path tool works on, and where it really is (symlinks followed;
+    /// inside the working directory, expressed under the working directory as given).
+    Path { path: PathBuf, real: PathBuf },
     /// Nothing to match a pattern against.
     Nothing,
 }
@@ -159,7 +175,14 @@ impl Target {
         }
         if PATH_TOOLS.contains(&call.name.as_str()) {
             let raw = arg("path").filter(|p| !p.trim().is_empty()).unwrap_or(".");
-            return Target::Path(super::path::resolve(cwd, raw));
+            let path = super::path::resolve(cwd, raw);
+            let real = super::path::real_path(&path);
+            let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+            let real = match real.strip_prefix(&real_cwd) {
+                Ok(rest) => cwd.join(rest),
+                Err(_) => real,
+            };
+            return Target::Path { path, real };
         }
         Target::Nothing
     }
