@@ -312,8 +312,7 @@ fn resolve(
             retry_defaults.max_retry_delay,
         ),
     };
-    let mut tool_settings = ToolSettings::default();
-    tool_settings.hidden_env = BUILTIN_PROVIDERS
+    let mut hidden_env: Vec<String> = BUILTIN_PROVIDERS
         .iter()
         .filter_map(|p| p.api_key_env.map(String::from))
         .chain(
@@ -322,8 +321,12 @@ fn resolve(
                 .filter_map(|p| p.api_key_env.clone()),
         )
         .collect();
-    tool_settings.hidden_env.sort();
-    tool_settings.hidden_env.dedup();
+    hidden_env.sort();
+    hidden_env.dedup();
+    let mut tool_settings = ToolSettings {
+        hidden_env,
+        ..ToolSettings::default()
+    };
     if let Some(secs) = file.tools.bash_timeout_secs {
         if secs == 0 {
             return Err(file_error(
