@@ -22,8 +22,10 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
+    // A new file gets the usual mode (0666 less the umask), not a temp file's 0600.
     let mut temp = tempfile::Builder::new()
         .prefix(".agent-write-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .tempfile_in(parent)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
@@ -74,5 +76,23 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with(".agent-write-"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn new_files_get_the_usual_mode_not_a_temp_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("Umask:"))
+                    .and_then(|l| u32::from_str_radix(l.split_whitespace().nth(1)?, 8).ok())
+            })
+            .unwrap_or(0o022);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.html");
+        assert!(write(&path, b"<p>hi</p>").unwrap());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask);
     }
 }

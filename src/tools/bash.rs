@@ -111,7 +111,9 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     // The command holds the parent's copies of the pipe's write end until dropped; without
     // this the pipe would never report end of file.
     drop(cmd);
-    let group = child.id().map(|pid| pid as i32);
+    // Until the command has exited on its own, everything it started dies with it — also
+    // when this future is dropped (the agent quits mid-command).
+    let mut group = GroupGuard(child.id().map(|pid| pid as i32));
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
     let mut output = Collector::default();
     let mut chunk = vec![0u8; 16 * 1024];
@@ -150,13 +152,31 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
         }
     };
 
-    if !matches!(ending, Ending::Exited(_)) {
-        if let Some(group) = group {
-            kill_group(group);
-        }
+    if matches!(ending, Ending::Exited(_)) {
+        // What it left running in the background (a server it started) is the user's.
+        group.0 = None;
+    } else {
+        group.kill();
         let _ = child.wait().await;
     }
     Ok(output.finish(ending, timeout).await)
+}
+
+/// Kills a command's process group when dropped, unless disarmed.
+struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(group) = self.0.take() {
+            kill_group(group);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 /// SIGKILL the whole process group, so grandchildren die with the command.
@@ -308,4 +328,46 @@ fn truncation_notice(kept_lines: usize, total_bytes: usize, spill: Option<&Path>
         None => notice.push(']'),
     }
     notice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
+
+    #[tokio::test]
+    async fn dropping_a_running_command_kills_everything_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext {
+            cwd: dir.path().to_path_buf(),
+            cancel: CancellationToken::new(),
+            on_update: Arc::new(|_| {}),
+            settings: Arc::new(super::super::ToolSettings::default()),
+        };
+        let pid_file = dir.path().join("child.pid");
+        let running = BashTool.execute(
+            json!({"command": "sleep 30 & echo $! > child.pid; wait"}),
+            ctx,
+        );
+        // Let it start, then drop it mid-command.
+        let _ = tokio::time::timeout(Duration::from_millis(500), running).await;
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let mut alive = true;
+        for _ in 0..50 {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            alive = state
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'));
+            if !alive {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!alive, "the background child survived");
+    }
 }

@@ -79,7 +79,7 @@ impl Tool for EditTool {
                 Err(output) => return output,
             };
             let cwd = ctx.cwd.clone();
-            run_blocking(&ctx.cancel, move || edit_file(&cwd, &args)).await
+            run_blocking(&ctx.cancel, true, move || edit_file(&cwd, &args)).await
         })
     }
 }

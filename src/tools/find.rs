@@ -62,7 +62,7 @@ impl Tool for FindTool {
             };
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || find(&cwd, &args, &cancel)).await
+            run_blocking(&ctx.cancel, false, move || find(&cwd, &args, &cancel)).await
         })
     }
 }

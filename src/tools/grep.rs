@@ -80,7 +80,7 @@ impl Tool for GrepTool {
             };
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, move || grep(&cwd, &args, &cancel)).await
+            run_blocking(&ctx.cancel, false, move || grep(&cwd, &args, &cancel)).await
         })
     }
 }

@@ -54,7 +54,7 @@ impl Tool for LsTool {
                 Err(output) => return output,
             };
             let cwd = ctx.cwd.clone();
-            run_blocking(&ctx.cancel, move || list(&cwd, &args)).await
+            run_blocking(&ctx.cancel, false, move || list(&cwd, &args)).await
         })
     }
 }

@@ -223,24 +223,30 @@ impl Tools {
 /// What a tool stopped by an abort or the run's time limit returns.
 pub const CANCELLED_TEXT: &str = "Cancelled: the run was stopped.";
 
-/// Run blocking work (file-system walks, reads) on tokio's blocking pool. Cancellation
-/// answers at once; the work itself should also watch `cancel` and stop early.
+/// Run blocking file-system work off the async threads. A stop before it begins means it
+/// never begins; once begun, read-only work is abandoned at once on a stop (its result is
+/// not needed), while work that changes files runs to its end, so the result always says
+/// what really happened.
 pub async fn run_blocking(
     cancel: &CancellationToken,
+    changes_files: bool,
     work: impl FnOnce() -> ToolOutput + Send + 'static,
 ) -> ToolOutput {
     let token = cancel.clone();
     let task = tokio::task::spawn_blocking(move || {
-        // Work that had not begun when the run was stopped never begins.
         if token.is_cancelled() {
             return ToolOutput::error(CANCELLED_TEXT);
         }
         work()
     });
+    let failed =
+        |e: tokio::task::JoinError| ToolOutput::error(format!("The tool failed unexpectedly: {e}"));
+    if changes_files {
+        return task.await.unwrap_or_else(failed);
+    }
     tokio::select! {
         _ = cancel.cancelled() => ToolOutput::error(CANCELLED_TEXT),
-        joined = task => joined
-            .unwrap_or_else(|e| ToolOutput::error(format!("The tool failed unexpectedly: {e}"))),
+        joined = task => joined.unwrap_or_else(failed),
     }
 }
 

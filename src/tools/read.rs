@@ -62,7 +62,7 @@ impl Tool for ReadTool {
             };
             let cwd = ctx.cwd.clone();
             // File reading is blocking I/O; keep it off the async workers.
-            run_blocking(&ctx.cancel, move || read_window(&cwd, &args)).await
+            run_blocking(&ctx.cancel, false, move || read_window(&cwd, &args)).await
         })
     }
 }

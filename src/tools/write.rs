@@ -51,7 +51,7 @@ impl Tool for WriteTool {
                 Err(output) => return output,
             };
             let cwd = ctx.cwd.clone();
-            run_blocking(&ctx.cancel, move || write_file(&cwd, &args)).await
+            run_blocking(&ctx.cancel, true, move || write_file(&cwd, &args)).await
         })
     }
 }

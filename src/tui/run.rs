@@ -158,6 +158,7 @@ async fn event_loop(
             app.dirty = true;
         }
         if let Some(code) = app.exit {
+            app.shell_cancel.cancel();
             // Whatever is pending still reaches the scrollback.
             let _ = draw(&mut app, screen);
             agent.abort();
