@@ -565,3 +565,21 @@ async fn commands_never_see_the_provider_keys() {
         .to_string();
     assert!(result.starts_with("key=[] other=[kept]"), "{result}");
 }
+
+#[tokio::test]
+async fn rpc_commands_take_effect_in_the_order_sent() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("from the new model"))]).await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    // Sent back to back: the prompt must already use the model set before it.
+    rpc.send_raw(&format!(
+        "{}\n{}",
+        json!({"id": "m", "type": "set_model", "provider": "openai", "modelId": "second-model"}),
+        json!({"id": "p", "type": "prompt", "message": "hi"})
+    ))
+    .await;
+    assert_eq!(rpc.response("m").await["success"], true);
+    rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(server.bodies()[0]["model"], "second-model");
+    assert_eq!(rpc.exit_code().await, 0);
+}

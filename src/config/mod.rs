@@ -59,6 +59,8 @@ pub struct Settings {
     /// Whether the command line chose the provider, model or endpoint (a resumed session's
     /// model is used only when it did not).
     pub model_from_flags: bool,
+    /// `--base-url` / `--api-key`, for the provider chosen at start.
+    pub overrides: Overrides,
 }
 
 impl Settings {
@@ -84,7 +86,13 @@ impl Settings {
                 names.join(", ")
             ));
         }
-        let settings = provider_settings(&Overrides::default(), provider, config, builtin)
+        // `--base-url` and `--api-key` stay with the provider they were given for.
+        let overrides = if provider == self.overrides.provider {
+            self.overrides.clone()
+        } else {
+            Overrides::default()
+        };
+        let settings = provider_settings(&overrides, provider, config, builtin)
             .map_err(|(key, message)| format!("`{key}`: {message}"))?;
         Ok((
             settings,
@@ -94,8 +102,10 @@ impl Settings {
 }
 
 /// Command-line values that override a provider's configuration.
-#[derive(Default)]
-struct Overrides {
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// The provider they were given for.
+    provider: String,
     base_url: Option<String>,
     api_key: Option<String>,
 }
@@ -228,6 +238,7 @@ fn resolve(
         });
     }
     let overrides = Overrides {
+        provider: provider_name.clone(),
         base_url: cli.base_url.clone(),
         api_key: cli.api_key.clone(),
     };
@@ -415,6 +426,7 @@ fn resolve(
         compaction,
         providers: file.providers,
         model_from_flags,
+        overrides,
         cwd,
     })
 }

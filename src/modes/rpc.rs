@@ -1,7 +1,8 @@
 //! `--mode rpc`: commands as JSON lines on stdin; responses and events as JSON lines on
 //! stdout (protocol.md §4). A bad line gets an error response and the process keeps running.
-//! Commands that take time (`compact`, `new_session`, `set_model`) answer when done, while
-//! events keep flowing. At end of input, pending approvals are denied, the current run
+//! Commands take effect in the order they arrive: one that takes time (`compact`,
+//! `new_session`, `set_model`) is finished — events keep flowing — before the next line is
+//! read. At end of input, pending approvals are denied, the current run
 //! finishes, and the process exits.
 
 use super::output::JsonLines;
@@ -14,6 +15,7 @@ use crate::agent::{Agent, Approval};
 use crate::config::Settings;
 use crate::llm::client::Provider;
 use crate::session::{self, Choice};
+use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -99,7 +101,30 @@ pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
             line = input.recv(), if input_open => match line {
                 Some(Input::Line(line)) => {
                     pending_commands += 1;
-                    handle_line(&context, &line);
+                    // Commands take effect in the order they were sent: one that takes time
+                    // is finished (events still flowing) before the next line is read.
+                    if let Some(command) = handle_line(&context, &line) {
+                        tokio::pin!(command);
+                        loop {
+                            tokio::select! {
+                                response = &mut command => {
+                                    let _ = context.responses.send(response);
+                                    break;
+                                }
+                                event = events.recv() => match event {
+                                    Some(event) => {
+                                        out.push(&event);
+                                        drain(&mut events, &mut out);
+                                        if out.flush().is_err() {
+                                            agent.abort();
+                                            return 1;
+                                        }
+                                    }
+                                    None => return 1,
+                                },
+                            }
+                        }
+                    }
                 }
                 Some(Input::End) | None => {
                     input_open = false;
@@ -156,9 +181,10 @@ async fn read_stdin(tx: mpsc::UnboundedSender<Input>) {
 
 /// Answer one input line (every line gets exactly one response; blank lines get a parse
 /// error too, so the count of answers always matches the count of lines).
-fn handle_line(context: &Arc<Context>, line: &str) {
+fn handle_line(context: &Arc<Context>, line: &str) -> Option<BoxFuture<'static, Response>> {
     let respond = |response| {
         let _ = context.responses.send(response);
+        None
     };
     let value: Value = match serde_json::from_str(line) {
         Ok(value) => value,
@@ -192,10 +218,10 @@ fn handle_line(context: &Arc<Context>, line: &str) {
     match kind.as_str() {
         "compact" | "new_session" | "set_model" => {
             let context = context.clone();
-            tokio::spawn(async move {
+            Some(Box::pin(async move {
                 let result = execute_async(&context, &kind, &command).await;
-                let _ = context.responses.send(Response::new(id, &kind, result));
-            });
+                Response::new(id, &kind, result)
+            }))
         }
         _ => respond(Response::new(id, &kind, execute(context, &kind, &command))),
     }
