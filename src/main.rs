@@ -18,6 +18,14 @@ fn main() -> ExitCode {
     };
     agent::logging::init(&settings.paths.log_dir, &settings.log_level);
     let front_end = cli.front_end();
+    if front_end != FrontEnd::Interactive
+        && cli.resume.as_deref().is_some_and(|id| id.trim().is_empty())
+    {
+        eprintln!(
+            "agent: -r without an id picks a session in the interactive interface; here, give an id (a prefix is enough)"
+        );
+        return ExitCode::from(2);
+    }
     let prompt = match front_end {
         FrontEnd::Print | FrontEnd::Json => match modes::read_prompt(&cli) {
             Ok(prompt) => Some(prompt),

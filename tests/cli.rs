@@ -284,6 +284,7 @@ async fn usage_errors_exit_with_2() {
         vec!["--permission-mode", "yolo", "-p", "x"],
         vec!["--provider", "nowhere", "-p", "x"],
         vec!["--tools", "read,teleport", "-p", "x"],
+        vec!["-r", "-p", "x"],
         vec!["-p"],
     ] {
         let mut cmd = command(env.home.path(), env.cwd.path());

@@ -285,6 +285,17 @@ async fn slash_commands_and_shell_commands() {
         server.requests().is_empty(),
         "none of this reached the model"
     );
+    // A prompt that merely starts with a slash is a prompt.
+    server.push(Reply::sse(chat::text("Cleaned up.")));
+    tui.type_text("/tmp is full, clean it");
+    tui.enter();
+    tui.wait_for_text("Cleaned up.").await;
+    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
+        .await;
+    assert_eq!(
+        transcript(&server.bodies()[0])[1],
+        "user:/tmp is full, clean it"
+    );
     tui.type_text("/quit");
     tui.enter();
     assert_eq!(tui.exit_code().await, 0);

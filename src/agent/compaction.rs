@@ -41,6 +41,21 @@ impl Default for CompactionSettings {
     }
 }
 
+/// Tokens kept verbatim: as configured, but never more than half of what fits before the
+/// threshold — with a small window the kept part alone would otherwise stay over it and
+/// every turn would pay for a summary that cannot help.
+fn keep_recent(settings: &RunSettings) -> u64 {
+    let usable = settings
+        .model
+        .context_window
+        .saturating_sub(settings.compaction.reserve_tokens);
+    settings
+        .compaction
+        .keep_recent_tokens
+        .min(usable / 2)
+        .max(1)
+}
+
 /// A rough token count: characters / 4.
 pub fn estimate_tokens(message: &Message) -> u64 {
     let chars: usize = match message {
@@ -265,7 +280,7 @@ async fn summarise_and_replace(
     ids: &[String],
     instructions: Option<&str>,
 ) -> Result<u64, String> {
-    let cut = cut_index(messages, settings.compaction.keep_recent_tokens)
+    let cut = cut_index(messages, keep_recent(settings))
         .ok_or_else(|| "nothing to compact: all of the conversation is recent".to_string())?;
     let budget_tokens = settings
         .model
@@ -434,5 +449,42 @@ mod tests {
         assert!(text.contains("message number 99"));
         assert!(!text.contains("message number 0\n"));
         assert!(text.starts_with("["));
+    }
+
+    #[test]
+    fn a_small_window_keeps_at_most_half_of_what_fits() {
+        let provider = crate::llm::client::Provider::new(
+            crate::llm::provider::ProviderSettings {
+                name: "p".into(),
+                api: crate::llm::provider::Api::OpenaiChat,
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: None,
+                api_key_env: None,
+                api_key_command: None,
+                headers: vec![],
+            },
+            std::time::Duration::from_secs(1),
+        )
+        .unwrap();
+        let mut model = crate::llm::model::ModelInfo::unknown("m");
+        model.context_window = 32_000;
+        let settings = RunSettings {
+            provider: Arc::new(provider),
+            model,
+            thinking: ThinkingLevel::Off,
+            system_prompt: String::new(),
+            tools: Default::default(),
+            tool_specs: vec![],
+            tool_settings: Default::default(),
+            limits: Default::default(),
+            retry: Default::default(),
+            compaction: CompactionSettings::default(),
+            cwd: std::path::PathBuf::from("/"),
+        };
+        // 32,000 window - 16,384 reserve = 15,616 usable: keep half, not the configured 20k.
+        assert_eq!(keep_recent(&settings), 7_808);
+        let mut big = settings.clone();
+        big.model.context_window = 200_000;
+        assert_eq!(keep_recent(&big), 20_000);
     }
 }

@@ -98,8 +98,10 @@ fn create(path: &Path, id: &str, cwd: &Path) -> Result<Opened, SessionError> {
 }
 
 async fn resume(path: &Path) -> Result<Opened, SessionError> {
+    let locked = SessionWriter::lock_existing(path)?;
     let loaded = load::load(path)?;
     let writer = SessionWriter::reopen(
+        locked,
         path,
         &loaded.header.id,
         loaded.valid_len,

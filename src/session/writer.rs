@@ -57,21 +57,28 @@ impl SessionWriter {
         ))
     }
 
-    /// Reopen an existing session for appending. Bytes after `valid_len` (a torn last line)
-    /// are cut off, and a missing final newline is added, so new entries start on a line
-    /// of their own.
-    pub fn reopen(
-        path: &Path,
-        id: &str,
-        valid_len: u64,
-        last_entry_id: Option<String>,
-    ) -> Result<SessionWriter, SessionError> {
-        let mut file = OpenOptions::new()
+    /// Open and lock an existing session before reading it, so nothing can be appended
+    /// between the read and `reopen`.
+    pub fn lock_existing(path: &Path) -> Result<File, SessionError> {
+        let file = OpenOptions::new()
             .append(true)
             .read(true)
             .open(path)
             .map_err(|e| SessionError::io(path, e))?;
         lock(&file, path)?;
+        Ok(file)
+    }
+
+    /// Continue a session locked with `lock_existing`. Bytes after `valid_len` (a torn last
+    /// line) are cut off, and a missing final newline is added, so new entries start on a
+    /// line of their own.
+    pub fn reopen(
+        mut file: File,
+        path: &Path,
+        id: &str,
+        valid_len: u64,
+        last_entry_id: Option<String>,
+    ) -> Result<SessionWriter, SessionError> {
         let length = file
             .metadata()
             .map_err(|e| SessionError::io(path, e))?

@@ -65,6 +65,11 @@ pub const COMMANDS: &[Command] = &[
     },
 ];
 
+/// Whether `/name` is a command (its name or an alias).
+pub fn is_command(name: &str) -> bool {
+    COMMANDS.iter().any(|c| c.name == name) || ["?", "exit", "q"].contains(&name)
+}
+
 /// The commands matching what is being typed (`/co` → compact), while no argument is typed.
 pub fn completions(input: &str) -> Vec<&'static Command> {
     let Some(typed) = input.strip_prefix('/') else {
@@ -308,6 +313,19 @@ impl App {
                 .map_err(|e| e.to_string())?;
                 for notice in &opened.notices {
                     let _ = tasks.send(TaskResult::Warning(notice.clone()));
+                }
+                // The conversation goes on with the current model: say so in its file.
+                if let Some(writer) = &opened.writer {
+                    let state = agent.snapshot();
+                    record_model(
+                        writer,
+                        &(state.provider, state.model),
+                        state.thinking,
+                        opened.model.as_ref(),
+                        opened.thinking,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?;
                 }
                 agent
                     .switch_session(opened.writer, opened.history)

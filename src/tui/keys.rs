@@ -105,11 +105,11 @@ impl App {
     /// Enter: a command, a shell command, a prompt, or (while working) a steering message.
     pub fn submit(&mut self, text: String) {
         let trimmed = text.trim();
+        // A known command runs, and a lone unknown word (`/bogus`) is a typo; anything
+        // else that starts with a slash ("/tmp is full", "/etc/hosts") is a prompt.
         if let Some(rest) = trimmed.strip_prefix('/')
-            && rest
-                .split_whitespace()
-                .next()
-                .is_some_and(|word| !word.contains('/'))
+            && let Some(word) = rest.split_whitespace().next()
+            && (super::commands::is_command(word) || (rest == word && !word.contains('/')))
         {
             return self.run_command(trimmed);
         }
@@ -164,6 +164,10 @@ impl App {
             return;
         };
         if approval.opened.elapsed() < DIALOG_GRACE && key.code != KeyCode::Esc {
+            // Typed before the dialog could be seen: it was meant for the composer.
+            if let Action::Submit(text) = self.composer.handle_key(key) {
+                self.submit(text);
+            }
             self.set_hint("a tool is waiting for approval: y, a or n");
             return;
         }

@@ -1,6 +1,6 @@
 //! Converts the agent's history into a Chat Completions request body.
 
-use crate::agent::message::{AssistantContent, Content, Message, StopReason};
+use crate::agent::message::{AssistantContent, Content, Message};
 use crate::llm::request::{ModelRequest, ThinkingLevel};
 use serde::Serialize;
 use serde_json::Value;
@@ -160,14 +160,10 @@ fn convert<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
                     }),
                 }
             }
-            // A failed attempt that produced nothing carries nothing for the model.
-            if text.is_empty()
-                && tool_calls.is_empty()
-                && matches!(
-                    assistant.stop_reason,
-                    StopReason::Error | StopReason::Aborted
-                )
-            {
+            // A response with no text and no calls (a failed attempt, reasoning only, an
+            // empty completion) carries nothing the API accepts: `content` may only be null
+            // next to tool calls.
+            if text.is_empty() && tool_calls.is_empty() {
                 return;
             }
             out.push(ChatMessage::Assistant {
