@@ -38,13 +38,9 @@ pub fn load(home: &Path, cwd: &Path) -> Vec<ContextFile> {
             continue;
         }
         let content = if text.len() > budget {
-            let mut cut = budget;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
             format!(
                 "{}\n[… cut: the context files exceed {} KB]",
-                &text[..cut],
+                crate::tools::truncate::clip(&text, budget),
                 MAX_TOTAL_BYTES / 1024
             )
         } else {

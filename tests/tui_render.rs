@@ -77,9 +77,10 @@ fn app() -> (App, tempfile::TempDir) {
 }
 
 fn render(app: &App) -> String {
-    let height = app.live_height(WIDTH, 30);
+    let frame = app.live_frame(WIDTH);
+    let height = frame.height(30);
     let mut buffer = Buffer::empty(Rect::new(0, 0, WIDTH, height));
-    app.render_live(&mut buffer);
+    app.render_live(frame, &mut buffer);
     buffer_to_text(&buffer)
 }
 

@@ -87,25 +87,31 @@ fn content_chars(content: &[Content]) -> usize {
         .sum()
 }
 
+/// The size of the context a successful response reported, if `message` is one. Usage
+/// reported before `since` (the first message's time: a compaction summary is dated when it
+/// was made) measured a longer context and does not count.
+pub fn usage_counts(message: &Message, since: i64) -> Option<u64> {
+    match message {
+        Message::Assistant(a)
+            if a.usage.total_tokens > 0
+                && a.timestamp >= since
+                && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) =>
+        {
+            Some(a.usage.total_tokens)
+        }
+        _ => None,
+    }
+}
+
 /// The size of the context: the last successful response's reported usage plus an
-/// estimate of every message after it. Usage reported before the first message (a
-/// compaction summary is dated when it was made) measured a longer context and is ignored.
+/// estimate of every message after it.
 pub fn context_tokens(messages: &[Arc<Message>]) -> u64 {
     let since = messages.first().map(|m| m.timestamp()).unwrap_or(0);
     let last_usage = messages
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(i, m)| match m.as_ref() {
-            Message::Assistant(a)
-                if a.usage.total_tokens > 0
-                    && a.timestamp >= since
-                    && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) =>
-            {
-                Some((i, a.usage.total_tokens))
-            }
-            _ => None,
-        });
+        .find_map(|(i, m)| usage_counts(m, since).map(|tokens| (i, tokens)));
     match last_usage {
         // Reported usage comes from the network: saturate rather than overflow.
         Some((index, tokens)) => tokens.saturating_add(
@@ -197,14 +203,11 @@ fn transcript(messages: &[Arc<Message>], max_chars: usize) -> String {
 }
 
 fn shorten(text: &str, max: usize) -> String {
-    if text.len() <= max {
+    let kept = crate::tools::truncate::clip(text, max);
+    if kept.len() == text.len() {
         return text.to_string();
     }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}… [{} more characters]", &text[..cut], text.len() - cut)
+    format!("{kept}… [{} more characters]", text.len() - kept.len())
 }
 
 /// Paths the tools read and changed, from the tool calls themselves.

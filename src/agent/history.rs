@@ -1,6 +1,8 @@
 //! The conversation as the model sees it: messages in order, each with the id of its
-//! session entry (so a compaction can say where it cut).
+//! session entry (so a compaction can say where it cut), and the size of that context in
+//! tokens, kept up to date as messages arrive (the status line reads it every frame).
 
+use super::compaction::{context_tokens, estimate_tokens, usage_counts};
 use super::message::Message;
 use std::sync::Arc;
 
@@ -8,17 +10,38 @@ use std::sync::Arc;
 pub(crate) struct History {
     ids: Vec<String>,
     messages: Vec<Arc<Message>>,
+    context_tokens: u64,
 }
 
 impl History {
     pub fn new(entries: Vec<(String, Arc<Message>)>) -> Self {
-        let (ids, messages) = entries.into_iter().unzip();
-        History { ids, messages }
+        let (ids, messages): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+        let context_tokens = context_tokens(&messages);
+        History {
+            ids,
+            messages,
+            context_tokens,
+        }
     }
 
     pub fn push(&mut self, id: String, message: Arc<Message>) {
+        let since = self
+            .messages
+            .first()
+            .map_or(message.timestamp(), |m| m.timestamp());
+        self.context_tokens = match usage_counts(&message, since) {
+            Some(reported) => reported,
+            None => self
+                .context_tokens
+                .saturating_add(estimate_tokens(&message)),
+        };
         self.ids.push(id);
         self.messages.push(message);
+    }
+
+    /// What the next request would send, in tokens (`compaction::context_tokens`).
+    pub fn context_tokens(&self) -> u64 {
+        self.context_tokens
     }
 
     pub fn messages(&self) -> &[Arc<Message>] {
@@ -38,6 +61,7 @@ impl History {
         let index = index.min(self.messages.len());
         self.ids.splice(..index, [id]);
         self.messages.splice(..index, [message]);
+        self.context_tokens = context_tokens(&self.messages);
     }
 }
 
@@ -57,5 +81,20 @@ mod tests {
         history.replace_prefix(2, "s".into(), msg("summary"));
         assert_eq!(history.ids(), ["s", "c"]);
         assert_eq!(history.len(), 2);
+    }
+
+    #[test]
+    fn the_context_size_follows_every_push() {
+        use crate::agent::message::AssistantMessage;
+        let msg = |t: &str| Arc::new(Message::User(UserMessage::text(t)));
+        let mut history = History::default();
+        history.push("a".into(), msg(&"x".repeat(400)));
+        assert_eq!(history.context_tokens(), context_tokens(history.messages()));
+        let mut answer = AssistantMessage::empty("p", "m");
+        answer.usage.total_tokens = 5_000;
+        history.push("b".into(), Arc::new(Message::Assistant(answer)));
+        history.push("c".into(), msg(&"y".repeat(40)));
+        assert_eq!(history.context_tokens(), 5_010);
+        assert_eq!(history.context_tokens(), context_tokens(history.messages()));
     }
 }

@@ -125,12 +125,7 @@ impl Agent {
             compaction: config.compaction,
             cwd: config.cwd,
         };
-        let mut usage = Usage::default();
-        for (_, message) in &config.history {
-            if let Message::Assistant(assistant) = message.as_ref() {
-                usage.add(&assistant.usage);
-            }
-        }
+        let usage = history_usage(&config.history);
         let state = State {
             usage,
             history: History::new(config.history),
@@ -274,7 +269,7 @@ impl Agent {
             cancel
         };
         let settings = self.shared.settings();
-        let before = compaction::context_tokens(lock(&self.shared.state).history.messages());
+        let before = lock(&self.shared.state).history.context_tokens();
         let result = compaction::compact(
             &self.shared,
             &settings,
@@ -337,12 +332,7 @@ impl Agent {
         if state.running {
             return Err(AgentError::Busy);
         }
-        let mut usage = Usage::default();
-        for (_, message) in &history {
-            if let Message::Assistant(assistant) = message.as_ref() {
-                usage.add(&assistant.usage);
-            }
-        }
+        let usage = history_usage(&history);
         state.history = History::new(history);
         state.session_error = None;
         state.usage = usage;
@@ -381,11 +371,22 @@ impl Agent {
             follow_up_mode: state.follow_up.mode,
             permission_mode: state.permissions.mode,
             usage: state.usage.clone(),
-            context_tokens: compaction::context_tokens(state.history.messages()),
+            context_tokens: state.history.context_tokens(),
             context_window: settings.model.context_window,
             session_error: state.session_error.clone(),
         }
     }
+}
+
+/// Tokens and cost of every response in a (resumed) history.
+fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
+    let mut usage = Usage::default();
+    for (_, message) in history {
+        if let Message::Assistant(assistant) = message.as_ref() {
+            usage.add(&assistant.usage);
+        }
+    }
+    usage
 }
 
 impl Drop for Agent {

@@ -2,7 +2,7 @@
 //! loop of model turn → tool calls → steering check. Every failure becomes data (an error
 //! tool result, a `stopReason`, an `agent_end` status); events are the only output.
 
-use super::compaction::{compact, context_tokens};
+use super::compaction::compact;
 use super::event::{AgentEvent, CompactionReason, RunStatus};
 use super::guard::LoopGuard;
 use super::message::{Message, StopReason, UserMessage};
@@ -201,7 +201,7 @@ impl Run {
             .model
             .context_window
             .saturating_sub(compaction.reserve_tokens);
-        let size = context_tokens(lock(&self.shared.state).history.messages());
+        let size = lock(&self.shared.state).history.context_tokens();
         if size > limit {
             self.phase.enter("compacting");
             let _ = compact(

@@ -37,6 +37,17 @@ pub struct WireUsage {
     pub input_includes_cache: bool,
 }
 
+/// Push `make(text)` when there is text: decoders skip empty deltas.
+pub fn push_nonempty(
+    make: fn(String) -> StreamEvent,
+    text: Option<String>,
+    out: &mut Vec<StreamEvent>,
+) {
+    if let Some(text) = text.filter(|t| !t.is_empty()) {
+        out.push(make(text));
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     Text(String),

@@ -114,6 +114,45 @@ pub async fn prepare(
     })
 }
 
+/// Start over in a new session (kept on disk unless the current one is not), noting the
+/// current model in it. Only while idle.
+pub async fn start_new_session(
+    agent: &Agent,
+    settings: &Settings,
+    persistent: bool,
+) -> Result<SessionInfo, String> {
+    if agent.is_running() {
+        return Err("a run is active; stop it first".to_string());
+    }
+    let choice = if persistent {
+        Choice::New
+    } else {
+        Choice::Ephemeral
+    };
+    let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(writer) = &opened.writer {
+        let state = agent.snapshot();
+        record_model(
+            writer,
+            &(state.provider, state.model),
+            state.thinking,
+            None,
+            None,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    agent
+        .new_session(opened.writer)
+        .map_err(|e| e.to_string())?;
+    Ok(SessionInfo {
+        id: opened.id,
+        path: opened.path,
+    })
+}
+
 /// Note the model and thinking level in the session when they differ from what it had.
 pub async fn record_model(
     writer: &SessionWriter,

@@ -7,14 +7,13 @@
 
 use super::output::JsonLines;
 use super::signals::Interrupts;
-use super::{SessionInfo, record_model};
+use super::{SessionInfo, start_new_session};
 use crate::agent::event::AgentEvent;
 use crate::agent::message::UserMessage;
 use crate::agent::queue::QueueMode;
 use crate::agent::{Agent, Approval};
 use crate::config::Settings;
 use crate::llm::client::Provider;
-use crate::session::{self, Choice};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -337,38 +336,13 @@ async fn execute_async(
             Ok(Some(json!({"tokensBefore": before, "tokensAfter": after})))
         }
         "new_session" => {
-            if agent.is_running() {
-                return Err("a run is active; abort it first".to_string());
-            }
-            let settings = &context.settings;
             let persistent = context
                 .session
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .path
                 .is_some();
-            let choice = if persistent {
-                Choice::New
-            } else {
-                Choice::Ephemeral
-            };
-            let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
-                .await
-                .map_err(|e| e.to_string())?;
-            if let Some(writer) = &opened.writer {
-                let snapshot = agent.snapshot();
-                let current = (snapshot.provider, snapshot.model);
-                record_model(writer, &current, snapshot.thinking, None, None)
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
-            agent
-                .new_session(opened.writer)
-                .map_err(|e| e.to_string())?;
-            let info = SessionInfo {
-                id: opened.id,
-                path: opened.path,
-            };
+            let info = start_new_session(agent, &context.settings, persistent).await?;
             *context
                 .session
                 .lock()

@@ -37,8 +37,8 @@ struct Args {
 
 const DEFAULT_LIMIT: usize = 100;
 const MAX_CONTEXT: usize = 20;
-/// Longer lines are cut in the output.
-const MAX_LINE_CHARS: usize = 500;
+/// Longer lines are cut in the output (at a character boundary).
+const MAX_LINE_BYTES: usize = 500;
 
 impl Tool for GrepTool {
     fn name(&self) -> &'static str {
@@ -186,7 +186,7 @@ impl FileSink<'_> {
     fn line(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end_matches(['\n', '\r']);
-        let clipped = clip(text, MAX_LINE_CHARS);
+        let clipped = clip(text, MAX_LINE_BYTES);
         let cut = if clipped.len() < text.len() {
             " …[line cut]"
         } else {

@@ -84,10 +84,6 @@ pub struct Permissions {
 }
 
 impl Permissions {
-    pub fn new(mode: PermissionMode) -> Self {
-        Permissions::with_rules(mode, PermissionRules::default())
-    }
-
     pub fn with_rules(mode: PermissionMode, rules: PermissionRules) -> Self {
         Permissions {
             mode,

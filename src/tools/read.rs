@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+use tokio_util::sync::CancellationToken;
 
 pub struct ReadTool;
 
@@ -62,12 +63,16 @@ impl Tool for ReadTool {
             };
             let cwd = ctx.cwd.clone();
             // File reading is blocking I/O; keep it off the async workers.
-            run_blocking(&ctx.cancel, false, move || read_window(&cwd, &args)).await
+            let cancel = ctx.cancel.clone();
+            run_blocking(&ctx.cancel, false, move || {
+                read_window(&cwd, &args, &cancel)
+            })
+            .await
         })
     }
 }
 
-fn read_window(cwd: &Path, args: &Args) -> ToolOutput {
+fn read_window(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
     let metadata = match std::fs::metadata(&path) {
@@ -81,6 +86,16 @@ fn read_window(cwd: &Path, args: &Args) -> ToolOutput {
         return ToolOutput::error(format!(
             "{shown} is a directory, not a file; use ls to list it"
         ));
+    }
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = metadata.file_type();
+        if kind.is_char_device() || kind.is_block_device() || kind.is_socket() {
+            // A terminal would steal the user's keys; /dev/zero never ends.
+            return ToolOutput::error(format!(
+                "{shown} is a device or socket, not a file; read only reads files"
+            ));
+        }
     }
     if has_image_extension(&path) {
         return read_image(&path, &shown, metadata.len());
@@ -102,7 +117,7 @@ fn read_window(cwd: &Path, args: &Args) -> ToolOutput {
     }
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(MAX_LINES).clamp(1, MAX_LINES);
-    match collect_window(reader, offset, limit) {
+    match collect_window(reader, offset, limit, cancel) {
         Ok(window) => render(&shown, offset, window),
         Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
     }
@@ -179,11 +194,14 @@ struct Window {
 }
 
 /// Collect lines `offset..offset+limit` within the byte budget; keeps reading to count the
-/// file's lines for the notice.
+/// file's lines for the notice. Reads in blocks: a line that is not shown is only counted,
+/// and a shown line is kept only up to the budget, so a huge line-free file costs no
+/// memory. Stops when `cancel` fires.
 fn collect_window(
     mut reader: impl BufRead,
     offset: usize,
     limit: usize,
+    cancel: &CancellationToken,
 ) -> std::io::Result<Window> {
     let mut window = Window {
         text: String::new(),
@@ -192,31 +210,67 @@ fn collect_window(
         hit_byte_limit: false,
         clipped_line: false,
     };
-    let mut line = Vec::new();
+    // The line being read (1-based), its bytes if it is shown, and whether it has any.
+    let mut number = 1usize;
+    let mut line: Vec<u8> = Vec::new();
+    let mut started = false;
     loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        if cancel.is_cancelled() {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let block = reader.fill_buf()?;
+        if block.is_empty() {
             break;
         }
-        window.total_lines += 1;
-        let number = window.total_lines;
-        if number < offset || window.shown_lines >= limit || window.hit_byte_limit {
-            continue;
-        }
-        let text = String::from_utf8_lossy(&line);
-        if window.text.len() + text.len() > MAX_BYTES {
-            if window.shown_lines == 0 {
-                window.text.push_str(clip(&text, MAX_BYTES));
-                window.shown_lines = 1;
-                window.clipped_line = true;
+        let length = block.len();
+        let mut start = 0;
+        while start < length {
+            let shown = number >= offset && window.shown_lines < limit && !window.hit_byte_limit;
+            let (end, complete) = match block[start..].iter().position(|b| *b == b'\n') {
+                Some(at) => (start + at + 1, true),
+                None => (length, false),
+            };
+            if shown && line.len() <= MAX_BYTES {
+                let room = MAX_BYTES + 1 - line.len();
+                line.extend_from_slice(&block[start..end.min(start + room)]);
             }
-            window.hit_byte_limit = true;
-            continue;
+            started = true;
+            if complete {
+                finish_line(&mut window, &mut line, shown);
+                number += 1;
+                started = false;
+            }
+            start = end;
         }
+        reader.consume(length);
+    }
+    if started {
+        let shown = number >= offset && window.shown_lines < limit && !window.hit_byte_limit;
+        finish_line(&mut window, &mut line, shown);
+    }
+    Ok(window)
+}
+
+/// A line ended: count it, and keep it if it is shown and fits the budget.
+fn finish_line(window: &mut Window, line: &mut Vec<u8>, shown: bool) {
+    window.total_lines += 1;
+    if !shown {
+        line.clear();
+        return;
+    }
+    let text = String::from_utf8_lossy(line);
+    if window.text.len() + text.len() > MAX_BYTES {
+        if window.shown_lines == 0 {
+            window.text.push_str(clip(&text, MAX_BYTES));
+            window.shown_lines = 1;
+            window.clipped_line = true;
+        }
+        window.hit_byte_limit = true;
+    } else {
         window.text.push_str(&text);
         window.shown_lines += 1;
     }
-    Ok(window)
+    line.clear();
 }
 
 fn render(shown: &str, offset: usize, window: Window) -> ToolOutput {
@@ -266,7 +320,45 @@ mod tests {
                 offset,
                 limit,
             },
+            &CancellationToken::new(),
         )
+    }
+
+    #[test]
+    fn devices_are_refused_and_huge_lines_cost_no_more_than_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = read(dir.path(), "/dev/null", None, None);
+        assert!(
+            out.is_error && text(&out).contains("device"),
+            "{}",
+            text(&out)
+        );
+        // 3 MB without a newline: one clipped line, then a normal second line.
+        let mut big = "y".repeat(3 * 1024 * 1024);
+        big.push_str("\nsecond\n");
+        std::fs::write(dir.path().join("wide.txt"), &big).unwrap();
+        let out = read(dir.path(), "wide.txt", None, None);
+        assert!(text(&out).len() < MAX_BYTES + 500);
+        assert!(
+            text(&out).contains("longer than 50 KB"),
+            "{}",
+            &text(&out)[text(&out).len() - 200..]
+        );
+        let out = read(dir.path(), "wide.txt", Some(2), None);
+        assert_eq!(text(&out), "second\n");
+        // The same text in pieces of every size gives the same lines.
+        std::fs::write(dir.path().join("plain.txt"), "a\nbb\n\nccc").unwrap();
+        let out = read(dir.path(), "plain.txt", None, None);
+        assert_eq!(text(&out), "a\nbb\n\nccc");
+        for capacity in 1..8 {
+            let reader = BufReader::with_capacity(capacity, "one\ntwo\n\nthree".as_bytes());
+            let window = collect_window(reader, 2, 10, &CancellationToken::new()).unwrap();
+            assert_eq!(
+                (window.text.as_str(), window.total_lines),
+                ("two\n\nthree", 4),
+                "capacity {capacity}"
+            );
+        }
     }
 
     fn text(output: &ToolOutput) -> &str {

@@ -274,8 +274,10 @@ pub fn tool(
     for (i, line) in summary.lines.iter().enumerate() {
         let first_row = i == 0 && !(summary.hidden > 0 && summary.from_end);
         let prefix: &[Span<'static>] = if first_row { &body_first } else { &body_rest };
+        // At most two rows per line: one minified line must not flood the scrollback.
+        let line = cut(line, (width as usize).saturating_sub(4) * 2);
         rows.extend(wrap_line(
-            &Line::from(Span::styled(line.to_string(), style)),
+            &Line::from(Span::styled(line, style)),
             width,
             prefix,
             &body_rest,

@@ -8,7 +8,7 @@ use super::cells;
 use super::picker::Picker;
 use crate::llm::client::Provider;
 use crate::llm::request::ThinkingLevel;
-use crate::modes::{SessionInfo, record_model};
+use crate::modes::{SessionInfo, record_model, start_new_session};
 use crate::session::{self, Choice};
 use crate::tools::{Tool, ToolContext};
 use clap::ValueEnum;
@@ -87,7 +87,7 @@ pub fn completions(input: &str) -> Vec<&'static Command> {
 impl App {
     /// Tab: complete the highlighted command.
     pub fn complete(&mut self) -> bool {
-        let matches = completions(&self.composer.text());
+        let matches = completions(self.composer.single_line());
         let Some(command) = matches.get(self.completion.min(matches.len().saturating_sub(1)))
         else {
             return false;
@@ -241,36 +241,7 @@ impl App {
         let tasks = self.tasks.clone();
         let persistent = self.session.path.is_some();
         tokio::spawn(async move {
-            let choice = if persistent {
-                Choice::New
-            } else {
-                Choice::Ephemeral
-            };
-            let result = async {
-                let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if let Some(writer) = &opened.writer {
-                    let state = agent.snapshot();
-                    record_model(
-                        writer,
-                        &(state.provider, state.model),
-                        state.thinking,
-                        None,
-                        None,
-                    )
-                    .await
-                    .map_err(|e| e.to_string())?;
-                }
-                agent
-                    .new_session(opened.writer)
-                    .map_err(|e| e.to_string())?;
-                Ok::<_, String>(SessionInfo {
-                    id: opened.id,
-                    path: opened.path,
-                })
-            }
-            .await;
+            let result = start_new_session(&agent, &settings, persistent).await;
             let _ = tasks.send(match result {
                 Ok(info) => TaskResult::SessionSwitched(info, "Started a new session.".to_string()),
                 Err(e) => TaskResult::Warning(format!("Could not start a new session: {e}")),

@@ -61,6 +61,14 @@ impl Composer {
         self.textarea.is_empty()
     }
 
+    /// The text when it is one line (a command being typed), else `""`: cheap per key.
+    pub fn single_line(&self) -> &str {
+        match self.textarea.lines() {
+            [line] => line,
+            _ => "",
+        }
+    }
+
     pub fn set_text(&mut self, text: &str) {
         let lines: Vec<String> = text.split('\n').map(String::from).collect();
         let style = self.textarea.placeholder_style();
@@ -168,12 +176,14 @@ impl Composer {
     /// Rows the composer needs at `width` (prompt sign included), capped.
     pub fn height(&self, width: u16) -> u16 {
         let inner = width.saturating_sub(PROMPT_WIDTH).max(1);
-        let rows: usize = self
-            .textarea
-            .lines()
-            .iter()
-            .map(|line| wrap_text(line, Style::default(), inner, &[], &[]).len())
-            .sum();
+        // Counting stops at the cap: a huge paste costs no more than ten rows.
+        let mut rows = 0usize;
+        for line in self.textarea.lines() {
+            rows += wrap_text(line, Style::default(), inner, &[], &[]).len();
+            if rows >= MAX_ROWS as usize {
+                break;
+            }
+        }
         (rows as u16).clamp(1, MAX_ROWS)
     }
 

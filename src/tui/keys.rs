@@ -55,7 +55,7 @@ impl App {
             self.approval_key(key);
             return KeyOutcome::Handled;
         }
-        let completing = !completions(&self.composer.text()).is_empty();
+        let completing = !completions(self.composer.single_line()).is_empty();
         match key.code {
             KeyCode::Esc => self.interrupt(),
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.exit = Some(0),
@@ -77,16 +77,18 @@ impl App {
                 self.completion = self.completion.saturating_sub(1)
             }
             KeyCode::Down if completing && !alt => {
-                let count = completions(&self.composer.text()).len();
+                let count = completions(self.composer.single_line()).len();
                 self.completion = (self.completion + 1).min(count.saturating_sub(1));
             }
             _ => match self.composer.handle_key(key) {
                 Action::Submit(text) => self.submit(text),
                 Action::FollowUp(text) => self.agent.follow_up(UserMessage::text(text)),
                 Action::Edited => {
-                    self.completion = self
-                        .completion
-                        .min(completions(&self.composer.text()).len().saturating_sub(1))
+                    self.completion = self.completion.min(
+                        completions(self.composer.single_line())
+                            .len()
+                            .saturating_sub(1),
+                    )
                 }
             },
         }

@@ -14,6 +14,29 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Paragraph, Widget};
 use std::time::Instant;
 
+/// The rows of one frame of the live area.
+pub struct LiveFrame {
+    upper: Vec<Line<'static>>,
+    bottom_height: u16,
+    bottom_rows: Vec<Line<'static>>,
+    completions: Vec<Line<'static>>,
+}
+
+impl LiveFrame {
+    /// How tall the live area wants to be, at most `max`.
+    pub fn height(&self, max: u16) -> u16 {
+        (self.upper.len() as u16 + self.bottom_height + self.completions.len() as u16 + 1).min(max)
+    }
+}
+
+/// The last `max` characters of `text`.
+fn tail_chars(text: &str, max: usize) -> &str {
+    match text.char_indices().rev().nth(max) {
+        Some((cut, _)) => &text[cut..],
+        None => text,
+    }
+}
+
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Rows of the streaming thinking shown.
 const THINKING_ROWS: usize = 3;
@@ -38,8 +61,10 @@ impl App {
         let mut rows = Vec::new();
         if let Some(stream) = &self.stream {
             if let Some(thinking) = &stream.thinking {
+                // Only the last rows show: wrap only the end of a long text.
+                let shown = tail_chars(thinking.trim(), width as usize * (THINKING_ROWS + 1));
                 let wrapped = wrap_text(
-                    thinking.trim(),
+                    shown,
                     theme.thinking(),
                     width,
                     &[Span::styled("✻ ", theme.thinking())],
@@ -208,7 +233,7 @@ impl App {
         if self.approval.is_some() || self.picker.is_some() {
             return Vec::new();
         }
-        completions(&self.composer.text())
+        completions(self.composer.single_line())
             .iter()
             .enumerate()
             .map(|(i, command)| {
@@ -229,23 +254,29 @@ impl App {
             .collect()
     }
 
-    /// How tall the live area wants to be.
-    pub fn live_height(&self, width: u16, max: u16) -> u16 {
-        let upper = self.upper_rows(width).len() as u16;
-        let (bottom, _) = self.bottom_rows(width);
-        let completions = self.completion_rows(width).len() as u16;
-        (upper + bottom + completions + 1).min(max)
+    /// Everything the live area shows, built once per frame.
+    pub fn live_frame(&self, width: u16) -> LiveFrame {
+        let (bottom_height, bottom_rows) = self.bottom_rows(width);
+        LiveFrame {
+            upper: self.upper_rows(width),
+            bottom_height,
+            bottom_rows,
+            completions: self.completion_rows(width),
+        }
     }
 
     /// Paint the live area; returns the cursor position.
-    pub fn render_live(&self, buffer: &mut Buffer) -> Option<Position> {
+    pub fn render_live(&self, frame: LiveFrame, buffer: &mut Buffer) -> Option<Position> {
         let area = buffer.area;
         let width = area.width;
-        let (bottom_height, bottom_rows) = self.bottom_rows(width);
-        let completion_rows = self.completion_rows(width);
+        let LiveFrame {
+            mut upper,
+            bottom_height,
+            bottom_rows,
+            completions: completion_rows,
+        } = frame;
         let fixed = bottom_height + completion_rows.len() as u16 + 1;
         let fixed = fixed.min(area.height);
-        let mut upper = self.upper_rows(width);
         let upper_room = area.height - fixed;
         if upper.len() > upper_room as usize {
             upper.drain(..upper.len() - upper_room as usize);

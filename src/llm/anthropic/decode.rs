@@ -6,7 +6,7 @@
 //! ignored; `citations_delta` and `ping` carry nothing for the agent.
 
 use crate::llm::error::{ProviderError, error_message, error_text, snippet};
-use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage};
+use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage, push_nonempty};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -171,12 +171,12 @@ impl AnthropicDecoder {
         out.push(StreamEvent::BlockEnd);
         let kind = match block.kind.as_str() {
             "text" => {
-                push_text(StreamEvent::Text, block.text, out);
+                push_nonempty(StreamEvent::Text, block.text, out);
                 BlockKind::Text
             }
             "thinking" => {
-                push_text(StreamEvent::Thinking, block.thinking, out);
-                push_text(StreamEvent::ThinkingSignature, block.signature, out);
+                push_nonempty(StreamEvent::Thinking, block.thinking, out);
+                push_nonempty(StreamEvent::ThinkingSignature, block.signature, out);
                 BlockKind::Thinking
             }
             "redacted_thinking" => {
@@ -213,12 +213,12 @@ impl AnthropicDecoder {
             return;
         };
         match (kind, delta.kind.as_str()) {
-            (BlockKind::Text, "text_delta") => push_text(StreamEvent::Text, delta.text, out),
+            (BlockKind::Text, "text_delta") => push_nonempty(StreamEvent::Text, delta.text, out),
             (BlockKind::Thinking, "thinking_delta") => {
-                push_text(StreamEvent::Thinking, delta.thinking, out)
+                push_nonempty(StreamEvent::Thinking, delta.thinking, out)
             }
             (BlockKind::Thinking, "signature_delta") => {
-                push_text(StreamEvent::ThinkingSignature, delta.signature, out)
+                push_nonempty(StreamEvent::ThinkingSignature, delta.signature, out)
             }
             (BlockKind::ToolUse { streamed, .. }, "input_json_delta") => {
                 let partial = delta.partial_json.unwrap_or_default();
@@ -267,12 +267,6 @@ impl AnthropicDecoder {
             .unwrap_or(merged.cache_write);
         merged.input_includes_cache = false;
         out.push(StreamEvent::Usage(merged.clone()));
-    }
-}
-
-fn push_text(make: fn(String) -> StreamEvent, text: Option<String>, out: &mut Vec<StreamEvent>) {
-    if let Some(text) = text.filter(|t| !t.is_empty()) {
-        out.push(make(text));
     }
 }
 

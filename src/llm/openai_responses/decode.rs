@@ -7,7 +7,7 @@
 //! `error` end the stream.
 
 use crate::llm::error::{ProviderError, error_message, error_text, snippet};
-use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage};
+use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage, push_nonempty};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -123,10 +123,10 @@ impl ResponsesDecoder {
                     self.item_done(index, item, out);
                 }
             }
-            "response.output_text.delta" => push(StreamEvent::Text, parsed.delta, out),
-            "response.refusal.delta" => push(StreamEvent::Refusal, parsed.delta, out),
+            "response.output_text.delta" => push_nonempty(StreamEvent::Text, parsed.delta, out),
+            "response.refusal.delta" => push_nonempty(StreamEvent::Refusal, parsed.delta, out),
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                push(StreamEvent::Thinking, parsed.delta, out)
+                push_nonempty(StreamEvent::Thinking, parsed.delta, out)
             }
             "response.function_call_arguments.delta" => {
                 if let Some(delta) = parsed.delta.filter(|d| !d.is_empty()) {
@@ -214,7 +214,9 @@ impl ResponsesDecoder {
                     });
                 }
             }
-            "reasoning" => push(StreamEvent::ThinkingSignature, item.encrypted_content, out),
+            "reasoning" => {
+                push_nonempty(StreamEvent::ThinkingSignature, item.encrypted_content, out)
+            }
             _ => {}
         }
         out.push(StreamEvent::BlockEnd);
@@ -235,12 +237,6 @@ impl ResponsesDecoder {
             ("response.incomplete", None) => FinishReason::Other("incomplete".to_string()),
             _ => FinishReason::Stop,
         }
-    }
-}
-
-fn push(make: fn(String) -> StreamEvent, text: Option<String>, out: &mut Vec<StreamEvent>) {
-    if let Some(text) = text.filter(|t| !t.is_empty()) {
-        out.push(make(text));
     }
 }
 

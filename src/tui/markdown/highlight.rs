@@ -233,7 +233,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "about 25 s in a debug build: cargo test -- --ignored"]
     fn every_bundled_grammar_highlights_without_panicking() {
         let sets = sets();
         let names: Vec<String> = sets
