@@ -328,15 +328,19 @@ impl Agent {
         session: Option<Arc<SessionWriter>>,
         history: Vec<(String, Arc<Message>)>,
     ) -> Result<(), AgentError> {
-        let mut state = lock(&self.shared.state);
-        if state.running {
-            return Err(AgentError::Busy);
-        }
-        let usage = history_usage(&history);
-        state.history = History::new(history);
-        state.session_error = None;
-        state.usage = usage;
-        *lock(&self.shared.session) = session;
+        let previous = {
+            let mut state = lock(&self.shared.state);
+            if state.running {
+                return Err(AgentError::Busy);
+            }
+            let usage = history_usage(&history);
+            state.history = History::new(history);
+            state.session_error = None;
+            state.usage = usage;
+            std::mem::replace(&mut *lock(&self.shared.session), session)
+        };
+        // Closing the old session syncs and joins its writer: not while holding the locks.
+        drop(previous);
         Ok(())
     }
 
