@@ -4,6 +4,7 @@
 //! starts its own loopback model server and needs nothing but the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
+//!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
 //!
 //! Figures are medians over several runs; nothing here asserts on time.
 
@@ -336,15 +337,43 @@ async fn thousand_turns(bench: &Bench) {
     }
 }
 
+/// `serve [DELTAS] [TOKENS_PER_SECOND]`: only the loopback provider, for profiling the
+/// agent by hand. Every request gets the same answer, at full speed or at the given rate.
+async fn serve(args: &[String]) {
+    let deltas: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(50_000);
+    let rate: Option<f64> = args.get(1).and_then(|a| a.parse().ok());
+    let server = FakeServer::start(Vec::new()).await;
+    for _ in 0..20 {
+        let frames = chat::text_deltas(
+            &words(deltas, "END")
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
+        server.push(match rate {
+            Some(rate) => Reply::sse(frames).slowly(Duration::from_secs_f64(1.0 / rate.max(0.001))),
+            None => fast(frames),
+        });
+    }
+    println!(
+        "serving {deltas} deltas at {} on {}",
+        rate.map_or("full speed".to_string(), |r| format!("{r} tokens/s")),
+        server.v1()
+    );
+    println!("e.g. agent --base-url {} --model bench -p hi", server.v1());
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 fn want(filters: &[String], name: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some("__measure") {
+        return measure::runner_main(&raw[1..]);
+    }
+    let args: Vec<String> = raw.into_iter().filter(|a| !a.starts_with("--")).collect();
     let runs = std::env::var("BENCH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -355,6 +384,9 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
+        if args.first().map(String::as_str) == Some("serve") {
+            return serve(&args[1..]).await;
+        }
         let bench = Bench {
             server: FakeServer::start(Vec::new()).await,
             home: tempfile::tempdir().expect("home"),

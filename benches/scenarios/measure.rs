@@ -1,5 +1,10 @@
 //! Measuring a child process: wall time, CPU time (user + system) and peak RSS, either at
 //! exit (`wait4`'s resource usage) or while it runs (`/proc`).
+//!
+//! A process's peak RSS survives `exec` and starts at its parent's size when it was
+//! spawned, so a child of this (large) harness would report the harness's memory. Runs are
+//! therefore measured by a small runner — this binary started again with `__measure` —
+//! whose own size is far below the agent's.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -11,8 +16,63 @@ pub struct Sample {
     pub peak_rss_kb: u64,
 }
 
-/// Run `command` to completion and measure it.
-pub fn run(mut command: Command) -> Sample {
+/// Run `command` to completion and measure it (through the runner, see above).
+pub fn run(command: Command) -> Sample {
+    let result = tempfile::NamedTempFile::new().expect("result file");
+    let mut runner = Command::new(std::env::current_exe().expect("the harness's path"));
+    runner
+        .arg("__measure")
+        .arg(result.path())
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => runner.env(name, value),
+            None => runner.env_remove(name),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        runner.current_dir(dir);
+    }
+    let status = runner
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run the runner");
+    assert!(status.success(), "the measured command failed");
+    let text = std::fs::read_to_string(result.path()).expect("the runner's result");
+    let numbers: Vec<u128> = text
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    Sample {
+        wall: Duration::from_nanos(numbers[0] as u64),
+        cpu: Duration::from_nanos(numbers[1] as u64),
+        peak_rss_kb: numbers[2] as u64,
+    }
+}
+
+/// The runner: `__measure RESULT_FILE PROGRAM ARGS...` runs the program and writes
+/// "wall_ns cpu_ns peak_rss_kb" to the result file.
+pub fn runner_main(args: &[String]) {
+    let (result, program, rest) = (&args[0], &args[1], &args[2..]);
+    let mut command = Command::new(program);
+    command.args(rest);
+    let sample = spawn_and_wait(command);
+    std::fs::write(
+        result,
+        format!(
+            "{} {} {}",
+            sample.wall.as_nanos(),
+            sample.cpu.as_nanos(),
+            sample.peak_rss_kb
+        ),
+    )
+    .expect("write the result");
+}
+
+fn spawn_and_wait(mut command: Command) -> Sample {
     let started = Instant::now();
     let child = command.spawn().expect("spawn agent");
     let pid = child.id() as libc::pid_t;

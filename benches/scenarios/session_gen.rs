@@ -1,7 +1,9 @@
 //! Generated session files: many turns of realistic size, optionally with compactions every
-//! so often (as a long real session has), in the format of docs/sessions.md.
+//! so often (as a long real session has), written with the agent's own session encoder.
 
-use serde_json::json;
+use agent::agent::message::{AssistantContent, AssistantMessage, Message, StopReason, UserMessage};
+use agent::session::format::{Header, NewEntry, encode};
+use agent::session::store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -14,50 +16,51 @@ pub fn generate(
     messages: usize,
     compact_every_bytes: Option<usize>,
 ) -> PathBuf {
-    let slug: String = cwd
-        .to_string_lossy()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let dir = home
-        .join("sessions")
-        .join(format!("-{}-", slug.trim_matches('-')));
-    std::fs::create_dir_all(&dir).expect("session dir");
-    let path = dir.join("2026-01-01T00-00-00-000Z_bench0000000000000000000.jsonl");
+    let path = store::new_path(
+        &home.join("sessions"),
+        cwd,
+        "bench0000000000000000000",
+        1_000,
+    );
+    std::fs::create_dir_all(path.parent().expect("a directory")).expect("session dir");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("session file"));
-    let header = json!({"type": "session", "version": 1, "id": "bench0000000000000000000", "cwd": cwd, "timestamp": 1});
-    writeln!(out, "{header}").expect("write");
-    let mut parent: Option<String> = None;
-    let mut written = 0usize;
-    let mut since_compaction = 0usize;
-    let mut last_kept: Option<String> = None;
+    let header = Header::new("bench0000000000000000000", &cwd.to_string_lossy(), 1_000);
+    writeln!(out, "{}", serde_json::to_string(&header).expect("header")).expect("write");
     let filler = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(40);
-    let mut n = 0usize;
-    let mut timestamp = 1_000i64;
+    let (mut parent, mut last_user): (Option<String>, Option<String>) = (None, None);
+    let (mut written, mut since_compaction, mut n, mut timestamp) =
+        (0usize, 0usize, 0usize, 1_000i64);
     while written < target_bytes && n < messages {
-        let id = format!("{n:012x}");
         timestamp += 1;
         let message = if n.is_multiple_of(2) {
-            json!({"role": "user", "content": [{"type": "text", "text": format!("question {n}: {}", &filler[..200])}], "timestamp": timestamp})
+            let mut user = UserMessage::text(format!("question {n}: {}", &filler[..200]));
+            user.timestamp = timestamp;
+            Message::User(user)
         } else {
-            json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {n}: {filler}")}],
-                   "provider": "bench", "model": "bench-model",
-                   "usage": {"input": 1000, "output": 500, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1500,
-                             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-                   "stopReason": "stop", "timestamp": timestamp})
+            let mut answer = AssistantMessage::empty("bench", "bench-model");
+            answer.content.push(AssistantContent::Text {
+                text: format!("answer {n}: {filler}"),
+            });
+            answer.usage.input = 1_000;
+            answer.usage.output = 500;
+            answer.usage.total_tokens = 1_500;
+            answer.stop_reason = StopReason::Stop;
+            answer.timestamp = timestamp;
+            Message::Assistant(answer)
         };
-        let line = json!({"type": "message", "id": id, "parentId": parent, "timestamp": timestamp, "message": message}).to_string();
-        writeln!(out, "{line}").expect("write");
-        written += line.len() + 1;
-        since_compaction += line.len() + 1;
+        let id = format!("{n:012x}");
+        let line = encode(
+            NewEntry::Message(&message),
+            &id,
+            parent.as_deref(),
+            timestamp,
+        )
+        .expect("encode");
+        out.write_all(&line).expect("write");
+        written += line.len();
+        since_compaction += line.len();
         if n.is_multiple_of(2) {
-            last_kept = Some(id.clone());
+            last_user = Some(id.clone());
         }
         parent = Some(id);
         n += 1;
@@ -65,14 +68,18 @@ pub fn generate(
             && since_compaction >= every
             && n.is_multiple_of(2)
         {
-            let id = format!("c{n:011x}");
             timestamp += 1;
-            let line = json!({"type": "compaction", "id": id, "parentId": parent, "timestamp": timestamp,
-                              "summary": format!("## Goal\nSummary up to message {n}. {}", &filler[..400]),
-                              "firstKeptEntryId": last_kept, "tokensBefore": 150_000, "tokensAfter": 20_000})
-            .to_string();
-            writeln!(out, "{line}").expect("write");
-            written += line.len() + 1;
+            let id = format!("c{n:011x}");
+            let summary = format!("## Goal\nSummary up to message {n}. {}", &filler[..400]);
+            let entry = NewEntry::Compaction {
+                summary: &summary,
+                first_kept_entry_id: last_user.as_deref(),
+                tokens_before: 150_000,
+                tokens_after: 20_000,
+            };
+            let line = encode(entry, &id, parent.as_deref(), timestamp).expect("encode");
+            out.write_all(&line).expect("write");
+            written += line.len();
             since_compaction = 0;
             parent = Some(id);
         }

@@ -1,14 +1,18 @@
 //! Reading a session back. Tolerant: a torn last line (the process died mid-write) is
 //! dropped with a warning, invalid lines elsewhere are reported and skipped — never fatal.
-//! Only the entries after the last compaction's cut are parsed, so a long session opens in
-//! time proportional to what the model still sees. Tool calls that never got a result (the
-//! process died mid-tool) are answered with an error result saying so.
+//! The file is streamed in blocks, never held whole: a first pass finds the last
+//! compaction and settings by their first bytes, and only the entries from the
+//! compaction's cut on are parsed, so a long session opens in time and memory proportional
+//! to what the model still sees. Tool calls that never got a result (the process died
+//! mid-tool) are answered with an error result saying so.
 
 use super::error::SessionError;
 use super::format::{COMPACTION_PREFIX, Entry, Header};
 use crate::agent::message::{Message, ToolResultMessage, UserMessage};
 use crate::llm::request::ThinkingLevel;
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -40,107 +44,205 @@ pub struct LoadedSession {
     pub warnings: Vec<String>,
 }
 
+/// One line of the file: where it starts, its number (1-based), its bytes without the
+/// newline, and whether it ended with one.
 struct Line<'a> {
+    offset: u64,
     number: usize,
-    start: usize,
     bytes: &'a [u8],
     terminated: bool,
 }
 
-fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    while start < bytes.len() {
-        let (end, terminated) = match bytes[start..].iter().position(|b| *b == b'\n') {
-            Some(offset) => (start + offset, true),
-            None => (bytes.len(), false),
+/// Call `each` for every line from byte `offset` (line `number`) to the end, reading in
+/// blocks: memory stays at one line however long the file. `each` returns `false` to stop.
+fn for_each_line(
+    file: &File,
+    offset: u64,
+    number: usize,
+    mut each: impl FnMut(Line<'_>) -> bool,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::with_capacity(256 * 1024, file);
+    reader.seek(SeekFrom::Start(offset))?;
+    let mut line = Vec::new();
+    let (mut offset, mut number) = (offset, number);
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            return Ok(());
+        }
+        let terminated = line.last() == Some(&b'\n');
+        let bytes = if terminated {
+            &line[..line.len() - 1]
+        } else {
+            &line[..]
         };
-        lines.push(Line {
-            number: lines.len() + 1,
-            start,
-            bytes: &bytes[start..end],
+        if !each(Line {
+            offset,
+            number,
+            bytes,
             terminated,
-        });
-        start = end + 1;
+        }) {
+            return Ok(());
+        }
+        offset += read as u64;
+        number += 1;
     }
-    lines
+}
+
+const MODEL_CHANGE_PREFIX: &[u8] = b"{\"type\":\"model_change\",";
+const THINKING_CHANGE_PREFIX: &[u8] = b"{\"type\":\"thinking_change\",";
+
+/// What a first pass over the file finds without parsing every line.
+#[derive(Default)]
+struct Survey {
+    /// The last compaction: its line's offset and number, and the id of the first entry it
+    /// kept.
+    compaction: Option<(u64, usize, Option<String>)>,
+    model: Option<(String, String)>,
+    thinking: Option<ThinkingLevel>,
+    /// The last line: its offset and whether it ended with a newline.
+    last: Option<(u64, bool)>,
+    size: u64,
 }
 
 pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
-    let bytes = std::fs::read(path).map_err(|e| SessionError::io(path, e))?;
-    let lines = split_lines(&bytes);
+    let io = |e| SessionError::io(path, e);
     let not_a_session = |reason: &str| SessionError::NotASession {
         path: path.to_path_buf(),
         reason: reason.to_string(),
     };
-    let first = lines
-        .first()
-        .ok_or_else(|| not_a_session("the file is empty"))?;
-    let header: Header = serde_json::from_slice(first.bytes)
+    let file = File::open(path).map_err(io)?;
+    let mut first = Vec::new();
+    let header_length = BufReader::new(&file)
+        .read_until(b'\n', &mut first)
+        .map_err(io)?;
+    if header_length == 0 {
+        return Err(not_a_session("the file is empty"));
+    }
+    let header: Header = serde_json::from_slice(first.strip_suffix(b"\n").unwrap_or(&first))
         .map_err(|_| not_a_session("the first line is not a session header"))?;
     if header.kind != "session" {
         return Err(not_a_session("the first line is not a session header"));
     }
 
+    // Pass 1: the last compaction, the last model and thinking changes, the last line —
+    // found by their first bytes; only those lines are parsed.
+    let mut survey = Survey::default();
+    for_each_line(&file, header_length as u64, 2, |line| {
+        survey.size = line.offset + line.bytes.len() as u64 + u64::from(line.terminated);
+        let bytes = line.bytes;
+        if bytes.starts_with(COMPACTION_PREFIX) {
+            if let Ok(Entry::Compaction {
+                first_kept_entry_id,
+                ..
+            }) = serde_json::from_slice(bytes)
+            {
+                survey.compaction = Some((line.offset, line.number, first_kept_entry_id));
+            }
+        } else if bytes.starts_with(MODEL_CHANGE_PREFIX) {
+            if let Ok(Entry::ModelChange {
+                provider, model, ..
+            }) = serde_json::from_slice(bytes)
+            {
+                survey.model = Some((provider, model));
+            }
+        } else if bytes.starts_with(THINKING_CHANGE_PREFIX)
+            && let Ok(Entry::ThinkingChange { thinking, .. }) = serde_json::from_slice(bytes)
+        {
+            survey.thinking = Some(thinking);
+        }
+        survey.last = Some((line.offset, line.terminated));
+        true
+    })
+    .map_err(io)?;
+
     let mut warnings = Vec::new();
-    let mut valid_len = bytes.len() as u64;
-    // The last line decides where a writer continues: torn lines are dropped.
-    if let Some(last) = lines.last().filter(|l| l.number > 1)
-        && serde_json::from_slice::<Entry>(last.bytes).is_err()
-        && !last.bytes.iter().all(u8::is_ascii_whitespace)
-    {
-        if last.terminated {
-            warnings.push(format!(
-                "line {} is not a valid entry and was skipped",
-                last.number
-            ));
-        } else {
-            warnings.push(
-                "the last line was cut off (the agent stopped while writing it) and was dropped"
-                    .to_string(),
-            );
-            valid_len = last.start as u64;
+    let mut valid_len = survey.size.max(header_length as u64);
+    // Whether the last line was bad (and already reported above).
+    let mut last_line_bad = false;
+    if let Some((offset, terminated)) = survey.last {
+        // The last line decides where a writer continues: a torn one is dropped.
+        for_each_line(&file, offset, 0, |line| {
+            let blank = line.bytes.iter().all(u8::is_ascii_whitespace);
+            if !blank && serde_json::from_slice::<Entry>(line.bytes).is_err() {
+                if terminated {
+                    warnings.push("the last line is not a valid entry and was skipped".to_string());
+                } else {
+                    warnings.push(
+                        "the last line was cut off (the agent stopped while writing it) and was dropped"
+                            .to_string(),
+                    );
+                    valid_len = offset;
+                }
+                last_line_bad = true;
+            }
+            false
+        })
+        .map_err(io)?;
+    }
+
+    // Pass 2: where the context starts — the first entry the last compaction kept.
+    let (mut start, mut start_number) = (header_length as u64, 2);
+    let mut chosen = None;
+    if let Some((offset, number, kept)) = &survey.compaction {
+        (start, start_number) = (*offset, *number);
+        chosen = Some(*offset);
+        if let Some(kept) = kept {
+            let needle = format!("\"id\":\"{kept}\"");
+            for_each_line(&file, header_length as u64, 2, |line| {
+                if line.offset >= *offset {
+                    return false;
+                }
+                if contains(line.bytes, needle.as_bytes())
+                    && serde_json::from_slice::<Entry>(line.bytes).is_ok_and(|e| e.id() == kept)
+                {
+                    (start, start_number) = (line.offset, line.number);
+                    return false;
+                }
+                true
+            })
+            .map_err(io)?;
         }
     }
 
-    let (start, last_compaction) = context_start(&lines);
+    // Pass 3: parse the context.
     let mut loaded = LoadedSession {
         path: path.to_path_buf(),
         header,
         context: Vec::new(),
         repairs: Vec::new(),
-        model: None,
-        thinking: None,
+        model: survey.model,
+        thinking: survey.thinking,
         last_entry_id: None,
         valid_len,
-        warnings,
+        warnings: Vec::new(),
     };
-    scan_settings(&lines[1..start.max(1)], &mut loaded);
     let mut messages = Vec::new();
-    let last_number = lines.len();
-    for line in &lines[start.max(1)..] {
+    let mut last_entry_id = None;
+    let mut invalid = Vec::new();
+    let last_offset = survey.last.map(|(offset, _)| offset);
+    for_each_line(&file, start, start_number, |line| {
         if line.bytes.iter().all(u8::is_ascii_whitespace) {
-            continue;
+            return true;
         }
         let entry = match serde_json::from_slice::<Entry>(line.bytes) {
             Ok(entry) => entry,
             Err(e) => {
-                if line.number != last_number {
-                    loaded.warnings.push(format!(
+                if !(last_line_bad && Some(line.offset) == last_offset) {
+                    invalid.push(format!(
                         "line {} is not a valid entry and was skipped ({e})",
                         line.number
                     ));
                 }
-                continue;
+                return true;
             }
         };
-        loaded.last_entry_id = Some(entry.id().to_string());
+        last_entry_id = Some(entry.id().to_string());
         match entry {
             Entry::Message { id, message, .. } => messages.push((id, Arc::new(message))),
-            Entry::ModelChange {
-                provider, model, ..
-            } => loaded.model = Some((provider, model)),
-            Entry::ThinkingChange { thinking, .. } => loaded.thinking = Some(thinking),
+            // Known from the first pass.
+            Entry::ModelChange { .. } | Entry::ThinkingChange { .. } => {}
             Entry::Compaction {
                 id,
                 summary,
@@ -150,90 +252,43 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
                 // The last compaction's summary goes before what it kept. An earlier one
                 // found here (a later compaction cut inside what it kept) is superseded:
                 // the later summary covers it.
-                if Some(line.number - 1) == last_compaction {
+                if Some(line.offset) == chosen {
                     messages.insert(0, (id, Arc::new(summary_message(&summary, timestamp))));
                 }
             }
         }
+        true
+    })
+    .map_err(io)?;
+    if last_entry_id.is_none() {
+        last_entry_id = last_id_before(&file, header_length as u64, start).map_err(io)?;
     }
+    loaded.last_entry_id = last_entry_id;
+    warnings.splice(0..0, invalid);
+    loaded.warnings = warnings;
     let (context, repairs) = repair(messages, &mut loaded.warnings);
     loaded.context = context;
     loaded.repairs = repairs;
     Ok(loaded)
 }
 
-/// The index of the first line the context needs — the first entry kept by the last
-/// compaction (found by its prefix, without parsing the lines before it), or line 2 — and
-/// the index of that compaction's line.
-fn context_start(lines: &[Line<'_>]) -> (usize, Option<usize>) {
-    let Some((at, compaction)) = lines
-        .iter()
-        .enumerate()
-        .skip(1)
-        .rev()
-        .find_map(|(i, line)| {
-            if !line.bytes.starts_with(COMPACTION_PREFIX) {
-                return None;
-            }
-            match serde_json::from_slice::<Entry>(line.bytes) {
-                Ok(entry @ Entry::Compaction { .. }) => Some((i, entry)),
-                _ => None,
-            }
-        })
-    else {
-        return (1, None);
-    };
-    let Entry::Compaction {
-        first_kept_entry_id: Some(kept),
-        ..
-    } = compaction
-    else {
-        return (at, Some(at));
-    };
-    let needle = format!("\"id\":\"{kept}\"");
-    lines[1..at]
-        .iter()
-        .enumerate()
-        .rev()
-        .find(|(_, line)| {
-            contains(line.bytes, needle.as_bytes())
-                && serde_json::from_slice::<Entry>(line.bytes).is_ok_and(|e| e.id() == kept)
-        })
-        .map(|(i, _)| i + 1)
-        .map_or((at, Some(at)), |start| (start, Some(at)))
+/// The id of the last valid entry before byte `end` (when nothing after it parsed).
+fn last_id_before(file: &File, from: u64, end: u64) -> std::io::Result<Option<String>> {
+    let mut last = None;
+    for_each_line(file, from, 2, |line| {
+        if line.offset >= end {
+            return false;
+        }
+        if let Ok(entry) = serde_json::from_slice::<Entry>(line.bytes) {
+            last = Some(entry.id().to_string());
+        }
+        true
+    })?;
+    Ok(last)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-/// Model and thinking changes from before the cut still apply.
-fn scan_settings(lines: &[Line<'_>], loaded: &mut LoadedSession) {
-    let find_last = |prefix: &[u8]| {
-        lines
-            .iter()
-            .rev()
-            .filter(|line| line.bytes.starts_with(prefix))
-            .find_map(|line| serde_json::from_slice::<Entry>(line.bytes).ok())
-    };
-    if let Some(Entry::ModelChange {
-        provider, model, ..
-    }) = find_last(b"{\"type\":\"model_change\",")
-    {
-        loaded.model = Some((provider, model));
-    }
-    if let Some(Entry::ThinkingChange { thinking, .. }) =
-        find_last(b"{\"type\":\"thinking_change\",")
-    {
-        loaded.thinking = Some(thinking);
-    }
-    if let Some(last) = lines
-        .iter()
-        .rev()
-        .find_map(|l| serde_json::from_slice::<Entry>(l.bytes).ok())
-    {
-        loaded.last_entry_id = Some(last.id().to_string());
-    }
 }
 
 type Context = Vec<(String, Arc<Message>)>;

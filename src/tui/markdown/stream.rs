@@ -32,6 +32,10 @@ pub struct StreamingMarkdown {
     /// Link reference definitions from the rendered part: normalized label → (dest, title).
     refs: HashMap<String, (String, String)>,
     tail: OnceCell<Vec<Line<'static>>>,
+    /// When the open part is a single paragraph: how far (bytes of `buf`) it is known to be
+    /// one. Lines that cannot interrupt or transform a paragraph only extend it, so they are
+    /// not re-parsed — a long paragraph then costs linear, not quadratic, work.
+    paragraph_until: Option<usize>,
     /// Source bytes parsed or rendered so far (tests check work stays proportional).
     work: Cell<usize>,
 }
@@ -49,6 +53,20 @@ struct OpenCode {
     started: bool,
 }
 
+/// Whether `line` can only continue an open paragraph: not blank, and not starting with
+/// anything that could interrupt it or turn it into something else (a heading, a fence, a
+/// quote, a list item, a rule, a setext underline, a table's delimiter row, HTML).
+fn continues_paragraph(line: &str) -> bool {
+    let trimmed = line.trim_start_matches([' ', '\t']);
+    match trimmed.chars().next() {
+        None => false,
+        Some(c) => !matches!(
+            c,
+            '#' | '>' | '-' | '*' | '+' | '=' | '|' | ':' | '<' | '`' | '~' | '_' | '0'..='9'
+        ),
+    }
+}
+
 impl StreamingMarkdown {
     pub fn new(width: u16, theme: Theme) -> StreamingMarkdown {
         StreamingMarkdown {
@@ -61,6 +79,7 @@ impl StreamingMarkdown {
             list: None,
             refs: HashMap::new(),
             tail: OnceCell::new(),
+            paragraph_until: None,
             work: Cell::new(0),
         }
     }
@@ -79,9 +98,27 @@ impl StreamingMarkdown {
         } else {
             self.buf.push_str(delta);
         }
-        if had_newline {
+        if had_newline && !self.extends_open_paragraph() {
             self.advance(false);
         }
+    }
+
+    /// Whether the lines completed since the last parse only continue an open paragraph
+    /// (then nothing can have become stable); remembers how far that is known.
+    fn extends_open_paragraph(&mut self) -> bool {
+        let (Some(from), Mode::Blocks) = (self.paragraph_until, &self.mode) else {
+            return false;
+        };
+        let Some(end) = self.buf.rfind('\n').map(|i| i + 1) else {
+            return false;
+        };
+        let continues = self.buf[from.min(end)..end]
+            .lines()
+            .all(continues_paragraph);
+        if continues {
+            self.paragraph_until = Some(end);
+        }
+        continues
     }
 
     /// Lines that can no longer change and have not been taken before, in order.
@@ -104,6 +141,7 @@ impl StreamingMarkdown {
         }
         self.advance(true);
         self.mode = Mode::Blocks; // an unclosed fence ends with the message
+        self.paragraph_until = None;
         self.buf.clear();
         self.tail = OnceCell::new();
         self.emitted = false;
@@ -235,6 +273,13 @@ impl StreamingMarkdown {
             self.refs.entry(def.label).or_insert((def.dest, def.title));
         }
         self.buf.drain(..cut);
+        // The open rest is one paragraph: later plain lines need no parse (`push`).
+        self.paragraph_until = match units.get(done..) {
+            Some([open]) if open.kind == Kind::Paragraph && open_code.is_none() && !all => {
+                Some(end - cut)
+            }
+            _ => None,
+        };
         let Some((fence, info)) = open_code else {
             return false;
         };

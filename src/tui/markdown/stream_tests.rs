@@ -278,3 +278,22 @@ fn the_stream_can_move_between_threads() {
     fn assert_send<T: Send>() {}
     assert_send::<StreamingMarkdown>();
 }
+
+#[test]
+fn a_long_paragraph_costs_linear_work() {
+    let mut stream = StreamingMarkdown::new(80, Theme::plain());
+    let line = "eleven words of ordinary prose that keep one paragraph going on\n";
+    for _ in 0..3000 {
+        stream.push(line);
+    }
+    let total = line.len() * 3000;
+    // Re-parsing the open paragraph at every line would be ~3000 times the total.
+    assert!(
+        stream.work() < total * 4,
+        "work {} for {} bytes",
+        stream.work(),
+        total
+    );
+    let rendered = stream.finish();
+    assert!(rendered.len() > 2000);
+}
