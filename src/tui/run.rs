@@ -184,7 +184,8 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// Returns whether the screen must be redrawn at once (a resize or a resume).
+/// Returns whether the screen must be redrawn at once: what the user does shows without
+/// waiting for the next frame slot (the cap is for streamed output).
 fn on_terminal_event(
     app: &mut App,
     screen: &mut Screen<Backend>,
@@ -193,21 +194,22 @@ fn on_terminal_event(
 ) -> bool {
     match event {
         Event::Key(key) => {
-            let suspended = app.on_key(key) == KeyOutcome::Suspend;
-            if suspended {
+            if app.on_key(key) == KeyOutcome::Suspend {
                 suspend(app, screen, modes);
             }
-            return suspended;
+            true
         }
-        Event::Paste(text) => app.on_paste(&text),
+        Event::Paste(text) => {
+            app.on_paste(&text);
+            true
+        }
         Event::Resize(width, height) => {
             let _ = screen.resize(Size::new(width, height));
             app.resize(width);
-            return true;
+            true
         }
-        _ => {}
+        _ => false,
     }
-    false
 }
 
 /// ctrl+z: give the terminal back, stop, and take it again on `fg`.

@@ -181,6 +181,24 @@ impl Tui {
         }
     }
 
+    /// Wait until the visible screen satisfies `pred`, checking every 200 µs — for latency
+    /// measurements, where `wait_for`'s coarse polling would be the figure.
+    pub async fn wait_for_screen_precisely(&self, what: &str, pred: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if pred(&self.screen()) {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "timed out waiting for {what}; the terminal shows:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
     pub async fn wait_for_text(&self, text: &str) -> String {
         self.wait_for(text, |s| s.contains(text)).await
     }
