@@ -6,30 +6,9 @@ mod support;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::chat;
+use support::env::env;
 use support::process::{Rpc, command, run};
 use support::server::{FakeServer, Reply};
-use tempfile::TempDir;
-
-struct Env {
-    home: TempDir,
-    cwd: TempDir,
-}
-
-fn env() -> Env {
-    Env {
-        home: tempfile::tempdir().unwrap(),
-        cwd: tempfile::tempdir().unwrap(),
-    }
-}
-
-impl Env {
-    fn agent(&self, server: &FakeServer, args: &[&str]) -> tokio::process::Command {
-        let mut cmd = command(self.home.path(), self.cwd.path());
-        cmd.args(["--base-url", &server.v1(), "--model", "test-model"])
-            .args(args);
-        cmd
-    }
-}
 
 #[tokio::test]
 async fn print_mode_completes_a_task_that_needs_two_tool_rounds() {

@@ -12,50 +12,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use support::chat;
+use support::env::env;
 use support::harness::{Harness, transcript};
-use support::process::{Rpc, command, run};
+use support::process::{Rpc, run};
 use support::server::{FakeServer, Reply};
-use tempfile::TempDir;
-
-struct Env {
-    home: TempDir,
-    cwd: TempDir,
-}
-
-fn env() -> Env {
-    Env {
-        home: tempfile::tempdir().unwrap(),
-        cwd: tempfile::tempdir().unwrap(),
-    }
-}
-
-impl Env {
-    fn agent(&self, server: &FakeServer, args: &[&str]) -> tokio::process::Command {
-        let mut cmd = command(self.home.path(), self.cwd.path());
-        cmd.args(["--base-url", &server.v1(), "--model", "test-model"])
-            .args(args);
-        cmd
-    }
-
-    fn session_files(&self) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        if let Ok(dirs) = std::fs::read_dir(self.home.path().join("sessions")) {
-            for dir in dirs.flatten() {
-                for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
-                    files.push(file.path());
-                }
-            }
-        }
-        files.sort();
-        files
-    }
-
-    fn only_session(&self) -> PathBuf {
-        let files = self.session_files();
-        assert_eq!(files.len(), 1, "{files:?}");
-        files[0].clone()
-    }
-}
 
 fn lines_of(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)

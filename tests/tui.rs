@@ -6,31 +6,10 @@ mod support;
 use serde_json::json;
 use std::time::Duration;
 use support::chat;
+use support::env::env;
 use support::harness::{process_alive, transcript};
 use support::pty::Tui;
 use support::server::{FakeServer, Reply};
-use tempfile::TempDir;
-
-struct Env {
-    home: TempDir,
-    cwd: TempDir,
-}
-
-fn env() -> Env {
-    Env {
-        home: tempfile::tempdir().unwrap(),
-        cwd: tempfile::tempdir().unwrap(),
-    }
-}
-
-impl Env {
-    fn start(&self, server: &FakeServer, extra: &[&str]) -> Tui {
-        let base = server.v1();
-        let mut args = vec!["--base-url", base.as_str(), "--model", "test-model"];
-        args.extend_from_slice(extra);
-        Tui::spawn(&args, self.home.path(), self.cwd.path())
-    }
-}
 
 async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;

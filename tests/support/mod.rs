@@ -5,6 +5,7 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod env;
 pub mod harness;
 pub mod process;
 pub mod pty;
