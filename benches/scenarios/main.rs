@@ -20,6 +20,7 @@ mod pty;
 mod server;
 mod session_gen;
 
+use anyhow::Context;
 use measure::{Sample, median, median_duration};
 use pty::Tui;
 use serde_json::{Value, json};
@@ -92,18 +93,26 @@ fn print_row(name: &str, sample: &Sample) {
     );
 }
 
-fn version(bench: &Bench) {
-    let samples: Vec<Sample> = (0..bench.runs * 4)
+fn version(bench: &Bench) -> anyhow::Result<()> {
+    let samples = (0..bench.runs * 4)
         .map(|_| {
             let mut command = Command::new(AGENT);
             command.arg("--version").stdout(Stdio::null());
             measure::run(command)
         })
-        .collect();
+        .collect::<anyhow::Result<Vec<Sample>>>()?;
     print_row("`agent --version`", &median(&samples));
+    Ok(())
 }
 
-async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) {
+/// Measure `command` on a blocking thread, so the loopback server keeps serving.
+async fn measure_blocking(command: Command) -> anyhow::Result<Sample> {
+    tokio::task::spawn_blocking(move || measure::run(command))
+        .await
+        .context("the measuring thread")?
+}
+
+async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) -> anyhow::Result<()> {
     let mut samples = Vec::new();
     let mut gaps = Vec::new();
     for _ in 0..bench.runs {
@@ -120,11 +129,7 @@ async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) {
         args.extend_from_slice(mode);
         args.push("go");
         let command = bench.command(&args);
-        samples.push(
-            tokio::task::spawn_blocking(move || measure::run(command))
-                .await
-                .expect("run"),
-        );
+        samples.push(measure_blocking(command).await?);
         // Tool round overhead: from the end of a tool-call response to the next request.
         let requests = bench.server.requests();
         let replies = bench.server.reply_times();
@@ -141,20 +146,18 @@ async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) {
             median_duration(&gaps).as_secs_f64() * 1000.0
         );
     }
+    Ok(())
 }
 
-async fn long_answer(bench: &Bench) {
+async fn long_answer(bench: &Bench) -> anyhow::Result<()> {
     let mut samples = Vec::new();
     for _ in 0..bench.runs {
         bench.server.push(text_reply(&words(50_000, "END")));
         let command = bench.command(&["--no-session", "-p", "write a lot"]);
-        samples.push(
-            tokio::task::spawn_blocking(move || measure::run(command))
-                .await
-                .expect("run"),
-        );
+        samples.push(measure_blocking(command).await?);
     }
     print_row("50,000-delta answer, `-p`", &median(&samples));
+    Ok(())
 }
 
 async fn tui_long_answer(bench: &Bench) {
@@ -233,9 +236,9 @@ async fn idle_wakeups(bench: &Bench) {
     quit(tui).await;
 }
 
-async fn keypress_latency(bench: &Bench, messages: usize) {
-    let home = tempfile::tempdir().expect("home");
-    session_gen::generate(home.path(), bench.cwd.path(), usize::MAX, messages, None);
+async fn keypress_latency(bench: &Bench, messages: usize) -> anyhow::Result<()> {
+    let home = tempfile::tempdir().context("creating a home directory")?;
+    session_gen::generate(home.path(), bench.cwd.path(), usize::MAX, messages, None)?;
     let base = bench.server.v1();
     let args = ["--base-url", base.as_str(), "--model", "bench-model", "-c"];
     let tui = Tui::spawn_sized(&args, home.path(), bench.cwd.path(), 40, 120, &[]);
@@ -265,17 +268,18 @@ async fn keypress_latency(bench: &Bench, messages: usize) {
         measure::peak_rss_of(pid) as f64 / 1024.0
     );
     quit(tui).await;
+    Ok(())
 }
 
-async fn resume_large(bench: &Bench, compact: bool) {
-    let home = tempfile::tempdir().expect("home");
+async fn resume_large(bench: &Bench, compact: bool) -> anyhow::Result<()> {
+    let home = tempfile::tempdir().context("creating a home directory")?;
     let path = session_gen::generate(
         home.path(),
         bench.cwd.path(),
         100 * 1024 * 1024,
         usize::MAX,
         compact.then_some(600 * 1024),
-    );
+    )?;
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let mut samples = Vec::new();
     for _ in 0..bench.runs.min(3) {
@@ -283,16 +287,12 @@ async fn resume_large(bench: &Bench, compact: bool) {
         bench.server.push(fast(chat::text("ok")));
         let mut command = bench.command(&["-c", "--no-tools", "-p", "hi"]);
         command.env("AGENT_HOME", home.path());
-        samples.push(
-            tokio::task::spawn_blocking(move || measure::run(command))
-                .await
-                .expect("run"),
-        );
-        let file = std::fs::OpenOptions::new()
+        samples.push(measure_blocking(command).await?);
+        std::fs::OpenOptions::new()
             .write(true)
             .open(&path)
-            .expect("session");
-        file.set_len(size).expect("truncate");
+            .and_then(|file| file.set_len(size))
+            .with_context(|| format!("cutting {} back", path.display()))?;
     }
     let label = if compact {
         "resume a 100 MB session (with compactions), `-c -p`"
@@ -300,15 +300,18 @@ async fn resume_large(bench: &Bench, compact: bool) {
         "resume a 100 MB session (no compaction), `-c -p`"
     };
     print_row(label, &median(&samples));
+    Ok(())
 }
 
-async fn thousand_turns(bench: &Bench) {
+async fn thousand_turns(bench: &Bench) -> anyhow::Result<()> {
     let mut command = bench.command(&["--mode", "rpc", "--no-session"]);
     command.stdin(Stdio::piped()).stdout(Stdio::piped());
-    let mut child = command.spawn().expect("spawn rpc");
+    let mut child = command.spawn().context("starting agent --mode rpc")?;
     let pid = child.id();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        anyhow::bail!("agent --mode rpc has no piped stdin/stdout");
+    };
+    let mut lines = BufReader::new(stdout).lines();
     let filler = "some ordinary answer text ".repeat(20);
     let mut marks = Vec::new();
     for turn in 1..=1000 {
@@ -320,7 +323,7 @@ async fn thousand_turns(bench: &Bench) {
             "{}",
             json!({"type": "prompt", "message": format!("question {turn}")})
         )
-        .expect("send");
+        .context("sending a prompt to agent --mode rpc")?;
         for line in lines.by_ref() {
             let Ok(line) = line else { break };
             if serde_json::from_str::<Value>(&line).is_ok_and(|v| v["type"] == "agent_end") {
@@ -340,6 +343,7 @@ async fn thousand_turns(bench: &Bench) {
             peak as f64 / 1024.0
         );
     }
+    Ok(())
 }
 
 /// `serve [DELTAS] [TOKENS_PER_SECOND]`: only the loopback provider, for profiling the
@@ -373,7 +377,7 @@ fn want(filters: &[String], name: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
 }
 
-fn main() {
+fn main() -> anyhow::Result<()> {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().map(String::as_str) == Some("__measure") {
         return measure::runner_main(&raw[1..]);
@@ -387,15 +391,16 @@ fn main() {
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("runtime");
+        .context("starting the runtime")?;
     runtime.block_on(async {
         if args.first().map(String::as_str) == Some("serve") {
-            return serve(&args[1..]).await;
+            serve(&args[1..]).await;
+            return Ok(());
         }
         let bench = Bench {
             server: FakeServer::start(Vec::new()).await,
-            home: tempfile::tempdir().expect("home"),
-            cwd: tempfile::tempdir().expect("cwd"),
+            home: tempfile::tempdir().context("creating a home directory")?,
+            cwd: tempfile::tempdir().context("creating a working directory")?,
             runs,
         };
         println!("| scenario | wall | CPU (user+sys) | peak RSS |");
@@ -403,33 +408,34 @@ fn main() {
         // Interactive latencies first: later scenarios grow this harness, and spawning a
         // terminal child from a large process takes longer (not the agent's time).
         if want(&args, "version") {
-            version(&bench);
+            version(&bench)?;
         }
         if want(&args, "tui") {
             tui_start(&bench).await;
-            keypress_latency(&bench, 10).await;
-            keypress_latency(&bench, 10_000).await;
+            keypress_latency(&bench, 10).await?;
+            keypress_latency(&bench, 10_000).await?;
             idle_wakeups(&bench).await;
         }
         if want(&args, "tools") {
-            tool_rounds(&bench, &["-p"], "10 tool rounds + 2,000-delta answer, `-p`").await;
+            tool_rounds(&bench, &["-p"], "10 tool rounds + 2,000-delta answer, `-p`").await?;
             tool_rounds(
                 &bench,
                 &["--mode", "json"],
                 "10 tool rounds + 2,000-delta answer, `--mode json`",
             )
-            .await;
+            .await?;
         }
         if want(&args, "deltas") {
-            long_answer(&bench).await;
+            long_answer(&bench).await?;
             tui_long_answer(&bench).await;
         }
         if want(&args, "turns") {
-            thousand_turns(&bench).await;
+            thousand_turns(&bench).await?;
         }
         if want(&args, "resume") {
-            resume_large(&bench, true).await;
-            resume_large(&bench, false).await;
+            resume_large(&bench, true).await?;
+            resume_large(&bench, false).await?;
         }
-    });
+        Ok(())
+    })
 }

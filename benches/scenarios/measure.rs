@@ -6,6 +6,7 @@
 //! therefore measured by a small runner — this binary started again with `__measure` —
 //! whose own size is far below the agent's.
 
+use anyhow::{Context, bail};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -17,9 +18,9 @@ pub struct Sample {
 }
 
 /// Run `command` to completion and measure it (through the runner, see above).
-pub fn run(command: Command) -> Sample {
-    let result = tempfile::NamedTempFile::new().expect("result file");
-    let mut runner = Command::new(std::env::current_exe().expect("the harness's path"));
+pub fn run(command: Command) -> anyhow::Result<Sample> {
+    let result = tempfile::NamedTempFile::new().context("creating the result file")?;
+    let mut runner = Command::new(std::env::current_exe().context("finding the harness")?);
     runner
         .arg("__measure")
         .arg(result.path())
@@ -39,27 +40,34 @@ pub fn run(command: Command) -> Sample {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
-        .expect("run the runner");
-    assert!(status.success(), "the measured command failed");
-    let text = std::fs::read_to_string(result.path()).expect("the runner's result");
-    let numbers: Vec<u128> = text
+        .context("running the measuring runner")?;
+    if !status.success() {
+        bail!("the measured command {:?} failed", command.get_program());
+    }
+    let text = std::fs::read_to_string(result.path()).context("reading the runner's result")?;
+    let numbers: Vec<u64> = text
         .split_whitespace()
         .filter_map(|n| n.parse().ok())
         .collect();
-    Sample {
-        wall: Duration::from_nanos(numbers[0] as u64),
-        cpu: Duration::from_nanos(numbers[1] as u64),
-        peak_rss_kb: numbers[2] as u64,
-    }
+    let [wall, cpu, peak_rss_kb] = numbers[..] else {
+        bail!("the runner wrote {text:?}, not three numbers");
+    };
+    Ok(Sample {
+        wall: Duration::from_nanos(wall),
+        cpu: Duration::from_nanos(cpu),
+        peak_rss_kb,
+    })
 }
 
 /// The runner: `__measure RESULT_FILE PROGRAM ARGS...` runs the program and writes
 /// "wall_ns cpu_ns peak_rss_kb" to the result file.
-pub fn runner_main(args: &[String]) {
-    let (result, program, rest) = (&args[0], &args[1], &args[2..]);
+pub fn runner_main(args: &[String]) -> anyhow::Result<()> {
+    let [result, program, rest @ ..] = args else {
+        bail!("usage: __measure RESULT_FILE PROGRAM [ARGS...]");
+    };
     let mut command = Command::new(program);
     command.args(rest);
-    let sample = spawn_and_wait(command);
+    let sample = spawn_and_wait(command)?;
     std::fs::write(
         result,
         format!(
@@ -69,29 +77,34 @@ pub fn runner_main(args: &[String]) {
             sample.peak_rss_kb
         ),
     )
-    .expect("write the result");
+    .context("writing the result")
 }
 
-fn spawn_and_wait(mut command: Command) -> Sample {
+fn spawn_and_wait(mut command: Command) -> anyhow::Result<Sample> {
     let started = Instant::now();
-    let child = command.spawn().expect("spawn agent");
+    let child = command
+        .spawn()
+        .with_context(|| format!("starting {:?}", command.get_program()))?;
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4 failed");
+    let wait_error = (waited != pid).then(std::io::Error::last_os_error);
     let wall = started.elapsed();
+    // The child was reaped by wait4 (or wait4 failed): dropping it would do nothing more.
     std::mem::forget(child);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "agent failed: status {status}"
-    );
-    Sample {
+    if let Some(error) = wait_error {
+        bail!("wait4 failed: {error}");
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("{:?} failed: wait status {status}", command.get_program());
+    }
+    Ok(Sample {
         wall,
         cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
         peak_rss_kb: usage.ru_maxrss as u64,
-    }
+    })
 }
 
 fn timeval(t: libc::timeval) -> Duration {

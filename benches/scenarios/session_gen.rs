@@ -4,6 +4,7 @@
 use agent::agent::message::{AssistantContent, AssistantMessage, Message, StopReason, UserMessage};
 use agent::session::format::{Header, NewEntry, encode};
 use agent::session::store;
+use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -15,17 +16,21 @@ pub fn generate(
     target_bytes: usize,
     messages: usize,
     compact_every_bytes: Option<usize>,
-) -> PathBuf {
+) -> anyhow::Result<PathBuf> {
     let path = store::new_path(
         &home.join("sessions"),
         cwd,
         "bench0000000000000000000",
         1_000,
     );
-    std::fs::create_dir_all(path.parent().expect("a directory")).expect("session dir");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("session file"));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let file =
+        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
     let header = Header::new("bench0000000000000000000", &cwd.to_string_lossy(), 1_000);
-    writeln!(out, "{}", serde_json::to_string(&header).expect("header")).expect("write");
+    writeln!(out, "{}", serde_json::to_string(&header)?).context("writing the session")?;
     let filler = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(40);
     let (mut parent, mut last_user): (Option<String>, Option<String>) = (None, None);
     let (mut written, mut since_compaction, mut n, mut timestamp) =
@@ -54,9 +59,8 @@ pub fn generate(
             &id,
             parent.as_deref(),
             timestamp,
-        )
-        .expect("encode");
-        out.write_all(&line).expect("write");
+        )?;
+        out.write_all(&line).context("writing the session")?;
         written += line.len();
         since_compaction += line.len();
         if n.is_multiple_of(2) {
@@ -77,13 +81,13 @@ pub fn generate(
                 tokens_before: 150_000,
                 tokens_after: 20_000,
             };
-            let line = encode(entry, &id, parent.as_deref(), timestamp).expect("encode");
-            out.write_all(&line).expect("write");
+            let line = encode(entry, &id, parent.as_deref(), timestamp)?;
+            out.write_all(&line).context("writing the session")?;
             written += line.len();
             since_compaction = 0;
             parent = Some(id);
         }
     }
-    out.flush().expect("flush");
-    path
+    out.flush().context("writing the session")?;
+    Ok(path)
 }
