@@ -38,6 +38,16 @@ impl Decoder {
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
+        // Framing every wire API shares: keep-alive frames carry no data, and OpenAI-style
+        // servers (and proxies in front of others) end with a literal `[DONE]`.
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            out.push(StreamEvent::Done);
+            return Ok(());
+        }
         match self {
             Decoder::Chat(decoder) => decoder.decode(event, data, out),
             Decoder::Anthropic(decoder) => decoder.decode(event, data, out),

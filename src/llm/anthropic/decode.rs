@@ -104,16 +104,13 @@ struct Usage {
 }
 
 impl AnthropicDecoder {
+    /// Decode one frame's data; blank frames and `[DONE]` were handled by the caller.
     pub fn decode(
         &mut self,
         event: &str,
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let data = data.trim();
-        if data.is_empty() {
-            return Ok(());
-        }
         let parsed: Event = match serde_json::from_str(data) {
             Ok(parsed) => parsed,
             Err(_) if event == "error" => {

@@ -92,20 +92,13 @@ struct PromptTokensDetails {
 }
 
 impl ChatDecoder {
+    /// Decode one frame's data; blank frames and `[DONE]` were handled by the caller.
     pub fn decode(
         &mut self,
         event: &str,
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let data = data.trim();
-        if data.is_empty() {
-            return Ok(());
-        }
-        if data == "[DONE]" {
-            out.push(StreamEvent::Done);
-            return Ok(());
-        }
         if event == "error" {
             out.push(StreamEvent::Error(error_message(data)));
             return Ok(());

@@ -80,20 +80,13 @@ struct InputTokensDetails {
 }
 
 impl ResponsesDecoder {
+    /// Decode one frame's data; blank frames and `[DONE]` were handled by the caller.
     pub fn decode(
         &mut self,
         event: &str,
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let data = data.trim();
-        if data.is_empty() {
-            return Ok(());
-        }
-        if data == "[DONE]" {
-            out.push(StreamEvent::Done);
-            return Ok(());
-        }
         let parsed: Event = match serde_json::from_str(data) {
             Ok(parsed) => parsed,
             Err(_) if event == "error" => {
