@@ -50,7 +50,7 @@ async fn print_mode_completes_a_task_that_needs_two_tool_rounds() {
 #[tokio::test]
 async fn print_mode_reads_the_prompt_from_stdin() {
     let env = env();
-    let server = FakeServer::start(vec![Reply::sse(chat::text("pong"))]).await;
+    let server = chat::answering(&["pong"]).await;
     let mut cmd = env.agent(&server, &["-p"]);
     cmd.stdin(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
@@ -549,7 +549,7 @@ async fn commands_never_see_the_provider_keys() {
 #[tokio::test]
 async fn rpc_commands_take_effect_in_the_order_sent() {
     let env = env();
-    let server = FakeServer::start(vec![Reply::sse(chat::text("from the new model"))]).await;
+    let server = chat::answering(&["from the new model"]).await;
     let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
     // Sent back to back: the prompt must already use the model set before it.
     rpc.send_raw(&format!(

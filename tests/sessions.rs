@@ -192,11 +192,7 @@ async fn sigkill_mid_tool_is_answered_when_the_session_resumes() {
 #[tokio::test]
 async fn a_torn_last_line_is_dropped_and_the_file_repaired() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::text("one")),
-        Reply::sse(chat::text("two")),
-    ])
-    .await;
+    let server = chat::answering(&["one", "two"]).await;
     assert_eq!(run(env.agent(&server, &["-p", "first"])).await.code, 0);
     let path = env.only_session();
     let mut file = std::fs::OpenOptions::new()
@@ -227,11 +223,7 @@ async fn a_torn_last_line_is_dropped_and_the_file_repaired() {
 #[tokio::test]
 async fn an_invalid_line_in_the_middle_is_reported_and_skipped() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::text("one")),
-        Reply::sse(chat::text("two")),
-    ])
-    .await;
+    let server = chat::answering(&["one", "two"]).await;
     assert_eq!(run(env.agent(&server, &["-p", "first"])).await.code, 0);
     let path = env.only_session();
     let text = std::fs::read_to_string(&path).unwrap();
@@ -254,11 +246,7 @@ async fn an_invalid_line_in_the_middle_is_reported_and_skipped() {
 #[tokio::test]
 async fn a_session_in_use_is_refused_and_a_killed_holder_leaves_no_lock() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::text("held")),
-        Reply::sse(chat::text("ok")),
-    ])
-    .await;
+    let server = chat::answering(&["held", "ok"]).await;
     let mut holder = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
     holder
         .send(json!({"id": "p", "type": "prompt", "message": "hold it"}))
@@ -286,11 +274,7 @@ async fn a_session_in_use_is_refused_and_a_killed_holder_leaves_no_lock() {
 #[tokio::test]
 async fn rpc_new_session_starts_over_in_a_new_file() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::text("one")),
-        Reply::sse(chat::text("two")),
-    ])
-    .await;
+    let server = chat::answering(&["one", "two"]).await;
     let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
     rpc.send(json!({"id": "p", "type": "prompt", "message": "first"}))
         .await;
@@ -323,12 +307,7 @@ async fn rpc_new_session_starts_over_in_a_new_file() {
 #[tokio::test]
 async fn no_session_keeps_nothing_and_resume_finds_by_prefix() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::text("a")),
-        Reply::sse(chat::text("b")),
-        Reply::sse(chat::text("c")),
-    ])
-    .await;
+    let server = chat::answering(&["a", "b", "c"]).await;
     assert_eq!(
         run(env.agent(&server, &["--no-session", "-p", "hi"]))
             .await
@@ -356,7 +335,7 @@ async fn no_session_keeps_nothing_and_resume_finds_by_prefix() {
 #[tokio::test]
 async fn a_session_without_messages_leaves_no_file() {
     let env = env();
-    let server = FakeServer::start(vec![Reply::sse(chat::text("kept"))]).await;
+    let server = chat::answering(&["kept"]).await;
     let mut idle = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
     idle.send(json!({"id": "s", "type": "get_state"})).await;
     idle.response("s").await;
@@ -377,7 +356,7 @@ async fn a_session_without_messages_leaves_no_file() {
 #[tokio::test]
 async fn continue_without_a_session_says_so_and_starts_one() {
     let env = env();
-    let server = FakeServer::start(vec![Reply::sse(chat::text("fresh"))]).await;
+    let server = chat::answering(&["fresh"]).await;
     let out = run(env.agent(&server, &["-c", "-p", "hi"])).await;
     assert_eq!(out.code, 0);
     assert_eq!(
@@ -392,7 +371,7 @@ async fn context_files_reach_the_system_prompt() {
     let env = env();
     std::fs::write(env.home.path().join("AGENTS.md"), "Global: be terse.").unwrap();
     std::fs::write(env.cwd.path().join("AGENTS.md"), "Project: use tabs.").unwrap();
-    let server = FakeServer::start(vec![Reply::sse(chat::text("ok"))]).await;
+    let server = chat::answering(&["ok"]).await;
     assert_eq!(run(env.agent(&server, &["-p", "hi"])).await.code, 0);
     let system = server.bodies()[0]["messages"][0]["content"]
         .as_str()

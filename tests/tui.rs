@@ -204,11 +204,7 @@ async fn the_approval_dialog_allows_and_denies() {
 #[tokio::test]
 async fn continue_replays_the_saved_transcript() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::text("Remembered answer.")),
-        Reply::sse(chat::text("Continuing.")),
-    ])
-    .await;
+    let server = chat::answering(&["Remembered answer.", "Continuing."]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
     tui.type_text("remember this");
@@ -334,8 +330,14 @@ async fn a_small_terminal_and_a_resize_keep_everything_readable() {
     tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
         .await;
     tui.resize(30, 60);
-    tui.wait_for("a redraw at the new width", |s| s.contains("Ask anything"))
-        .await;
+    // The status line's right-aligned model name is cut off by the smaller terminal until
+    // the interface has redrawn at the new width. Typing before that would insert history
+    // rendered for the old width.
+    tui.wait_for("a redraw at the new width", |s| {
+        s.lines()
+            .any(|l| l.contains("test-model") && l.chars().count() <= 60)
+    })
+    .await;
     tui.type_text("again");
     tui.enter();
     let screen = tui.wait_for_text("After the resize.").await;
@@ -347,11 +349,7 @@ async fn a_small_terminal_and_a_resize_keep_everything_readable() {
 #[tokio::test]
 async fn the_session_picker_resumes_an_earlier_conversation() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::text("Alpha answer.")),
-        Reply::sse(chat::text("Back in alpha.")),
-    ])
-    .await;
+    let server = chat::answering(&["Alpha answer.", "Back in alpha."]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
     tui.type_text("alpha question");

@@ -92,3 +92,12 @@ pub fn text_with_usage(answer: &str, input: u64, output: u64) -> Vec<String> {
     frames.push("data: [DONE]\n\n".to_string());
     frames
 }
+
+/// A model server whose replies are these plain answers, in order.
+pub async fn answering(answers: &[&str]) -> super::server::FakeServer {
+    let replies = answers
+        .iter()
+        .map(|answer| super::server::Reply::sse(text(answer)))
+        .collect();
+    super::server::FakeServer::start(replies).await
+}
