@@ -10,6 +10,7 @@ pub mod llm;
 pub mod logging;
 pub mod modes;
 pub mod prompt;
+pub mod protocol;
 pub mod session;
 pub mod time;
 pub mod tools;

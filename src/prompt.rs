@@ -27,7 +27,7 @@ pub fn system_prompt(
             .replace("{cwd}", &cwd.display().to_string())
             .replace(
                 "{date}",
-                &crate::time::utc_date(crate::agent::message::now_millis()),
+                &crate::time::utc_date(crate::protocol::message::now_millis()),
             ),
     };
     if !context_files.is_empty() {

@@ -2,6 +2,11 @@
 //! algorithm) because a date crate would be a whole dependency for two formatting needs:
 //! today's date in the system prompt and sortable session file names.
 
+/// Whole milliseconds of a duration, saturating (a `u128` does not fit an event field).
+pub fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// (year, month, day, seconds into the day) of a Unix timestamp in milliseconds.
 fn civil(millis: i64) -> (i64, i64, i64, i64) {
     let days = millis.div_euclid(86_400_000);

@@ -1,17 +1,18 @@
 //! Every recorded provider stream in `../shared/conformance` is served by a real HTTP server
 //! on 127.0.0.1, read by the real provider client, assembled, and compared with the
 //! result the corpus says a correct assembler must produce.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
-use agent::agent::event::AssistantMessageEvent;
-use agent::agent::message::AssistantContent;
 use agent::llm::assembler::{Assembler, StreamReport};
 use agent::llm::client::Provider;
 use agent::llm::error::ProviderError;
 use agent::llm::model::ModelInfo;
 use agent::llm::provider::Api;
 use agent::llm::request::{ModelRequest, ThinkingLevel};
+use agent::protocol::event::AssistantMessageEvent;
+use agent::protocol::message::AssistantContent;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -49,7 +50,7 @@ async fn assemble(
     api: Api,
     sse: &str,
 ) -> (
-    agent::agent::message::AssistantMessage,
+    agent::protocol::message::AssistantMessage,
     StreamReport,
     Option<ProviderError>,
     Vec<AssistantMessageEvent>,
@@ -86,7 +87,7 @@ async fn assemble(
 /// checked by `encrypted_reasoning_is_kept` instead.
 fn observed(
     api: Api,
-    message: &agent::agent::message::AssistantMessage,
+    message: &agent::protocol::message::AssistantMessage,
     report: &StreamReport,
     error: Option<&ProviderError>,
 ) -> Value {
@@ -229,7 +230,7 @@ async fn every_supported_stream_assembles_to_its_expected_result() {
 /// text, thinking and tool-call arguments.
 fn deltas_rebuild_the_message(
     deltas: &[AssistantMessageEvent],
-    message: &agent::agent::message::AssistantMessage,
+    message: &agent::protocol::message::AssistantMessage,
 ) -> Result<(), String> {
     let mut rebuilt: Vec<String> = vec![String::new(); message.content.len()];
     for delta in deltas {
@@ -275,7 +276,7 @@ fn deltas_rebuild_the_message(
 /// as the signature of a thinking block (it is what lets the reasoning be replayed).
 fn encrypted_reasoning_is_kept(
     sse: &str,
-    message: &agent::agent::message::AssistantMessage,
+    message: &agent::protocol::message::AssistantMessage,
 ) -> Result<(), String> {
     let sent: Vec<String> = sse
         .lines()

@@ -1,12 +1,13 @@
 //! The agent loop against a real loopback model server: event order, tool rounds, steering,
 //! follow-ups, queue modes, abort, limits, bad tool calls and provider failures.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
-use agent::agent::event::AgentEvent;
-use agent::agent::message::{Message, UserMessage};
 use agent::agent::queue::QueueMode;
 use agent::agent::{Approval, SKIPPED_TEXT};
+use agent::protocol::event::AgentEvent;
+use agent::protocol::message::{Message, UserMessage};
 use agent::tools::permission::PermissionMode;
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -208,7 +209,7 @@ async fn steering_skips_the_remaining_calls_and_reaches_the_next_request() {
         _ => None,
     });
     assert_eq!(
-        agent::agent::message::join_text(&skipped.unwrap().content),
+        agent::protocol::message::join_text(&skipped.unwrap().content),
         SKIPPED_TEXT
     );
     let t = transcript(&h.server.bodies()[1]);
@@ -445,7 +446,7 @@ async fn the_tool_call_limit_answers_the_rest_and_stops() {
         panic!()
     };
     assert!(second.is_error);
-    assert!(agent::agent::message::join_text(&second.content).contains("limit of 1 tool calls"));
+    assert!(agent::protocol::message::join_text(&second.content).contains("limit of 1 tool calls"));
 }
 
 #[tokio::test]
@@ -641,7 +642,7 @@ async fn the_streaming_message_is_readable_while_it_grows() {
             e,
             AgentEvent::MessageUpdate {
                 assistant_message_event:
-                    agent::agent::event::AssistantMessageEvent::ToolCallDelta { .. }
+                    agent::protocol::event::AssistantMessageEvent::ToolCallDelta { .. }
             }
         )
     })

@@ -1,12 +1,13 @@
 //! How the calls of one assistant message are executed: read-only calls concurrently but
 //! reported in call order, mutating calls alone, permission rules (chained and substituted
 //! shell commands, writes outside the working directory), and the loop guard.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
 use agent::agent::Approval;
-use agent::agent::event::AgentEvent;
-use agent::agent::message::join_text;
+use agent::protocol::event::AgentEvent;
+use agent::protocol::message::join_text;
 use agent::tools::permission::{PermissionMode, PermissionRules};
 use agent::tools::rules::RuleSet;
 use agent::tools::{Execution, Tools};
@@ -205,7 +206,7 @@ async fn steering_during_a_parallel_batch_skips_only_calls_not_started() {
     h.until(|e| matches!(e, AgentEvent::ToolExecutionStart { tool_call_id, .. } if tool_call_id == "c2"))
         .await;
     h.agent
-        .steer(agent::agent::message::UserMessage::text("stop that"));
+        .steer(agent::protocol::message::UserMessage::text("stop that"));
     assert!(
         tokio::task::spawn_blocking(move || feed_fifo_when_read(fifo, "slow data\n"))
             .await

@@ -3,13 +3,14 @@
 //! stalled connections, streams cut short, in-stream errors, bad keys, an abort while
 //! waiting to retry, and an answer cut by the output limit (which is not a failure). Each
 //! ends in the right retry or one clear failure, never a hang.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
-use agent::agent::event::AgentEvent;
-use agent::agent::message::{Message, StopReason};
 use agent::llm::client::Provider;
 use agent::llm::provider::{Api, ProviderSettings};
+use agent::protocol::event::AgentEvent;
+use agent::protocol::message::{Message, StopReason};
 use std::sync::Arc;
 use std::time::Duration;
 use support::harness::{Harness, end_of, provider};
@@ -32,7 +33,7 @@ fn retries(events: &[AgentEvent]) -> Vec<(u64, String)> {
 }
 
 /// The assistant messages that ended, failed attempts included.
-fn ended_assistants(events: &[AgentEvent]) -> Vec<agent::agent::message::AssistantMessage> {
+fn ended_assistants(events: &[AgentEvent]) -> Vec<agent::protocol::message::AssistantMessage> {
     events
         .iter()
         .filter_map(|e| match e {

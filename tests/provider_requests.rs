@@ -2,18 +2,19 @@
 //! endpoint, headers and key, tool schemas, the system prompt, history conversion (tool
 //! calls and results, Anthropic's grouped tool results, thinking replayed to the model that
 //! wrote it and converted or dropped for another) and the thinking parameters.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
-use agent::agent::message::{
-    AssistantContent, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
-    Usage, UserMessage,
-};
 use agent::llm::catalog;
 use agent::llm::client::Provider;
 use agent::llm::model::ModelInfo;
 use agent::llm::provider::{Api, ProviderSettings};
 use agent::llm::request::{ModelRequest, ThinkingLevel};
+use agent::protocol::message::{
+    AssistantContent, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
+    Usage, UserMessage,
+};
 use agent::tools::Tools;
 use serde_json::{Value, json};
 use std::sync::Arc;

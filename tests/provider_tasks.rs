@@ -3,6 +3,7 @@
 //! (`--provider anthropic --base-url ...`, and a config-file provider with
 //! `api = "openai-responses"`). Each round's request must carry the previous rounds:
 //! tool calls, their results, and the reasoning the model may verify.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 

@@ -1,10 +1,11 @@
 //! Sessions end to end: what is written, resuming exactly where the conversation was,
 //! surviving SIGKILL mid-stream and mid-tool, torn files, locks, and compaction.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
-use agent::agent::event::AgentEvent;
-use agent::agent::message::Message;
+use agent::protocol::event::AgentEvent;
+use agent::protocol::message::Message;
 use agent::session::load::{INTERRUPTED_TEXT, load};
 use agent::session::{self, Choice};
 use serde_json::{Value, json};

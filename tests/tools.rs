@@ -1,11 +1,12 @@
 //! The coding tools driven by the agent loop against the loopback model server, in real
 //! temporary directories with real processes: bash's timeout, daemons, huge and non-UTF-8
 //! output; edit's diff and all-or-nothing rule; schema checks before a tool runs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
-use agent::agent::event::AgentEvent;
-use agent::agent::message::join_text;
+use agent::protocol::event::AgentEvent;
+use agent::protocol::message::join_text;
 use agent::tools::ToolSettings;
 use serde_json::{Value, json};
 use std::path::Path;

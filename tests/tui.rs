@@ -1,5 +1,6 @@
 //! The real interface in a pseudo-terminal against the loopback model server: what a user
 //! types and sees — streaming, steering, follow-ups, stopping, approvals, quitting, resuming.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 

@@ -1,13 +1,14 @@
 //! The interface's pieces rendered into a ratatui buffer and compared with reviewed
 //! snapshots (insta): transcript cells, tool cells, diffs, the queue, the status line, the
 //! approval dialog, the streaming message.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
 use agent::agent::Agent;
-use agent::agent::event::{AgentEvent, AssistantMessageEvent, ToolResultPayload};
-use agent::agent::message::{AssistantMessage, Content, Message, UserMessage};
 use agent::config::Settings;
+use agent::protocol::event::{AgentEvent, AssistantMessageEvent, ToolResultPayload};
+use agent::protocol::message::{AssistantMessage, Content, Message, UserMessage};
 use agent::tui::app::App;
 use agent::tui::cells;
 use agent::tui::theme::Theme;

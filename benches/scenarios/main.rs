@@ -7,6 +7,7 @@
 //!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
 //!
 //! Figures are medians over several runs; nothing here asserts on time.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a dev tool: failing loudly is fine
 
 #[allow(dead_code)]
 #[path = "../../tests/support/chat.rs"]

@@ -1,7 +1,9 @@
 //! Generated session files: many turns of realistic size, optionally with compactions every
 //! so often (as a long real session has), written with the agent's own session encoder.
 
-use agent::agent::message::{AssistantContent, AssistantMessage, Message, StopReason, UserMessage};
+use agent::protocol::message::{
+    AssistantContent, AssistantMessage, Message, StopReason, UserMessage,
+};
 use agent::session::format::{Header, NewEntry, encode};
 use agent::session::store;
 use anyhow::Context;

@@ -6,11 +6,13 @@
 //! and a tool call is never separated from its result. The summary is appended to the
 //! session as a compaction entry: nothing is deleted from the file.
 
-use super::event::{AgentEvent, CompactionReason};
-use super::message::{AssistantContent, Content, Message, StopReason, UserMessage, now_millis};
 use super::state::{RunSettings, Shared, lock};
 use crate::llm::assembler::Assembler;
 use crate::llm::request::{ModelRequest, ThinkingLevel};
+use crate::protocol::event::{AgentEvent, CompactionReason};
+use crate::protocol::message::{
+    AssistantContent, Content, Message, StopReason, UserMessage, now_millis,
+};
 use crate::session::format::NewEntry;
 use crate::session::load::summary_message;
 use std::collections::BTreeSet;
@@ -174,7 +176,7 @@ fn transcript(messages: &[Arc<Message>], max_chars: usize) -> String {
             }
             Message::ToolResult(result) => {
                 let status = if result.is_error { " (error)" } else { "" };
-                let text = crate::agent::message::join_text(&result.content);
+                let text = crate::protocol::message::join_text(&result.content);
                 let _ = write!(
                     part,
                     "[Result of {}{status}]\n{}",
@@ -293,7 +295,10 @@ async fn summarise_and_replace(
         .max(4_000);
     let mut request_text = format!(
         "<conversation>\n{}\n</conversation>",
-        transcript(&messages[..cut], (budget_tokens * 4) as usize)
+        transcript(
+            &messages[..cut],
+            usize::try_from(budget_tokens.saturating_mul(4)).unwrap_or(usize::MAX)
+        )
     );
     if let Some(instructions) = instructions.filter(|i| !i.trim().is_empty()) {
         let _ = write!(
@@ -372,7 +377,7 @@ async fn request_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::{AssistantMessage, ToolCall, ToolResultMessage};
+    use crate::protocol::message::{AssistantMessage, ToolCall, ToolResultMessage};
     use serde_json::json;
 
     fn user(text: &str) -> Arc<Message> {

@@ -2,7 +2,7 @@
 //! arguments) several times in a row, or two calls alternating with unchanged results —
 //! tells it once, in the tool result, and stops the run (status `limit`) if it carries on.
 
-use super::message::{Content, ToolCall, join_text};
+use crate::protocol::message::{Content, ToolCall, join_text};
 use crate::tools::ToolOutput;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -3,7 +3,7 @@
 //! tokens, kept up to date as messages arrive (the status line reads it every frame).
 
 use super::compaction::{context_tokens, estimate_tokens, usage_counts};
-use super::message::Message;
+use crate::protocol::message::Message;
 use std::sync::Arc;
 
 #[derive(Default)]
@@ -68,7 +68,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::UserMessage;
+    use crate::protocol::message::UserMessage;
 
     #[test]
     fn replacing_a_prefix_keeps_the_rest() {
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn the_context_size_follows_every_push() {
-        use crate::agent::message::AssistantMessage;
+        use crate::protocol::message::AssistantMessage;
         let msg = |t: &str| Arc::new(Message::User(UserMessage::text(t)));
         let mut history = History::default();
         history.push("a".into(), msg(&"x".repeat(400)));

@@ -3,11 +3,9 @@
 //! everything as `AgentEvent`s.
 
 pub mod compaction;
-pub mod event;
 pub mod guard;
 mod history;
 pub mod limits;
-pub mod message;
 mod model_call;
 mod phase;
 pub mod queue;
@@ -18,14 +16,14 @@ mod tool_calls;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::ThinkingLevel;
+use crate::protocol::event::{AgentEvent, CompactionReason};
+use crate::protocol::message::{AssistantMessage, Message, Usage, UserMessage};
 use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
 use crate::tools::{ToolSettings, Tools};
 use compaction::CompactionSettings;
-use event::{AgentEvent, CompactionReason};
 use history::History;
 use limits::{Limits, RetryPolicy};
-use message::{AssistantMessage, Message, Usage, UserMessage};
 use queue::{MessageQueue, QueueMode};
 use state::{RunSettings, Shared, State, lock};
 use std::collections::HashMap;

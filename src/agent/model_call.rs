@@ -3,13 +3,13 @@
 //! backoff. A failed attempt ends with its own `message_end` but never enters the history.
 
 use super::compaction::compact;
-use super::event::{AgentEvent, CompactionReason};
-use super::message::{AssistantMessage, Message, StopReason};
 use super::run::Run;
 use super::state::lock;
 use crate::llm::assembler::Assembler;
 use crate::llm::error::ProviderError;
 use crate::llm::request::ModelRequest;
+use crate::protocol::event::{AgentEvent, CompactionReason};
+use crate::protocol::message::{AssistantMessage, Message, StopReason};
 use std::sync::Arc;
 
 impl Run {
@@ -76,12 +76,12 @@ impl Run {
             });
             retries += 1;
             let delay = self.settings.retry.delay(retries, error.retry_after());
-            tracing::warn!(attempt = retries, delay_ms = delay.as_millis() as u64, error = %error, "retrying model call");
+            tracing::warn!(attempt = retries, delay_ms = crate::time::millis(delay), error = %error, "retrying model call");
             self.phase.enter("retrying");
             self.shared.emit(AgentEvent::AutoRetryStart {
                 attempt: retries,
                 max_attempts: self.settings.retry.max_retries,
-                delay_ms: delay.as_millis() as u64,
+                delay_ms: crate::time::millis(delay),
                 error_message: error.to_string(),
             });
             let cancelled = tokio::select! {

@@ -22,7 +22,7 @@ impl PhaseLog {
         tracing::info!(
             from = self.current,
             to = next,
-            duration_ms = now.duration_since(self.since).as_millis() as u64,
+            duration_ms = crate::time::millis(now.duration_since(self.since)),
             "run state"
         );
         self.current = next;

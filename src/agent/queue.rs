@@ -2,7 +2,7 @@
 //! `one-at-a-time` mode each check delivers the oldest message; in `all` mode, every
 //! queued message at once.
 
-use super::message::UserMessage;
+use crate::protocol::message::UserMessage;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

@@ -3,11 +3,11 @@
 //! tool result, a `stopReason`, an `agent_end` status); events are the only output.
 
 use super::compaction::compact;
-use super::event::{AgentEvent, CompactionReason, RunStatus};
 use super::guard::LoopGuard;
-use super::message::{Message, StopReason, UserMessage};
 use super::phase::PhaseLog;
 use super::state::{RunSettings, Shared, State, lock};
+use crate::protocol::event::{AgentEvent, CompactionReason, RunStatus};
+use crate::protocol::message::{Message, StopReason, UserMessage};
 use crate::session::format::NewEntry;
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;

@@ -4,15 +4,15 @@
 
 use super::Approval;
 use super::compaction::CompactionSettings;
-use super::event::AgentEvent;
 use super::history::History;
 use super::limits::{Limits, RetryPolicy};
-use super::message::Usage;
 use super::queue::MessageQueue;
 use crate::llm::assembler::Assembler;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::{ThinkingLevel, ToolSpec};
+use crate::protocol::event::AgentEvent;
+use crate::protocol::message::Usage;
 use crate::session::format::{NewEntry, new_entry_id};
 use crate::session::{SessionError, SessionWriter};
 use crate::tools::permission::Permissions;
@@ -93,7 +93,7 @@ impl Shared {
     /// Persist an entry; a failure is logged and remembered (the conversation goes on in
     /// memory) and a fresh id is returned.
     pub async fn persist(&self, entry: NewEntry<'_>) -> String {
-        self.persist_at(entry, crate::agent::message::now_millis())
+        self.persist_at(entry, crate::protocol::message::now_millis())
             .await
     }
 

@@ -7,12 +7,12 @@
 //! `tool_execution_start`/`_end` around it.
 
 use super::Approval;
-use super::event::{AgentEvent, ToolResultPayload};
 use super::guard::GuardAction;
-use super::message::{Message, ToolCall, ToolResultMessage, UserMessage, now_millis};
 use super::run::{Outcome, Run};
 use super::state::lock;
 use crate::llm::error::snippet;
+use crate::protocol::event::{AgentEvent, ToolResultPayload};
+use crate::protocol::message::{Message, ToolCall, ToolResultMessage, UserMessage, now_millis};
 use crate::tools::permission::Verdict;
 use crate::tools::{Execution, Tool, ToolContext, ToolOutput};
 use std::sync::Arc;
@@ -326,7 +326,7 @@ impl Run {
             let output = tool.execute(args, ctx).await;
             tracing::info!(
                 tool = %name,
-                duration_ms = started.elapsed().as_millis() as u64,
+                duration_ms = crate::time::millis(started.elapsed()),
                 is_error = output.is_error,
                 "tool finished"
             );

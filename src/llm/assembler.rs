@@ -5,8 +5,8 @@
 
 use super::partial_json::parse_partial;
 use super::stream_event::{FinishReason, StreamEvent, WireUsage};
-use crate::agent::event::AssistantMessageEvent;
-use crate::agent::message::{AssistantContent, AssistantMessage, StopReason, ToolCall, Usage};
+use crate::protocol::event::AssistantMessageEvent;
+use crate::protocol::message::{AssistantContent, AssistantMessage, StopReason, ToolCall, Usage};
 use serde_json::{Map, Value};
 
 /// What the stream said beyond the message itself: the provider's own finish reason and

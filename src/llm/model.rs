@@ -38,7 +38,7 @@ impl ModelInfo {
     }
 
     /// Fill in the dollar cost of `usage` from this model's prices.
-    pub fn price(&self, usage: &mut crate::agent::message::Usage) {
+    pub fn price(&self, usage: &mut crate::protocol::message::Usage) {
         let per_token = |count: u64, price: f64| count as f64 * price / 1_000_000.0;
         usage.cost.input = per_token(usage.input, self.cost.input);
         usage.cost.output = per_token(usage.output, self.cost.output);

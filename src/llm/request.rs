@@ -1,7 +1,7 @@
 //! What the loop asks of a provider: one model call's inputs, independent of the wire API.
 
 use super::model::ModelInfo;
-use crate::agent::message::{AssistantMessage, Message};
+use crate::protocol::message::{AssistantMessage, Message};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;

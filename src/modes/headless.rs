@@ -4,8 +4,8 @@
 
 use super::signals::Interrupts;
 use crate::agent::Agent;
-use crate::agent::event::AgentEvent;
-use crate::agent::message::UserMessage;
+use crate::protocol::event::AgentEvent;
+use crate::protocol::message::UserMessage;
 
 pub trait Handler {
     /// Handle one event; `Some(code)` ends the run with that exit code. `interrupted` is the

@@ -5,7 +5,7 @@ use super::SessionInfo;
 use super::headless::{Handler, drive};
 use super::output::JsonLines;
 use crate::agent::Agent;
-use crate::agent::event::{AgentEvent, RunStatus};
+use crate::protocol::event::{AgentEvent, RunStatus};
 use serde_json::json;
 use std::path::Path;
 

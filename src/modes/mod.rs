@@ -9,13 +9,13 @@ pub mod print;
 pub mod rpc;
 mod signals;
 
-use crate::agent::message::Message;
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::Cli;
 use crate::config::Settings;
 use crate::llm::client::Provider;
 use crate::llm::request::ThinkingLevel;
 use crate::prompt::system_prompt;
+use crate::protocol::message::Message;
 use crate::session::format::NewEntry;
 use crate::session::{self, Choice, SessionWriter};
 use crate::tools::Tools;

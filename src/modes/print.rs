@@ -3,8 +3,8 @@
 
 use super::headless::{Handler, drive};
 use crate::agent::Agent;
-use crate::agent::event::{AgentEvent, RunStatus};
-use crate::agent::message::{Message, join_text};
+use crate::protocol::event::{AgentEvent, RunStatus};
+use crate::protocol::message::{Message, join_text};
 use std::io::Write;
 use std::sync::Arc;
 

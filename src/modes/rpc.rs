@@ -8,12 +8,12 @@
 use super::output::JsonLines;
 use super::signals::Interrupts;
 use super::{SessionInfo, start_new_session};
-use crate::agent::event::AgentEvent;
-use crate::agent::message::UserMessage;
 use crate::agent::queue::QueueMode;
 use crate::agent::{Agent, Approval};
 use crate::config::Settings;
 use crate::llm::client::Provider;
+use crate::protocol::event::AgentEvent;
+use crate::protocol::message::UserMessage;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value, json};

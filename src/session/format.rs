@@ -2,8 +2,8 @@
 //! header; every later line is an entry with an `id` and the `parentId` of the entry
 //! before it, so branching can be added without changing the format.
 
-use crate::agent::message::Message;
 use crate::llm::request::ThinkingLevel;
+use crate::protocol::message::Message;
 use serde::{Deserialize, Serialize};
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -205,7 +205,7 @@ pub fn new_entry_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::UserMessage;
+    use crate::protocol::message::UserMessage;
 
     #[test]
     fn entries_round_trip() {

@@ -8,8 +8,8 @@
 
 use super::error::SessionError;
 use super::format::{COMPACTION_PREFIX, Entry, Header};
-use crate::agent::message::{Message, ToolResultMessage, UserMessage};
 use crate::llm::request::ThinkingLevel;
+use crate::protocol::message::{Message, ToolResultMessage, UserMessage};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};

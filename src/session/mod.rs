@@ -13,8 +13,8 @@ mod writer;
 pub use error::SessionError;
 pub use writer::SessionWriter;
 
-use crate::agent::message::{Message, now_millis};
 use crate::llm::request::ThinkingLevel;
+use crate::protocol::message::{Message, now_millis};
 use format::{Header, NewEntry};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -11,7 +11,7 @@
 
 use super::error::SessionError;
 use super::format::{Header, NewEntry, encode, new_entry_id};
-use crate::agent::message::now_millis;
+use crate::protocol::message::now_millis;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};

@@ -6,8 +6,8 @@
 
 use super::truncate::{MAX_BYTES, MAX_LINES, tail};
 use super::{Tool, ToolContext, ToolOutput, parse_args};
-use crate::agent::event::ToolResultPayload;
-use crate::agent::message::Content;
+use crate::protocol::event::ToolResultPayload;
+use crate::protocol::message::Content;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -258,7 +258,7 @@ fn apply(body: &str, edits: &[Replacement], crlf: bool) -> Result<Edited, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::join_text;
+    use crate::protocol::message::join_text;
 
     fn edit(dir: &Path, path: &str, edits: &[(&str, &str)]) -> ToolOutput {
         edit_file(

@@ -115,7 +115,7 @@ fn find(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::join_text;
+    use crate::protocol::message::join_text;
 
     fn find_in(dir: &Path, args: Value) -> String {
         let args: Args = serde_json::from_value(args).unwrap();

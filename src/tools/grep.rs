@@ -265,7 +265,7 @@ fn render(pattern: &str, collected: Collected) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::join_text;
+    use crate::protocol::message::join_text;
 
     fn grep_in(dir: &Path, args: Value) -> String {
         let args: Args = serde_json::from_value(args).unwrap();

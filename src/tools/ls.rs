@@ -111,7 +111,7 @@ fn list(cwd: &Path, args: &Args) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::join_text;
+    use crate::protocol::message::join_text;
 
     fn ls(dir: &Path, path: Option<&str>, limit: Option<usize>) -> ToolOutput {
         list(

@@ -20,9 +20,9 @@ pub mod truncate;
 mod walk;
 pub mod write;
 
-use crate::agent::event::ToolResultPayload;
-use crate::agent::message::Content;
 use crate::llm::request::ToolSpec;
+use crate::protocol::event::ToolResultPayload;
+use crate::protocol::message::Content;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use std::path::PathBuf;

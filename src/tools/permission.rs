@@ -7,7 +7,7 @@
 use super::Tool;
 use super::path::{display, is_inside};
 use super::rules::{RuleSet, Target};
-use crate::agent::message::ToolCall;
+use crate::protocol::message::ToolCall;
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::PathBuf;

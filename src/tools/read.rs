@@ -5,7 +5,7 @@
 use super::path::{display, not_found_message, resolve};
 use super::truncate::{MAX_BYTES, MAX_LINES, clip};
 use super::{Tool, ToolContext, ToolOutput, parse_args, run_blocking};
-use crate::agent::message::Content;
+use crate::protocol::message::Content;
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -363,7 +363,7 @@ mod tests {
 
     fn text(output: &ToolOutput) -> &str {
         match &output.content[0] {
-            crate::agent::message::Content::Text { text } => text,
+            crate::protocol::message::Content::Text { text } => text,
             _ => panic!("expected text"),
         }
     }

@@ -5,7 +5,7 @@
 //! matching answers "does this rule cover this call".
 
 use super::shell::{self, CommandShape};
-use crate::agent::message::ToolCall;
+use crate::protocol::message::ToolCall;
 use globset::{GlobBuilder, GlobMatcher};
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -74,7 +74,7 @@ fn write_file(cwd: &Path, args: &Args) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::join_text;
+    use crate::protocol::message::join_text;
 
     fn write(dir: &Path, path: &str, content: &str) -> ToolOutput {
         write_file(

@@ -7,10 +7,10 @@ use super::composer::Composer;
 use super::markdown::StreamingMarkdown;
 use super::theme::Theme;
 use crate::agent::Agent;
-use crate::agent::event::{AgentEvent, AssistantMessageEvent, RunStatus};
-use crate::agent::message::{AssistantContent, Message, StopReason, join_text};
 use crate::config::Settings;
 use crate::modes::SessionInfo;
+use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunStatus};
+use crate::protocol::message::{AssistantContent, Message, StopReason, join_text};
 use ratatui::text::Line;
 use serde_json::Value;
 use std::sync::Arc;
@@ -464,7 +464,7 @@ impl App {
         self.push_rows(out);
     }
 
-    fn end_stream(&mut self, assistant: &crate::agent::message::AssistantMessage) {
+    fn end_stream(&mut self, assistant: &crate::protocol::message::AssistantMessage) {
         if let Some(mut stream) = self.stream.take()
             && let Some(mut text) = stream.text.take()
         {

@@ -6,7 +6,7 @@
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{wrap_line, wrap_text};
-use crate::agent::message::{AssistantContent, Content, Message, ToolCall, join_text};
+use crate::protocol::message::{AssistantContent, Content, Message, ToolCall, join_text};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -461,12 +461,12 @@ fn replayed_call(
 /// How a response that ended badly is shown.
 pub fn error_cell_for_stop(
     message: &str,
-    stop: crate::agent::message::StopReason,
+    stop: crate::protocol::message::StopReason,
     width: u16,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     match stop {
-        crate::agent::message::StopReason::Aborted => notice("Interrupted.", width, theme),
+        crate::protocol::message::StopReason::Aborted => notice("Interrupted.", width, theme),
         _ => error(message, width, theme),
     }
 }

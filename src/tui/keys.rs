@@ -6,7 +6,7 @@ use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
 use crate::agent::Approval;
-use crate::agent::message::UserMessage;
+use crate::protocol::message::UserMessage;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 

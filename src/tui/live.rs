@@ -97,7 +97,7 @@ impl App {
             let args = match (&tool.state, &streaming, tool.content_index) {
                 (ToolState::Streaming, Some(message), Some(index)) => {
                     match message.content.get(index) {
-                        Some(crate::agent::message::AssistantContent::ToolCall(call)) => {
+                        Some(crate::protocol::message::AssistantContent::ToolCall(call)) => {
                             call.arguments.clone()
                         }
                         _ => tool.args.clone(),

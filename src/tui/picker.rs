@@ -2,7 +2,7 @@
 //! first, each with when it was last used and how it began.
 
 use super::theme::Theme;
-use crate::agent::message::Message;
+use crate::protocol::message::Message;
 use crate::session::format::Entry;
 use crate::session::store;
 use ratatui::text::{Line, Span};

@@ -3,15 +3,15 @@
 
 use super::server::{FakeServer, Reply};
 use agent::agent::compaction::CompactionSettings;
-use agent::agent::event::AgentEvent;
 use agent::agent::limits::{Limits, RetryPolicy};
-use agent::agent::message::{Message, UserMessage};
 use agent::agent::queue::QueueMode;
 use agent::agent::{Agent, AgentConfig};
 use agent::llm::client::Provider;
 use agent::llm::model::ModelInfo;
 use agent::llm::provider::{Api, ProviderSettings};
 use agent::llm::request::ThinkingLevel;
+use agent::protocol::event::AgentEvent;
+use agent::protocol::message::{Message, UserMessage};
 use agent::tools::permission::PermissionMode;
 use agent::tools::{ToolSettings, Tools};
 use std::sync::Arc;

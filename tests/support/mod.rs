@@ -2,6 +2,8 @@
 //! (`server`), builders for provider SSE streams (`chat`, `anthropic`, `responses`), and an
 //! `Agent` wired to the server (`harness`). Not every test binary uses every helper.
 #![allow(dead_code)]
+// Test helpers fail loudly by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod anthropic;
 pub mod chat;

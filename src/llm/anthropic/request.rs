@@ -7,10 +7,10 @@
 //! the newest user turn carry cache breakpoints, so each request re-reads the previous
 //! one's prefix from Anthropic's prompt cache.
 
-use crate::agent::message::{
+use crate::llm::request::{ModelRequest, ThinkingLevel, same_model};
+use crate::protocol::message::{
     AssistantContent, AssistantMessage, Content, Message, ToolResultMessage,
 };
-use crate::llm::request::{ModelRequest, ThinkingLevel, same_model};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;

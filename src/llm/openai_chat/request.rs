@@ -1,7 +1,7 @@
 //! Converts the agent's history into a Chat Completions request body.
 
-use crate::agent::message::{AssistantContent, Content, Message};
 use crate::llm::request::{ModelRequest, ThinkingLevel};
+use crate::protocol::message::{AssistantContent, Content, Message};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -173,7 +173,7 @@ fn convert<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
         }
         Message::ToolResult(result) => out.push(ChatMessage::Tool {
             tool_call_id: &result.tool_call_id,
-            content: crate::agent::message::join_text(&result.content),
+            content: crate::protocol::message::join_text(&result.content),
         }),
     }
 }
@@ -224,10 +224,10 @@ fn user_content(content: &[Content]) -> UserContent<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::{
+    use crate::llm::model::ModelInfo;
+    use crate::protocol::message::{
         AssistantContent, AssistantMessage, ToolCall, ToolResultMessage, UserMessage,
     };
-    use crate::llm::model::ModelInfo;
     use serde_json::{Value, json};
     use std::sync::Arc;
 

@@ -5,8 +5,8 @@
 //! model that produced them, as their encrypted content (the only way to replay reasoning
 //! without server-side storage); other thinking is dropped.
 
-use crate::agent::message::{AssistantContent, AssistantMessage, Content, Message};
 use crate::llm::request::{ModelRequest, same_model};
+use crate::protocol::message::{AssistantContent, AssistantMessage, Content, Message};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -111,7 +111,7 @@ pub fn build_body(
                 let output = if has_images {
                     Output::Parts(input_parts(&result.content))
                 } else {
-                    Output::Text(crate::agent::message::join_text(&result.content))
+                    Output::Text(crate::protocol::message::join_text(&result.content))
                 };
                 input.push(Item::FunctionCallOutput {
                     call_id: &result.tool_call_id,
