@@ -1,4 +1,4 @@
-//! The command line (protocol.md §1), parsed with clap.
+//! The command line (docs/protocol.md §1), parsed with clap.
 
 use crate::llm::request::ThinkingLevel;
 use crate::tools::permission::PermissionMode;

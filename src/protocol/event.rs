@@ -1,4 +1,4 @@
-//! `AgentEvent`: everything the engine tells the outside world (protocol.md §3). Events are
+//! `AgentEvent`: everything the engine tells the outside world (docs/protocol.md §3). Events are
 //! the engine's only output; front ends render them, `--mode json`/`rpc` serialise them
 //! one per line.
 

@@ -1,5 +1,5 @@
 //! Conversation messages as they appear in events, session files and `get_messages`
-//! (protocol.md §2). These types are the wire format: field names and tags are part of the
+//! (docs/protocol.md §2). These types are the wire format: field names and tags are part of the
 //! public contract, so they only change together with the spec.
 
 use serde::{Deserialize, Serialize};
