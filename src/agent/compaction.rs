@@ -219,18 +219,11 @@ fn files_touched(messages: &[Arc<Message>]) -> (BTreeSet<String>, BTreeSet<Strin
     for message in messages {
         if let Message::Assistant(assistant) = message.as_ref() {
             for call in assistant.tool_calls() {
-                let Some(path) = call.arguments.get("path").and_then(|p| p.as_str()) else {
-                    continue;
+                match crate::tools::meta::file_of_call(&call.name, &call.arguments) {
+                    Some((path, true)) => modified.insert(path.to_string()),
+                    Some((path, false)) => read.insert(path.to_string()),
+                    None => false,
                 };
-                match call.name.as_str() {
-                    "read" => {
-                        read.insert(path.to_string());
-                    }
-                    "write" | "edit" => {
-                        modified.insert(path.to_string());
-                    }
-                    _ => {}
-                }
             }
         }
     }

@@ -13,8 +13,10 @@ use super::state::lock;
 use crate::llm::error::snippet;
 use crate::protocol::event::{AgentEvent, ToolResultPayload};
 use crate::protocol::message::{Message, ToolCall, ToolResultMessage, UserMessage, now_millis};
+use crate::tools::meta::Denial;
 use crate::tools::permission::Verdict;
 use crate::tools::{Execution, Tool, ToolContext, ToolOutput};
+use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -267,9 +269,7 @@ impl Run {
             .tools
             .validate(&call.name, &call.arguments)
             .map_err(ToolOutput::error)?;
-        self.check_permission(tool.as_ref(), call)
-            .await
-            .map_err(ToolOutput::error)?;
+        self.check_permission(tool.as_ref(), call).await?;
         if !tool.read_only() {
             // What the model did so far is on disk before anything changes the world.
             self.shared.sync_session().await;
@@ -334,18 +334,26 @@ impl Run {
         })
     }
 
-    /// `Ok` when the call may run; `Err` with the text the model is told otherwise.
-    async fn check_permission(&mut self, tool: &dyn Tool, call: &ToolCall) -> Result<(), String> {
+    /// `Ok` when the call may run; `Err` with the result the model gets otherwise (a
+    /// denial says why in `details.denied`).
+    async fn check_permission(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+    ) -> Result<(), ToolOutput> {
+        let denied = |why: Denial, text: String| {
+            ToolOutput::error(text).with_details(json!({"denied": why.as_str()}))
+        };
         let verdict = lock(&self.shared.state).permissions.judge(tool, call);
         let (reason, unanswered) = match verdict {
             Verdict::Allow => return Ok(()),
-            Verdict::Deny(text) => return Err(text),
+            Verdict::Deny(why, text) => return Err(denied(why, text)),
             Verdict::Ask { reason, unanswered } => (reason, unanswered),
         };
         let receiver = {
             let mut state = lock(&self.shared.state);
             if !state.can_ask {
-                return Err(unanswered);
+                return Err(denied(Denial::NoApprover, unanswered));
             }
             let (sender, receiver) = oneshot::channel();
             state.approvals.insert(call.id.clone(), sender);
@@ -361,7 +369,7 @@ impl Run {
         let decision = tokio::select! {
             _ = self.cancel.cancelled() => {
                 lock(&self.shared.state).approvals.remove(&call.id);
-                return Err(self.cancel_text());
+                return Err(ToolOutput::error(self.cancel_text()));
             }
             decision = receiver => decision,
         };
@@ -377,10 +385,10 @@ impl Run {
                     text.push_str(" The user says: ");
                     text.push_str(message.trim());
                 }
-                Err(text)
+                Err(denied(Denial::User, text))
             }
             // Nobody is left to answer (e.g. the RPC client closed its input).
-            Err(_) => Err(unanswered),
+            Err(_) => Err(denied(Denial::NoApprover, unanswered)),
         }
     }
 }

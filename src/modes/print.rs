@@ -4,7 +4,8 @@
 use super::headless::{Handler, drive};
 use crate::agent::Agent;
 use crate::protocol::event::{AgentEvent, RunStatus};
-use crate::protocol::message::{Message, join_text};
+use crate::protocol::message::Message;
+use crate::tools::meta::Denial;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -31,13 +32,19 @@ impl Handler for Print {
                 delay_ms as f64 / 1000.0
             ),
             AgentEvent::ToolExecutionEnd {
-                tool_name,
-                result,
-                is_error: true,
-                ..
-            } if join_text(&result.content).starts_with("Permission denied") => eprintln!(
-                "agent: `{tool_name}` was not allowed to run (--permission-mode auto allows it)"
-            ),
+                tool_name, result, ..
+            } => match Denial::of_details(result.details.as_ref()) {
+                Some(Denial::NoApprover) => eprintln!(
+                    "agent: `{tool_name}` was not allowed to run (--permission-mode auto allows it)"
+                ),
+                Some(Denial::Rule) => eprintln!(
+                    "agent: `{tool_name}` was not allowed to run (a [permissions] deny rule forbids it)"
+                ),
+                Some(Denial::ReadOnlyMode) => eprintln!(
+                    "agent: `{tool_name}` was not allowed to run (--permission-mode read-only)"
+                ),
+                Some(Denial::User) | None => {}
+            },
             AgentEvent::AgentEnd {
                 messages,
                 status,

@@ -5,7 +5,7 @@
 //! even if a background process it started keeps the pipe open.
 
 use super::truncate::{MAX_BYTES, MAX_LINES, tail};
-use super::{Tool, ToolContext, ToolOutput, parse_args};
+use super::{OutputKind, Subject, Tool, ToolContext, ToolOutput, parse_args};
 use crate::protocol::event::ToolResultPayload;
 use crate::protocol::message::Content;
 use futures_util::future::BoxFuture;
@@ -64,6 +64,14 @@ impl Tool for BashTool {
 
     fn read_only(&self) -> bool {
         false
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Command("command")
+    }
+
+    fn output_kind(&self) -> OutputKind {
+        OutputKind::CommandOutput
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {

@@ -5,7 +5,7 @@
 
 use super::edit_match::{MatchError, find_unique, line_of};
 use super::path::{display, not_found_message, resolve};
-use super::{Tool, ToolContext, ToolOutput, atomic, parse_args, run_blocking};
+use super::{Subject, Tool, ToolContext, ToolOutput, atomic, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -70,6 +70,20 @@ impl Tool for EditTool {
 
     fn read_only(&self) -> bool {
         false
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Path("path")
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        let edits = args
+            .get("edits")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let plural = if edits == 1 { "" } else { "s" };
+        let path = self.subject().value(args).unwrap_or("");
+        format!("{path} ({edits} edit{plural})")
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {

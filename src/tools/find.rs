@@ -4,7 +4,7 @@
 
 use super::path::display;
 use super::walk::{PathGlob, search_root, walk};
-use super::{Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -52,6 +52,15 @@ impl Tool for FindTool {
 
     fn read_only(&self) -> bool {
         true
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Path("path")
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("");
+        pattern.to_string()
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {

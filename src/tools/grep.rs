@@ -6,7 +6,7 @@
 use super::path::display;
 use super::truncate::{MAX_BYTES, clip};
 use super::walk::{PathGlob, search_root, walk};
-use super::{Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -70,6 +70,18 @@ impl Tool for GrepTool {
 
     fn read_only(&self) -> bool {
         true
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Path("path")
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("");
+        match self.subject().value(args).filter(|p| !p.is_empty()) {
+            Some(path) => format!("{pattern} in {path}"),
+            None => pattern.to_string(),
+        }
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {

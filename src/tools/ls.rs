@@ -3,7 +3,7 @@
 //! `.gitignore`). Long listings are limited with a notice saying how to see more.
 
 use super::path::{display, not_found_message, resolve};
-use super::{Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -45,6 +45,17 @@ impl Tool for LsTool {
 
     fn read_only(&self) -> bool {
         true
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Path("path")
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        match self.subject().value(args).filter(|p| !p.is_empty()) {
+            Some(path) => path.to_string(),
+            None => ".".to_string(),
+        }
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {

@@ -10,6 +10,7 @@ mod edit_match;
 pub mod find;
 pub mod grep;
 pub mod ls;
+pub mod meta;
 pub mod path;
 pub mod permission;
 pub mod read;
@@ -24,6 +25,7 @@ use crate::llm::request::ToolSpec;
 use crate::protocol::event::ToolResultPayload;
 use crate::protocol::message::Content;
 use futures_util::future::BoxFuture;
+pub use meta::{OutputKind, Subject};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -117,6 +119,23 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> Value;
     /// Whether the tool only looks: read-only tools never need approval.
     fn read_only(&self) -> bool;
+    /// The argument naming what a call works on (a path, a command), which permission
+    /// rules match against.
+    fn subject(&self) -> Subject {
+        Subject::None
+    }
+    /// How the tool's result reads, for front ends that shorten it.
+    fn output_kind(&self) -> OutputKind {
+        OutputKind::Text
+    }
+    /// A one-line description of a call for headers and approval dialogs: by default the
+    /// subject argument, or the arguments as JSON.
+    fn summarize(&self, args: &Value) -> String {
+        match self.subject().value(args) {
+            Some(value) => value.to_string(),
+            None => args.to_string(),
+        }
+    }
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
 
@@ -138,10 +157,10 @@ fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
     Some(tool)
 }
 
-/// Whether a built-in tool only looks (for permission rules naming tools that are not
-/// enabled); `None` for an unknown name.
-pub fn builtin_is_read_only(name: &str) -> Option<bool> {
-    builtin(name).map(|tool| tool.read_only())
+/// A built-in tool by name, for what is known about it (permission rules naming tools
+/// that are not enabled, front ends describing calls); `None` for an unknown name.
+pub fn builtin_tool(name: &str) -> Option<Arc<dyn Tool>> {
+    builtin(name)
 }
 
 struct Entry {
@@ -185,6 +204,17 @@ impl Tools {
             entries.push(Arc::new(Entry { tool, schema }));
         }
         Ok(Tools { entries })
+    }
+
+    /// These tools and `tool` (one defined outside this module), its schema compiled; an
+    /// error if its name is taken or its schema does not compile.
+    pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Result<Tools, String> {
+        if self.get(tool.name()).is_some() {
+            return Err(format!("a tool named `{}` exists already", tool.name()));
+        }
+        let schema = schema::ArgumentSchema::compile(tool.name(), &tool.parameters())?;
+        self.entries.push(Arc::new(Entry { tool, schema }));
+        Ok(self)
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

@@ -5,6 +5,7 @@
 //! read-only tools run, mutating ones run in auto mode and ask in ask mode.
 
 use super::Tool;
+use super::meta::Denial;
 use super::path::{display, is_inside};
 use super::rules::{RuleSet, Target};
 use crate::protocol::message::ToolCall;
@@ -37,7 +38,8 @@ impl PermissionMode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Allow,
-    Deny(String),
+    /// Denied: why, and what the model is told.
+    Deny(Denial, String),
     /// Needs approval.
     Ask {
         /// Why, shown to the user.
@@ -93,21 +95,27 @@ impl Permissions {
     }
 
     pub fn judge(&self, tool: &dyn Tool, call: &ToolCall) -> Verdict {
-        let target = Target::of(call, &self.rules.cwd);
+        let target = Target::of(tool, call, &self.rules.cwd);
         let rules = &self.rules.rules;
         if let Some(rule) = rules.denied_by(call, &target) {
-            return Verdict::Deny(format!(
-                "Permission denied: the rule `{rule}` in the user's [permissions] deny list \
+            return Verdict::Deny(
+                Denial::Rule,
+                format!(
+                    "Permission denied: the rule `{rule}` in the user's [permissions] deny list \
                  forbids this call. Do not try to get around it."
-            ));
+                ),
+            );
         }
         let mutating = !tool.read_only();
         if mutating && self.mode == PermissionMode::ReadOnly {
-            return Verdict::Deny(format!(
-                "Permission denied: `{}` can change files or run programs, and the agent is in \
+            return Verdict::Deny(
+                Denial::ReadOnlyMode,
+                format!(
+                    "Permission denied: `{}` can change files or run programs, and the agent is in \
                  read-only mode (--permission-mode read-only).",
-                call.name
-            ));
+                    call.name
+                ),
+            );
         }
         if self.session_allowed.contains(&rule_key(call)) {
             return Verdict::Allow;
@@ -216,7 +224,7 @@ mod tests {
         assert!(is_ask(&judge(&p, "bash", json!({"command": "git push"}))));
         assert!(matches!(
             judge(&p, "bash", json!({"command": "git push --force"})),
-            Verdict::Deny(text) if text.contains("`bash(git push --force*)`")
+            Verdict::Deny(_, text) if text.contains("`bash(git push --force*)`")
         ));
         assert!(is_ask(&judge(&p, "bash", json!({"command": "make"}))));
         assert_eq!(
@@ -230,7 +238,7 @@ mod tests {
         );
         assert!(matches!(
             judge(&p, "read", json!({"path": "secret/key"})),
-            Verdict::Deny(_)
+            Verdict::Deny(..)
         ));
     }
 
@@ -253,7 +261,7 @@ mod tests {
         )));
         assert!(matches!(
             judge(&p, "bash", json!({"command": "ls; rm x"})),
-            Verdict::Deny(_)
+            Verdict::Deny(..)
         ));
         assert_eq!(
             judge(&p, "write", json!({"path": "/tmp/elsewhere"})),
@@ -263,7 +271,7 @@ mod tests {
         let (p, _dir) = permissions(PermissionMode::ReadOnly, &["bash"], &[], &[]);
         assert!(matches!(
             judge(&p, "bash", json!({"command": "ls"})),
-            Verdict::Deny(_)
+            Verdict::Deny(..)
         ));
         assert_eq!(judge(&p, "grep", json!({"pattern": "x"})), Verdict::Allow);
     }
@@ -302,7 +310,7 @@ mod tests {
         let (p, _dir) = permissions(PermissionMode::Auto, &[], &[], &["bash(rm -rf *)"]);
         // bash runs the first line even though the second is a syntax error.
         let verdict = judge(&p, "bash", json!({"command": "echo ok; rm -rf build\n)"}));
-        assert!(matches!(verdict, Verdict::Deny(_)), "{verdict:?}");
+        assert!(matches!(verdict, Verdict::Deny(..)), "{verdict:?}");
         let verdict = judge(&p, "bash", json!({"command": "echo ok\n)"}));
         assert_eq!(verdict, Verdict::Allow);
     }
@@ -314,7 +322,7 @@ mod tests {
         std::fs::write(dir.path().join("secret/key"), "x").unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret"), dir.path().join("innocent")).unwrap();
         let verdict = judge(&p, "read", json!({"path": "innocent/key"}));
-        assert!(matches!(verdict, Verdict::Deny(_)), "{verdict:?}");
+        assert!(matches!(verdict, Verdict::Deny(..)), "{verdict:?}");
         assert_eq!(
             judge(&p, "read", json!({"path": "other.txt"})),
             Verdict::Allow

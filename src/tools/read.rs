@@ -4,7 +4,7 @@
 
 use super::path::{display, not_found_message, resolve};
 use super::truncate::{MAX_BYTES, MAX_LINES, clip};
-use super::{Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use super::{OutputKind, Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use crate::protocol::message::Content;
 use base64::Engine;
 use futures_util::future::BoxFuture;
@@ -53,6 +53,22 @@ impl Tool for ReadTool {
 
     fn read_only(&self) -> bool {
         true
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Path("path")
+    }
+
+    fn output_kind(&self) -> OutputKind {
+        OutputKind::FileContents
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        let path = self.subject().value(args).unwrap_or("");
+        match args.get("offset").and_then(Value::as_u64) {
+            Some(offset) => format!("{path}:{offset}"),
+            None => path.to_string(),
+        }
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
@@ -274,7 +290,11 @@ fn finish_line(window: &mut Window, line: &mut Vec<u8>, shown: bool) {
 }
 
 fn render(shown: &str, offset: usize, window: Window) -> ToolOutput {
-    let details = json!({"path": shown, "totalLines": window.total_lines});
+    let details = json!({
+        "path": shown,
+        "totalLines": window.total_lines,
+        "shownLines": window.shown_lines,
+    });
     if window.total_lines == 0 {
         return ToolOutput::text(format!("[{shown} is empty]")).with_details(details);
     }

@@ -1,17 +1,16 @@
 //! Permission rules from `[permissions]`: `tool` (the whole tool), `bash(pattern)` (a
 //! command pattern where `*` matches anything) and `read(glob)` / `write(glob)` /
 //! `edit(glob)` / `grep(glob)` / `find(glob)` / `ls(glob)` (a path glob, relative to the
-//! working directory). Parsing reports a bad rule with the config key it came from;
-//! matching answers "does this rule cover this call".
+//! working directory) — which kind of pattern a tool takes is its `Subject`. Parsing
+//! reports a bad rule with the config key it came from; matching answers "does this rule
+//! cover this call".
 
 use super::shell::{self, CommandShape};
+use super::{Subject, Tool};
 use crate::protocol::message::ToolCall;
 use globset::{GlobBuilder, GlobMatcher};
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// Tools whose rules name paths, and the argument holding the path.
-const PATH_TOOLS: &[&str] = &["read", "write", "edit", "grep", "find", "ls"];
 
 #[derive(Clone, Debug)]
 pub struct Rule {
@@ -57,18 +56,18 @@ impl Rule {
                 (tool.trim(), Some(inner.trim()))
             }
         };
-        if super::builtin_is_read_only(tool).is_none() {
+        let Some(subject) = super::builtin_tool(tool).map(|t| t.subject()) else {
             return Err(format!(
                 "`{trimmed}` names no tool (known: {})",
                 super::ALL_TOOLS.join(", ")
             ));
-        }
-        let pattern = match pattern {
-            None => Pattern::Whole,
-            Some("") => return Err(format!("`{trimmed}` has an empty pattern")),
-            Some(inner) if tool == "bash" => Pattern::Command(collapse(inner)),
-            Some(inner) if PATH_TOOLS.contains(&tool) => Pattern::Path(path_glob(inner, cwd)?),
-            Some(_) => {
+        };
+        let pattern = match (pattern, subject) {
+            (None, _) => Pattern::Whole,
+            (Some(""), _) => return Err(format!("`{trimmed}` has an empty pattern")),
+            (Some(inner), Subject::Command(_)) => Pattern::Command(collapse(inner)),
+            (Some(inner), Subject::Path(_)) => Pattern::Path(path_glob(inner, cwd)?),
+            (Some(_), Subject::None) => {
                 return Err(format!(
                     "`{trimmed}`: `{tool}` rules take no pattern; write just `{tool}`"
                 ));
@@ -164,27 +163,38 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn of(call: &ToolCall, cwd: &Path) -> Target {
-        let arg = |name: &str| call.arguments.get(name).and_then(|v| v.as_str());
-        if call.name == "bash" {
-            let command = arg("command").unwrap_or("");
-            return Target::Command {
-                text: collapse(command),
-                shape: shell::parse(command),
-            };
+    /// What `call` of `tool` works on.
+    pub fn of(tool: &dyn Tool, call: &ToolCall, cwd: &Path) -> Target {
+        let subject = tool.subject();
+        let value = subject.value(&call.arguments);
+        match subject {
+            Subject::Command(_) => {
+                let command = value.unwrap_or("");
+                Target::Command {
+                    text: collapse(command),
+                    shape: shell::parse(command),
+                }
+            }
+            Subject::Path(_) => {
+                let raw = value.filter(|p| !p.trim().is_empty()).unwrap_or(".");
+                Target::path(&super::path::resolve(cwd, raw), cwd)
+            }
+            Subject::None => Target::Nothing,
         }
-        if PATH_TOOLS.contains(&call.name.as_str()) {
-            let raw = arg("path").filter(|p| !p.trim().is_empty()).unwrap_or(".");
-            let path = super::path::resolve(cwd, raw);
-            let real = super::path::real_path(&path);
-            let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-            let real = match real.strip_prefix(&real_cwd) {
-                Ok(rest) => cwd.join(rest),
-                Err(_) => real,
-            };
-            return Target::Path { path, real };
+    }
+
+    /// A path target: `path` (absolute, normalised) and where it really is.
+    pub fn path(path: &Path, cwd: &Path) -> Target {
+        let real = super::path::real_path(path);
+        let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        let real = match real.strip_prefix(&real_cwd) {
+            Ok(rest) => cwd.join(rest),
+            Err(_) => real,
+        };
+        Target::Path {
+            path: path.to_path_buf(),
+            real,
         }
-        Target::Nothing
     }
 }
 
@@ -308,6 +318,11 @@ mod tests {
         call("bash", json!({"command": command}))
     }
 
+    fn target(call: &ToolCall, cwd: &Path) -> Target {
+        let tool = crate::tools::builtin_tool(&call.name).unwrap();
+        Target::of(tool.as_ref(), call, cwd)
+    }
+
     #[test]
     fn wildcards_match_anything_including_spaces() {
         assert!(wildcard("git status*", "git status"));
@@ -324,7 +339,7 @@ mod tests {
         let cwd = Path::new("/repo");
         let allowed = |command: &str| {
             let c = bash(command);
-            set.allows(&c, &Target::of(&c, cwd))
+            set.allows(&c, &target(&c, cwd))
         };
         assert!(allowed("git status"));
         assert!(allowed("git   status  --short && cargo test -q"));
@@ -346,18 +361,17 @@ mod tests {
         let cwd = Path::new("/repo");
         let c = bash("ls && rm -rf /tmp/x");
         assert_eq!(
-            set.denied_by(&c, &Target::of(&c, cwd))
-                .map(|r| r.to_string()),
+            set.denied_by(&c, &target(&c, cwd)).map(|r| r.to_string()),
             Some("bash(rm -rf *)".to_string())
         );
         let c = bash("echo $(rm -rf /)");
-        assert!(set.denied_by(&c, &Target::of(&c, cwd)).is_some());
+        assert!(set.denied_by(&c, &target(&c, cwd)).is_some());
         let c = bash("git add . && git push origin");
-        assert!(set.asked_by(&c, &Target::of(&c, cwd)).is_some());
-        assert!(set.denied_by(&c, &Target::of(&c, cwd)).is_none());
+        assert!(set.asked_by(&c, &target(&c, cwd)).is_some());
+        assert!(set.denied_by(&c, &target(&c, cwd)).is_none());
         // A bare rule covers every command, even one that does not parse.
         let c = bash("echo 'unterminated");
-        assert!(set.allows(&c, &Target::of(&c, cwd)));
+        assert!(set.allows(&c, &target(&c, cwd)));
     }
 
     #[test]
@@ -370,7 +384,7 @@ mod tests {
         let cwd = Path::new("/repo");
         let check = |name: &str, path: &str| {
             let c = call(name, json!({"path": path}));
-            let target = Target::of(&c, cwd);
+            let target = target(&c, cwd);
             (
                 set.allows(&c, &target),
                 set.denied_by(&c, &target).is_some(),

@@ -2,7 +2,7 @@
 //! atomic (temporary file + rename) and an existing file keeps its permissions.
 
 use super::path::{display, resolve};
-use super::{Tool, ToolContext, ToolOutput, atomic, parse_args, run_blocking};
+use super::{Subject, Tool, ToolContext, ToolOutput, atomic, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -42,6 +42,19 @@ impl Tool for WriteTool {
 
     fn read_only(&self) -> bool {
         false
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Path("path")
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        let lines = args
+            .get("content")
+            .and_then(Value::as_str)
+            .map_or(0, |c| c.lines().count());
+        let path = self.subject().value(args).unwrap_or("");
+        format!("{path} ({lines} lines)")
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {

@@ -7,6 +7,7 @@ use super::markdown;
 use super::theme::Theme;
 use super::wrap::{wrap_line, wrap_text};
 use crate::protocol::message::{AssistantContent, Content, Message, ToolCall, join_text};
+use crate::tools::meta::{OutputKind, output_kind};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -120,63 +121,15 @@ pub fn error(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     rows
 }
 
-/// A one-line description of a call's arguments: the command, the path, the pattern.
+/// A one-line description of a call's arguments: the command, the path, the pattern (a
+/// `!command` is described as the bash tool's call).
 pub fn summarize_args(name: &str, args: &Value) -> String {
-    let text = |key: &str| {
-        args.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let summary = match name {
-        "bash" | "!" => text("command"),
-        "read" => {
-            let mut s = text("path");
-            if let Some(offset) = args.get("offset").and_then(Value::as_u64) {
-                s.push_str(&format!(":{offset}"));
-            }
-            s
-        }
-        "write" => {
-            let lines = args
-                .get("content")
-                .and_then(Value::as_str)
-                .map(|c| c.lines().count())
-                .unwrap_or(0);
-            format!("{} ({lines} lines)", text("path"))
-        }
-        "edit" => {
-            let edits = args
-                .get("edits")
-                .and_then(Value::as_array)
-                .map(Vec::len)
-                .unwrap_or(0);
-            format!(
-                "{} ({edits} edit{})",
-                text("path"),
-                if edits == 1 { "" } else { "s" }
-            )
-        }
-        "grep" => {
-            let path = text("path");
-            if path.is_empty() {
-                text("pattern")
-            } else {
-                format!("{} in {path}", text("pattern"))
-            }
-        }
-        "find" => text("pattern"),
-        "ls" => {
-            let path = text("path");
-            if path.is_empty() {
-                ".".to_string()
-            } else {
-                path
-            }
-        }
-        _ => args.to_string(),
-    };
-    summary.lines().next().unwrap_or("").to_string()
+    crate::tools::meta::summarize_call(tool_of(name), args)
+}
+
+/// The tool a cell's name stands for: `!` (the user's own command) is bash.
+fn tool_of(name: &str) -> &str {
+    if name == "!" { "bash" } else { name }
 }
 
 /// The header row of a tool call: marker, name, argument summary (cut to the width).
@@ -247,7 +200,7 @@ pub fn tool(
         rows.extend(diff_rows(diff, width, theme));
         return rows;
     }
-    let summary = result_summary(name, &text, is_error);
+    let summary = result_summary(name, &text, details, is_error);
     let style = if is_error { theme.error() } else { theme.dim() };
     let more = |hidden: usize| {
         Line::from(vec![
@@ -296,13 +249,16 @@ struct Summary {
     from_end: bool,
 }
 
-fn result_summary(name: &str, text: &str, is_error: bool) -> Summary {
+fn result_summary(name: &str, text: &str, details: Option<&Value>, is_error: bool) -> Summary {
     let mut all: Vec<&str> = text.lines().collect();
-    if !is_error && name == "read" {
-        let count = all
-            .iter()
-            .take_while(|l| !l.starts_with("[Showing lines"))
-            .count();
+    let kind = output_kind(tool_of(name));
+    if !is_error && kind == OutputKind::FileContents {
+        // Sessions written before `shownLines` existed: count the text's lines.
+        let count = details
+            .and_then(|d| d.get("shownLines"))
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(all.len());
         return Summary {
             lines: vec![format!(
                 "Read {count} line{}",
@@ -312,7 +268,7 @@ fn result_summary(name: &str, text: &str, is_error: bool) -> Summary {
             from_end: false,
         };
     }
-    let command = name == "bash" || name == "!";
+    let command = kind == OutputKind::CommandOutput;
     if command && !is_error && all.last() == Some(&"[exit code 0]") {
         all.pop();
         while all.last().is_some_and(|l| l.trim().is_empty()) {
