@@ -176,6 +176,9 @@ async fn json_mode_writes_every_event_as_a_line() {
     ))
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
+    for line in out.stdout.lines() {
+        assert!(line.starts_with("{\"type\":\""), "`type` first: {line}");
+    }
     let lines: Vec<Value> = out
         .stdout
         .lines()
@@ -400,6 +403,42 @@ async fn rpc_answers_bad_lines_and_keeps_running() {
             .contains("nothing to compact"),
         "{response}"
     );
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn rpc_answers_non_utf8_and_over_long_lines_as_parse_errors() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send_bytes(b"{\"id\": \"bad\", \"type\": \"get_state\", \"x\": \"\xff\xfe\"}")
+        .await;
+    let response = rpc.next().await;
+    assert_eq!(response["command"], "parse", "{response}");
+    assert_eq!(response["success"], false);
+    assert!(
+        response["error"]
+            .as_str()
+            .unwrap()
+            .contains("not valid UTF-8"),
+        "{response}"
+    );
+    // One byte over the 64 MiB cap: refused with a reason, and the next line still works.
+    let mut long = br#"{"type":"prompt","message":""#.to_vec();
+    long.resize(64 * 1024 * 1024 - 1, b'a');
+    long.extend_from_slice(br#""}"#);
+    rpc.send_bytes(&long).await;
+    let response = rpc.next().await;
+    assert_eq!(response["command"], "parse", "{response}");
+    assert!(
+        response["error"]
+            .as_str()
+            .unwrap()
+            .contains("is longer than the limit of 64 MiB"),
+        "{response}"
+    );
+    rpc.send(json!({"id": "s", "type": "get_state"})).await;
+    assert_eq!(rpc.next().await["id"], "s");
     assert_eq!(rpc.exit_code().await, 0);
 }
 

@@ -6,17 +6,27 @@ use super::headless::{Handler, drive};
 use super::output::JsonLines;
 use crate::agent::Agent;
 use crate::protocol::event::{AgentEvent, RunStatus};
-use serde_json::json;
+use serde::Serialize;
 use std::path::Path;
+
+/// The first line: which session the events belong to. `type` comes first, as on every line.
+#[derive(Serialize)]
+struct SessionLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: &'a str,
+    path: Option<&'a Path>,
+    cwd: &'a Path,
+}
 
 pub async fn run(agent: Agent, prompt: String, session: &SessionInfo, cwd: &Path) -> u8 {
     let mut out = JsonLines::default();
-    out.push(&json!({
-        "type": "session",
-        "id": session.id,
-        "path": session.path,
-        "cwd": cwd,
-    }));
+    out.push(&SessionLine {
+        kind: "session",
+        id: &session.id,
+        path: session.path.as_deref(),
+        cwd,
+    });
     drive(&agent, prompt, &mut Json { out }).await
 }
 

@@ -65,8 +65,13 @@ impl Rpc {
     }
 
     pub async fn send_raw(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes()).await;
+    }
+
+    /// Any bytes as one line (a newline is added).
+    pub async fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(line).await.unwrap();
         stdin.write_all(b"\n").await.unwrap();
         stdin.flush().await.unwrap();
     }

@@ -1,24 +1,27 @@
 //! `--mode rpc`: commands as JSON lines on stdin; responses and events as JSON lines on
-//! stdout (docs/protocol.md §4). A bad line gets an error response and the process keeps running.
-//! Commands take effect in the order they arrive: one that takes time (`compact`,
+//! stdout (docs/protocol.md §4). A bad line gets an error response and the process keeps
+//! running. Commands take effect in the order they arrive: one that takes time (`compact`,
 //! `new_session`, `set_model`) is finished — events keep flowing — before the next line is
-//! read. At end of input, pending approvals are denied, the current run
-//! finishes, and the process exits.
+//! read. At end of input, pending approvals are denied, the current run finishes, and the
+//! process exits.
 
-use super::output::JsonLines;
-use super::signals::Interrupts;
-use super::{SessionInfo, start_new_session};
+mod reader;
+
 use crate::agent::queue::QueueMode;
 use crate::agent::{Agent, Approval};
 use crate::config::Settings;
 use crate::llm::client::Provider;
+use crate::modes::output::JsonLines;
+use crate::modes::signals::Interrupts;
+use crate::modes::{SessionInfo, start_new_session};
 use crate::protocol::event::AgentEvent;
 use crate::protocol::message::UserMessage;
 use futures_util::future::BoxFuture;
+use reader::{Frame, LineReader, MAX_LINE_BYTES};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::sync::mpsc;
 
 #[derive(Debug, Serialize)]
@@ -53,7 +56,7 @@ impl Response {
 }
 
 enum Input {
-    Line(String),
+    Frame(Frame),
     End,
 }
 
@@ -98,11 +101,11 @@ pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
                 }
             }
             line = input.recv(), if input_open => match line {
-                Some(Input::Line(line)) => {
+                Some(Input::Frame(frame)) => {
                     pending_commands += 1;
                     // Commands take effect in the order they were sent: one that takes time
                     // is finished (events still flowing) before the next line is read.
-                    if let Some(command) = handle_line(&context, &line) {
+                    if let Some(command) = handle_frame(&context, frame) {
                         tokio::pin!(command);
                         loop {
                             tokio::select! {
@@ -161,31 +164,28 @@ fn drain(events: &mut mpsc::UnboundedReceiver<AgentEvent>, out: &mut JsonLines) 
 }
 
 async fn read_stdin(tx: mpsc::UnboundedSender<Input>) {
-    let mut reader = BufReader::new(tokio::io::stdin());
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                let text = String::from_utf8_lossy(&line).into_owned();
-                if tx.send(Input::Line(text)).is_err() {
-                    return;
-                }
-            }
+    let mut reader = LineReader::new(BufReader::new(tokio::io::stdin()), MAX_LINE_BYTES);
+    while let Ok(Some(frame)) = reader.next().await {
+        if tx.send(Input::Frame(frame)).is_err() {
+            return;
         }
     }
     let _ = tx.send(Input::End);
 }
 
-/// Answer one input line (every line gets exactly one response; blank lines get a parse
-/// error too, so the count of answers always matches the count of lines).
-fn handle_line(context: &Arc<Context>, line: &str) -> Option<BoxFuture<'static, Response>> {
+/// Answer one input line (every line gets exactly one response; blank, over-long and
+/// non-UTF-8 lines get a parse error too, so the count of answers always matches the count
+/// of lines).
+fn handle_frame(context: &Arc<Context>, frame: Frame) -> Option<BoxFuture<'static, Response>> {
     let respond = |response| {
         let _ = context.responses.send(response);
         None
     };
-    let value: Value = match serde_json::from_str(line) {
+    let line = match frame {
+        Frame::Line(line) => line,
+        Frame::Invalid(why) => return respond(Response::new(None, "parse", Err(why))),
+    };
+    let value: Value = match serde_json::from_str(&line) {
         Ok(value) => value,
         Err(e) => {
             return respond(Response::new(
