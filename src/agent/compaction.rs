@@ -319,7 +319,7 @@ async fn summarise_and_replace(
             .map(|m| estimate_tokens(m))
             .sum::<u64>();
     let before = context_tokens(messages);
-    let entry_id = shared
+    let (entry_id, _) = shared
         .persist_at(
             NewEntry::Compaction {
                 summary: &summary,
@@ -334,7 +334,12 @@ async fn summarise_and_replace(
     lock(&shared.state)
         .history
         .replace_prefix(cut, entry_id, summary_message);
-    Ok(after)
+    // The entry is queued in the writer either way, so memory and file agree once writing
+    // works again; until then the compaction reports why it is not saved.
+    match shared.unsaved() {
+        Some(error) => Err(error),
+        None => Ok(after),
+    }
 }
 
 async fn request_summary(

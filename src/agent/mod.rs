@@ -98,7 +98,8 @@ pub struct Snapshot {
     /// Estimated tokens of the context the next request would send, and the window.
     pub context_tokens: u64,
     pub context_window: u64,
-    /// Set when the session file could not be written.
+    /// Set while the session file could not be written: why (the file and the OS error).
+    /// Cleared by the next write that succeeds.
     pub session_error: Option<String>,
 }
 

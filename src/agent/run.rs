@@ -139,10 +139,15 @@ impl Run {
                     );
                 };
                 let calls: Vec<_> = message.tool_calls().cloned().collect();
-                if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
-                    // Calls the failed response already streamed still get their answer.
-                    let text = match message.stop_reason {
-                        StopReason::Aborted => self.cancel_text(),
+                let unsaved = self.shared.unsaved();
+                if unsaved.is_some()
+                    || matches!(message.stop_reason, StopReason::Error | StopReason::Aborted)
+                {
+                    // Calls the failed (or unsaved) response already streamed still get their
+                    // answer.
+                    let text = match (&unsaved, &message.stop_reason) {
+                        (Some(error), _) => format!("Not executed: {error}."),
+                        (None, StopReason::Aborted) => self.cancel_text(),
                         _ => {
                             "Not executed: the response failed before it was complete.".to_string()
                         }
@@ -151,8 +156,9 @@ impl Run {
                     for call in &calls {
                         results.push(self.answer_without_running(call, &text).await);
                     }
-                    let outcome = match message.stop_reason {
-                        StopReason::Aborted => self.cancel_outcome(),
+                    let outcome = match (unsaved, &message.stop_reason) {
+                        (Some(error), _) => Outcome::Failed(error),
+                        (None, StopReason::Aborted) => self.cancel_outcome(),
                         _ => Outcome::Failed(
                             message
                                 .error_message
@@ -176,6 +182,9 @@ impl Run {
                 self.shared.sync_session().await;
                 if let Some(outcome) = round.stop {
                     return outcome;
+                }
+                if let Some(error) = self.shared.unsaved() {
+                    return Outcome::Failed(error);
                 }
                 pending = if round.steering.is_empty() {
                     self.take_steering()
@@ -215,8 +224,12 @@ impl Run {
         }
     }
 
-    /// Cancellation and the turn limit, checked before each model call.
+    /// A session that cannot be written, cancellation and the turn limit, checked before
+    /// each model call: a run never goes on with memory and disk apart.
     fn check_before_model_call(&self) -> Option<Outcome> {
+        if let Some(error) = self.shared.unsaved() {
+            return Some(Outcome::Failed(error));
+        }
         if self.cancel.is_cancelled() {
             return Some(self.cancel_outcome());
         }
@@ -288,9 +301,12 @@ impl Run {
     }
 
     /// Write a finished message to the session, add it to the history, then announce it
-    /// with `message_end`: a message a front end treats as done is already on disk.
+    /// with `message_end`: a message a front end treats as done is already on disk. One
+    /// that could not be written is kept in the history (and queued in the writer, to be
+    /// written once writing works again) but never announced as done: the run stops at its
+    /// next check and `agent_end` says why.
     pub async fn commit(&mut self, message: Arc<Message>) -> Arc<Message> {
-        let id = self.shared.persist(NewEntry::Message(&message)).await;
+        let (id, saved) = self.shared.persist(NewEntry::Message(&message)).await;
         {
             let mut state = lock(&self.shared.state);
             if let Message::Assistant(assistant) = message.as_ref() {
@@ -298,10 +314,12 @@ impl Run {
             }
             state.history.push(id, message.clone());
         }
-        self.new_messages.push(message.clone());
-        self.shared.emit(AgentEvent::MessageEnd {
-            message: message.clone(),
-        });
+        if saved {
+            self.new_messages.push(message.clone());
+            self.shared.emit(AgentEvent::MessageEnd {
+                message: message.clone(),
+            });
+        }
         message
     }
 

@@ -58,7 +58,8 @@ pub(crate) struct State {
     /// A front end answers `tool_approval_request`s (TUI, RPC); otherwise asks are denials.
     pub can_ask: bool,
     pub task: Option<JoinHandle<()>>,
-    /// The first failure to write the session file, for the front end to show.
+    /// Set while the session file is behind memory: a write failed and none has succeeded
+    /// since. Runs stop on it; front ends show it.
     pub session_error: Option<String>,
     /// Tokens and cost of every model call of the session so far (survives compaction).
     pub usage: Usage,
@@ -90,41 +91,59 @@ impl Shared {
         lock(&self.session).clone()
     }
 
-    /// Persist an entry; a failure is logged and remembered (the conversation goes on in
-    /// memory) and a fresh id is returned.
-    pub async fn persist(&self, entry: NewEntry<'_>) -> String {
+    /// Persist an entry; returns its id and whether the session file now holds it. A
+    /// failed write is remembered in `session_error` — the run stops at its next check and
+    /// front ends show it — while the entry keeps its id and its place in the writer's
+    /// queue: it is written first once writing works again (which clears the error).
+    pub async fn persist(&self, entry: NewEntry<'_>) -> (String, bool) {
         self.persist_at(entry, crate::protocol::message::now_millis())
             .await
     }
 
     /// `persist` with the entry's timestamp chosen by the caller.
-    pub async fn persist_at(&self, entry: NewEntry<'_>, timestamp: i64) -> String {
+    pub async fn persist_at(&self, entry: NewEntry<'_>, timestamp: i64) -> (String, bool) {
         let Some(session) = self.session() else {
-            return new_entry_id();
+            return (new_entry_id(), true);
         };
-        match session.append_at(entry, timestamp).await {
-            Ok(id) => id,
-            Err(e) => {
-                self.record_session_error(&e);
-                new_entry_id()
-            }
-        }
+        let (id, written) = session.append_at(entry, timestamp).await;
+        (id, self.note_write(&session, written))
     }
 
-    /// Flush the session to disk (end of turn, before a mutating tool).
+    /// Write what is queued and flush the session to disk (end of turn, before a mutating
+    /// tool); a failure is remembered like a failed write.
     pub async fn sync_session(&self) {
-        if let Some(session) = self.session()
-            && let Err(e) = session.sync().await
-        {
-            self.record_session_error(&e);
+        if let Some(session) = self.session() {
+            let synced = session.sync().await;
+            self.note_write(&session, synced);
         }
     }
 
-    fn record_session_error(&self, error: &SessionError) {
-        tracing::error!(%error, "session write failed");
+    /// Why the session file is behind what the agent holds in memory, if it is.
+    pub fn unsaved(&self) -> Option<String> {
+        lock(&self.state).session_error.clone()
+    }
+
+    /// Remember how a write to `session` went; `true` when it succeeded. The outcome of a
+    /// session that was replaced meanwhile no longer matters.
+    fn note_write(&self, session: &Arc<SessionWriter>, result: Result<(), SessionError>) -> bool {
+        let current = self
+            .session()
+            .is_some_and(|active| Arc::ptr_eq(&active, session));
         let mut state = lock(&self.state);
-        if state.session_error.is_none() {
-            state.session_error = Some(format!("the session could not be saved: {error}"));
+        match result {
+            Ok(()) => {
+                if current && state.session_error.take().is_some() {
+                    tracing::info!("the session file is written again");
+                }
+                true
+            }
+            Err(error) => {
+                tracing::error!(%error, "session write failed");
+                if current {
+                    state.session_error = Some(format!("the session could not be saved: {error}"));
+                }
+                false
+            }
         }
     }
 

@@ -42,6 +42,8 @@ enum Halt {
     CallLimit(u32),
     /// The loop guard: why.
     Guard(String),
+    /// The session file cannot be written: why.
+    Unsaved(String),
 }
 
 /// One call of a batch on its way to a result.
@@ -79,6 +81,7 @@ impl Run {
                         )))
                     }
                     Halt::Guard(reason) => round.stop = Some(Outcome::Limit(reason)),
+                    Halt::Unsaved(error) => round.stop = Some(Outcome::Failed(error)),
                 }
                 return round;
             }
@@ -170,6 +173,12 @@ impl Run {
                 halt = Some(Halt::Guard(reason));
             }
             round.results.push(self.finish_call(call, output).await);
+            if halt.is_none()
+                && let Some(error) = self.shared.unsaved()
+            {
+                halted.store(true, Ordering::SeqCst);
+                halt = Some(Halt::Unsaved(error));
+            }
             if halt.is_none() {
                 let steering = self.take_steering();
                 if !steering.is_empty() {
@@ -183,6 +192,9 @@ impl Run {
 
     /// Why `call` must not start, checked in order before each call.
     fn halt_before(&self, call: &ToolCall) -> Option<Halt> {
+        if let Some(error) = self.shared.unsaved() {
+            return Some(Halt::Unsaved(error));
+        }
         if self.cancel.is_cancelled() {
             return Some(Halt::Cancelled);
         }
@@ -201,7 +213,7 @@ impl Run {
             Halt::CallLimit(max) => {
                 format!("Not executed: the run reached its limit of {max} tool calls.")
             }
-            Halt::Guard(reason) => format!("Not executed: {reason}."),
+            Halt::Guard(reason) | Halt::Unsaved(reason) => format!("Not executed: {reason}."),
         }
     }
 
@@ -273,6 +285,9 @@ impl Run {
         if !tool.read_only() {
             // What the model did so far is on disk before anything changes the world.
             self.shared.sync_session().await;
+            if let Some(error) = self.shared.unsaved() {
+                return Err(ToolOutput::error(format!("Not executed: {error}.")));
+            }
         }
         Ok(tool)
     }

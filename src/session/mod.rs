@@ -4,6 +4,7 @@
 //! `--session`, `--no-session`, or a new session) into a writer and the history to resume.
 //! The format is documented in docs/sessions.md.
 
+mod appender;
 mod error;
 pub mod format;
 pub mod load;
@@ -78,8 +79,27 @@ pub async fn open(choice: Choice, root: &Path, cwd: &Path) -> Result<Opened, Ses
             }
         },
         Choice::Resume(prefix) => resume(&store::find_by_id(root, &prefix)?).await,
-        Choice::Path(path) if path.exists() => resume(&path).await,
-        Choice::Path(path) => create(&path, &new_id(), cwd),
+        Choice::Path(path) => create_or_resume(&path, cwd).await,
+    }
+}
+
+/// A path the user named: created exclusively and locked at once when it does not exist —
+/// so two agents given the same new path cannot both write it: the second finds it and is
+/// refused by its lock — and resumed when it does.
+async fn create_or_resume(path: &Path, cwd: &Path) -> Result<Opened, SessionError> {
+    let id = new_id();
+    let header = Header::new(&id, &cwd.to_string_lossy(), now_millis());
+    match SessionWriter::create_now(path, &header)? {
+        Some(writer) => Ok(Opened {
+            id,
+            path: Some(path.to_path_buf()),
+            writer: Some(Arc::new(writer)),
+            history: Vec::new(),
+            model: None,
+            thinking: None,
+            notices: Vec::new(),
+        }),
+        None => resume(path).await,
     }
 }
 

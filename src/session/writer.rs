@@ -2,59 +2,78 @@
 //! syncs them to disk on request, holding the file's advisory lock (`flock`) for as long as
 //! the session is open — a crashed process never leaves a stale lock behind.
 //!
-//! A new session's file appears with its first message (see `Deferred`).
+//! A new session's file appears with its first message; what goes wrong on the disk (and
+//! how the file stays whole) is the `appender`'s business.
 //!
 //! Durability policy: every entry is written (`write(2)`) before the engine announces it
 //! with `message_end`, so killing the process never loses a completed message; `fsync` runs
 //! at the end of every turn and before a mutating tool starts, which bounds what a power
-//! loss can take.
+//! loss can take. A write that fails is reported to the caller at once; the entry stays
+//! queued and is written first by the next attempt.
 
+use super::appender::{Appender, create_file};
 use super::error::SessionError;
 use super::format::{Header, NewEntry, encode, new_entry_id};
 use crate::protocol::message::now_millis;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use tokio::sync::oneshot;
 
-enum Command {
-    /// Create the file (mode 0600, directory 0700), lock it, write these first lines.
-    Create(PathBuf, Vec<u8>, oneshot::Sender<std::io::Result<()>>),
-    Append(Vec<u8>, oneshot::Sender<std::io::Result<()>>),
-    Sync(oneshot::Sender<std::io::Result<()>>),
-}
+type Ack = oneshot::Sender<std::io::Result<()>>;
 
-/// A new session's file does not exist until its first message: until then the header and
-/// any bookkeeping entries (model changes) wait here, so starting and quitting the agent
-/// leaves no empty session behind.
-struct Deferred {
-    lines: Vec<u8>,
+enum Command {
+    /// Queue a line and write everything queued; `message` makes a new session's file
+    /// appear.
+    Append {
+        line: Vec<u8>,
+        message: bool,
+        ack: Ack,
+    },
+    Sync(Ack),
 }
 
 pub struct SessionWriter {
     path: PathBuf,
     id: String,
     last_entry_id: Mutex<Option<String>>,
-    deferred: Mutex<Option<Deferred>>,
     commands: Option<mpsc::Sender<Command>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl SessionWriter {
-    /// A new session at `path`; the file is created with the first message.
+    /// A new session at `path`; the file is created (exclusively) with the first message.
     pub fn create(path: &Path, header: &Header) -> Result<SessionWriter, SessionError> {
-        let mut lines = serde_json::to_vec(header).map_err(|e| SessionError::io(path, e.into()))?;
-        lines.push(b'\n');
+        let line = header_line(path, header)?;
         Ok(SessionWriter::start(
-            None,
+            Appender::new_file(path, line),
             path,
             &header.id,
             None,
-            Some(Deferred { lines }),
         ))
+    }
+
+    /// A new session at a path the user chose: the file is created exclusively and locked
+    /// now, so a second agent given the same path is refused before it accepts any input.
+    /// `Ok(None)` when the file already exists (it is a session to resume).
+    pub fn create_now(path: &Path, header: &Header) -> Result<Option<SessionWriter>, SessionError> {
+        let line = header_line(path, header)?;
+        let file = match create_file(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(SessionError::Locked(path.to_path_buf()));
+            }
+            Err(e) => return Err(SessionError::io(path, e)),
+        };
+        Ok(Some(SessionWriter::start(
+            Appender::created(path, file, line),
+            path,
+            &header.id,
+            None,
+        )))
     }
 
     /// Open and lock an existing session before reading it, so nothing can be appended
@@ -87,36 +106,35 @@ impl SessionWriter {
             file.set_len(valid_len)
                 .map_err(|e| SessionError::io(path, e))?;
         }
+        let mut good_len = valid_len;
         if valid_len > 0 && !ends_with_newline(&mut file, valid_len) {
             file.write_all(b"\n")
                 .map_err(|e| SessionError::io(path, e))?;
+            good_len += 1;
         }
         Ok(SessionWriter::start(
-            Some(file),
+            Appender::existing(path, file, good_len),
             path,
             id,
             last_entry_id,
-            None,
         ))
     }
 
     fn start(
-        file: Option<File>,
+        appender: Appender,
         path: &Path,
         id: &str,
         last_entry_id: Option<String>,
-        deferred: Option<Deferred>,
     ) -> SessionWriter {
         let (commands, receiver) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("session-writer".into())
-            .spawn(move || write_loop(file, receiver))
+            .spawn(move || write_loop(appender, receiver))
             .ok();
         SessionWriter {
             path: path.to_path_buf(),
             id: id.to_string(),
             last_entry_id: Mutex::new(last_entry_id),
-            deferred: Mutex::new(deferred),
             commands: thread.is_some().then_some(commands),
             thread,
         }
@@ -130,72 +148,47 @@ impl SessionWriter {
         &self.id
     }
 
-    /// Whether the file exists yet (a new session has none until its first message).
-    pub fn is_on_disk(&self) -> bool {
-        self.deferred
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_none()
-    }
-
     /// Append an entry; returns its id once the line is in the file (or, before the
     /// session's first message, once it is queued to be written with it).
     pub async fn append(&self, entry: NewEntry<'_>) -> Result<String, SessionError> {
-        self.append_at(entry, now_millis()).await
+        let (id, written) = self.append_at(entry, now_millis()).await;
+        written.map(|()| id)
     }
 
-    /// `append` with the entry's timestamp chosen by the caller (a compaction's summary
+    /// Append an entry with the timestamp chosen by the caller (a compaction's summary
     /// message carries the same time as its entry, so a reload rebuilds it exactly).
+    /// Returns the entry's id, and whether it (and everything before it) is in the file.
+    /// An entry that could not be written keeps its id and its place: it stays queued and
+    /// is written first by the next append or sync that succeeds.
     pub async fn append_at(
         &self,
         entry: NewEntry<'_>,
         timestamp: i64,
-    ) -> Result<String, SessionError> {
+    ) -> (String, Result<(), SessionError>) {
         let id = new_entry_id();
-        let is_message = matches!(entry, NewEntry::Message(_));
+        let message = matches!(entry, NewEntry::Message(_));
         let (ack, done) = oneshot::channel();
-        let created = {
+        {
             let mut last = self
                 .last_entry_id
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let line = encode(entry, &id, last.as_deref(), timestamp)
-                .map_err(|e| SessionError::io(&self.path, e.into()))?;
-            let mut deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
-            let created = match deferred.as_mut() {
-                Some(pending) if !is_message => {
-                    pending.lines.extend_from_slice(&line);
-                    *last = Some(id.clone());
-                    return Ok(id);
-                }
-                Some(pending) => {
-                    let mut lines = std::mem::take(&mut pending.lines);
-                    lines.extend_from_slice(&line);
-                    *deferred = None;
-                    let (create_ack, create_done) = oneshot::channel();
-                    self.send(Command::Create(self.path.clone(), lines, create_ack))?;
-                    Some(create_done)
-                }
-                None => {
-                    self.send(Command::Append(line, ack))?;
-                    None
-                }
+            let line = match encode(entry, &id, last.as_deref(), timestamp) {
+                Ok(line) => line,
+                Err(e) => return (id, Err(SessionError::io(&self.path, e.into()))),
             };
+            if let Err(e) = self.send(Command::Append { line, message, ack }) {
+                return (id, Err(e));
+            }
+            // Queued in order under the lock, so the next entry names this one as parent.
             *last = Some(id.clone());
-            created
-        };
-        match created {
-            Some(create_done) => self.wait(create_done).await?,
-            None => self.wait(done).await?,
         }
-        Ok(id)
+        let written = self.wait(done).await;
+        (id, written)
     }
 
     /// Wait until everything appended so far is on disk.
     pub async fn sync(&self) -> Result<(), SessionError> {
-        if !self.is_on_disk() {
-            return Ok(());
-        }
         let (ack, done) = oneshot::channel();
         self.send(Command::Sync(ack))?;
         self.wait(done).await
@@ -221,8 +214,8 @@ impl SessionWriter {
 }
 
 impl Drop for SessionWriter {
-    /// Closing the channel makes the thread sync and exit; wait for it so the last entries
-    /// are on disk before the process ends.
+    /// Closing the channel makes the thread write what is queued, sync and exit; wait for
+    /// it so the last entries are on disk before the process ends.
     fn drop(&mut self) {
         self.commands = None;
         if let Some(thread) = self.thread.take() {
@@ -231,51 +224,24 @@ impl Drop for SessionWriter {
     }
 }
 
-fn write_loop(mut file: Option<File>, commands: mpsc::Receiver<Command>) {
+fn write_loop(mut appender: Appender, commands: mpsc::Receiver<Command>) {
     for command in commands {
         match command {
-            Command::Create(path, lines, ack) => {
-                let result = create_file(&path).and_then(|mut created| {
-                    created.write_all(&lines)?;
-                    file = Some(created);
-                    Ok(())
-                });
-                let _ = ack.send(result);
-            }
-            Command::Append(line, ack) => {
-                let result = match file.as_mut() {
-                    Some(file) => file.write_all(&line),
-                    None => Err(std::io::Error::other("the session file is not open")),
-                };
-                let _ = ack.send(result);
+            Command::Append { line, message, ack } => {
+                let _ = ack.send(appender.append(&line, message));
             }
             Command::Sync(ack) => {
-                let _ = ack.send(file.as_ref().map_or(Ok(()), File::sync_data));
+                let _ = ack.send(appender.sync());
             }
         }
     }
-    if let Some(file) = file {
-        let _ = file.sync_data();
-    }
+    appender.close();
 }
 
-fn create_file(path: &Path) -> std::io::Result<File> {
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let file = OpenOptions::new()
-        .create_new(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(TryLockError::WouldBlock) => Err(std::io::ErrorKind::WouldBlock.into()),
-        Err(TryLockError::Error(e)) => Err(e),
-    }
+fn header_line(path: &Path, header: &Header) -> Result<Vec<u8>, SessionError> {
+    let mut line = serde_json::to_vec(header).map_err(|e| SessionError::io(path, e.into()))?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 fn lock(file: &File, path: &Path) -> Result<(), SessionError> {

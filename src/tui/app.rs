@@ -297,6 +297,9 @@ impl App {
             AgentEvent::AgentEnd { status, error, .. } => {
                 self.working = None;
                 self.approval = None;
+                // An answer that could not be saved ends without `message_end`; it is kept
+                // in memory, so it stays on screen too.
+                self.flush_stream();
                 self.stream = None;
                 self.tools.clear();
                 match status {
@@ -465,14 +468,7 @@ impl App {
     }
 
     fn end_stream(&mut self, assistant: &crate::protocol::message::AssistantMessage) {
-        if let Some(mut stream) = self.stream.take()
-            && let Some(mut text) = stream.text.take()
-        {
-            let rows = text.finish();
-            self.stream = Some(stream);
-            self.commit_text(rows);
-            self.stream = None;
-        }
+        self.flush_stream();
         if matches!(
             assistant.stop_reason,
             StopReason::Error | StopReason::Aborted
@@ -496,6 +492,18 @@ impl App {
                 view.args = call.arguments.clone();
                 view.state = ToolState::Pending;
             }
+        }
+    }
+
+    /// Put what was streamed of the current answer into the transcript.
+    fn flush_stream(&mut self) {
+        if let Some(mut stream) = self.stream.take()
+            && let Some(mut text) = stream.text.take()
+        {
+            let rows = text.finish();
+            self.stream = Some(stream);
+            self.commit_text(rows);
+            self.stream = None;
         }
     }
 
