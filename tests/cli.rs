@@ -374,7 +374,10 @@ async fn rpc_answers_bad_lines_and_keeps_running() {
     rpc.send(json!({"id": "m1", "type": "prompt"})).await;
     let response = rpc.next().await;
     assert_eq!(response["id"], "m1");
-    assert_eq!(response["error"], "missing \"message\"");
+    assert_eq!(
+        response["error"],
+        "invalid `prompt` command: missing field `message`"
+    );
     rpc.send(json!({"id": "a1", "type": "abort"})).await;
     assert_eq!(
         rpc.next().await["success"],
@@ -634,5 +637,24 @@ async fn rpc_commands_take_effect_in_the_order_sent() {
     assert_eq!(rpc.response("m").await["success"], true);
     rpc.until(|l| l["type"] == "agent_end").await;
     assert_eq!(server.bodies()[0]["model"], "second-model");
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn rpc_prompt_images_reach_the_model() {
+    let env = env();
+    let server = chat::answering(&["a red square"]).await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "what is this?",
+                    "images": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}))
+        .await;
+    assert_eq!(rpc.response("p").await["success"], true);
+    rpc.until(|l| l["type"] == "agent_end").await;
+    let content = &server.bodies()[0]["messages"][1]["content"];
+    assert_eq!(content[0]["text"], "what is this?", "{content}");
+    assert_eq!(
+        content[1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=",
+        "{content}"
+    );
     assert_eq!(rpc.exit_code().await, 0);
 }

@@ -3,33 +3,8 @@
 //! queued message at once.
 
 use crate::protocol::message::UserMessage;
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::rpc::QueueMode;
 use std::collections::VecDeque;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum QueueMode {
-    #[default]
-    OneAtATime,
-    All,
-}
-
-impl QueueMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueueMode::OneAtATime => "one-at-a-time",
-            QueueMode::All => "all",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<QueueMode> {
-        match text {
-            "one-at-a-time" => Some(QueueMode::OneAtATime),
-            "all" => Some(QueueMode::All),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Debug, Default)]
 pub struct MessageQueue {
