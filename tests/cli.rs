@@ -329,18 +329,7 @@ async fn sigint_aborts_a_headless_run_with_130() {
         .agent(&server, &["-p", "--permission-mode", "auto", "wait"])
         .spawn()
         .unwrap();
-    let pid_file = env.cwd.path().join("shell.pid");
-    for _ in 0..200 {
-        if pid_file.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let shell: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let shell = support::harness::wait_for_pid(&env.cwd.path().join("shell.pid")).await;
     unsafe {
         libc::kill(child.id().unwrap() as i32, libc::SIGINT);
     }
@@ -349,8 +338,10 @@ async fn sigint_aborts_a_headless_run_with_130() {
         .unwrap()
         .unwrap();
     assert_eq!(status.code(), Some(130));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!support::harness::process_alive(shell));
+    assert!(
+        support::harness::wait_until_dead(shell).await,
+        "the command survived"
+    );
 }
 
 #[tokio::test]
@@ -450,7 +441,11 @@ async fn rpc_steer_follow_up_and_abort_behave_as_specified() {
     let env = env();
     let server = FakeServer::start(vec![
         Reply::sse(chat::tool_calls(&[
-            ("c1", "bash", json!({"command": "sleep 0.4; echo one"})),
+            (
+                "c1",
+                "bash",
+                json!({"command": support::harness::after_file("go", "echo one")}),
+            ),
             ("c2", "bash", json!({"command": "echo two"})),
         ])),
         Reply::sse(chat::text("steered")),
@@ -479,6 +474,8 @@ async fn rpc_steer_follow_up_and_abort_behave_as_specified() {
     rpc.send(json!({"id": "s1", "type": "steer", "message": "change plan"}))
         .await;
     rpc.send(json!({"id": "f1", "type": "prompt", "message": "afterwards", "streamingBehavior": "followUp"})).await;
+    rpc.response("f1").await;
+    std::fs::write(env.cwd.path().join("go"), "").unwrap();
     let lines = rpc.until(|l| l["type"] == "agent_end").await;
     assert_eq!(lines.last().unwrap()["status"], "completed");
     let skipped = lines

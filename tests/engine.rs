@@ -6,14 +6,16 @@ mod support;
 
 use agent::agent::queue::QueueMode;
 use agent::agent::{Approval, SKIPPED_TEXT};
-use agent::protocol::event::AgentEvent;
+use agent::protocol::event::{AgentEvent, AssistantMessageEvent};
 use agent::protocol::message::{Message, UserMessage};
 use agent::tools::permission::PermissionMode;
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::chat;
-use support::harness::{Harness, end_of, names, process_alive, transcript};
-use support::server::{End, Reply};
+use support::harness::{
+    Harness, after_file, end_of, names, process_alive, transcript, wait_for_pid, wait_until_dead,
+};
+use support::server::{End, Gate, Reply};
 
 #[tokio::test]
 async fn a_plain_answer_streams_and_completes() {
@@ -167,7 +169,11 @@ async fn two_calls_in_one_message_run_in_order() {
 async fn steering_skips_the_remaining_calls_and_reaches_the_next_request() {
     let mut h = Harness::start(vec![
         Reply::sse(chat::tool_calls(&[
-            ("c1", "bash", json!({"command": "sleep 0.3; echo slow"})),
+            (
+                "c1",
+                "bash",
+                json!({"command": after_file("go", "echo slow")}),
+            ),
             ("c2", "bash", json!({"command": "echo never"})),
         ])),
         Reply::sse(chat::text("changed course")),
@@ -177,6 +183,7 @@ async fn steering_skips_the_remaining_calls_and_reaches_the_next_request() {
     h.until(|e| matches!(e, AgentEvent::ToolExecutionStart { .. }))
         .await;
     h.agent.steer(UserMessage::text("use the other approach"));
+    std::fs::write(h.dir.path().join("go"), "").unwrap();
     let events = h.until_end().await;
     assert_eq!(
         names(&events),
@@ -229,7 +236,7 @@ async fn a_follow_up_waits_for_the_final_answer() {
         Reply::sse(chat::tool_call(
             "c1",
             "bash",
-            json!({"command": "sleep 0.2; echo x"}),
+            json!({"command": after_file("go", "echo x")}),
         )),
         Reply::sse(chat::text("first answer")),
         Reply::sse(chat::text("second answer")),
@@ -239,6 +246,7 @@ async fn a_follow_up_waits_for_the_final_answer() {
     h.until(|e| matches!(e, AgentEvent::ToolExecutionStart { .. }))
         .await;
     h.agent.follow_up(UserMessage::text("and then two"));
+    std::fs::write(h.dir.path().join("go"), "").unwrap();
     let events = h.until_end().await;
     assert_eq!(end_of(&events).0, "completed");
     assert_eq!(
@@ -269,7 +277,7 @@ async fn one_at_a_time_delivers_steering_messages_one_per_check() {
         Reply::sse(chat::tool_call(
             "c1",
             "bash",
-            json!({"command": "sleep 0.3"}),
+            json!({"command": after_file("go", "true")}),
         )),
         Reply::sse(chat::tool_call("c2", "bash", json!({"command": "true"}))),
         Reply::sse(chat::text("done")),
@@ -280,6 +288,7 @@ async fn one_at_a_time_delivers_steering_messages_one_per_check() {
         .await;
     h.agent.steer(UserMessage::text("s1"));
     h.agent.steer(UserMessage::text("s2"));
+    std::fs::write(h.dir.path().join("go"), "").unwrap();
     h.until_end().await;
     let bodies = h.server.bodies();
     let second = transcript(&bodies[1]);
@@ -296,7 +305,7 @@ async fn all_mode_delivers_every_queued_message_at_once() {
             Reply::sse(chat::tool_call(
                 "c1",
                 "bash",
-                json!({"command": "sleep 0.3"}),
+                json!({"command": after_file("go", "true")}),
             )),
             Reply::sse(chat::text("done")),
         ],
@@ -308,6 +317,7 @@ async fn all_mode_delivers_every_queued_message_at_once() {
         .await;
     h.agent.steer(UserMessage::text("s1"));
     h.agent.steer(UserMessage::text("s2"));
+    std::fs::write(h.dir.path().join("go"), "").unwrap();
     h.until_end().await;
     let second = transcript(&h.server.bodies()[1]);
     assert_eq!(&second[second.len() - 2..], ["user:s1", "user:s2"]);
@@ -315,15 +325,22 @@ async fn all_mode_delivers_every_queued_message_at_once() {
 
 #[tokio::test]
 async fn abort_mid_stream_ends_the_run_at_once() {
-    let frames = chat::text_deltas(&["a ", "b ", "c ", "d ", "e ", "f ", "g ", "h "]);
-    let mut h = Harness::start(vec![Reply::sse(frames).slowly(Duration::from_millis(300))]).await;
+    // The stream sends two words and then nothing, for good: only the abort can end it
+    // (the idle timeout would end the run as failed, not aborted).
+    let frames = chat::text_deltas(&["a ", "b ", "c "]);
+    let mut h = Harness::start(vec![Reply::sse(frames[..3].to_vec()).then(End::Stall)]).await;
     h.prompt("slow please");
-    h.until(|e| matches!(e, AgentEvent::MessageUpdate { .. }))
-        .await;
-    let started = Instant::now();
+    h.until(|e| {
+        matches!(
+            e,
+            AgentEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. }
+            } if delta == "b "
+        )
+    })
+    .await;
     h.agent.abort();
     let events = h.until_end().await;
-    assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(end_of(&events).0, "aborted");
     let AgentEvent::AgentEnd { messages, .. } = events.last().unwrap() else {
         unreachable!()
@@ -337,6 +354,7 @@ async fn abort_mid_stream_ends_the_run_at_once() {
         serde_json::to_value(assistant.stop_reason).unwrap(),
         "aborted"
     );
+    assert_eq!(assistant.text(), "a b ", "what had arrived is kept");
     assert!(!h.agent.is_running());
 }
 
@@ -375,17 +393,14 @@ async fn abort_mid_tool_kills_the_process_group_and_answers_every_call() {
         results,
         vec![("c1".to_string(), true), ("c2".to_string(), true)]
     );
-    for _ in 0..50 {
-        if !process_alive(child_pid) && !process_alive(shell_pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert!(
-        !process_alive(child_pid),
+        wait_until_dead(child_pid).await,
         "the grandchild survived the abort"
     );
-    assert!(!process_alive(shell_pid), "the shell survived the abort");
+    assert!(
+        wait_until_dead(shell_pid).await,
+        "the shell survived the abort"
+    );
     let messages = h.agent.messages();
     assert_eq!(
         messages
@@ -394,18 +409,6 @@ async fn abort_mid_tool_kills_the_process_group_and_answers_every_call() {
             .count(),
         2
     );
-}
-
-async fn wait_for_pid(path: &std::path::Path) -> i32 {
-    for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no pid in {}", path.display());
 }
 
 #[tokio::test]
@@ -466,8 +469,7 @@ async fn the_time_limit_kills_the_running_tool() {
     assert_eq!(status, "limit");
     assert!(error.unwrap().contains("time limit"));
     let pid = wait_for_pid(&h.dir.path().join("shell.pid")).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!process_alive(pid));
+    assert!(wait_until_dead(pid).await, "the command survived the limit");
 }
 
 #[tokio::test]
@@ -665,18 +667,37 @@ async fn the_streaming_message_is_readable_while_it_grows() {
 
 #[tokio::test]
 async fn steer_and_follow_up_while_idle_start_a_run() {
-    let mut h = Harness::start(vec![Reply::sse(chat::text("hello"))]).await;
+    let mut h = Harness::start(vec![
+        Reply::sse(chat::text("hello")),
+        Reply::sse(chat::text("hello again")),
+    ])
+    .await;
     h.agent.steer(UserMessage::text("wake up"));
     let events = h.until_end().await;
+    assert!(matches!(events[0], AgentEvent::AgentStart), "{events:?}");
     assert_eq!(end_of(&events).0, "completed");
     assert_eq!(
         transcript(&h.server.bodies()[0]),
         vec!["system", "user:wake up"]
     );
-    assert!(h.agent.prompt(UserMessage::text("again")).is_ok());
-    assert!(h.agent.prompt(UserMessage::text("busy")).is_err() || !h.agent.is_running());
-    h.agent.abort();
-    h.agent.wait_for_idle().await;
+    assert!(!h.agent.is_running());
+    h.agent.follow_up(UserMessage::text("and you"));
+    let events = h.until_end().await;
+    assert!(matches!(events[0], AgentEvent::AgentStart), "{events:?}");
+    assert_eq!(end_of(&events).0, "completed");
+    assert_eq!(
+        transcript(&h.server.bodies()[1]),
+        vec![
+            "system",
+            "user:wake up",
+            "assistant:hello:[]",
+            "user:and you"
+        ]
+    );
+    assert!(
+        !names(&events).iter().any(|n| n == "queue_update"),
+        "delivered at once, never queued"
+    );
 }
 
 #[tokio::test]
@@ -685,7 +706,7 @@ async fn a_follow_up_queued_during_a_failing_run_is_not_stranded() {
         Reply::sse(chat::tool_call(
             "c1",
             "bash",
-            json!({"command": "sleep 0.3"}),
+            json!({"command": after_file("go", "true")}),
         )),
         Reply::status(400, r#"{"error":{"message":"bad request"}}"#),
         Reply::sse(chat::text("handled the follow-up")),
@@ -695,6 +716,7 @@ async fn a_follow_up_queued_during_a_failing_run_is_not_stranded() {
     h.until(|e| matches!(e, AgentEvent::ToolExecutionStart { .. }))
         .await;
     h.agent.follow_up(UserMessage::text("then this"));
+    std::fs::write(h.dir.path().join("go"), "").unwrap();
     let first = h.until_end().await;
     assert_eq!(end_of(&first).0, "failed");
     // The queued follow-up starts the next run by itself.
@@ -706,10 +728,11 @@ async fn a_follow_up_queued_during_a_failing_run_is_not_stranded() {
 
 #[tokio::test]
 async fn a_message_sent_during_a_manual_compaction_runs_when_it_ends() {
+    let summary_held = Gate::new();
     let mut h = Harness::start(vec![
         Reply::sse(chat::text(&"long answer ".repeat(8000))),
         Reply::sse(chat::text("second answer")),
-        Reply::sse(chat::text("a summary")).slowly(Duration::from_millis(100)),
+        Reply::sse(chat::text("a summary")).after(&summary_held),
         Reply::sse(chat::text("got it")),
     ])
     .await;
@@ -724,6 +747,7 @@ async fn a_message_sent_during_a_manual_compaction_runs_when_it_ends() {
     let steer = async {
         h.server.wait_for_requests(3).await;
         h.agent.steer(UserMessage::text("during compaction"));
+        summary_held.open();
     };
     let (compacted, ()) = tokio::join!(compacting, steer);
     compacted.unwrap();

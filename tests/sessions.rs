@@ -16,7 +16,7 @@ use support::chat;
 use support::env::env;
 use support::harness::{Harness, transcript};
 use support::process::{Rpc, run};
-use support::server::{FakeServer, Reply};
+use support::server::{End, FakeServer, Reply};
 
 fn lines_of(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
@@ -122,16 +122,15 @@ async fn wait_for_file(path: &Path) -> String {
 #[tokio::test]
 async fn sigkill_mid_stream_loses_nothing_that_was_complete() {
     let env = env();
-    let slow = chat::text_deltas(&["one ", "two ", "three ", "four ", "five ", "six "]);
-    let server = FakeServer::start(vec![Reply::sse(slow).slowly(Duration::from_millis(300))]).await;
-    let mut child = env
-        .agent(&server, &["-p", "tell me a story"])
-        .spawn()
-        .unwrap();
-    server.wait_for_requests(1).await;
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    child.start_kill().unwrap();
-    child.wait().await.unwrap();
+    // Two words, then the stream stays open: the kill is certain to come mid-stream.
+    let frames = chat::text_deltas(&["one ", "two ", "three "]);
+    let server = FakeServer::start(vec![Reply::sse(frames[..3].to_vec()).then(End::Stall)]).await;
+    let mut agent = Rpc::spawn(env.agent(&server, &["--mode", "json", "tell me a story"]));
+    agent
+        .until(|l| l["assistantMessageEvent"]["delta"] == "two ")
+        .await;
+    agent.child.start_kill().unwrap();
+    agent.child.wait().await.unwrap();
 
     server.push(Reply::sse(chat::text("resumed")));
     let out = run(env.agent(&server, &["-c", "-p", "go on"])).await;

@@ -9,10 +9,9 @@ use agent::protocol::event::AgentEvent;
 use agent::protocol::message::join_text;
 use agent::tools::ToolSettings;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::time::Duration;
 use support::chat;
-use support::harness::{Harness, end_of, process_alive};
+use support::harness::{Harness, end_of, wait_for_pid, wait_until_dead};
 use support::server::Reply;
 
 /// The result of call `id` in a run's events: (text, isError, details).
@@ -51,28 +50,6 @@ async fn harness(adjust: impl FnOnce(&mut agent::agent::AgentConfig)) -> Harness
         adjust(c);
     })
     .await
-}
-
-async fn wait_for_pid(path: &Path) -> i32 {
-    for _ in 0..500 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no pid in {}", path.display());
-}
-
-async fn wait_until_dead(pid: i32) -> bool {
-    for _ in 0..200 {
-        if !process_alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
 }
 
 #[tokio::test]

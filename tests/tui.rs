@@ -8,7 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 use support::chat;
 use support::env::env;
-use support::harness::{process_alive, transcript};
+use support::harness::{after_file, transcript, wait_for_pid, wait_until_dead};
 use support::pty::Tui;
 use support::server::{FakeServer, Reply};
 
@@ -66,25 +66,11 @@ async fn esc_stops_a_long_command_and_kills_it() {
     tui.type_text("wait a while");
     tui.enter();
     tui.wait_for_text("Running bash").await;
-    let pid_file = env.cwd.path().join("shell.pid");
-    let pid: i32 = loop {
-        if let Ok(text) = std::fs::read_to_string(&pid_file)
-            && let Ok(pid) = text.trim().parse()
-        {
-            break pid;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let pid = wait_for_pid(&env.cwd.path().join("shell.pid")).await;
     tui.send(b"\x1b");
     let screen = tui.wait_for_text("Interrupted.").await;
     assert!(screen.contains("aborted by the user"), "{screen}");
-    for _ in 0..50 {
-        if !process_alive(pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!process_alive(pid), "the command survived esc");
+    assert!(wait_until_dead(pid).await, "the command survived esc");
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
@@ -94,7 +80,11 @@ async fn enter_during_a_tool_steers_and_skips_the_rest() {
     let env = env();
     let server = FakeServer::start(vec![
         Reply::sse(chat::tool_calls(&[
-            ("c1", "bash", json!({"command": "sleep 1; echo first done"})),
+            (
+                "c1",
+                "bash",
+                json!({"command": after_file("go", "echo first done")}),
+            ),
             ("c2", "bash", json!({"command": "echo never"})),
         ])),
         Reply::sse(chat::text("Switching approach.")),
@@ -108,6 +98,7 @@ async fn enter_during_a_tool_steers_and_skips_the_rest() {
     tui.type_text("stop, do it differently");
     tui.enter();
     tui.wait_for_text("steer: stop, do it differently").await;
+    std::fs::write(env.cwd.path().join("go"), "").unwrap();
     let screen = tui.wait_for_text("Switching approach.").await;
     assert!(
         screen.contains("Skipped due to queued user message."),
@@ -127,7 +118,11 @@ async fn enter_during_a_tool_steers_and_skips_the_rest() {
 async fn alt_enter_queues_a_follow_up_for_after_the_answer() {
     let env = env();
     let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "sleep 1"}))),
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": after_file("go", "true")}),
+        )),
         Reply::sse(chat::text("First task done.")),
         Reply::sse(chat::text("Second task done.")),
     ])
@@ -140,6 +135,7 @@ async fn alt_enter_queues_a_follow_up_for_after_the_answer() {
     tui.type_text("second task");
     tui.send(b"\x1b\r");
     tui.wait_for_text("follow-up: second task").await;
+    std::fs::write(env.cwd.path().join("go"), "").unwrap();
     tui.wait_for_text("Second task done.").await;
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 3);

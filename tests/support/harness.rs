@@ -262,6 +262,37 @@ pub fn transcript(body: &serde_json::Value) -> Vec<String> {
 }
 
 /// Whether a process exists and is not a zombie.
+/// Wait (up to 20 s) until `pid` is gone: a killed process may take a moment to be reaped.
+pub async fn wait_until_dead(pid: i32) -> bool {
+    for _ in 0..2000 {
+        if !process_alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+/// Wait (up to 20 s) for a process id the test's command wrote to `path`.
+pub async fn wait_for_pid(path: &std::path::Path) -> i32 {
+    for _ in 0..2000 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no pid in {}", path.display());
+}
+
+/// A shell command that waits until the file `name` exists in its working directory, then
+/// runs `then`: a tool call that stays busy exactly until the test says so (instead of a
+/// `sleep` the test must race).
+pub fn after_file(name: &str, then: &str) -> String {
+    format!("until [ -e {name} ]; do sleep 0.01; done; {then}")
+}
+
 pub fn process_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat

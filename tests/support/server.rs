@@ -41,12 +41,33 @@ pub enum End {
     Drop,
 }
 
+/// A point a scripted reply waits at until the test opens it.
+#[derive(Clone, Debug)]
+pub struct Gate(Arc<watch::Sender<bool>>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate(Arc::new(watch::channel(false).0))
+    }
+
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    async fn passed(&self) {
+        let mut open = self.0.subscribe();
+        let _ = open.wait_for(|open| *open).await;
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Reply {
     Sse {
         frames: Vec<String>,
         delay: Duration,
         end: End,
+        /// Sent the headers, the body waits for this.
+        gate: Option<Gate>,
     },
     Status {
         status: u16,
@@ -62,6 +83,7 @@ impl Reply {
             frames,
             delay: Duration::ZERO,
             end: End::Complete,
+            gate: None,
         }
     }
 
@@ -89,6 +111,14 @@ impl Reply {
     pub fn slowly(mut self, every: Duration) -> Reply {
         if let Reply::Sse { delay, .. } = &mut self {
             *delay = every;
+        }
+        self
+    }
+
+    /// Send the headers at once and the body only when `gate` is opened.
+    pub fn after(mut self, opened: &Gate) -> Reply {
+        if let Reply::Sse { gate, .. } = &mut self {
+            *gate = Some(opened.clone());
         }
         self
     }
@@ -285,10 +315,19 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> bool {
             stream.write_all(head.as_bytes()).await.is_ok()
                 && stream.write_all(body.as_bytes()).await.is_ok()
         }
-        Reply::Sse { frames, delay, end } => {
+        Reply::Sse {
+            frames,
+            delay,
+            end,
+            gate,
+        } => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
             if stream.write_all(head.as_bytes()).await.is_err() {
                 return false;
+            }
+            let _ = stream.flush().await;
+            if let Some(gate) = gate {
+                gate.passed().await;
             }
             for frame in frames {
                 if !delay.is_zero() {
