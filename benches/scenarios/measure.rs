@@ -171,14 +171,14 @@ pub fn wakeups_of(pid: u32) -> u64 {
 
 /// The median of each measure over several samples.
 pub fn median(samples: &[Sample]) -> Sample {
-    let mid = |mut values: Vec<u128>| {
+    fn mid<T: Ord + Copy + Default>(mut values: Vec<T>) -> T {
         values.sort_unstable();
-        values.get(values.len() / 2).copied().unwrap_or(0)
-    };
+        values.get(values.len() / 2).copied().unwrap_or_default()
+    }
     Sample {
-        wall: Duration::from_nanos(mid(samples.iter().map(|s| s.wall.as_nanos()).collect()) as u64),
-        cpu: Duration::from_nanos(mid(samples.iter().map(|s| s.cpu.as_nanos()).collect()) as u64),
-        peak_rss_kb: mid(samples.iter().map(|s| s.peak_rss_kb as u128).collect()) as u64,
+        wall: mid(samples.iter().map(|s| s.wall).collect()),
+        cpu: mid(samples.iter().map(|s| s.cpu).collect()),
+        peak_rss_kb: mid(samples.iter().map(|s| s.peak_rss_kb).collect()),
     }
 }
 

@@ -141,7 +141,7 @@ pub fn tool_header(
     theme: &Theme,
 ) -> Line<'static> {
     let summary = summarize_args(name, args);
-    let room = (width as usize).saturating_sub(name.len() + 4);
+    let room = usize::from(width).saturating_sub(super::width::str_width(name) + 4);
     let summary = cut(&summary, room);
     Line::from(vec![
         marker,
@@ -153,21 +153,7 @@ pub fn tool_header(
 
 /// `text` cut to `max` columns with an ellipsis.
 pub fn cut(text: &str, max: usize) -> String {
-    let width = |c: char| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-    if text.chars().map(width).sum::<usize>() <= max {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        if used + width(c) + 1 > max {
-            break;
-        }
-        used += width(c);
-        out.push(c);
-    }
-    out.push('…');
-    out
+    super::width::cut(text, max)
 }
 
 /// A finished tool call: its header and what came of it.

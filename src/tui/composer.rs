@@ -184,7 +184,7 @@ impl Composer {
                 break;
             }
         }
-        (rows as u16).clamp(1, MAX_ROWS)
+        super::screen::clamp_u16(rows).clamp(1, MAX_ROWS)
     }
 
     /// Draw into `area`; returns where the cursor is.
@@ -200,7 +200,8 @@ impl Composer {
         };
         (&self.textarea).render(text_area, buffer);
         let cursor = self.textarea.screen_cursor();
-        let (row, col) = (cursor.row as u16, cursor.col as u16);
+        let row = u16::try_from(cursor.row).ok()?;
+        let col = u16::try_from(cursor.col).ok()?;
         (row < text_area.height && col < text_area.width)
             .then(|| Position::new(text_area.x + col, text_area.y + row))
     }

@@ -6,6 +6,7 @@
 use super::app::{App, Phase, ToolState};
 use super::cells;
 use super::commands::completions;
+use super::screen::clamp_u16;
 use super::status::status_line;
 use super::wrap::wrap_text;
 use ratatui::buffer::Buffer;
@@ -25,7 +26,11 @@ pub struct LiveFrame {
 impl LiveFrame {
     /// How tall the live area wants to be, at most `max`.
     pub fn height(&self, max: u16) -> u16 {
-        (self.upper.len() as u16 + self.bottom_height + self.completions.len() as u16 + 1).min(max)
+        clamp_u16(self.upper.len())
+            .saturating_add(self.bottom_height)
+            .saturating_add(clamp_u16(self.completions.len()))
+            .saturating_add(1)
+            .min(max)
     }
 }
 
@@ -42,7 +47,8 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 const THINKING_ROWS: usize = 3;
 
 fn spinner(since: Instant) -> &'static str {
-    SPINNER[(since.elapsed().as_millis() / 80) as usize % SPINNER.len()]
+    let frame = since.elapsed().as_millis() / 80 % SPINNER.len() as u128;
+    SPINNER[usize::try_from(frame).unwrap_or(0)]
 }
 
 fn elapsed(since: Instant) -> String {
@@ -220,11 +226,11 @@ impl App {
                     Span::raw(" deny with a message"),
                 ])),
             }
-            return (rows.len() as u16, rows);
+            return (clamp_u16(rows.len()), rows);
         }
         if let Some(picker) = &self.picker {
             let rows = picker.rows(width, theme);
-            return (rows.len() as u16, rows);
+            return (clamp_u16(rows.len()), rows);
         }
         (self.composer.height(width), Vec::new())
     }
@@ -275,14 +281,16 @@ impl App {
             bottom_rows,
             completions: completion_rows,
         } = frame;
-        let fixed = bottom_height + completion_rows.len() as u16 + 1;
-        let fixed = fixed.min(area.height);
-        let upper_room = area.height - fixed;
-        if upper.len() > upper_room as usize {
-            upper.drain(..upper.len() - upper_room as usize);
+        let fixed = bottom_height
+            .saturating_add(clamp_u16(completion_rows.len()))
+            .saturating_add(1)
+            .min(area.height);
+        let upper_room = usize::from(area.height - fixed);
+        if upper.len() > upper_room {
+            upper.drain(..upper.len() - upper_room);
         }
         let mut y = area.y;
-        let upper_height = upper.len() as u16;
+        let upper_height = clamp_u16(upper.len());
         Paragraph::new(Text::from(upper)).render(Rect::new(area.x, y, width, upper_height), buffer);
         y += upper_height;
         let bottom_area = Rect::new(
@@ -299,7 +307,7 @@ impl App {
         };
         y += bottom_area.height;
         let completions_height =
-            (completion_rows.len() as u16).min(area.bottom().saturating_sub(y + 1));
+            clamp_u16(completion_rows.len()).min(area.bottom().saturating_sub(y + 1));
         Paragraph::new(Text::from(completion_rows))
             .render(Rect::new(area.x, y, width, completions_height), buffer);
         y += completions_height;

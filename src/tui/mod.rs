@@ -16,6 +16,7 @@ pub mod screen;
 pub mod status;
 mod terminal;
 pub mod theme;
+pub mod width;
 pub mod wrap;
 
 pub use run::{Start, run};

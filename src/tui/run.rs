@@ -116,14 +116,13 @@ async fn event_loop(
     let mut hangup = signal(SignalKind::hangup()).ok();
     let mut last_frame = Instant::now() - FRAME;
     loop {
+        let mut outcome = Outcome::Nothing;
         let frame_at = app.dirty.then(|| (last_frame + FRAME).max(Instant::now()));
         let tick_at = app.is_working().then(|| Instant::now() + TICK);
         tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
-                    if on_terminal_event(&mut app, screen, modes, event) {
-                        last_frame = Instant::now() - FRAME;
-                    }
+                    outcome = on_terminal_event(&mut app, event);
                 }
                 // The terminal is gone.
                 Some(Err(_)) | None => app.exit = Some(0),
@@ -150,6 +149,27 @@ async fn event_loop(
                 last_frame = Instant::now();
             }
             _ = sleep_until(tick_at), if tick_at.is_some() => app.dirty = true,
+        }
+        match outcome {
+            Outcome::Nothing => {}
+            Outcome::Redraw => last_frame = Instant::now() - FRAME,
+            Outcome::Resized => {
+                drop(input);
+                let row = cursor_row();
+                input = EventStream::new();
+                tracing::debug!(?row, "terminal resized; the cursor is now on this row");
+                if let Ok((width, height)) = crossterm::terminal::size() {
+                    let _ = screen.resize(Size::new(width, height), row);
+                    app.resize(width);
+                }
+                last_frame = Instant::now() - FRAME;
+            }
+            Outcome::Suspend => {
+                drop(input);
+                suspend(&mut app, screen, modes);
+                input = EventStream::new();
+                last_frame = Instant::now() - FRAME;
+            }
         }
         if let Some((_, at)) = &app.hint
             && at.elapsed() > Duration::from_secs(4)
@@ -184,31 +204,44 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// Returns whether the screen must be redrawn at once: what the user does shows without
-/// waiting for the next frame slot (the cap is for streamed output).
-fn on_terminal_event(
-    app: &mut App,
-    screen: &mut Screen<Backend>,
-    modes: &mut TerminalModes,
-    event: Event,
-) -> bool {
+/// What the loop does after a terminal event.
+enum Outcome {
+    Nothing,
+    /// Redraw at once: what the user does shows without waiting for the next frame slot
+    /// (the cap is for streamed output).
+    Redraw,
+    Resized,
+    Suspend,
+}
+
+fn on_terminal_event(app: &mut App, event: Event) -> Outcome {
     match event {
-        Event::Key(key) => {
-            if app.on_key(key) == KeyOutcome::Suspend {
-                suspend(app, screen, modes);
-            }
-            true
-        }
+        Event::Key(key) => match app.on_key(key) {
+            KeyOutcome::Suspend => Outcome::Suspend,
+            KeyOutcome::Handled => Outcome::Redraw,
+        },
         Event::Paste(text) => {
             app.on_paste(&text);
-            true
+            Outcome::Redraw
         }
-        Event::Resize(width, height) => {
-            let _ = screen.resize(Size::new(width, height));
-            app.resize(width);
-            true
+        Event::Resize(..) => Outcome::Resized,
+        _ => Outcome::Nothing,
+    }
+}
+
+/// The row the terminal's cursor is on, asked of the terminal. crossterm reads the answer
+/// through the reader its event stream holds while it waits for input, so the caller drops
+/// the stream first and makes a new one after (input that arrived meanwhile stays queued
+/// in crossterm's reader). Dropping the stream wakes crossterm's reader; that wake-up would
+/// cut the first wait for the answer short, so a zero-time poll takes it first.
+fn cursor_row() -> Option<u16> {
+    let _ = crossterm::event::poll(Duration::ZERO);
+    match crossterm::cursor::position() {
+        Ok((_, row)) => Some(row),
+        Err(e) => {
+            tracing::warn!(error = %e, "the terminal did not say where the cursor is");
+            None
         }
-        _ => false,
     }
 }
 
@@ -224,10 +257,7 @@ fn suspend(app: &mut App, screen: &mut Screen<Backend>, modes: &mut TerminalMode
     if let Ok(restored) = TerminalModes::enter() {
         *modes = restored;
     }
-    let top = crossterm::cursor::position()
-        .map(|(_, row)| row)
-        .unwrap_or(0);
-    let _ = screen.restart_at(top);
+    let _ = screen.restart_at(cursor_row().unwrap_or(0));
     if let Ok(size) = crossterm::terminal::size() {
         app.resize(size.0);
     }

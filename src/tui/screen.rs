@@ -7,11 +7,19 @@
 //! History goes above the live area through scroll regions (DECSTBM): the rows above the
 //! area scroll up, the top row leaves into the scrollback, and the live area is not
 //! repainted. Only cells that changed since the last frame are written.
+//!
+//! Row counts come from outside (a huge paste, a long resumed session) and are `usize`;
+//! terminal coordinates are `u16`. Every conversion saturates, so no count wraps around.
 
 use ratatui::backend::{Backend, ClearType};
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, CellWidth};
 use ratatui::layout::{Position, Rect, Size};
 use ratatui::text::Line;
+
+/// `n` as a terminal row count, saturated at the largest one.
+pub fn clamp_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
 
 pub struct Screen<B: Backend> {
     backend: B,
@@ -22,6 +30,12 @@ pub struct Screen<B: Backend> {
     previous: Buffer,
     /// Repaint every cell on the next draw (after a resize or a height change).
     repaint: bool,
+    /// Where this screen last left the terminal's cursor: after a resize, where the
+    /// terminal says the cursor is tells how far it moved the content.
+    cursor: Position,
+    /// Rows inserted since `mark`, at most as many as are still on screen above the live
+    /// area (the rest went into the scrollback, out of reach).
+    since_mark: u16,
 }
 
 impl<B: Backend> Screen<B> {
@@ -35,6 +49,8 @@ impl<B: Backend> Screen<B> {
             area,
             previous: Buffer::empty(area),
             repaint: true,
+            cursor: Position::new(0, area.y),
+            since_mark: 0,
         })
     }
 
@@ -80,18 +96,19 @@ impl<B: Backend> Screen<B> {
             self.backend.draw(changes.into_iter())?;
         }
         self.previous = next;
-        match cursor {
-            Some(position) => {
-                self.backend.set_cursor_position(position)?;
-                self.backend.show_cursor()?;
-            }
-            None => self.backend.hide_cursor()?,
+        // The cursor is always left at a known place, shown or not (see `resize`).
+        let position = cursor.unwrap_or(Position::new(0, self.area.top()));
+        self.move_cursor(position)?;
+        if cursor.is_some() {
+            self.backend.show_cursor()?;
+        } else {
+            self.backend.hide_cursor()?;
         }
         self.backend.flush()
     }
 
     /// Put `lines` (one terminal row each, already wrapped to the width) into the history
-    /// above the live area.
+    /// above the live area. Any number of rows: they go up a screenful at a time.
     pub fn insert_before(&mut self, lines: &[Line<'_>]) -> Result<(), B::Error> {
         if lines.is_empty() {
             return Ok(());
@@ -99,16 +116,20 @@ impl<B: Backend> Screen<B> {
         let mut rows = lines;
         // Room below the live area: move it down and use the gap.
         let below = self.size.height.saturating_sub(self.area.bottom());
-        let into_gap = (rows.len() as u16).min(below);
+        let into_gap = clamp_u16(rows.len()).min(below);
         if into_gap > 0 {
             if self.area.height > 0 {
                 self.backend
                     .scroll_region_down(self.area.top()..self.size.height, into_gap)?;
+            } else {
+                // Rows below the cursor may hold what ran before: blank them.
+                self.clear_rows(self.area.top(), self.area.top().saturating_add(into_gap))?;
             }
-            let (now, later) = rows.split_at(into_gap as usize);
+            let (now, later) = rows.split_at(usize::from(into_gap));
             self.write_rows(self.area.top(), now)?;
-            self.area.y += into_gap;
+            self.area.y = self.area.y.saturating_add(into_gap);
             self.previous.area = self.area;
+            self.since_mark = self.since_mark.saturating_add(into_gap);
             rows = later;
         }
         // The live area touches the bottom: scroll the rows above it up, into the scrollback.
@@ -117,27 +138,70 @@ impl<B: Backend> Screen<B> {
             if room == 0 {
                 break;
             }
-            let step = (rows.len() as u16).min(room);
+            // `room` is at least 1, so every step makes progress.
+            let step = clamp_u16(rows.len()).min(room);
             self.backend.scroll_region_up(0..room, step)?;
-            let (now, later) = rows.split_at(step as usize);
+            let (now, later) = rows.split_at(usize::from(step));
             self.write_rows(room - step, now)?;
+            self.since_mark = self.since_mark.saturating_add(step);
             rows = later;
         }
+        self.since_mark = self.since_mark.min(self.area.top());
+        self.move_cursor(Position::new(0, self.area.top()))?;
         self.backend.flush()
     }
 
-    /// The terminal changed size: keep the live area on screen and repaint it.
-    pub fn resize(&mut self, size: Size) -> Result<(), B::Error> {
-        if size == self.size {
+    /// Start counting inserted rows, for `retract`.
+    pub fn mark(&mut self) {
+        self.since_mark = 0;
+    }
+
+    /// Take back up to `count` of the rows inserted since `mark`, newest first: those
+    /// still on screen are erased and the live area moves up over them. Returns how many
+    /// were taken back (rows already in the scrollback cannot be).
+    pub fn retract(&mut self, count: usize) -> Result<usize, B::Error> {
+        let taken = clamp_u16(count).min(self.since_mark).min(self.area.top());
+        if taken == 0 {
+            return Ok(0);
+        }
+        let bottom = self.area.bottom();
+        self.area.y -= taken;
+        self.since_mark -= taken;
+        self.clear_rows(self.area.top(), bottom)?;
+        self.previous = Buffer::empty(self.area);
+        self.repaint = true;
+        Ok(usize::from(taken))
+    }
+
+    /// The terminal changed size. `cursor_row` is where the terminal now says the cursor
+    /// is: terminals move the content (and the cursor with it) when they resize — pushing
+    /// rows into the scrollback when they shrink, pulling them back when they grow, or
+    /// reflowing them — and the live area must move by as much, or it would be drawn over
+    /// the conversation. Without an answer, the live area keeps its row.
+    pub fn resize(&mut self, size: Size, cursor_row: Option<u16>) -> Result<(), B::Error> {
+        let moved = cursor_row.map(|row| i32::from(row) - i32::from(self.cursor.y));
+        if size == self.size && moved.is_none_or(|m| m == 0) {
             return Ok(());
         }
         self.size = size;
         let height = self.area.height.min(self.max_height());
-        let top = self.area.top().min(size.height.saturating_sub(height));
+        let shifted = i32::from(self.area.top()) + moved.unwrap_or(0);
+        let mut top = u16::try_from(shifted.max(0)).unwrap_or(u16::MAX);
+        let overflow = top.saturating_add(height).saturating_sub(size.height);
+        if overflow > 0 {
+            // The area no longer fits below the conversation (the terminal cut its bottom
+            // rows): scroll the conversation up into the scrollback rather than draw over it.
+            self.backend.scroll_region_up(0..size.height, overflow)?;
+            top -= overflow.min(top);
+        }
         self.area = Rect::new(0, top, size.width, height);
-        // Whatever the terminal reflowed below the area's top is stale.
-        self.backend.set_cursor_position(Position::new(0, top))?;
+        // Rows reflowed or moved by the terminal can no longer be taken back.
+        self.since_mark = 0;
+        // Whatever the terminal left from the area's top down is stale: the live area
+        // repaints it.
+        self.move_cursor(Position::new(0, top))?;
         self.backend.clear_region(ClearType::AfterCursor)?;
+        self.previous = Buffer::empty(self.area);
         self.repaint = true;
         Ok(())
     }
@@ -146,8 +210,7 @@ impl<B: Backend> Screen<B> {
     /// suspend): the shell prompt follows the conversation.
     pub fn leave(&mut self) -> Result<(), B::Error> {
         self.clear_rows(self.area.top(), self.area.bottom())?;
-        self.backend
-            .set_cursor_position(Position::new(0, self.area.top()))?;
+        self.move_cursor(Position::new(0, self.area.top()))?;
         self.backend.show_cursor()?;
         self.area.height = 0;
         self.previous = Buffer::empty(self.area);
@@ -166,6 +229,14 @@ impl<B: Backend> Screen<B> {
         );
         self.previous = Buffer::empty(self.area);
         self.repaint = true;
+        self.since_mark = 0;
+        self.cursor = Position::new(0, self.area.top());
+        Ok(())
+    }
+
+    fn move_cursor(&mut self, position: Position) -> Result<(), B::Error> {
+        self.backend.set_cursor_position(position)?;
+        self.cursor = position;
         Ok(())
     }
 
@@ -174,15 +245,20 @@ impl<B: Backend> Screen<B> {
             return Ok(());
         }
         if height > self.area.height {
-            let overflow = (self.area.top() + height).saturating_sub(self.size.height);
+            let overflow = self
+                .area
+                .top()
+                .saturating_add(height)
+                .saturating_sub(self.size.height);
             if overflow > 0 {
                 // Make room: everything above moves up, the top rows into the scrollback.
                 self.backend
                     .scroll_region_up(0..self.size.height, overflow)?;
-                self.area.y -= overflow;
+                self.area.y = self.area.y.saturating_sub(overflow);
+                self.since_mark = self.since_mark.min(self.area.top());
             }
         } else {
-            self.clear_rows(self.area.top() + height, self.area.bottom())?;
+            self.clear_rows(self.area.top().saturating_add(height), self.area.bottom())?;
         }
         self.area.height = height;
         self.repaint = true;
@@ -197,22 +273,40 @@ impl<B: Backend> Screen<B> {
         Ok(())
     }
 
+    /// Write `rows` into blank screen rows from `top` down: each row's cells up to its last
+    /// one that is not a plain blank, except the columns covered by a wide character — they
+    /// belong to the character on their left, and writing a blank there would erase it. (A
+    /// grapheme the terminal draws wider than Unicode says, such as an emoji ZWJ sequence
+    /// on some terminals, then still ends its row whole.)
     fn write_rows(&mut self, top: u16, rows: &[Line<'_>]) -> Result<(), B::Error> {
-        let area = Rect::new(0, top, self.size.width, rows.len() as u16);
-        let mut buffer = Buffer::empty(area);
-        for (i, line) in rows.iter().enumerate() {
-            buffer.set_line(0, top + i as u16, line, self.size.width);
+        let width = self.size.width;
+        for (y, line) in (top..self.size.height).zip(rows) {
+            let mut buffer = Buffer::empty(Rect::new(0, y, width, 1));
+            buffer.set_line(0, y, line, width);
+            let end = buffer
+                .content
+                .iter()
+                .rposition(|cell| !is_blank(cell))
+                .map_or(0, |last| last + 1);
+            let mut cells = Vec::new();
+            let mut x = 0u16;
+            while usize::from(x) < end {
+                let cell = &buffer[(x, y)];
+                cells.push((x, y, cell));
+                x = x.saturating_add(cell.cell_width().max(1));
+            }
+            self.backend.draw(cells.into_iter())?;
         }
-        // Every cell, blanks included: the rows may hold stale content.
-        let cells = buffer.content.iter().enumerate().map(|(i, cell)| {
-            (
-                (i as u16) % area.width.max(1),
-                top + (i as u16) / area.width.max(1),
-                cell,
-            )
-        });
-        self.backend.draw(cells)
+        Ok(())
     }
+}
+
+/// A cell that shows nothing: a space with no colour or emphasis.
+fn is_blank(cell: &ratatui::buffer::Cell) -> bool {
+    cell.symbol() == " "
+        && cell.fg == ratatui::style::Color::Reset
+        && cell.bg == ratatui::style::Color::Reset
+        && cell.modifier.is_empty()
 }
 
 #[cfg(test)]
@@ -242,8 +336,8 @@ mod tests {
     fn paint(text: &'static [&'static str]) -> impl FnOnce(&mut Buffer) -> Option<Position> {
         move |buffer: &mut Buffer| {
             let area = buffer.area;
-            for (i, line) in text.iter().enumerate().take(area.height as usize) {
-                buffer.set_string(0, area.y + i as u16, line, ratatui::style::Style::default());
+            for (y, line) in (area.top()..area.bottom()).zip(text.iter()) {
+                buffer.set_string(0, y, line, ratatui::style::Style::default());
             }
             None
         }
@@ -318,5 +412,91 @@ mod tests {
         assert_eq!(rows_of(s.backend().buffer())[1], "abd");
         s.leave().unwrap();
         assert_eq!(rows_of(s.backend().buffer()), ["", "", "", ""]);
+    }
+
+    #[test]
+    fn more_rows_than_a_u16_counts_are_all_inserted() {
+        // 65,536 rows once wrapped to 0 and the insert loop never ended.
+        let mut s = screen(12, 4, 0);
+        s.draw(1, paint(&["> a"])).unwrap();
+        let lines: Vec<Line> = (0..65_540).map(|i| Line::from(format!("r{i}"))).collect();
+        s.insert_before(&lines).unwrap();
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["r65537", "r65538", "r65539", "> a"]
+        );
+        // (The test backend keeps the last 65,535 rows of scrollback.)
+        let scrollback = rows_of(s.backend().scrollback());
+        assert_eq!(scrollback.last().unwrap(), "r65536");
+        assert_eq!(scrollback[scrollback.len() - 65_535], "r2");
+    }
+
+    #[test]
+    fn rows_land_in_place_on_a_terminal_of_more_than_65_535_cells() {
+        let mut s = screen(300, 250, 0);
+        s.draw(1, paint(&["> a"])).unwrap();
+        let lines: Vec<Line> = (0..240).map(|i| Line::from(format!("row {i}"))).collect();
+        s.insert_before(&lines).unwrap();
+        let rows = rows_of(s.backend().buffer());
+        for (i, row) in rows.iter().take(240).enumerate() {
+            assert_eq!(row, &format!("row {i}"));
+        }
+        assert_eq!(rows[240], "> a");
+    }
+
+    #[test]
+    fn retract_takes_back_rows_still_on_screen() {
+        let mut s = screen(10, 6, 0);
+        s.draw(1, paint(&["> a"])).unwrap();
+        s.insert_before(&[Line::from("kept")]).unwrap();
+        s.mark();
+        s.insert_before(&[Line::from("partial 1"), Line::from("partial 2")])
+            .unwrap();
+        assert_eq!(s.retract(5).unwrap(), 2);
+        s.draw(1, paint(&["> a"])).unwrap();
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["kept", "> a", "", "", "", ""]
+        );
+        // Rows already in the scrollback are out of reach.
+        s.mark();
+        let lines: Vec<Line> = (0..8).map(|i| Line::from(format!("p{i}"))).collect();
+        s.insert_before(&lines).unwrap();
+        // p0..p2 went into the scrollback; p3..p7 are still on screen.
+        assert_eq!(s.retract(8).unwrap(), 5);
+        s.draw(1, paint(&["> a"])).unwrap();
+        assert_eq!(rows_of(s.backend().buffer())[..2], ["> a", ""]);
+        assert_eq!(rows_of(s.backend().scrollback()).last().unwrap(), "p2");
+    }
+
+    #[test]
+    fn a_resize_follows_the_content_the_terminal_moved() {
+        let mut s = screen(10, 6, 0);
+        s.draw(2, paint(&["> a", "status"])).unwrap();
+        let lines: Vec<Line> = (0..8).map(|i| Line::from(format!("p{i}"))).collect();
+        s.insert_before(&lines).unwrap();
+        s.draw(2, paint(&["> a", "status"])).unwrap();
+        assert_eq!(s.area(), Rect::new(0, 4, 10, 2));
+        // The terminal grew by 4 rows and pulled 4 rows back from its scrollback: the
+        // cursor (left at the area's top) is now 4 rows lower.
+        s.backend_mut().resize(10, 10);
+        s.resize(Size::new(10, 10), Some(8)).unwrap();
+        assert_eq!(s.area(), Rect::new(0, 8, 10, 2));
+        // It shrank back and pushed them out again.
+        s.backend_mut().resize(10, 6);
+        s.resize(Size::new(10, 6), Some(4)).unwrap();
+        assert_eq!(s.area(), Rect::new(0, 4, 10, 2));
+        // It cut its bottom row instead (the cursor stayed): the conversation scrolls up
+        // into the scrollback, it is not drawn over.
+        let before = rows_of(s.backend().buffer());
+        s.backend_mut().resize(10, 5);
+        s.resize(Size::new(10, 5), Some(4)).unwrap();
+        assert_eq!(s.area(), Rect::new(0, 3, 10, 2));
+        assert_eq!(rows_of(s.backend().scrollback()).last(), before.first());
+        assert_eq!(rows_of(s.backend().buffer())[..3], before[1..4]);
+        // No answer from the terminal: the area keeps its row, on screen.
+        s.backend_mut().resize(10, 3);
+        s.resize(Size::new(10, 3), None).unwrap();
+        assert_eq!(s.area(), Rect::new(0, 1, 10, 2));
     }
 }

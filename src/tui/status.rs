@@ -2,6 +2,7 @@
 //! thinking level, tokens, cost and context use on the right.
 
 use super::app::App;
+use super::width::str_width;
 use ratatui::text::{Line, Span};
 
 /// 950, 12.3k, 1.2M.
@@ -54,9 +55,10 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
         ),
         (None, None) => Span::styled("/ commands · ! shell · ctrl+c twice quits", theme.dim()),
     };
-    let room = (width as usize).saturating_sub(right.chars().count() + 1);
+    let right_width = str_width(&right);
+    let room = usize::from(width).saturating_sub(right_width + 1);
     let left_text = super::cells::cut(&left.content, room);
-    let gap = (width as usize).saturating_sub(left_text.chars().count() + right.chars().count());
+    let gap = usize::from(width).saturating_sub(str_width(&left_text) + right_width);
     Line::from(vec![
         Span::styled(left_text, left.style),
         Span::raw(" ".repeat(gap)),

@@ -67,7 +67,7 @@ impl Theme {
         self.dim().add_modifier(Modifier::ITALIC)
     }
     /// Markdown.
-    pub fn heading(&self, level: u8) -> Style {
+    pub fn heading(&self, level: usize) -> Style {
         let style = self.bold();
         match level {
             1 => style

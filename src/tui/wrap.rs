@@ -2,8 +2,8 @@
 //! the first row and an indent for the rest (so a cell's text hangs under its marker), and
 //! very long words broken where they must be.
 
+use super::width::{graphemes, str_width};
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
 
 /// Wrap `line` to rows of at most `width` columns; the first row starts with `first`, the
 /// others with `rest`.
@@ -25,7 +25,7 @@ pub fn wrap_line(
     for span in &line.spans {
         let style = span.style;
         for word in split_words(&span.content) {
-            let word_width: usize = word.chars().map(|c| c.width().unwrap_or(0)).sum();
+            let word_width = str_width(word);
             if used + word_width > width && row_has_text {
                 rows.push(Line::from(std::mem::take(&mut row)).style(line.style));
                 row = rest.to_vec();
@@ -50,7 +50,8 @@ pub fn wrap_line(
     rows
 }
 
-/// Put `word` on the current row, breaking it across rows when it is wider than a row.
+/// Put `word` on the current row, breaking it (between grapheme clusters) across rows when it
+/// is wider than a row.
 #[allow(clippy::too_many_arguments)]
 fn place(
     word: &str,
@@ -64,8 +65,7 @@ fn place(
     line: &Line<'_>,
 ) {
     let mut piece = String::new();
-    for c in word.chars() {
-        let w = c.width().unwrap_or(0);
+    for (_, g, w) in graphemes(word) {
         if *used + w > width && *used > rest_width {
             if !piece.is_empty() {
                 row.push(Span::styled(std::mem::take(&mut piece), style));
@@ -74,7 +74,7 @@ fn place(
             *row = rest.to_vec();
             *used = rest_width;
         }
-        piece.push(c);
+        piece.push_str(g);
         *used += w;
     }
     if !piece.is_empty() {

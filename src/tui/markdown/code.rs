@@ -13,8 +13,9 @@ use std::borrow::Cow;
 use ratatui::text::{Line, Span};
 
 use super::highlight::{LineHighlighter, language};
-use super::styled::{StyledText, char_width, trim_end};
+use super::styled::{StyledText, trim_end};
 use crate::tui::theme::Theme;
+use unicode_width::UnicodeWidthChar;
 
 const GUTTER: &str = "  ";
 const CONTINUATION: &str = "↪ ";
@@ -158,7 +159,7 @@ fn expand_tabs(line: &str) -> Cow<'_, str> {
             col += n;
         } else {
             out.push(c);
-            col += char_width(c);
+            col += c.width().unwrap_or(0);
         }
     }
     Cow::Owned(out)

@@ -6,9 +6,9 @@
 
 use std::ops::Range;
 
+use crate::tui::width;
 use ratatui::style::Style;
 use ratatui::text::Span;
-use unicode_width::UnicodeWidthChar;
 
 /// Marks a forced line break (markdown hard break) inside the flat text. Sanitizing removes every
 /// real newline from input text, so this character only ever comes from `hard_break`.
@@ -170,8 +170,8 @@ impl StyledText {
     }
 }
 
-/// Cuts `text[range]` into rows of at most `width` columns. Zero-width characters stay with the
-/// character before them.
+/// Cuts `text[range]` into rows of at most `width` columns, between grapheme clusters (a
+/// combining mark or a joined emoji stays whole).
 fn char_rows(text: &str, range: Range<usize>, width: usize) -> Vec<Range<usize>> {
     let mut rows = Vec::new();
     let mut start = range.start;
@@ -179,9 +179,8 @@ fn char_rows(text: &str, range: Range<usize>, width: usize) -> Vec<Range<usize>>
     let Some(slice) = text.get(range.clone()) else {
         return rows;
     };
-    for (i, c) in slice.char_indices() {
+    for (i, _, cw) in width::graphemes(slice) {
         let at = range.start + i;
-        let cw = char_width(c);
         if cw > 0 && row_w + cw > width && at > start {
             rows.push(start..at);
             start = at;
@@ -195,12 +194,8 @@ fn char_rows(text: &str, range: Range<usize>, width: usize) -> Vec<Range<usize>>
     rows
 }
 
-pub(crate) fn char_width(c: char) -> usize {
-    c.width().unwrap_or(0)
-}
-
 pub(crate) fn str_width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
+    width::str_width(s)
 }
 
 /// Makes text safe to print: tabs become spaces, newlines spaces, other control characters

@@ -404,7 +404,7 @@ impl<'a> Writer<'a> {
             style = style.patch(self.theme.quote());
         }
         if let Some(level) = self.heading {
-            style = style.patch(self.theme.heading(level as u8));
+            style = style.patch(self.theme.heading(level));
         }
         for s in &self.styles {
             style = style.patch(*s);

@@ -1,0 +1,115 @@
+//! What the terminal shows stays whole: the real interface in a pseudo-terminal, read back
+//! through a terminal emulator — resizing never drops rows, and wide characters (CJK,
+//! emoji, flags, combining marks) keep their cells.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+mod support;
+
+use support::chat;
+use support::env::env;
+use support::pty::Tui;
+
+async fn ready(tui: &Tui) {
+    tui.wait_for_text("Ask anything").await;
+}
+
+async fn idle(tui: &Tui) {
+    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
+        .await;
+}
+
+/// The status line ends with the model's name and the token counts at the right edge:
+/// once they end at column `width`, the interface has redrawn at that width. (A row the
+/// terminal merely cut or widened ends elsewhere.)
+async fn redrawn_at(tui: &Tui, width: usize) {
+    tui.wait_for(&format!("a redraw at width {width}"), |_| {
+        tui.screen().lines().any(|l| {
+            l.contains("test-model · ↑")
+                && l.ends_with(char::is_numeric)
+                && l.chars().count() == width
+        })
+    })
+    .await;
+}
+
+/// Where each needle first appears in `text`, in order; panics if one is missing.
+fn in_order(text: &str, needles: &[String]) {
+    let mut from = 0;
+    for needle in needles {
+        match text[from..].find(needle.as_str()) {
+            Some(at) => from += at + needle.len(),
+            None => panic!("`{needle}` is missing (or out of order) in:\n{text}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn shrinking_and_growing_the_terminal_keeps_every_row() {
+    let env = env();
+    let answers: Vec<String> = (1..=8).map(|i| format!("Answer number {i}.")).collect();
+    let refs: Vec<&str> = answers.iter().map(String::as_str).collect();
+    let server = chat::answering(&refs).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    for i in 1..=8 {
+        tui.type_text(&format!("prompt number {i}"));
+        tui.enter();
+        tui.wait_for_text(&format!("Answer number {i}.")).await;
+        idle(&tui).await;
+    }
+    redrawn_at(&tui, 100).await;
+    // 40 → 20 rows (the terminal pushes the top into its scrollback), then back to 40
+    // (it pulls them back): the live area must follow, not paint over the conversation.
+    tui.resize(20, 90);
+    redrawn_at(&tui, 90).await;
+    tui.resize(40, 100);
+    redrawn_at(&tui, 100).await;
+    let mut expected = Vec::new();
+    for i in 1..=8 {
+        expected.push(format!("› prompt number {i}"));
+        expected.push(format!("● Answer number {i}."));
+    }
+    in_order(&tui.transcript(), &expected);
+    // And again, several times, with typing in between.
+    for (rows, cols) in [(12, 80), (30, 70), (15, 100), (40, 100)] {
+        tui.resize(rows, cols);
+        redrawn_at(&tui, usize::from(cols)).await;
+    }
+    in_order(&tui.transcript(), &expected);
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn wide_characters_are_committed_whole() {
+    let env = env();
+    let cjk: String = ('\u{4e00}'..).take(100).collect();
+    let answer = format!(
+        "{cjk}\n\nemoji a🙂b👍c🎉d flags 🇫🇷🇯🇵 marks e\u{301}a\u{308} end\n\nfamily 👨\u{200d}👩\u{200d}👧"
+    );
+    let server = chat::answering(&[&answer]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("漢字とemoji 🙂 please");
+    tui.enter();
+    tui.wait_for_text("family").await;
+    idle(&tui).await;
+    let transcript = tui.transcript();
+    assert!(
+        transcript.contains("› 漢字とemoji 🙂 please"),
+        "{transcript}"
+    );
+    // The hundred characters wrap over rows but none is lost or spaced out.
+    let joined: String = transcript.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(joined.contains(&cjk), "{transcript}");
+    assert!(
+        transcript.contains("emoji a🙂b👍c🎉d flags 🇫🇷🇯🇵 marks e\u{301}a\u{308} end"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("family 👨\u{200d}👩\u{200d}👧"),
+        "{transcript}"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
