@@ -420,11 +420,12 @@ async fn the_context_is_compacted_past_the_threshold() {
     let big = "word ".repeat(1200);
     let (mut h, path) = harness_with_session(
         vec![
-            Reply::sse(chat::text_with_usage(&big, 100, 1700)),
+            // The provider counts 3,600 tokens: past the 4,000 window minus the reserve.
+            Reply::sse(chat::text_with_usage(&big, 100, 3500)),
             Reply::sse(chat::text("## Goal\nSummarised.")),
             Reply::sse(chat::text("answer after compaction")),
         ],
-        2000,
+        4000,
     )
     .await;
     h.prompt("first question");

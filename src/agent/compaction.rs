@@ -6,6 +6,7 @@
 //! and a tool call is never separated from its result. The summary is appended to the
 //! session as a compaction entry: nothing is deleted from the file.
 
+use super::cut::choose_cut;
 use super::state::{RunSettings, Shared, lock};
 use crate::llm::assembler::Assembler;
 use crate::llm::request::{ModelRequest, ThinkingLevel};
@@ -47,15 +48,21 @@ impl Default for CompactionSettings {
 /// threshold — with a small window the kept part alone would otherwise stay over it and
 /// every turn would pay for a summary that cannot help.
 fn keep_recent(settings: &RunSettings) -> u64 {
+    settings
+        .compaction
+        .keep_recent_tokens
+        .min(max_kept(settings))
+        .max(1)
+}
+
+/// The most a compaction may keep verbatim (half of what fits before the threshold): a
+/// recent part larger than this (one huge tool result) is summarised too.
+fn max_kept(settings: &RunSettings) -> u64 {
     let usable = settings
         .model
         .context_window
         .saturating_sub(settings.compaction.reserve_tokens);
-    settings
-        .compaction
-        .keep_recent_tokens
-        .min(usable / 2)
-        .max(1)
+    (usable / 2).max(1)
 }
 
 /// A rough token count: characters / 4.
@@ -124,22 +131,6 @@ pub fn context_tokens(messages: &[Arc<Message>]) -> u64 {
         ),
         None => messages.iter().map(|m| estimate_tokens(m)).sum(),
     }
-}
-
-/// The index of the first message to keep verbatim: about `keep_recent` tokens from the
-/// end, moved back so it starts a turn (never a tool result). `None` when there is nothing
-/// older to summarise.
-pub fn cut_index(messages: &[Arc<Message>], keep_recent: u64) -> Option<usize> {
-    let mut kept = 0;
-    let mut cut = messages.len();
-    while cut > 0 && kept < keep_recent {
-        cut -= 1;
-        kept += estimate_tokens(&messages[cut]);
-    }
-    while cut > 0 && matches!(messages[cut].as_ref(), Message::ToolResult(_)) {
-        cut -= 1;
-    }
-    (cut > 0).then_some(cut)
 }
 
 /// The conversation as text for the summariser: tool output and arguments shortened, and
@@ -248,8 +239,15 @@ pub(crate) async fn compact(
         )
     };
     let before = context_tokens(&messages);
-    let result =
-        summarise_and_replace(shared, settings, cancel, &messages, &ids, instructions).await;
+    let result = summarise_and_replace(
+        shared,
+        settings,
+        cancel,
+        (&messages, &ids),
+        reason == CompactionReason::Overflow,
+        instructions,
+    )
+    .await;
     let (after, error) = match &result {
         Ok(after) => (*after, None),
         Err(error) => (before, Some(error.clone())),
@@ -270,16 +268,24 @@ pub(crate) async fn compact(
     result
 }
 
+/// Summarise the history before the cut and replace it with the summary. `must_shrink`:
+/// the provider reported an overflow, so even a conversation that looks small is
+/// summarised (see `cut::choose_cut`).
 async fn summarise_and_replace(
     shared: &Arc<Shared>,
     settings: &RunSettings,
     cancel: &CancellationToken,
-    messages: &[Arc<Message>],
-    ids: &[String],
+    (messages, ids): (&[Arc<Message>], &[String]),
+    must_shrink: bool,
     instructions: Option<&str>,
 ) -> Result<u64, String> {
-    let cut = cut_index(messages, keep_recent(settings))
-        .ok_or_else(|| "nothing to compact: all of the conversation is recent".to_string())?;
+    let cut = choose_cut(
+        messages,
+        keep_recent(settings),
+        max_kept(settings),
+        must_shrink,
+    )
+    .ok_or_else(|| "nothing to compact: all of the conversation is recent".to_string())?;
     let budget_tokens = settings
         .model
         .context_window
@@ -405,20 +411,8 @@ mod tests {
     }
 
     #[test]
-    fn the_cut_never_separates_a_call_from_its_result() {
-        let messages = vec![
-            user("start"),
-            call("a"),
-            result("a", 400),
-            call("b"),
-            result("b", 400),
-            user("more"),
-        ];
-        // Keeping ~100 tokens lands on the second tool result: move back to its call.
-        assert_eq!(cut_index(&messages, 100), Some(3));
-        // ~150 tokens reach into the first round's result: keep that whole round.
-        assert_eq!(cut_index(&messages, 150), Some(1));
-        assert!(cut_index(&messages, 1_000_000).is_none());
+    fn the_files_read_and_changed_come_from_the_calls() {
+        let messages = vec![user("start"), call("a"), result("a", 400)];
         let (read, modified) = files_touched(&messages);
         assert!(read.contains("src/lib.rs") && modified.is_empty());
     }

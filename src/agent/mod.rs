@@ -3,6 +3,7 @@
 //! everything as `AgentEvent`s.
 
 pub mod compaction;
+mod cut;
 pub mod guard;
 mod history;
 pub mod limits;
