@@ -268,6 +268,9 @@ impl Agent {
             self.shared.idle.send_replace(false);
             cancel
         };
+        // However this future ends — finished, or dropped by a front end that stopped
+        // waiting — the agent goes back to idle (or on to the messages queued meanwhile).
+        let _settle = SettleOnDrop(&self.shared);
         let settings = self.shared.settings();
         let before = lock(&self.shared.state).history.context_tokens();
         let result = compaction::compact(
@@ -278,15 +281,19 @@ impl Agent {
             instructions.as_deref(),
         )
         .await;
-        run::settle(&self.shared, &mut lock(&self.shared.state));
         result
             .map(|after| (before, after))
             .map_err(AgentError::Compaction)
     }
 
-    /// Use another model from the next model call on (also mid-run), and note it in the
-    /// session.
-    pub async fn set_model(&self, provider: Arc<Provider>, model: ModelInfo) {
+    /// Use another model from the next model call on (also mid-run). The change takes
+    /// effect when this is called; the future only notes it in the session, so a caller
+    /// may stop waiting for that without undoing the change.
+    pub fn set_model(
+        &self,
+        provider: Arc<Provider>,
+        model: ModelInfo,
+    ) -> impl Future<Output = ()> + Send + '_ {
         let (provider_name, model_id) = (provider.settings().name.clone(), model.id.clone());
         {
             let mut settings = lock(&self.shared.settings);
@@ -295,12 +302,14 @@ impl Agent {
             next.model = model;
             *settings = Arc::new(next);
         }
-        self.shared
-            .persist(crate::session::format::NewEntry::ModelChange {
-                provider: &provider_name,
-                model: &model_id,
-            })
-            .await;
+        async move {
+            self.shared
+                .persist(crate::session::format::NewEntry::ModelChange {
+                    provider: &provider_name,
+                    model: &model_id,
+                })
+                .await;
+        }
     }
 
     /// Change the reasoning level from the next model call on, and note it in the session.
@@ -328,6 +337,18 @@ impl Agent {
         session: Option<Arc<SessionWriter>>,
         history: Vec<(String, Arc<Message>)>,
     ) -> Result<(), AgentError> {
+        // Closing the old session syncs and joins its writer: not while holding the locks.
+        self.replace_session(session, history).map(drop)
+    }
+
+    /// `switch_session`, handing back the previous session instead of closing it. Closing
+    /// waits for its writer to sync, so a front end that must stay responsive closes it
+    /// on a blocking thread. Only while idle.
+    pub fn replace_session(
+        &self,
+        session: Option<Arc<SessionWriter>>,
+        history: Vec<(String, Arc<Message>)>,
+    ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
         let previous = {
             let mut state = lock(&self.shared.state);
             if state.running {
@@ -339,9 +360,7 @@ impl Agent {
             state.usage = usage;
             std::mem::replace(&mut *lock(&self.shared.session), session)
         };
-        // Closing the old session syncs and joins its writer: not while holding the locks.
-        drop(previous);
-        Ok(())
+        Ok(previous)
     }
 
     /// Take back the most recently queued message (follow-ups first), e.g. to edit it.
@@ -379,6 +398,15 @@ impl Agent {
             context_window: settings.model.context_window,
             session_error: state.session_error.clone(),
         }
+    }
+}
+
+/// Settles the agent when dropped: the end of a manual compaction, however it ends.
+struct SettleOnDrop<'a>(&'a Arc<Shared>);
+
+impl Drop for SettleOnDrop<'_> {
+    fn drop(&mut self) {
+        run::settle(self.0, &mut lock(&self.0.state));
     }
 }
 

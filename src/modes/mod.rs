@@ -22,6 +22,7 @@ use crate::tools::Tools;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// Which session the agent writes to (reported by the `session` line and `get_state`).
 #[derive(Clone, Debug)]
@@ -121,6 +122,18 @@ pub async fn start_new_session(
     settings: &Settings,
     persistent: bool,
 ) -> Result<SessionInfo, String> {
+    start_new_session_unless(agent, settings, persistent, &CancellationToken::new()).await
+}
+
+/// `start_new_session` that `cancel` stops: before the switch, nothing has changed (an
+/// error says so); after it, only the wait for the old session to be closed is cut short
+/// (the closing goes on) and the new session is reported as usual.
+pub async fn start_new_session_unless(
+    agent: &Agent,
+    settings: &Settings,
+    persistent: bool,
+    cancel: &CancellationToken,
+) -> Result<SessionInfo, String> {
     if agent.is_running() {
         return Err("a run is active; stop it first".to_string());
     }
@@ -129,24 +142,41 @@ pub async fn start_new_session(
     } else {
         Choice::Ephemeral
     };
-    let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
-        .await
+    let prepare = async {
+        let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
+            .await
+            .map_err(|e| e.to_string())?;
+        if let Some(writer) = &opened.writer {
+            let state = agent.snapshot();
+            record_model(
+                writer,
+                &(state.provider, state.model),
+                state.thinking,
+                None,
+                None,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        }
+        Ok::<_, String>(opened)
+    };
+    let opened = tokio::select! {
+        opened = prepare => opened?,
+        () = cancel.cancelled() => {
+            return Err("aborted: the session was not changed".to_string());
+        }
+    };
+    let previous = agent
+        .replace_session(opened.writer, Vec::new())
         .map_err(|e| e.to_string())?;
-    if let Some(writer) = &opened.writer {
-        let state = agent.snapshot();
-        record_model(
-            writer,
-            &(state.provider, state.model),
-            state.thinking,
-            None,
-            None,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+    if let Some(previous) = previous {
+        // Closing syncs the old file and joins its writer thread: off the async workers.
+        let closing = tokio::task::spawn_blocking(move || drop(previous));
+        tokio::select! {
+            _ = closing => {}
+            () = cancel.cancelled() => {}
+        }
     }
-    agent
-        .new_session(opened.writer)
-        .map_err(|e| e.to_string())?;
     Ok(SessionInfo {
         id: opened.id,
         path: opened.path,

@@ -3,14 +3,62 @@
 use super::Context;
 use crate::agent::Approval;
 use crate::llm::client::Provider;
-use crate::modes::start_new_session;
+use crate::modes::{SessionInfo, start_new_session_unless};
 use crate::protocol::message::{Content, UserMessage};
 use crate::protocol::rpc::{Command, Decision, StreamingBehavior};
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::{Arc, PoisonError};
+use tokio_util::sync::CancellationToken;
+
+/// How a command was taken up.
+pub(super) enum Started {
+    /// It took effect at once.
+    Done(Result<Option<Value>, String>),
+    /// It takes time: its result, and what stops it.
+    Slow {
+        result: BoxFuture<'static, Result<Option<Value>, String>>,
+        cancel: CancellationToken,
+    },
+}
+
+pub(super) fn start(context: &Arc<Context>, command: Command) -> Started {
+    let cancel = CancellationToken::new();
+    let slow = |result: BoxFuture<'static, _>| Started::Slow {
+        result,
+        cancel: cancel.clone(),
+    };
+    let context = context.clone();
+    match command {
+        Command::Compact {
+            custom_instructions,
+        } => slow(Box::pin(async move {
+            // `abort` cancels a compaction through the agent itself.
+            let (before, after) = context
+                .agent
+                .compact(custom_instructions)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(Some(json!({"tokensBefore": before, "tokensAfter": after})))
+        })),
+        Command::NewSession => {
+            let cancel = cancel.clone();
+            slow(Box::pin(
+                async move { new_session(&context, &cancel).await },
+            ))
+        }
+        Command::SetModel { provider, model_id } => {
+            let cancel = cancel.clone();
+            slow(Box::pin(async move {
+                set_model(&context, provider, model_id, &cancel).await
+            }))
+        }
+        command => Started::Done(execute(&context, command)),
+    }
+}
 
 /// A command that takes effect at once.
-pub(super) fn execute(context: &Context, command: Command) -> Result<Option<Value>, String> {
+fn execute(context: &Context, command: Command) -> Result<Option<Value>, String> {
     let agent = &context.agent;
     match command {
         Command::Prompt {
@@ -56,48 +104,47 @@ pub(super) fn execute(context: &Context, command: Command) -> Result<Option<Valu
     Ok(None)
 }
 
-/// A command that takes time (a model call, files, the session writer).
-pub(super) async fn execute_slow(
+async fn new_session(
     context: &Context,
-    command: Command,
+    cancel: &CancellationToken,
 ) -> Result<Option<Value>, String> {
-    let agent = &context.agent;
-    match command {
-        Command::Compact {
-            custom_instructions,
-        } => {
-            let (before, after) = agent
-                .compact(custom_instructions)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(Some(json!({"tokensBefore": before, "tokensAfter": after})))
-        }
-        Command::NewSession => {
-            let persistent = context
-                .session
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .path
-                .is_some();
-            let info = start_new_session(agent, &context.settings, persistent).await?;
-            *context
-                .session
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = info.clone();
-            Ok(Some(
-                json!({"sessionId": info.id, "sessionFile": info.path}),
-            ))
-        }
-        Command::SetModel { provider, model_id } => {
-            let (provider_settings, model) =
-                context.settings.resolve_model(&provider, &model_id)?;
-            let client = Provider::new(provider_settings, context.settings.stream_idle_timeout)
-                .map_err(|e| e.to_string())?;
-            agent.set_model(Arc::new(client), model).await;
-            Ok(Some(json!({"provider": provider, "modelId": model_id})))
-        }
-        command => execute(context, command),
+    let persistent = current_session(context).path.is_some();
+    let info =
+        start_new_session_unless(&context.agent, &context.settings, persistent, cancel).await?;
+    *context
+        .session
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = info.clone();
+    Ok(Some(
+        json!({"sessionId": info.id, "sessionFile": info.path}),
+    ))
+}
+
+/// The model changes at once; `cancel` only cuts short the wait for the change to be noted
+/// in the session (the note is still written).
+async fn set_model(
+    context: &Context,
+    provider: String,
+    model_id: String,
+    cancel: &CancellationToken,
+) -> Result<Option<Value>, String> {
+    let (provider_settings, model) = context.settings.resolve_model(&provider, &model_id)?;
+    let client = Provider::new(provider_settings, context.settings.stream_idle_timeout)
+        .map_err(|e| e.to_string())?;
+    let noted = context.agent.set_model(Arc::new(client), model);
+    tokio::select! {
+        () = noted => {}
+        () = cancel.cancelled() => {}
     }
+    Ok(Some(json!({"provider": provider, "modelId": model_id})))
+}
+
+fn current_session(context: &Context) -> SessionInfo {
+    context
+        .session
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
 }
 
 /// The text, then the attached images.
@@ -109,11 +156,7 @@ fn user_message(text: String, images: Vec<Content>) -> UserMessage {
 
 fn state(context: &Context) -> Value {
     let state = context.agent.snapshot();
-    let session = context
-        .session
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
+    let session = current_session(context);
     json!({
         "model": state.model,
         "provider": state.provider,

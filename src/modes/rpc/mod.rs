@@ -1,9 +1,14 @@
 //! `--mode rpc`: commands as JSON lines on stdin; responses and events as JSON lines on
 //! stdout (docs/protocol.md §4). A bad line gets an error response and the process keeps
-//! running. Commands take effect in the order they arrive: one that takes time (`compact`,
-//! `new_session`, `set_model`) is finished — events keep flowing — before the next line is
-//! read. At end of input, pending approvals are denied, the current run finishes, and the
-//! process exits.
+//! running.
+//!
+//! Commands take effect in the order they arrive: one that takes time (`compact`,
+//! `new_session`, `set_model`) is finished — events keep flowing — before the next one is
+//! taken up. Lines are read all the while, so `abort` (and SIGINT/SIGTERM) is never stuck
+//! behind a slow command: it overtakes the commands waiting, stops the one in progress and
+//! the run at once, and acts again at its own place in the order, so that everything sent
+//! before it is stopped. At end of input, pending approvals are denied, what was sent is
+//! finished, and the process exits.
 
 mod commands;
 mod reader;
@@ -15,11 +20,15 @@ use crate::modes::output::JsonLines;
 use crate::modes::signals::Interrupts;
 use crate::protocol::event::AgentEvent;
 use crate::protocol::rpc::{Command, Parsed, Response, parse_line};
+use commands::Started;
 use futures_util::future::BoxFuture;
 use reader::{Frame, LineReader, MAX_LINE_BYTES};
+use serde_json::Value;
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use tokio::io::BufReader;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 enum Input {
     Frame(Frame),
@@ -31,7 +40,27 @@ struct Context {
     agent: Arc<Agent>,
     session: Mutex<SessionInfo>,
     settings: Settings,
-    responses: mpsc::UnboundedSender<Response>,
+}
+
+/// A line read from stdin, waiting for its turn.
+enum Pending {
+    /// A line that is not a command: its refusal keeps its place among the answers.
+    Refused(Response),
+    Command {
+        id: Option<Value>,
+        kind: String,
+        command: Command,
+    },
+    /// An `abort` that overtook the commands waiting: it acts again here, so the commands
+    /// sent before it are stopped too (its answer was given when it was read).
+    AbortAgain,
+}
+
+/// The command in progress that takes time.
+struct InFlight {
+    response: BoxFuture<'static, Response>,
+    /// Stops it (what that means is up to the command).
+    cancel: CancellationToken,
 }
 
 pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
@@ -39,59 +68,90 @@ pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
     let mut events = agent.subscribe();
     let (input_tx, mut input) = mpsc::unbounded_channel();
     tokio::spawn(read_stdin(input_tx));
-    let (responses_tx, mut responses) = mpsc::unbounded_channel();
     let context = Arc::new(Context {
         agent: agent.clone(),
         session: Mutex::new(session),
         settings,
-        responses: responses_tx,
     });
     let mut out = JsonLines::default();
     let mut interrupts = Interrupts::new();
     let mut input_open = true;
-    let mut pending_commands = 0usize;
+    let mut waiting: VecDeque<Pending> = VecDeque::new();
+    let mut slow: Option<InFlight> = None;
     loop {
+        // Take up the waiting commands in order, until one takes time.
+        while slow.is_none()
+            && let Some(next) = waiting.pop_front()
+        {
+            match next {
+                Pending::Refused(response) => respond(&response, &mut events, &mut out),
+                Pending::AbortAgain => {
+                    agent.abort();
+                }
+                Pending::Command { id, kind, command } => {
+                    match commands::start(&context, command) {
+                        Started::Done(result) => {
+                            respond(&Response::new(id, &kind, result), &mut events, &mut out);
+                        }
+                        Started::Slow { result, cancel } => {
+                            slow = Some(InFlight {
+                                response: Box::pin(async move {
+                                    Response::new(id, &kind, result.await)
+                                }),
+                                cancel,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        drain(&mut events, &mut out);
+        if out.flush().is_err() {
+            agent.abort();
+            return 1;
+        }
+        if !input_open && slow.is_none() && waiting.is_empty() && !agent.is_running() {
+            agent.wait_for_idle().await;
+            drain(&mut events, &mut out);
+            let _ = out.flush();
+            return 0;
+        }
         tokio::select! {
             biased;
             code = interrupts.next() => {
+                // Stop everything without waiting for the command in progress: dropping
+                // it stops it (a compaction still leaves the agent idle).
                 agent.abort();
-                agent.wait_for_idle().await;
+                if let Some(in_flight) = slow.take() {
+                    in_flight.cancel.cancel();
+                }
+                // A second signal exits at once.
+                tokio::select! {
+                    () = agent.wait_for_idle() => {}
+                    _ = interrupts.next() => {}
+                }
                 drain(&mut events, &mut out);
                 let _ = out.flush();
                 return code;
             }
-            response = responses.recv() => {
-                if let Some(response) = response {
-                    pending_commands = pending_commands.saturating_sub(1);
-                    out.push(&response);
-                }
+            response = finished(&mut slow), if slow.is_some() => {
+                slow = None;
+                respond(&response, &mut events, &mut out);
             }
-            line = input.recv(), if input_open => match line {
+            frame = input.recv(), if input_open => match frame {
                 Some(Input::Frame(frame)) => {
-                    pending_commands += 1;
-                    // Commands take effect in the order they were sent: one that takes time
-                    // is finished (events still flowing) before the next line is read.
-                    if let Some(command) = handle_frame(&context, frame) {
-                        tokio::pin!(command);
-                        loop {
-                            tokio::select! {
-                                response = &mut command => {
-                                    let _ = context.responses.send(response);
-                                    break;
-                                }
-                                event = events.recv() => match event {
-                                    Some(event) => {
-                                        out.push(&event);
-                                        drain(&mut events, &mut out);
-                                        if out.flush().is_err() {
-                                            agent.abort();
-                                            return 1;
-                                        }
-                                    }
-                                    None => return 1,
-                                },
+                    let pending = read(frame);
+                    match (&pending, &slow) {
+                        (Pending::Command { id, command: Command::Abort, .. }, Some(in_flight)) => {
+                            agent.abort();
+                            in_flight.cancel.cancel();
+                            let response = Response::new(id.clone(), "abort", Ok(None));
+                            respond(&response, &mut events, &mut out);
+                            if !waiting.is_empty() {
+                                waiting.push_back(Pending::AbortAgain);
                             }
                         }
+                        _ => waiting.push_back(pending),
                     }
                 }
                 Some(Input::End) | None => {
@@ -105,22 +165,25 @@ pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
                 None => return 1,
             },
         }
-        drain(&mut events, &mut out);
-        while let Ok(response) = responses.try_recv() {
-            pending_commands = pending_commands.saturating_sub(1);
-            out.push(&response);
-        }
-        if out.flush().is_err() {
-            agent.abort();
-            return 1;
-        }
-        if !input_open && pending_commands == 0 && !agent.is_running() {
-            agent.wait_for_idle().await;
-            drain(&mut events, &mut out);
-            let _ = out.flush();
-            return 0;
-        }
     }
+}
+
+/// The answer of the command in progress, when it has one.
+async fn finished(slow: &mut Option<InFlight>) -> Response {
+    match slow {
+        Some(in_flight) => (&mut in_flight.response).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Write an answer after the events that came before it.
+fn respond(
+    response: &Response,
+    events: &mut mpsc::UnboundedReceiver<AgentEvent>,
+    out: &mut JsonLines,
+) {
+    drain(events, out);
+    out.push(response);
 }
 
 fn drain(events: &mut mpsc::UnboundedReceiver<AgentEvent>, out: &mut JsonLines) {
@@ -139,34 +202,16 @@ async fn read_stdin(tx: mpsc::UnboundedSender<Input>) {
     let _ = tx.send(Input::End);
 }
 
-/// Answer one input line (every line gets exactly one response; blank, over-long and
-/// non-UTF-8 lines get a parse error too, so the count of answers always matches the count
-/// of lines). A command that takes time comes back as a future to run to its end.
-fn handle_frame(context: &Arc<Context>, frame: Frame) -> Option<BoxFuture<'static, Response>> {
-    let respond = |response| {
-        let _ = context.responses.send(response);
-        None
-    };
+/// One input line as a command, or its refusal. Every line gets exactly one answer: blank,
+/// over-long and non-UTF-8 lines get a `parse` error too, so the count of answers always
+/// matches the count of lines.
+fn read(frame: Frame) -> Pending {
     let line = match frame {
         Frame::Line(line) => line,
-        Frame::Invalid(why) => return respond(Response::new(None, "parse", Err(why))),
+        Frame::Invalid(why) => return Pending::Refused(Response::new(None, "parse", Err(why))),
     };
-    let Parsed { id, kind, command } = match parse_line(&line) {
-        Ok(parsed) => parsed,
-        Err(response) => return respond(*response),
-    };
-    match command {
-        Command::Compact { .. } | Command::NewSession | Command::SetModel { .. } => {
-            let context = context.clone();
-            Some(Box::pin(async move {
-                let result = commands::execute_slow(&context, command).await;
-                Response::new(id, &kind, result)
-            }))
-        }
-        command => respond(Response::new(
-            id,
-            &kind,
-            commands::execute(context, command),
-        )),
+    match parse_line(&line) {
+        Ok(Parsed { id, kind, command }) => Pending::Command { id, kind, command },
+        Err(response) => Pending::Refused(*response),
     }
 }
