@@ -391,3 +391,82 @@ async fn the_session_picker_resumes_an_earlier_conversation() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn write_and_edit_approvals_show_the_diff_first() {
+    let env = env();
+    std::fs::write(env.cwd.path().join("notes.txt"), "old line\nkept line\n").unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c0", "read", json!({"path": "notes.txt"}))),
+        Reply::sse(chat::tool_call(
+            "c1",
+            "write",
+            json!({"path": "notes.txt", "content": "new line\nkept line\n"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "c2",
+            "edit",
+            json!({"path": "notes.txt", "edits": [{"oldText": "kept line", "newText": "edited line"}]}),
+        )),
+        Reply::sse(chat::tool_call(
+            "c3",
+            "write",
+            json!({"path": "fresh.txt", "content": "brand new content\n"}),
+        )),
+        Reply::sse(chat::text("All written.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("rewrite the notes");
+    tui.enter();
+    // The overwrite's diff is on screen before anything is written.
+    let screen = tui
+        .wait_for("the write's diff", |s| {
+            s.contains("Allow write?") && s.contains("-old line") && s.contains("+new line")
+        })
+        .await;
+    assert!(screen.contains("file  notes.txt"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.path().join("notes.txt")).unwrap(),
+        "old line\nkept line\n"
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tui.send(b"y");
+    tui.wait_for("the edit's diff", |s| {
+        s.contains("Allow edit?") && s.contains("-kept line") && s.contains("+edited line")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tui.send(b"y");
+    tui.wait_for("the new file's content", |s| {
+        s.contains("Allow write?") && s.contains("a new file:") && s.contains("+brand new content")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tui.send(b"y");
+    tui.wait_for_text("All written.").await;
+    idle_tui(&tui).await;
+    // After the fact, the overwrite's cell in the transcript shows its diff too.
+    let transcript = tui.transcript();
+    let cell = transcript
+        .find("● write notes.txt")
+        .map(|at| &transcript[at..])
+        .unwrap_or_else(|| panic!("no write cell in:\n{transcript}"));
+    let cell: String = cell.lines().take(6).collect::<Vec<_>>().join("\n");
+    assert!(
+        cell.contains("-old line") && cell.contains("+new line"),
+        "{cell}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.path().join("notes.txt")).unwrap(),
+        "new line\nedited line\n"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+async fn idle_tui(tui: &Tui) {
+    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
+        .await;
+}

@@ -12,6 +12,7 @@ use agent::protocol::message::{AssistantMessage, Content, Message, UserMessage};
 use agent::tui::app::App;
 use agent::tui::cells;
 use agent::tui::theme::Theme;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -49,7 +50,7 @@ fn buffer_to_text(buffer: &Buffer) -> String {
         .join("\n")
 }
 
-fn settings() -> Arc<Settings> {
+fn settings(cwd: &std::path::Path) -> Arc<Settings> {
     let cli = <agent::cli::Cli as clap::Parser>::parse_from([
         "agent",
         "--model",
@@ -59,7 +60,9 @@ fn settings() -> Arc<Settings> {
         "--api-key",
         "k",
     ]);
-    Arc::new(agent::config::load(&cli).expect("settings"))
+    let mut settings = agent::config::load(&cli).expect("settings");
+    settings.cwd = cwd.to_path_buf();
+    Arc::new(settings)
 }
 
 fn app() -> (App, tempfile::TempDir) {
@@ -73,16 +76,34 @@ fn app() -> (App, tempfile::TempDir) {
         id: "test".into(),
         path: None,
     };
-    let app = App::new(agent, settings(), session, Theme::plain(), WIDTH, tasks);
+    let app = App::new(
+        agent,
+        settings(dir.path()),
+        session,
+        Theme::plain(),
+        WIDTH,
+        tasks,
+    );
     (app, dir)
 }
 
 fn render(app: &App) -> String {
-    let frame = app.live_frame(WIDTH);
-    let height = frame.height(30);
+    render_at(app, 30)
+}
+
+/// The live area at most `max_height` rows tall; the spinner (which moves with time) as
+/// `*`, and the working directory (a temporary one) as `<cwd>`.
+fn render_at(app: &App, max_height: u16) -> String {
+    let frame = app.live_frame(WIDTH, max_height);
+    let height = frame.height(max_height);
     let mut buffer = Buffer::empty(Rect::new(0, 0, WIDTH, height));
     app.render_live(frame, &mut buffer);
+    let cwd = app.settings.cwd.display().to_string();
     buffer_to_text(&buffer)
+        .replace(&cwd, "<cwd>")
+        .chars()
+        .map(|c| if ('⠀'..='⣿').contains(&c) { '*' } else { c })
+        .collect()
 }
 
 #[test]
@@ -229,12 +250,43 @@ async fn the_approval_dialog_replaces_the_composer() {
         args: json!({"command": "git push --force"}),
         reason: "`bash` can change files or run programs".into(),
     });
+    insta::assert_snapshot!(render(&app));
+}
+
+#[tokio::test]
+async fn a_long_command_is_shown_whole_and_scrolls() {
+    let (mut app, _dir) = app();
+    app.on_agent_event(AgentEvent::AgentStart);
+    let hidden_tail = "cd build && make -j8 CFLAGS='-O2 -g -Wall -Wextra -Werror' install-everything && rm -rf ~/important-data";
+    app.on_agent_event(AgentEvent::ToolApprovalRequest {
+        tool_call_id: "c1".into(),
+        tool_name: "bash".into(),
+        args: json!({"command": format!("{hidden_tail}\necho second line\n\u{1b}[8mecho hidden")}),
+        reason: "it matches the ask rule `bash(rm *)`".into(),
+    });
     let screen = render(&app);
-    let screen: String = screen
-        .chars()
-        .map(|c| if ('⠀'..='⣿').contains(&c) { '*' } else { c })
-        .collect();
+    assert!(screen.contains("rm -rf ~/important-data"), "{screen}");
+    assert!(screen.contains("echo second line"), "{screen}");
     insta::assert_snapshot!(screen);
+
+    // Far more than fits: the body scrolls, and says what is below.
+    let long: String = (1..=60).map(|i| format!("echo step {i}\n")).collect();
+    app.on_agent_event(AgentEvent::ToolApprovalRequest {
+        tool_call_id: "c2".into(),
+        tool_name: "bash".into(),
+        args: json!({"command": long}),
+        reason: "`bash` can change files or run programs".into(),
+    });
+    app.approval.as_mut().unwrap().opened -= std::time::Duration::from_secs(1);
+    let screen = render_at(&app, 20);
+    assert!(screen.contains("echo step 1\n"), "{screen}");
+    assert!(screen.contains("more below"), "{screen}");
+    assert!(!screen.contains("echo step 60"), "{screen}");
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+    let screen = render_at(&app, 20);
+    assert!(screen.contains("echo step 60"), "{screen}");
+    assert!(screen.contains("0 more below"), "{screen}");
+    insta::assert_snapshot!("long_command_scrolled_to_the_end", screen);
 }
 
 #[tokio::test]

@@ -5,11 +5,10 @@
 
 use super::edit_match::{MatchError, find_unique, line_of};
 use super::path::{display, not_found_message, resolve};
-use super::{Subject, Tool, ToolContext, ToolOutput, atomic, parse_args, run_blocking};
+use super::{Subject, Tool, ToolContext, ToolOutput, atomic, diff, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use similar::TextDiff;
 use std::ops::Range;
 use std::path::Path;
 
@@ -86,6 +85,22 @@ impl Tool for EditTool {
         format!("{path} ({edits} edit{plural})")
     }
 
+    fn preview(&self, args: &Value, cwd: &Path) -> Option<Result<String, String>> {
+        let args: Args = serde_json::from_value(args.clone()).ok()?;
+        let path = resolve(cwd, &args.path);
+        let shown = display(cwd, &path);
+        let original = match diff::current_text(&path) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Some(Err(format!("{shown} does not exist: the edit will fail"))),
+            Err(why) => return Some(Err(format!("{shown} cannot be compared: {why}"))),
+        };
+        let file = TextFile::decode(&original);
+        Some(match apply(&file.body, &args.edits, file.crlf) {
+            Ok(edited) => Ok(diff::unified(&shown, Some(&file.body), &edited.text)),
+            Err(problem) => Err(format!("The edit will fail: {problem}")),
+        })
+    }
+
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             let args: Args = match parse_args("edit", args) {
@@ -139,11 +154,7 @@ fn edit_file(cwd: &Path, args: &Args) -> ToolOutput {
     if let Err(e) = atomic::write(&path, file.encode(&edited.text).as_bytes()) {
         return ToolOutput::error(format!("Cannot write {shown}: {e}"));
     }
-    let diff = TextDiff::from_lines(&file.body, &edited.text)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{shown}"), &format!("b/{shown}"))
-        .to_string();
+    let diff = diff::unified(&shown, Some(&file.body), &edited.text);
     let count = args.edits.len();
     let plural = if count == 1 { "" } else { "s" };
     ToolOutput::text(format!(
@@ -288,6 +299,24 @@ mod tests {
                     .collect(),
             },
         )
+    }
+
+    #[test]
+    fn previews_the_diff_an_edit_would_make_without_making_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "let x = 1;\n").unwrap();
+        let args = |old: &str| serde_json::json!({"path": "a.rs", "edits": [{"oldText": old, "newText": "let x = 2;"}]});
+        let diff = EditTool
+            .preview(&args("let x = 1;"), dir.path())
+            .unwrap()
+            .unwrap();
+        assert!(diff.contains("-let x = 1;\n+let x = 2;\n"), "{diff}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.rs")).unwrap(),
+            "let x = 1;\n"
+        );
+        let failing = EditTool.preview(&args("nope"), dir.path()).unwrap();
+        assert!(failing.unwrap_err().starts_with("The edit will fail"));
     }
 
     #[test]

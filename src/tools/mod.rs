@@ -5,6 +5,7 @@
 
 mod atomic;
 pub mod bash;
+pub mod diff;
 pub mod edit;
 mod edit_match;
 pub mod find;
@@ -27,7 +28,7 @@ use crate::protocol::message::Content;
 use futures_util::future::BoxFuture;
 pub use meta::{OutputKind, Subject};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -135,6 +136,12 @@ pub trait Tool: Send + Sync {
             Some(value) => value.to_string(),
             None => args.to_string(),
         }
+    }
+    /// What a call would change, before it runs, for an approval dialog: a unified diff
+    /// (`Err` says why there is none, e.g. the edit would not apply). `None` for tools that
+    /// change no one file. It reads but never writes; callers run it off the UI thread.
+    fn preview(&self, _args: &Value, _cwd: &Path) -> Option<Result<String, String>> {
+        None
     }
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }

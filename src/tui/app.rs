@@ -33,6 +33,8 @@ pub enum TaskResult {
     SessionSwitched(SessionInfo, String),
     /// A manual compaction ended.
     Idle,
+    /// The diff of a call waiting for approval (its id) is ready.
+    ApprovalPreview(String, super::approval::Preview),
 }
 
 pub struct Stream {
@@ -76,17 +78,6 @@ pub enum Phase {
     Compacting,
 }
 
-pub struct Approval {
-    pub tool_call_id: String,
-    pub tool_name: String,
-    pub args: Value,
-    pub reason: String,
-    /// Typing a message to go with a denial.
-    pub message: Option<String>,
-    /// When it appeared: keys typed in the first moments were meant for the composer.
-    pub opened: Instant,
-}
-
 pub struct App {
     pub agent: Arc<Agent>,
     pub settings: Arc<Settings>,
@@ -100,7 +91,7 @@ pub struct App {
     pub follow_up: Vec<String>,
     /// `Some` while a run (or a compaction) is active.
     pub working: Option<(Instant, Phase)>,
-    pub approval: Option<Approval>,
+    pub approval: Option<super::approval::Approval>,
     pub picker: Option<super::picker::Picker>,
     /// The highlighted slash-command completion.
     pub completion: usize,
@@ -357,14 +348,12 @@ impl App {
                 args,
                 reason,
             } => {
-                self.approval = Some(Approval {
+                self.open_approval(super::approval::Approval::new(
                     tool_call_id,
                     tool_name,
                     args,
                     reason,
-                    message: None,
-                    opened: Instant::now(),
-                });
+                ));
                 self.set_phase(Phase::Approval);
             }
             AgentEvent::QueueUpdate {
@@ -542,6 +531,7 @@ impl App {
                 }
                 self.dirty = true;
             }
+            TaskResult::ApprovalPreview(id, preview) => self.set_approval_preview(&id, preview),
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
                 self.notice(&note);

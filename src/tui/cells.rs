@@ -183,7 +183,7 @@ pub fn tool(
         .and_then(Value::as_str)
         .filter(|_| !is_error)
     {
-        rows.extend(diff_rows(diff, width, theme));
+        rows.extend(diff_rows(diff, width, Some(DIFF_ROWS), theme));
         return rows;
     }
     let summary = result_summary(name, &text, details, is_error);
@@ -289,14 +289,21 @@ fn result_summary(name: &str, text: &str, details: Option<&Value>, is_error: boo
     }
 }
 
-/// A unified diff in colour: additions green, removals red, hunk headers dim.
-pub fn diff_rows(diff: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+/// A unified diff in colour: additions green, removals red, hunk headers dim; at most
+/// `limit` lines of it (then a count of the rest).
+pub fn diff_rows(
+    diff: &str,
+    width: u16,
+    limit: Option<usize>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let mut rows = Vec::new();
     let lines: Vec<&str> = diff
         .lines()
-        .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+        .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
         .collect();
-    for line in lines.iter().take(DIFF_ROWS) {
+    let limit = limit.unwrap_or(usize::MAX);
+    for line in lines.iter().take(limit) {
         let style = if line.starts_with('+') {
             theme.diff_added()
         } else if line.starts_with('-') {
@@ -307,15 +314,15 @@ pub fn diff_rows(diff: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
             theme.dim()
         };
         rows.extend(wrap_line(
-            &Line::from(Span::styled(line.to_string(), style)),
+            &Line::from(Span::styled(super::wrap::visible(line).into_owned(), style)),
             width,
             &[Span::raw("    ")],
             &[Span::raw("    ")],
         ));
     }
-    if lines.len() > DIFF_ROWS {
+    if lines.len() > limit {
         rows.push(Line::from(Span::styled(
-            format!("    … {} more diff lines", lines.len() - DIFF_ROWS),
+            format!("    … {} more diff lines", lines.len() - limit),
             theme.dim(),
         )));
     }

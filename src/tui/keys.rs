@@ -5,15 +5,12 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
-use crate::agent::Approval;
 use crate::protocol::message::UserMessage;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
 /// How long after a first ctrl+c a second one quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(1);
-/// Keys this soon after an approval dialog appears were typed for something else.
-const DIALOG_GRACE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum KeyOutcome {
@@ -127,7 +124,7 @@ impl App {
     }
 
     /// esc: stop the run; queued messages come back to the composer so nothing is lost.
-    fn interrupt(&mut self) {
+    pub(super) fn interrupt(&mut self) {
         self.shell_cancel.cancel();
         self.shell_cancel = tokio_util::sync::CancellationToken::new();
         let queued = self.agent.abort();
@@ -159,59 +156,6 @@ impl App {
         self.composer.clear();
         self.quit_armed = Some(now);
         self.set_hint("press ctrl+c again to quit");
-    }
-
-    fn approval_key(&mut self, key: KeyEvent) {
-        let Some(approval) = self.approval.as_mut() else {
-            return;
-        };
-        if approval.opened.elapsed() < DIALOG_GRACE && key.code != KeyCode::Esc {
-            // Typed before the dialog could be seen: it was meant for the composer.
-            if let Action::Submit(text) = self.composer.handle_key(key) {
-                self.submit(text);
-            }
-            self.set_hint("a tool is waiting for approval: y, a or n");
-            return;
-        }
-        if let Some(message) = approval.message.as_mut() {
-            match key.code {
-                KeyCode::Enter => {
-                    let message = message.trim().to_string();
-                    self.answer(Approval::Deny((!message.is_empty()).then_some(message)));
-                }
-                KeyCode::Esc => approval.message = None,
-                KeyCode::Backspace => {
-                    message.pop();
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    message.push(c)
-                }
-                _ => {}
-            }
-            return;
-        }
-        match key.code {
-            KeyCode::Char('y') | KeyCode::Enter => self.answer(Approval::Allow),
-            KeyCode::Char('a') => self.answer(Approval::AllowSession),
-            KeyCode::Char('n') => self.answer(Approval::Deny(None)),
-            KeyCode::Char('m') => approval.message = Some(String::new()),
-            KeyCode::Esc => {
-                self.approval = None;
-                self.interrupt();
-            }
-            _ => {}
-        }
-    }
-
-    fn answer(&mut self, decision: Approval) {
-        if let Some(approval) = self.approval.take()
-            && self
-                .agent
-                .approve(&approval.tool_call_id, decision)
-                .is_err()
-        {
-            self.set_hint("that request is no longer waiting");
-        }
     }
 
     fn picker_key(&mut self, key: KeyEvent) {

@@ -99,7 +99,12 @@ impl App {
             .any(|t| t.state == ToolState::Streaming)
             .then(|| self.agent.streaming_message())
             .flatten();
+        let asking = self.approval.as_ref().map(|a| a.tool_call_id.as_str());
         for tool in &self.tools {
+            // The call in the approval dialog is shown there, whole; it is not running yet.
+            if asking.is_some() && tool.id.as_deref() == asking {
+                continue;
+            }
             let args = match (&tool.state, &streaming, tool.content_index) {
                 (ToolState::Streaming, Some(message), Some(index)) => {
                     match message.content.get(index) {
@@ -139,6 +144,11 @@ impl App {
             }
         }
         if let Some((since, phase)) = &self.working {
+            // Waiting for an answer is timed from the question, not from the run's start.
+            let timed_from = match (phase, &self.approval) {
+                (Phase::Approval, Some(approval)) => approval.opened,
+                _ => *since,
+            };
             let what = match phase {
                 Phase::Waiting => "Working".to_string(),
                 Phase::Thinking => "Thinking".to_string(),
@@ -163,7 +173,7 @@ impl App {
                 Span::styled(format!("{} ", spinner(*since)), theme.accent()),
                 Span::styled(format!("{what}… "), theme.text()),
                 Span::styled(
-                    format!("{} · esc to interrupt", elapsed(*since)),
+                    format!("{} · esc to interrupt", elapsed(timed_from)),
                     theme.dim(),
                 ),
             ]));
@@ -197,36 +207,11 @@ impl App {
         rows
     }
 
-    fn bottom_rows(&self, width: u16) -> (u16, Vec<Line<'static>>) {
+    fn bottom_rows(&self, width: u16, max_height: u16) -> (u16, Vec<Line<'static>>) {
         let theme = &self.theme;
-        if let Some(approval) = &self.approval {
-            let mut rows = vec![
-                cells::tool_header(
-                    &approval.tool_name,
-                    &approval.args,
-                    Span::styled("? ", theme.warning()),
-                    width,
-                    theme,
-                ),
-                Line::from(Span::styled(format!("  {}", approval.reason), theme.dim())),
-            ];
-            match &approval.message {
-                Some(message) => rows.push(Line::from(vec![
-                    Span::styled("  Tell the model why: ", theme.bold()),
-                    Span::raw(message.clone()),
-                ])),
-                None => rows.push(Line::from(vec![
-                    Span::styled("  y", theme.bold()),
-                    Span::raw(" allow once  "),
-                    Span::styled("a", theme.bold()),
-                    Span::raw(" allow for this session  "),
-                    Span::styled("n", theme.bold()),
-                    Span::raw(" deny  "),
-                    Span::styled("m", theme.bold()),
-                    Span::raw(" deny with a message"),
-                ])),
-            }
-            return (clamp_u16(rows.len()), rows);
+        // The dialog may take the whole area but the status line and a blank row.
+        if let Some(dialog) = self.approval_rows(width, max_height.saturating_sub(2)) {
+            return dialog;
         }
         if let Some(picker) = &self.picker {
             let rows = picker.rows(width, theme);
@@ -260,9 +245,10 @@ impl App {
             .collect()
     }
 
-    /// Everything the live area shows, built once per frame.
-    pub fn live_frame(&self, width: u16) -> LiveFrame {
-        let (bottom_height, bottom_rows) = self.bottom_rows(width);
+    /// Everything the live area shows, built once per frame, for an area at most
+    /// `max_height` rows tall.
+    pub fn live_frame(&self, width: u16, max_height: u16) -> LiveFrame {
+        let (bottom_height, bottom_rows) = self.bottom_rows(width, max_height);
         LiveFrame {
             upper: self.upper_rows(width),
             bottom_height,

@@ -3,6 +3,7 @@
 //! cells are inserted into the terminal's own scrollback.
 
 pub mod app;
+pub mod approval;
 pub mod cells;
 pub mod commands;
 pub mod composer;

@@ -268,7 +268,7 @@ fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
     let rows = std::mem::take(&mut app.out);
     screen.insert_before(&rows)?;
-    let frame = app.live_frame(screen.size().width);
+    let frame = app.live_frame(screen.size().width, screen.max_height());
     let height = frame.height(screen.max_height());
     screen.draw(height, |buffer| app.render_live(frame, buffer))?;
     crossterm::execute!(screen.backend_mut(), EndSynchronizedUpdate)?;

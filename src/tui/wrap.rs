@@ -102,6 +102,31 @@ fn split_words(text: &str) -> Vec<&str> {
     words
 }
 
+/// `text` made safe and visible for the terminal: tabs become spaces, `\r\n` a newline, and
+/// every other control character its visible "control picture" (␛, ␍, ...) — an escape
+/// sequence or a carriage return could otherwise hide part of what is shown.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => out.push('\n'),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\t' => out.push_str("    "),
+            '\u{0}'..='\u{1f}' => {
+                out.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'))
+            }
+            '\u{7f}' => out.push('\u{2421}'),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Wrap plain text (which may contain newlines) with a style.
 pub fn wrap_text(
     text: &str,
@@ -145,6 +170,13 @@ mod tests {
         for row in &rows {
             assert!(row.width() <= 12);
         }
+    }
+
+    #[test]
+    fn control_characters_are_made_visible() {
+        assert_eq!(visible("plain\ntext"), "plain\ntext");
+        assert_eq!(visible("a\tb\r\nc"), "a    b\nc");
+        assert_eq!(visible("ok\rrm -rf ~ \u{1b}[8m"), "ok␍rm -rf ~ ␛[8m");
     }
 
     #[test]

@@ -1,0 +1,344 @@
+//! The approval dialog: a tool call shown whole before the user answers — why it needs
+//! approval, the working directory, the full command (every line, wrapped) or the file and
+//! the diff a `write` or `edit` would make — scrollable when it does not fit, and its keys
+//! (y / a / n / m, ↑↓ PgUp PgDn Home End to scroll).
+
+use super::app::{App, TaskResult};
+use super::cells;
+use super::composer::Action;
+use super::screen::clamp_u16;
+use super::theme::Theme;
+use super::wrap::{visible, wrap_text};
+use crate::agent::Approval as Decision;
+use crate::tools::Subject;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+use std::cell::Cell;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Keys this soon after the dialog appears were typed for something else.
+const DIALOG_GRACE: Duration = Duration::from_millis(500);
+/// Body rows shown at least, however small the terminal.
+const MIN_BODY_ROWS: usize = 3;
+
+/// What a call that changes a file would change, computed off the UI thread.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Preview {
+    /// The tool changes no one file.
+    None,
+    Pending,
+    Diff(String),
+    /// Why there is no diff (the edit would fail, the file is binary...).
+    Unavailable(String),
+}
+
+pub struct Approval {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub args: Value,
+    pub reason: String,
+    pub preview: Preview,
+    /// Typing a message to go with a denial.
+    pub message: Option<String>,
+    /// When it appeared: keys typed in the first moments were meant for the composer, and
+    /// the wait is timed from here.
+    pub opened: Instant,
+    /// The first body row shown.
+    pub scroll: usize,
+    /// The largest useful `scroll` at the last frame (the body's height depends on the
+    /// terminal).
+    max_scroll: Cell<usize>,
+}
+
+impl Approval {
+    pub fn new(tool_call_id: String, tool_name: String, args: Value, reason: String) -> Self {
+        let preview = match crate::tools::builtin_tool(&tool_name) {
+            Some(tool) if !tool.read_only() && matches!(tool.subject(), Subject::Path(_)) => {
+                Preview::Pending
+            }
+            _ => Preview::None,
+        };
+        Approval {
+            tool_call_id,
+            tool_name,
+            args,
+            reason,
+            preview,
+            message: None,
+            opened: Instant::now(),
+            scroll: 0,
+            max_scroll: Cell::new(0),
+        }
+    }
+
+    /// The dialog's rows for a terminal `width` wide, at most `max_rows` tall (the body
+    /// scrolls to fit).
+    pub fn rows(&self, width: u16, max_rows: u16, cwd: &Path, theme: &Theme) -> Vec<Line<'static>> {
+        let mut head = vec![Line::from(vec![
+            Span::styled("? ", theme.warning()),
+            Span::styled(format!("Allow {}?", self.tool_name), theme.bold()),
+        ])];
+        head.extend(labelled("why", &self.reason, width, theme));
+        head.extend(labelled("cwd", &shorten_home(cwd), width, theme));
+        let body = self.body(width, cwd, theme);
+        let keys = self.key_rows(theme);
+        let fixed = head.len() + keys.len() + 1;
+        let room = usize::from(max_rows)
+            .saturating_sub(fixed)
+            .max(MIN_BODY_ROWS);
+        let max_scroll = body.len().saturating_sub(room);
+        self.max_scroll.set(max_scroll);
+        let scroll = self.scroll.min(max_scroll);
+        let mut rows = head;
+        rows.extend(body.iter().skip(scroll).take(room).cloned());
+        if body.len() > room {
+            let last = (scroll + room).min(body.len());
+            let below = body.len() - last;
+            rows.push(Line::from(Span::styled(
+                format!(
+                    "  lines {}–{last} of {} · {below} more below · ↑↓ pgup pgdn scroll",
+                    scroll + 1,
+                    body.len()
+                ),
+                if below > 0 {
+                    theme.warning()
+                } else {
+                    theme.dim()
+                },
+            )));
+        }
+        rows.extend(keys);
+        rows
+    }
+
+    /// Everything the call would do: the command, or the file and its diff, or each
+    /// argument.
+    fn body(&self, width: u16, cwd: &Path, theme: &Theme) -> Vec<Line<'static>> {
+        let subject = crate::tools::builtin_tool(&self.tool_name).map(|t| t.subject());
+        let mut rows = Vec::new();
+        let mut shown_key = None;
+        match subject {
+            Some(Subject::Command(key)) => {
+                shown_key = Some(key);
+                let command = self.args.get(key).and_then(Value::as_str).unwrap_or("");
+                let command = command.trim_end_matches(['\n', '\r']);
+                rows.extend(wrap_text(
+                    &visible(command),
+                    theme.text(),
+                    width,
+                    &[Span::styled("  $ ", theme.accent())],
+                    &[Span::raw("    ")],
+                ));
+            }
+            Some(Subject::Path(key)) => {
+                shown_key = Some(key);
+                let path = self.args.get(key).and_then(Value::as_str).unwrap_or("");
+                let resolved = crate::tools::path::resolve(cwd, path);
+                let shown = crate::tools::path::display(cwd, &resolved);
+                rows.extend(labelled("file", &shown, width, theme));
+            }
+            _ => {}
+        }
+        // Arguments the lines above did not show (a file's new content is in the diff).
+        if self.preview == Preview::None
+            && let Some(object) = self.args.as_object()
+        {
+            for (key, value) in object {
+                if Some(key.as_str()) == shown_key {
+                    continue;
+                }
+                let text = match value {
+                    Value::String(s) => s.clone(),
+                    other => serde_json::to_string_pretty(other).unwrap_or_default(),
+                };
+                rows.extend(labelled(key, &text, width, theme));
+            }
+        }
+        match &self.preview {
+            Preview::None => {}
+            Preview::Pending => rows.push(Line::from(Span::styled(
+                "  computing the diff…",
+                theme.dim(),
+            ))),
+            Preview::Diff(diff) => {
+                if diff.starts_with("--- /dev/null") {
+                    rows.push(Line::from(Span::styled("  a new file:", theme.dim())));
+                }
+                rows.extend(cells::diff_rows(diff, width, None, theme));
+            }
+            Preview::Unavailable(why) => rows.extend(wrap_text(
+                why,
+                theme.warning(),
+                width,
+                &[Span::raw("  ")],
+                &[Span::raw("  ")],
+            )),
+        }
+        rows
+    }
+
+    fn key_rows(&self, theme: &Theme) -> Vec<Line<'static>> {
+        match &self.message {
+            Some(message) => vec![Line::from(vec![
+                Span::styled("  Tell the model why: ", theme.bold()),
+                Span::raw(message.clone()),
+            ])],
+            None => vec![Line::from(vec![
+                Span::styled("  y", theme.bold()),
+                Span::raw(" allow once  "),
+                Span::styled("a", theme.bold()),
+                Span::raw(" allow for this session  "),
+                Span::styled("n", theme.bold()),
+                Span::raw(" deny  "),
+                Span::styled("m", theme.bold()),
+                Span::raw(" deny with a message"),
+            ])],
+        }
+    }
+
+    fn scroll_by(&mut self, rows: isize) {
+        let max = self.max_scroll.get();
+        self.scroll = self.scroll.min(max).saturating_add_signed(rows).min(max);
+    }
+}
+
+/// `  label  text`, the text wrapped under itself.
+fn labelled(label: &str, text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let pad = " ".repeat(label.len() + 4);
+    wrap_text(
+        &visible(text),
+        theme.text(),
+        width,
+        &[Span::styled(format!("  {label}  "), theme.dim())],
+        &[Span::raw(pad)],
+    )
+}
+
+/// `/home/me/src/x` as `~/src/x`.
+fn shorten_home(path: &Path) -> String {
+    match std::env::var_os("HOME").map(std::path::PathBuf::from) {
+        Some(home) if !home.as_os_str().is_empty() && path.starts_with(&home) => {
+            match path.strip_prefix(&home) {
+                Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+                Ok(rest) => format!("~/{}", rest.display()),
+                Err(_) => path.display().to_string(),
+            }
+        }
+        _ => path.display().to_string(),
+    }
+}
+
+impl App {
+    /// A tool call waits for approval: show it, and work out its diff in the background.
+    pub fn open_approval(&mut self, approval: Approval) {
+        if approval.preview == Preview::Pending
+            && let Some(tool) = crate::tools::builtin_tool(&approval.tool_name)
+        {
+            let (id, args, cwd) = (
+                approval.tool_call_id.clone(),
+                approval.args.clone(),
+                self.settings.cwd.clone(),
+            );
+            let tasks = self.tasks.clone();
+            tokio::task::spawn_blocking(move || {
+                let preview = match tool.preview(&args, &cwd) {
+                    Some(Ok(diff)) => Preview::Diff(diff),
+                    Some(Err(why)) => Preview::Unavailable(why),
+                    None => Preview::None,
+                };
+                let _ = tasks.send(TaskResult::ApprovalPreview(id, preview));
+            });
+        }
+        self.approval = Some(approval);
+    }
+
+    pub fn set_approval_preview(&mut self, tool_call_id: &str, preview: Preview) {
+        if let Some(approval) = self
+            .approval
+            .as_mut()
+            .filter(|a| a.tool_call_id == tool_call_id)
+        {
+            approval.preview = preview;
+            self.dirty = true;
+        }
+    }
+
+    /// Rows of the dialog when it is open, fitted into `max_rows`.
+    pub fn approval_rows(&self, width: u16, max_rows: u16) -> Option<(u16, Vec<Line<'static>>)> {
+        let approval = self.approval.as_ref()?;
+        let rows = approval.rows(width, max_rows, &self.settings.cwd, &self.theme);
+        Some((clamp_u16(rows.len()), rows))
+    }
+
+    pub fn approval_key(&mut self, key: KeyEvent) {
+        let Some(approval) = self.approval.as_mut() else {
+            return;
+        };
+        if approval.opened.elapsed() < DIALOG_GRACE && key.code != KeyCode::Esc {
+            // Typed before the dialog could be seen: it was meant for the composer.
+            if let Action::Submit(text) = self.composer.handle_key(key) {
+                self.submit(text);
+            }
+            self.set_hint("a tool is waiting for approval: y, a or n");
+            return;
+        }
+        if let Some(message) = approval.message.as_mut() {
+            match key.code {
+                KeyCode::Enter => {
+                    let message = message.trim().to_string();
+                    self.answer(Decision::Deny((!message.is_empty()).then_some(message)));
+                }
+                KeyCode::Esc => approval.message = None,
+                KeyCode::Backspace => {
+                    message.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    message.push(c)
+                }
+                _ => {}
+            }
+            return;
+        }
+        let page = 10;
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => self.answer(Decision::Allow),
+            KeyCode::Char('a') => self.answer(Decision::AllowSession),
+            KeyCode::Char('n') => self.answer(Decision::Deny(None)),
+            KeyCode::Char('m') => approval.message = Some(String::new()),
+            KeyCode::Up | KeyCode::Char('k') => approval.scroll_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => approval.scroll_by(1),
+            KeyCode::PageUp => approval.scroll_by(-page),
+            KeyCode::PageDown | KeyCode::Char(' ') => approval.scroll_by(page),
+            KeyCode::Home => approval.scroll = 0,
+            KeyCode::End => approval.scroll = usize::MAX,
+            KeyCode::Esc => {
+                self.approval = None;
+                self.interrupt();
+            }
+            _ => {}
+        }
+    }
+
+    fn answer(&mut self, decision: Decision) {
+        let Some(approval) = self.approval.take() else {
+            return;
+        };
+        // The call runs from now: its timer starts now, not when it asked.
+        if let Some(view) = self
+            .tools
+            .iter_mut()
+            .find(|t| t.id.as_deref() == Some(approval.tool_call_id.as_str()))
+        {
+            view.since = Instant::now();
+        }
+        if self
+            .agent
+            .approve(&approval.tool_call_id, decision)
+            .is_err()
+        {
+            self.set_hint("that request is no longer waiting");
+        }
+    }
+}
