@@ -259,7 +259,7 @@ async fn write_creates_directories_and_read_finds_similar_names() {
     .await;
     assert_eq!(
         result_of(&events, "c1").0,
-        "Created src/nested/config.json (3 bytes, 1 lines)."
+        "Created src/nested/config.json (3 bytes, 1 line)."
     );
     let events = run_one(&mut h, "read", json!({"path": "src/nested/confg.json"})).await;
     let (text, is_error, _) = result_of(&events, "c1");
