@@ -12,10 +12,9 @@ use agent::tools::permission::{PermissionMode, PermissionRules};
 use agent::tools::rules::RuleSet;
 use agent::tools::{Execution, Tools};
 use serde_json::json;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 use support::chat;
+use support::gate::Gates;
 use support::harness::{Harness, end_of, transcript};
 use support::server::Reply;
 
@@ -31,51 +30,12 @@ fn rules(cwd: &Path, allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionR
     }
 }
 
-fn make_fifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
+/// All tools and a `gate` tool whose calls wait until the test opens their gate.
+fn with_gates(c: &mut agent::agent::AgentConfig, gates: &Gates) {
+    c.tools = Tools::from_names(agent::tools::ALL_TOOLS)
+        .unwrap()
+        .with_tool(gates.tool())
         .unwrap();
-    assert!(status.success());
-}
-
-/// Wait (up to 20 s) until some process has `fifo` open for reading, then write `text`
-/// into it. Returns false if no reader came.
-fn feed_fifo_when_read(fifo: PathBuf, text: &'static str) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    for _ in 0..2000 {
-        // Opening the write end without blocking fails (ENXIO) while nobody reads.
-        if let Ok(mut writer) = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&fifo)
-        {
-            writer.write_all(text.as_bytes()).unwrap();
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    false
-}
-
-/// Release every reader blocked on `fifo` (it sees end of file): open and close the write
-/// end while anyone reads, until nobody has for half a second. Must run before the test's
-/// directory goes away — a reader left blocked on a deleted pipe would keep the test's
-/// runtime from ever shutting down.
-fn release_readers(fifo: &Path) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut quiet = 0;
-    for _ in 0..2000 {
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(fifo);
-        quiet = if opened.is_ok() { 0 } else { quiet + 1 };
-        if quiet == 50 {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn tool_order(events: &[AgentEvent]) -> Vec<String> {
@@ -95,33 +55,22 @@ fn tool_order(events: &[AgentEvent]) -> Vec<String> {
 
 #[tokio::test]
 async fn read_only_calls_run_together_and_are_reported_in_call_order() {
-    let mut h = Harness::start_with(vec![], all_tools).await;
-    let (first, second) = (h.dir.path().join("first"), h.dir.path().join("second"));
-    make_fifo(&first);
-    make_fifo(&second);
+    let gates = Gates::default();
+    let mut h = Harness::start_with(vec![], |c| with_gates(c, &gates)).await;
     h.server.push(Reply::sse(chat::tool_calls(&[
-        ("c1", "read", json!({"path": "first"})),
-        ("c2", "read", json!({"path": "second"})),
+        ("c1", "gate", json!({"name": "first"})),
+        ("c2", "gate", json!({"name": "second"})),
     ])));
     h.server.push(Reply::sse(chat::text("both read")));
     h.prompt("read both");
-    // c1 blocks until its pipe has a writer. Only if c2 runs at the same time does the
-    // second pipe get a reader: c2 finishes first, while c1 is still waiting.
-    let second_path = second.clone();
-    let second_done =
-        tokio::task::spawn_blocking(move || feed_fifo_when_read(second_path, "from second\n"))
-            .await
-            .unwrap();
-    if !second_done {
-        release_readers(&first);
-        release_readers(&second);
-        panic!("the second read never started while the first was blocked");
-    }
-    let first_done =
-        tokio::task::spawn_blocking(move || feed_fifo_when_read(first, "from first\n"))
-            .await
-            .unwrap();
-    assert!(first_done);
+    // c1 waits at its gate; only if c2 runs at the same time does it reach its own.
+    assert!(gates.started("first", 1).await);
+    assert!(
+        gates.started("second", 1).await,
+        "the second call never started while the first was blocked"
+    );
+    gates.open("second", "from second\n");
+    gates.open("first", "from first\n");
     let events = h.until_end().await;
     assert_eq!(end_of(&events).0, "completed");
     assert_eq!(
@@ -190,15 +139,14 @@ async fn a_mutating_call_runs_alone_between_read_only_ones() {
 
 #[tokio::test]
 async fn steering_during_a_parallel_batch_skips_only_calls_not_started() {
+    let gates = Gates::default();
     let mut h = Harness::start_with(vec![], |c| {
-        all_tools(c);
+        with_gates(c, &gates);
         c.tool_settings.max_parallel = 1;
     })
     .await;
-    let fifo = h.dir.path().join("slow");
-    make_fifo(&fifo);
     h.server.push(Reply::sse(chat::tool_calls(&[
-        ("c1", "read", json!({"path": "slow"})),
+        ("c1", "gate", json!({"name": "slow"})),
         ("c2", "ls", json!({})),
     ])));
     h.server.push(Reply::sse(chat::text("as you wish")));
@@ -207,11 +155,8 @@ async fn steering_during_a_parallel_batch_skips_only_calls_not_started() {
         .await;
     h.agent
         .steer(agent::protocol::message::UserMessage::text("stop that"));
-    assert!(
-        tokio::task::spawn_blocking(move || feed_fifo_when_read(fifo, "slow data\n"))
-            .await
-            .unwrap()
-    );
+    assert!(gates.started("slow", 1).await);
+    gates.open("slow", "slow data\n");
     let events = h.until_end().await;
     assert_eq!(end_of(&events).0, "completed");
     assert!(
@@ -233,27 +178,26 @@ async fn steering_during_a_parallel_batch_skips_only_calls_not_started() {
 
 #[tokio::test]
 async fn abort_during_parallel_reads_answers_every_call_at_once() {
+    let gates = Gates::default();
     let mut h = Harness::start_with(vec![], |c| {
-        all_tools(c);
+        with_gates(c, &gates);
         c.tool_settings.max_parallel = 2;
     })
     .await;
-    let fifo = h.dir.path().join("never");
-    make_fifo(&fifo);
     h.server.push(Reply::sse(chat::tool_calls(&[
-        ("c1", "read", json!({"path": "never"})),
-        ("c2", "read", json!({"path": "never"})),
+        ("c1", "gate", json!({"name": "never"})),
+        ("c2", "gate", json!({"name": "never"})),
         ("c3", "ls", json!({})),
     ])));
     h.prompt("go");
     h.until(|e| matches!(e, AgentEvent::ToolExecutionStart { tool_call_id, .. } if tool_call_id == "c3"))
         .await;
+    // Both blocked calls hold a thread that does not look at the abort.
+    assert!(gates.started("never", 2).await);
     h.agent.abort();
     let events = h.until_end().await;
-    // The blocked readers' threads still wait on the pipe; let them go.
-    tokio::task::spawn_blocking(move || release_readers(&fifo))
-        .await
-        .unwrap();
+    // Let the abandoned threads go.
+    gates.open("never", "too late");
     assert_eq!(end_of(&events).0, "aborted");
     assert!(
         !events
@@ -457,4 +401,50 @@ async fn the_loop_guard_can_be_turned_off() {
         })
         .collect();
     assert_eq!(results, vec!["unchanging\n"; 4]);
+}
+
+#[tokio::test]
+async fn deny_rules_on_paths_hold_for_every_file_a_search_visits() {
+    let mut h = Harness::start_with(vec![], |c| {
+        all_tools(c);
+        c.permission_rules = rules(&c.cwd, &[], &[], &["read(secret/**)"]);
+    })
+    .await;
+    let dir = h.dir.path();
+    std::fs::create_dir(dir.join("secret")).unwrap();
+    std::fs::write(dir.join("secret/key.txt"), "TOKEN=hunter2\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "TOKEN=public\n").unwrap();
+    // A link outside the denied directory that leads into it.
+    std::os::unix::fs::symlink(dir.join("secret"), dir.join("innocent")).unwrap();
+    h.server.push(Reply::sse(chat::tool_calls(&[
+        ("c1", "grep", json!({"pattern": "TOKEN"})),
+        ("c2", "find", json!({"pattern": "*.txt"})),
+        ("c3", "ls", json!({"path": "secret"})),
+        ("c4", "grep", json!({"pattern": "TOKEN", "path": "secret"})),
+        (
+            "c5",
+            "grep",
+            json!({"pattern": "TOKEN", "path": "innocent"}),
+        ),
+        ("c6", "find", json!({"pattern": "*", "path": "innocent"})),
+    ])));
+    h.server.push(Reply::sse(chat::text("ok")));
+    h.prompt("go");
+    assert_eq!(end_of(&h.until_end().await).0, "completed");
+    let t = transcript(&h.server.bodies()[1]);
+    for (i, result) in t[3..9].iter().enumerate() {
+        assert!(!result.contains("hunter2"), "call {}: {result}", i + 1);
+        assert!(!result.contains("key.txt"), "call {}: {result}", i + 1);
+        assert!(
+            result.contains("left out: the user's [permissions] rules"),
+            "call {}: {result}",
+            i + 1
+        );
+    }
+    assert!(
+        t[3].starts_with("tool:c1:notes.txt:1: TOKEN=public\n"),
+        "{}",
+        t[3]
+    );
+    assert!(t[4].starts_with("tool:c2:notes.txt\n"), "{}", t[4]);
 }

@@ -317,6 +317,7 @@ impl Run {
                 });
             }),
             settings: self.settings.tool_settings.clone(),
+            hidden: lock(&self.shared.state).permissions.hidden(),
         };
         let place_now = semaphore.clone().try_acquire_owned().ok();
         let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());

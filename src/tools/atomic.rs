@@ -10,13 +10,24 @@ use std::path::{Path, PathBuf};
 /// is new.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
     let target = follow_link(path);
-    let existing = std::fs::metadata(&target).ok();
-    if existing.as_ref().is_some_and(|m| m.is_dir()) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "it is a directory",
-        ));
-    }
+    // Only a regular file is replaced: a FIFO, socket or device at the path stays.
+    let existing = match super::regular::check(&target) {
+        Ok(existing) => existing,
+        Err(super::regular::OpenError::Directory) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "it is a directory",
+            ));
+        }
+        Err(super::regular::OpenError::NotRegular(kind)) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("it is {kind}, not a regular file"),
+            ));
+        }
+        Err(super::regular::OpenError::NotFound) => None,
+        Err(super::regular::OpenError::Io(e)) => return Err(e),
+    };
     let parent = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -70,6 +81,23 @@ mod tests {
         assert_eq!(std::fs::read(&nested).unwrap(), b"through the link");
 
         assert!(write(dir.path(), b"x").is_err());
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let error = write(&dir.path().join("pipe"), b"x").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "it is a FIFO (named pipe), not a regular file"
+        );
+        use std::os::unix::fs::FileTypeExt;
+        assert!(
+            std::fs::symlink_metadata(dir.path().join("pipe"))
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
         let leftovers: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .filter_map(Result::ok)

@@ -352,6 +352,7 @@ mod tests {
             cancel: CancellationToken::new(),
             on_update: Arc::new(|_| {}),
             settings: Arc::new(super::super::ToolSettings::default()),
+            hidden: None,
         };
         let pid_file = dir.path().join("child.pid");
         let running = BashTool.execute(

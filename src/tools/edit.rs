@@ -5,6 +5,7 @@
 
 use super::edit_match::{MatchError, find_unique, line_of};
 use super::path::{display, not_found_message, resolve};
+use super::regular::{self, OpenError};
 use super::{Subject, Tool, ToolContext, ToolOutput, atomic, diff, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -116,18 +117,23 @@ impl Tool for EditTool {
 fn edit_file(cwd: &Path, args: &Args) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_regular(&path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(OpenError::NotFound) => {
             return ToolOutput::error(format!(
                 "{} (edit changes existing files; use write to create one)",
                 not_found_message(cwd, &path)
             ));
         }
-        Err(e) if path.is_dir() => {
-            return ToolOutput::error(format!("Cannot edit {shown}: it is a directory ({e})"));
+        Err(OpenError::Directory) => {
+            return ToolOutput::error(format!("Cannot edit {shown}: it is a directory"));
         }
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+        Err(OpenError::NotRegular(kind)) => {
+            return ToolOutput::error(format!(
+                "Cannot edit {shown}: it is {kind}, not a regular file"
+            ));
+        }
+        Err(OpenError::Io(e)) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return ToolOutput::error(format!(
@@ -162,6 +168,15 @@ fn edit_file(cwd: &Path, args: &Args) -> ToolOutput {
         edited.first_line
     ))
     .with_details(json!({"path": shown, "diff": diff, "firstChangedLine": edited.first_line}))
+}
+
+/// The whole contents of a regular file.
+fn read_regular(path: &Path) -> Result<Vec<u8>, OpenError> {
+    use std::io::Read;
+    let (mut file, metadata) = regular::open(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// A text file split into what edits work on (LF line endings, no BOM) and what must be
@@ -435,6 +450,16 @@ mod tests {
         assert!(
             text.contains("Similar names in the working directory: main.rs"),
             "{text}"
+        );
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = edit(dir.path(), "pipe", &[("a", "b")]);
+        assert_eq!(
+            join_text(&out.content),
+            "Cannot edit pipe: it is a FIFO (named pipe), not a regular file"
         );
         std::fs::write(dir.path().join("blob.bin"), [1u8, 0, 2]).unwrap();
         let out = edit(dir.path(), "blob.bin", &[("a", "b")]);

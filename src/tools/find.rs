@@ -3,12 +3,14 @@
 //! limited with a notice saying how to see more.
 
 use super::path::display;
+use super::visibility::Hidden;
 use super::walk::{PathGlob, search_root, walk};
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub struct FindTool;
@@ -71,12 +73,21 @@ impl Tool for FindTool {
             };
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, false, move || find(&cwd, &args, &cancel)).await
+            let hidden = ctx.hidden.clone();
+            run_blocking(&ctx.cancel, false, move || {
+                find(&cwd, &args, &cancel, hidden)
+            })
+            .await
         })
     }
 }
 
-fn find(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
+fn find(
+    cwd: &Path,
+    args: &Args,
+    cancel: &CancellationToken,
+    hidden: Option<Arc<Hidden>>,
+) -> ToolOutput {
     let root = match search_root(cwd, args.path.as_deref()) {
         Ok(root) => root,
         Err(message) => return ToolOutput::error(message),
@@ -88,11 +99,14 @@ fn find(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let mut found = Vec::new();
     let mut more = false;
-    for entry in walk(&root) {
+    let mut entries = match walk(&root, hidden) {
+        Ok(entries) => entries,
+        Err(message) => return ToolOutput::error(message),
+    };
+    for entry in entries.by_ref() {
         if cancel.is_cancelled() {
             return ToolOutput::error(super::CANCELLED_TEXT);
         }
-        let Ok(entry) = entry else { continue };
         if entry.depth() == 0 || !glob.is_match(&root, entry.path()) {
             continue;
         }
@@ -107,16 +121,21 @@ fn find(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
         found.push(shown);
     }
     let details = json!({"count": found.len(), "limitReached": more});
-    if found.is_empty() {
-        return ToolOutput::text(format!("No files match `{}`.", args.pattern))
-            .with_details(details);
-    }
-    let mut text = found.join("\n");
+    let mut text = if found.is_empty() {
+        format!("No files match `{}`.", args.pattern)
+    } else {
+        found.join("\n")
+    };
     if more {
         text.push_str(&format!(
             "\n\n[Showing the first {limit} results; there are more. Use a narrower pattern or \
              path, or a larger limit, to see more.]"
         ));
+    }
+    let notes = entries.notes();
+    if !notes.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&notes.join("\n"));
     }
     ToolOutput::text(text).with_details(details)
 }
@@ -128,7 +147,7 @@ mod tests {
 
     fn find_in(dir: &Path, args: Value) -> String {
         let args: Args = serde_json::from_value(args).unwrap();
-        join_text(&find(dir, &args, &CancellationToken::new()).content)
+        join_text(&find(dir, &args, &CancellationToken::new(), None).content)
     }
 
     #[test]

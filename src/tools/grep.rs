@@ -1,10 +1,14 @@
 //! `grep`: search file contents with a regular expression (or a literal string), walking
 //! the tree as `walk` does. Built on ripgrep's own crates (`grep-searcher`, `grep-regex`);
-//! binary files are skipped, output is `path:line: text` with optional context lines, and
-//! the number of matches is limited with a notice saying how to see more.
+//! output is `path:line: text` with optional context lines, and the number of matches is
+//! limited with a notice saying how to see more. A file with a NUL byte is binary: searched
+//! to its end all the same, its matches are reported as "binary file matches", as ripgrep
+//! reports them. Paths the permission rules hide are left out, and the result says so.
 
 use super::path::display;
+use super::regular;
 use super::truncate::{MAX_BYTES, clip};
+use super::visibility::Hidden;
 use super::walk::{PathGlob, search_root, walk};
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
@@ -13,6 +17,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub struct GrepTool;
@@ -47,8 +52,9 @@ impl Tool for GrepTool {
 
     fn description(&self) -> &'static str {
         "Search file contents with a regular expression (Rust regex syntax), honouring \
-         .gitignore; binary files are skipped. Output lines are `path:line: text` (context \
-         lines use `-`). At most 100 matches unless limit says otherwise."
+         .gitignore; in binary files (with NUL bytes) matches are counted, not shown. Output \
+         lines are `path:line: text` (context lines use `-`). At most 100 matches unless \
+         limit says otherwise."
     }
 
     fn parameters(&self) -> Value {
@@ -92,12 +98,21 @@ impl Tool for GrepTool {
             };
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
-            run_blocking(&ctx.cancel, false, move || grep(&cwd, &args, &cancel)).await
+            let hidden = ctx.hidden.clone();
+            run_blocking(&ctx.cancel, false, move || {
+                grep(&cwd, &args, &cancel, hidden)
+            })
+            .await
         })
     }
 }
 
-fn grep(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
+fn grep(
+    cwd: &Path,
+    args: &Args,
+    cancel: &CancellationToken,
+    hidden: Option<Arc<Hidden>>,
+) -> ToolOutput {
     let root = match search_root(cwd, args.path.as_deref()) {
         Ok(root) => root,
         Err(message) => return ToolOutput::error(message),
@@ -120,8 +135,11 @@ fn grep(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
         }
     };
     let context = args.context.unwrap_or(0).min(MAX_CONTEXT);
+    // A NUL byte makes a file binary, but the search goes on to the end (NUL counting as a
+    // line break), so no match is missed; such a file's matches are reported as ripgrep
+    // reports them, as "binary file matches", not as lines.
     let mut searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(0))
+        .binary_detection(BinaryDetection::convert(0))
         .line_number(true)
         .before_context(context)
         .after_context(context)
@@ -130,11 +148,14 @@ fn grep(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
         limit: args.limit.unwrap_or(DEFAULT_LIMIT).max(1),
         ..Collected::default()
     };
-    for entry in walk(&root) {
+    let mut entries = match walk(&root, hidden) {
+        Ok(entries) => entries,
+        Err(message) => return ToolOutput::error(message),
+    };
+    for entry in entries.by_ref() {
         if cancel.is_cancelled() {
             return ToolOutput::error(super::CANCELLED_TEXT);
         }
-        let Ok(entry) = entry else { continue };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
@@ -142,31 +163,39 @@ fn grep(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
         if glob.as_ref().is_some_and(|g| !g.is_match(&root, path)) {
             continue;
         }
-        let mut sink = FileSink {
-            shown: display(cwd, path),
-            out: &mut collected,
-            cancel,
-            any_match: false,
+        // Opened without blocking and checked again: a FIFO swapped in is skipped. An
+        // unreadable file is skipped, as ripgrep does.
+        let Ok((file, _)) = regular::open(path) else {
+            continue;
         };
-        // An unreadable file is skipped, as ripgrep does.
-        let _ = searcher.search_path(&matcher, path, &mut sink);
+        let mut sink = FileSink::new(display(cwd, path), &collected, cancel);
+        let searched = searcher.search_file(&matcher, &file, &mut sink);
         collected.files_searched += 1;
+        if searched.is_ok() {
+            sink.finish_into(&mut collected);
+        }
         if collected.stopped() {
             break;
         }
     }
+    collected.notes = entries.notes();
     render(&args.pattern, collected)
 }
 
 #[derive(Default)]
 struct Collected {
     text: String,
+    /// Matching lines shown.
     matches: usize,
     limit: usize,
     files_with_matches: usize,
+    /// Files with NUL bytes whose matches were counted, not shown.
+    binary_files: usize,
     files_searched: usize,
     hit_limit: bool,
     hit_bytes: bool,
+    /// What the walk left out.
+    notes: Vec<String>,
 }
 
 impl Collected {
@@ -184,18 +213,46 @@ impl Collected {
         self.text.push('\n');
         true
     }
+
+    /// Matches shown or reported so far; the limit counts a binary file as one.
+    fn reported(&self) -> usize {
+        self.matches + self.binary_files
+    }
 }
 
-/// Collects one file's matches and context lines into `out`.
+/// Collects one file's matches and context lines; they join the output when the file is
+/// done, as lines, or as one "binary file matches" line if a NUL byte turned up.
 struct FileSink<'a> {
     shown: String,
-    out: &'a mut Collected,
     cancel: &'a CancellationToken,
-    any_match: bool,
+    /// Matches that may still be shown before the limit.
+    room: usize,
+    lines: Vec<String>,
+    matches: usize,
+    /// Where the first NUL byte is, once one was seen.
+    binary_offset: Option<u64>,
+    /// About how many bytes `lines` hold: past the output budget, the file stops.
+    bytes: usize,
 }
 
-impl FileSink<'_> {
-    fn line(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
+impl<'a> FileSink<'a> {
+    fn new(shown: String, out: &Collected, cancel: &'a CancellationToken) -> Self {
+        FileSink {
+            shown,
+            cancel,
+            room: out.limit.saturating_sub(out.reported()),
+            lines: Vec::new(),
+            matches: 0,
+            binary_offset: None,
+            bytes: 0,
+        }
+    }
+
+    fn line(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) {
+        if self.binary_offset.is_some() {
+            return;
+        }
+        self.bytes += bytes.len().min(MAX_LINE_BYTES + 100);
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end_matches(['\n', '\r']);
         let clipped = clip(text, MAX_LINE_BYTES);
@@ -205,11 +262,38 @@ impl FileSink<'_> {
             ""
         };
         let number = number.map(|n| n.to_string()).unwrap_or_default();
-        let line = format!(
+        self.lines.push(format!(
             "{}{separator}{number}{separator} {clipped}{cut}",
             self.shown
-        );
-        self.out.push_line(&line)
+        ));
+    }
+
+    /// Move this file's findings into `out`.
+    fn finish_into(self, out: &mut Collected) {
+        if self.matches == 0 {
+            return;
+        }
+        out.files_with_matches += 1;
+        if let Some(offset) = self.binary_offset {
+            let plural = if self.matches == 1 { "" } else { "es" };
+            let line = format!(
+                "{}: binary file matches ({} match{plural}; it contains a NUL byte at offset {offset})",
+                self.shown, self.matches
+            );
+            if out.push_line(&line) {
+                out.binary_files += 1;
+            }
+        } else {
+            for line in &self.lines {
+                if !out.push_line(line) {
+                    return;
+                }
+            }
+            out.matches += self.matches;
+        }
+        if out.reported() >= out.limit {
+            out.hit_limit = true;
+        }
     }
 }
 
@@ -217,30 +301,31 @@ impl Sink for FileSink<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
-        if self.cancel.is_cancelled() || self.out.hit_limit {
+        if self.cancel.is_cancelled() {
             return Ok(false);
         }
-        if !self.any_match {
-            self.any_match = true;
-            self.out.files_with_matches += 1;
-        }
-        if !self.line(':', found.line_number(), found.bytes()) {
-            return Ok(false);
-        }
-        self.out.matches += 1;
-        if self.out.matches >= self.out.limit {
-            self.out.hit_limit = true;
-            return Ok(false);
+        self.matches += 1;
+        self.line(':', found.line_number(), found.bytes());
+        // A binary file is counted to its end; lines stop at the limit or the budget.
+        Ok(self.binary_offset.is_some() || (self.matches < self.room && self.bytes <= MAX_BYTES))
+    }
+
+    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        self.line('-', context.line_number(), context.bytes());
+        Ok(!self.cancel.is_cancelled())
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        if self.binary_offset.is_none() {
+            self.lines.push("--".to_string());
         }
         Ok(true)
     }
 
-    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        Ok(!self.cancel.is_cancelled() && self.line('-', context.line_number(), context.bytes()))
-    }
-
-    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
-        Ok(self.out.push_line("--"))
+    fn binary_data(&mut self, _: &Searcher, offset: u64) -> Result<bool, Self::Error> {
+        self.binary_offset.get_or_insert(offset);
+        self.lines.clear();
+        Ok(!self.cancel.is_cancelled())
     }
 }
 
@@ -248,28 +333,46 @@ fn render(pattern: &str, collected: Collected) -> ToolOutput {
     let details = json!({
         "matches": collected.matches,
         "files": collected.files_with_matches,
+        "binaryFiles": collected.binary_files,
         "limitReached": collected.stopped(),
     });
-    if collected.matches == 0 {
-        return ToolOutput::text(format!(
+    let notes = collected.notes.join("\n");
+    if collected.reported() == 0 {
+        let mut text = format!(
             "No matches for `{pattern}` ({} files searched).",
             collected.files_searched
-        ))
-        .with_details(details);
+        );
+        if !notes.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&notes);
+        }
+        return ToolOutput::text(text).with_details(details);
     }
+    let reported = collected.reported();
     let mut text = collected.text;
     if collected.hit_limit {
         text.push_str(&format!(
             "\n[Showing the first {} matches; there may be more. Use a narrower pattern, path \
              or glob, or a larger limit, to see more.]",
-            collected.matches
+            reported
         ));
     } else if collected.hit_bytes {
         text.push_str(&format!(
             "\n[Output stopped at 50 KB after {} matches. Use a narrower pattern, path or \
              glob to see the rest.]",
-            collected.matches
+            reported
         ));
+    }
+    if collected.binary_files > 0 {
+        text.push_str(
+            "\n[A file with a NUL byte is treated as binary, as ripgrep does: it is searched to \
+             its end, but its matches are counted, not shown. To see them, use bash, e.g. \
+             `grep -a -n PATTERN FILE | cut -c1-300`.]",
+        );
+    }
+    if !notes.is_empty() {
+        text.push('\n');
+        text.push_str(&notes);
     }
     ToolOutput::text(text).with_details(details)
 }
@@ -281,7 +384,7 @@ mod tests {
 
     fn grep_in(dir: &Path, args: Value) -> String {
         let args: Args = serde_json::from_value(args).unwrap();
-        join_text(&grep(dir, &args, &CancellationToken::new()).content)
+        join_text(&grep(dir, &args, &CancellationToken::new(), None).content)
     }
 
     fn tree() -> tempfile::TempDir {
@@ -340,7 +443,9 @@ mod tests {
         let dir = tree();
         let text = grep_in(dir.path(), json!({"pattern": "[a-z]", "limit": 2}));
         assert!(
-            text.starts_with(".gitignore:1: ignored/\nnotes.md:1: todo: write docs\n\n"),
+            text.starts_with(
+                ".gitignore:1: ignored/\nimage.bin: binary file matches (2 matches; it contains a NUL byte at offset 3)\n\n"
+            ),
             "{text}"
         );
         assert!(text.contains("[Showing the first 2 matches"), "{text}");
@@ -354,6 +459,33 @@ mod tests {
         let text = grep_in(dir.path(), json!({"pattern": "x", "path": "srcc"}));
         assert!(
             text.contains("Similar names in the working directory: src"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_nul_byte_does_not_hide_matches_and_the_result_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        // A log that is text apart from one stray NUL, with the match after it.
+        let mut log = b"start\n\0\n".to_vec();
+        log.extend(b"line\n".repeat(20_000));
+        log.extend(b"needle found\n");
+        std::fs::write(dir.path().join("app.log"), &log).unwrap();
+        std::fs::write(dir.path().join("plain.txt"), "a needle\n").unwrap();
+        let text = grep_in(dir.path(), json!({"pattern": "needle"}));
+        assert!(
+            text.starts_with(
+                "app.log: binary file matches (1 match; it contains a NUL byte at offset 6)\nplain.txt:1: a needle\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("treated as binary, as ripgrep does"),
+            "{text}"
+        );
+        let text = grep_in(dir.path(), json!({"pattern": "absent"}));
+        assert!(
+            text.starts_with("No matches for `absent` (2 files searched)."),
             "{text}"
         );
     }

@@ -1,8 +1,10 @@
 //! `ls`: the entries of one directory, sorted, directories marked with `/`, hidden files
 //! included (it lists what is there; `find` and `grep` are the ones that honour
-//! `.gitignore`). Long listings are limited with a notice saying how to see more.
+//! `.gitignore`). Long listings are limited with a notice saying how to see more. Entries
+//! the permission rules hide are left out, and the listing says how many.
 
 use super::path::{display, not_found_message, resolve};
+use super::visibility::Hidden;
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -65,12 +67,16 @@ impl Tool for LsTool {
                 Err(output) => return output,
             };
             let cwd = ctx.cwd.clone();
-            run_blocking(&ctx.cancel, false, move || list(&cwd, &args)).await
+            let hidden = ctx.hidden.clone();
+            run_blocking(&ctx.cancel, false, move || {
+                list(&cwd, &args, hidden.as_deref())
+            })
+            .await
         })
     }
 }
 
-fn list(cwd: &Path, args: &Args) -> ToolOutput {
+fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>) -> ToolOutput {
     let dir = match args
         .path
         .as_deref()
@@ -91,8 +97,14 @@ fn list(cwd: &Path, args: &Args) -> ToolOutput {
         }
         Err(e) => return ToolOutput::error(format!("Cannot list {shown}: {e}")),
     };
+    let mut left_out = 0;
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
+        .filter(|entry| {
+            let hide = hidden.is_some_and(|h| h.hides(&entry.path(), None));
+            left_out += usize::from(hide);
+            !hide
+        })
         .map(|entry| {
             let mut name = entry.file_name().to_string_lossy().into_owned();
             // Follows symbolic links, so a link to a directory is listed as one.
@@ -106,15 +118,20 @@ fn list(cwd: &Path, args: &Args) -> ToolOutput {
     let total = names.len();
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let details = json!({"path": shown, "entries": total});
-    if total == 0 {
-        return ToolOutput::text("(empty directory)").with_details(details);
-    }
-    let mut text = names[..total.min(limit)].join("\n");
+    let mut text = if total == 0 {
+        "(empty directory)".to_string()
+    } else {
+        names[..total.min(limit)].join("\n")
+    };
     if total > limit {
         text.push_str(&format!(
             "\n\n[Showing {limit} of {total} entries. Use a larger limit, or find with a \
              pattern, to see the rest.]"
         ));
+    }
+    if left_out > 0 {
+        text.push_str("\n\n");
+        text.push_str(&super::visibility::hidden_note(left_out));
     }
     ToolOutput::text(text).with_details(details)
 }
@@ -131,6 +148,7 @@ mod tests {
                 path: path.map(String::from),
                 limit,
             },
+            None,
         )
     }
 

@@ -15,10 +15,12 @@ pub mod meta;
 pub mod path;
 pub mod permission;
 pub mod read;
+pub mod regular;
 pub mod rules;
 pub mod schema;
 pub mod shell;
 pub mod truncate;
+pub mod visibility;
 mod walk;
 pub mod write;
 
@@ -74,6 +76,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     pub on_update: UpdateSink,
     pub settings: Arc<ToolSettings>,
+    /// What tree searches must leave out (`None`: nothing).
+    pub hidden: Option<Arc<visibility::Hidden>>,
 }
 
 /// Tool settings from config.

@@ -8,10 +8,12 @@ use super::Tool;
 use super::meta::Denial;
 use super::path::{display, is_inside};
 use super::rules::{RuleSet, Target};
+use super::visibility::Hidden;
 use crate::protocol::message::ToolCall;
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -81,6 +83,8 @@ pub struct PermissionRules {
 pub struct Permissions {
     pub mode: PermissionMode,
     rules: PermissionRules,
+    /// What the rules hide from tree searches.
+    hidden: Option<Arc<Hidden>>,
     /// Calls allowed for the session ("allow for session"): tool name + exact arguments.
     session_allowed: HashSet<String>,
 }
@@ -89,9 +93,15 @@ impl Permissions {
     pub fn with_rules(mode: PermissionMode, rules: PermissionRules) -> Self {
         Permissions {
             mode,
+            hidden: Hidden::from_rules(&rules.rules, &rules.cwd),
             rules,
             session_allowed: HashSet::new(),
         }
+    }
+
+    /// What tree searches must leave out, for the tools' context.
+    pub fn hidden(&self) -> Option<Arc<Hidden>> {
+        self.hidden.clone()
     }
 
     pub fn judge(&self, tool: &dyn Tool, call: &ToolCall) -> Verdict {

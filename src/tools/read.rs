@@ -3,6 +3,7 @@
 //! as image content; other binary files are refused. A missing file names similar ones.
 
 use super::path::{display, not_found_message, resolve};
+use super::regular::{self, OpenError};
 use super::truncate::{MAX_BYTES, MAX_LINES, clip};
 use super::{OutputKind, Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use crate::protocol::message::Content;
@@ -10,7 +11,7 @@ use base64::Engine;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
@@ -91,35 +92,24 @@ impl Tool for ReadTool {
 fn read_window(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
-    let metadata = match std::fs::metadata(&path) {
-        Ok(metadata) => metadata,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolOutput::error(not_found_message(cwd, &path));
-        }
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
-    };
-    if metadata.is_dir() {
-        return ToolOutput::error(format!(
-            "{shown} is a directory, not a file; use ls to list it"
-        ));
-    }
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = metadata.file_type();
-        if kind.is_char_device() || kind.is_block_device() || kind.is_socket() {
-            // A terminal would steal the user's keys; /dev/zero never ends.
+    let (file, metadata) = match regular::open(&path) {
+        Ok(opened) => opened,
+        Err(OpenError::NotFound) => return ToolOutput::error(not_found_message(cwd, &path)),
+        Err(OpenError::Directory) => {
             return ToolOutput::error(format!(
-                "{shown} is a device or socket, not a file; read only reads files"
+                "{shown} is a directory, not a file; use ls to list it"
             ));
         }
-    }
-    if has_image_extension(&path) {
-        return read_image(&path, &shown, metadata.len());
-    }
-    let file = match std::fs::File::open(&path) {
-        Ok(file) => file,
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+        Err(OpenError::NotRegular(kind)) => {
+            return ToolOutput::error(format!(
+                "{shown} is {kind}, not a regular file; read only reads regular files"
+            ));
+        }
+        Err(OpenError::Io(e)) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
+    if has_image_extension(&path) {
+        return read_image(file, &shown, metadata.len());
+    }
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {
         Ok(head) if looks_binary(head) => {
@@ -165,17 +155,17 @@ fn image_mime_type(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-fn read_image(path: &Path, shown: &str, size: u64) -> ToolOutput {
+fn read_image(mut file: std::fs::File, shown: &str, size: u64) -> ToolOutput {
     if size > MAX_IMAGE_BYTES {
         return ToolOutput::error(format!(
             "{shown} is an image of {size} bytes, more than the 5 MB that can be shown; \
              make a smaller copy first (e.g. with bash)"
         ));
     }
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
-    };
+    let mut bytes = Vec::new();
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        return ToolOutput::error(format!("Cannot read {shown}: {e}"));
+    }
     let Some(mime_type) = image_mime_type(&bytes) else {
         return ToolOutput::error(format!(
             "{shown} has an image extension but is not a PNG, JPEG, GIF or WebP image"
@@ -352,6 +342,17 @@ mod tests {
             out.is_error && text(&out).contains("device"),
             "{}",
             text(&out)
+        );
+        // A FIFO would block the read (and its thread) until a writer came: refused.
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = read(dir.path(), "pipe", None, None);
+        assert_eq!(
+            text(&out),
+            "pipe is a FIFO (named pipe), not a regular file; read only reads regular files"
         );
         // 3 MB without a newline: one clipped line, then a normal second line.
         let mut big = "y".repeat(3 * 1024 * 1024);

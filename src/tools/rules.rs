@@ -80,10 +80,10 @@ impl Rule {
         })
     }
 
-    /// Whether the rule covers the whole call (for allow: every part of a command must be
-    /// covered, see `RuleSet::allows`).
-    fn covers(&self, call: &ToolCall, target: &Target) -> bool {
-        if self.tool != call.name {
+    /// Whether the rule covers the whole call of `tool` (for allow: every part of a
+    /// command must be covered, see `RuleSet::allows`).
+    fn covers(&self, tool: &str, target: &Target) -> bool {
+        if self.tool != tool {
             return false;
         }
         match (&self.pattern, target) {
@@ -97,13 +97,13 @@ impl Rule {
         }
     }
 
-    /// Whether the rule covers some part of the call: the whole command or one of its
-    /// segments (for deny and ask).
-    fn touches(&self, call: &ToolCall, target: &Target) -> bool {
-        if self.covers(call, target) {
+    /// Whether the rule covers some part of the call of `tool`: the whole command or one
+    /// of its segments (for deny and ask).
+    fn touches(&self, tool: &str, target: &Target) -> bool {
+        if self.covers(tool, target) {
             return true;
         }
-        if self.tool != call.name {
+        if self.tool != tool {
             return false;
         }
         match (&self.pattern, target) {
@@ -185,16 +185,21 @@ impl Target {
 
     /// A path target: `path` (absolute, normalised) and where it really is.
     pub fn path(path: &Path, cwd: &Path) -> Target {
-        let real = super::path::real_path(path);
-        let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-        let real = match real.strip_prefix(&real_cwd) {
-            Ok(rest) => cwd.join(rest),
-            Err(_) => real,
-        };
         Target::Path {
             path: path.to_path_buf(),
-            real,
+            real: real_under(path, cwd),
         }
+    }
+}
+
+/// Where `path` really is (symbolic links followed), expressed under the working
+/// directory as given when it is inside it, since relative globs are anchored there.
+pub fn real_under(path: &Path, cwd: &Path) -> PathBuf {
+    let real = super::path::real_path(path);
+    let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    match real.strip_prefix(&real_cwd) {
+        Ok(rest) => cwd.join(rest),
+        Err(_) => real,
     }
 }
 
@@ -234,12 +239,33 @@ impl RuleSet {
 
     /// The first deny rule touching the call.
     pub fn denied_by(&self, call: &ToolCall, target: &Target) -> Option<&Rule> {
-        self.deny.iter().find(|rule| rule.touches(call, target))
+        self.deny
+            .iter()
+            .find(|rule| rule.touches(&call.name, target))
     }
 
     /// The first ask rule touching the call.
     pub fn asked_by(&self, call: &ToolCall, target: &Target) -> Option<&Rule> {
-        self.ask.iter().find(|rule| rule.touches(call, target))
+        self.ask
+            .iter()
+            .find(|rule| rule.touches(&call.name, target))
+    }
+
+    /// Whether a deny or ask rule with a path pattern for `tool` touches `target`.
+    pub fn restricts_path(&self, tool: &str, target: &Target) -> bool {
+        self.deny
+            .iter()
+            .chain(&self.ask)
+            .filter(|rule| matches!(rule.pattern, Pattern::Path(_)))
+            .any(|rule| rule.touches(tool, target))
+    }
+
+    /// Whether any deny or ask rule names `tool` with a path pattern.
+    pub fn restricts_any_path(&self, tool: &str) -> bool {
+        self.deny
+            .iter()
+            .chain(&self.ask)
+            .any(|rule| rule.tool == tool && matches!(rule.pattern, Pattern::Path(_)))
     }
 
     /// Whether allow rules cover the whole call. A bash command needs every segment
@@ -262,7 +288,7 @@ impl RuleSet {
                 }
                 _ => false,
             },
-            _ => rules.iter().any(|rule| rule.covers(call, target)),
+            _ => rules.iter().any(|rule| rule.covers(&call.name, target)),
         }
     }
 }

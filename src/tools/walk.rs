@@ -1,21 +1,158 @@
 //! Walking a directory tree for `grep` and `find`: the `ignore` crate's walker, honouring
 //! `.gitignore` and `.ignore` files (also outside a git repository), showing hidden files
-//! but never descending into `.git`, in a stable (sorted) order. Also the glob filters both
-//! tools take, built with `globset`.
+//! but never descending into `.git`, in a stable (sorted) order. Entries the permission
+//! rules hide (`visibility`) are left out and counted. A directory whose ignore file is no
+//! regular file is left out too (the walker would block forever opening a FIFO there).
+//! Also the glob filters both tools take, built with `globset`.
 
+use super::regular::irregular_kind;
+use super::visibility::Hidden;
 use globset::{GlobBuilder, GlobMatcher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-/// Every entry under `root` (or `root` itself when it is a file), sorted by name.
-pub fn walk(root: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(root)
+/// The files the walker reads in each directory it enters (and in the root's ancestors).
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git", ".git/info/exclude"];
+
+/// Every entry under a root (or the root itself when it is a file), sorted by name, with
+/// what was left out.
+pub struct Walk {
+    entries: ignore::Walk,
+    hidden: Option<Arc<Hidden>>,
+    /// Entries the permission rules hid.
+    hidden_count: Arc<AtomicUsize>,
+    /// Directories left out because of an ignore file that is no regular file, and why.
+    unreadable: Arc<Mutex<Vec<String>>>,
+}
+
+/// Walk `root`, leaving out what `hidden` hides. `Err` with the message for a root (or
+/// one of its ancestors) whose ignore file cannot be read safely.
+pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
+    for dir in root.ancestors() {
+        if let Some(problem) = unsafe_ignore_file(dir) {
+            return Err(format!(
+                "Cannot search {}: {problem}, so its ignore rules cannot be read",
+                root.display()
+            ));
+        }
+    }
+    let hidden_count = Arc::new(AtomicUsize::new(0));
+    let unreadable = Arc::new(Mutex::new(Vec::new()));
+    // Entries under the root are real directories (symbolic links are not followed), so
+    // where an entry really is follows from where the root is.
+    let real_root = hidden.as_ref().map(|h| h.real(root));
+    let (filter_hidden, filter_count, filter_unreadable) =
+        (hidden.clone(), hidden_count.clone(), unreadable.clone());
+    let root_owned = root.to_path_buf();
+    let entries = ignore::WalkBuilder::new(root)
         .hidden(false)
         .git_ignore(true)
         .git_exclude(true)
         .require_git(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
+        .filter_entry(move |entry| {
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            let path = entry.path();
+            if let Some(hidden) = &filter_hidden {
+                let real = match (&real_root, entry.path_is_symlink()) {
+                    (Some(real_root), false) => path
+                        .strip_prefix(&root_owned)
+                        .ok()
+                        .map(|rest| real_root.join(rest)),
+                    _ => None,
+                };
+                if hidden.hides(path, real.as_deref()) {
+                    filter_count.fetch_add(1, Ordering::Relaxed);
+                    return false;
+                }
+            }
+            if entry.file_type().is_some_and(|t| t.is_dir())
+                && let Some(problem) = unsafe_ignore_file(path)
+            {
+                filter_unreadable
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(problem);
+                return false;
+            }
+            true
+        })
         .sort_by_file_name(|a, b| a.cmp(b))
-        .build()
+        .build();
+    Ok(Walk {
+        entries,
+        hidden,
+        hidden_count,
+        unreadable,
+    })
+}
+
+/// Why `dir`'s ignore files cannot be read without risk, if one of them exists but is no
+/// regular file (`.git` may also be a directory).
+fn unsafe_ignore_file(dir: &Path) -> Option<String> {
+    for name in IGNORE_FILES {
+        let path = dir.join(name);
+        let Ok(metadata) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if *name == ".git" && metadata.is_dir() {
+            continue;
+        }
+        if let Some(kind) = irregular_kind(&metadata) {
+            return Some(format!("{} is {kind}", path.display()));
+        }
+    }
+    None
+}
+
+impl Walk {
+    /// How many entries the permission rules left out.
+    pub fn hidden_count(&self) -> usize {
+        self.hidden_count.load(Ordering::Relaxed)
+    }
+
+    /// Notes to append to a search's result about what was left out (empty: nothing).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let hidden = self.hidden_count();
+        if hidden > 0 {
+            notes.push(super::visibility::hidden_note(hidden));
+        }
+        for problem in self
+            .unreadable
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            notes.push(format!(
+                "[Skipped a directory: {problem}, not a regular file, so its ignore rules cannot be read.]"
+            ));
+        }
+        notes
+    }
+}
+
+impl Iterator for Walk {
+    type Item = ignore::DirEntry;
+
+    /// The next entry; entries that cannot be read are skipped, as ripgrep does.
+    fn next(&mut self) -> Option<ignore::DirEntry> {
+        loop {
+            let entry = self.entries.next()?;
+            let Ok(entry) = entry else { continue };
+            // The filter does not see the root itself.
+            if entry.depth() == 0
+                && let Some(hidden) = &self.hidden
+                && hidden.hides(entry.path(), None)
+            {
+                self.hidden_count.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            return Some(entry);
+        }
+    }
 }
 
 /// A glob a file must match: against its path relative to the search root when the
@@ -86,8 +223,8 @@ mod tests {
             std::fs::write(path, "").unwrap();
         }
         std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
-        let seen: Vec<String> = walk(root)
-            .filter_map(Result::ok)
+        let seen: Vec<String> = walk(root, None)
+            .unwrap()
             .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
             .map(|e| e.path().strip_prefix(root).unwrap().display().to_string())
             .collect();
@@ -106,5 +243,33 @@ mod tests {
         let deep = PathGlob::new("src/**/*.rs").unwrap();
         assert!(deep.is_match(root, Path::new("/r/src/deep/x.rs")));
         assert!(PathGlob::new("src/[").is_err());
+    }
+
+    #[test]
+    fn a_directory_whose_ignore_file_is_a_fifo_is_skipped_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("odd")).unwrap();
+        std::fs::write(root.join("odd/inside.txt"), "").unwrap();
+        std::fs::write(root.join("kept.txt"), "").unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("odd/.gitignore"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut walk = walk(root, None).unwrap();
+        let seen: Vec<String> = walk
+            .by_ref()
+            .map(|e| e.path().strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(seen, ["", "kept.txt"]);
+        let notes = walk.notes();
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("odd/.gitignore is a FIFO (named pipe)"),
+            "{notes:?}"
+        );
+        let error = super::walk(&root.join("odd"), None).err().unwrap();
+        assert!(error.contains("is a FIFO"), "{error}");
     }
 }

@@ -354,6 +354,7 @@ impl App {
                 cancel,
                 on_update: Arc::new(|_| {}),
                 settings: Arc::new(settings.tool_settings.clone()),
+                hidden: None,
             };
             let args = json!({"command": command});
             let output = crate::tools::bash::BashTool

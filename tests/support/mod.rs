@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod chat;
 pub mod env;
+pub mod gate;
 pub mod harness;
 pub mod process;
 pub mod pty;
