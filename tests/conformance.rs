@@ -11,6 +11,7 @@ use agent::llm::error::ProviderError;
 use agent::llm::model::ModelInfo;
 use agent::llm::provider::Api;
 use agent::llm::request::{ModelRequest, ThinkingLevel};
+use agent::llm::timeouts::Timeouts;
 use agent::protocol::event::AssistantMessageEvent;
 use agent::protocol::message::AssistantContent;
 use serde_json::{Value, json};
@@ -63,7 +64,7 @@ async fn assemble(
     };
     let mut settings = provider_settings(&base);
     settings.api = api;
-    let provider = Provider::new(settings, Duration::from_secs(10)).unwrap();
+    let provider = Provider::new(settings, Timeouts::all(Duration::from_secs(10))).unwrap();
     let model = ModelInfo::unknown("recorded");
     let request = ModelRequest {
         model: &model,
@@ -212,6 +213,9 @@ async fn every_supported_stream_assembles_to_its_expected_result() {
         if seen != expected {
             failures.push(format!("{file}:\n  expected {expected}\n  observed {seen}"));
         }
+        if let Err(why) = stop_reason_matches(&expected, &message, error.as_ref()) {
+            failures.push(format!("{file}: {why}"));
+        }
         if let Err(why) = deltas_rebuild_the_message(&deltas, &message) {
             failures.push(format!("{file}: {why}"));
         }
@@ -231,6 +235,33 @@ async fn every_supported_stream_assembles_to_its_expected_result() {
     let streams = manifest["streams"].as_array().unwrap();
     assert_eq!(checked, streams.len(), "every stream has a decoder");
     assert!(checked >= 40, "checked {checked}");
+}
+
+/// The message's own stop reason (the agent's policy over the provider's) agrees with the
+/// corpus: a refusal is a normal stop, a call cut off by the limit is `length`.
+fn stop_reason_matches(
+    expected: &Value,
+    message: &agent::protocol::message::AssistantMessage,
+    error: Option<&ProviderError>,
+) -> Result<(), String> {
+    use agent::protocol::message::StopReason;
+    if error.is_some() {
+        return Ok(());
+    }
+    let wanted = match expected["stop_reason"].as_str() {
+        Some("stop") => StopReason::Stop,
+        Some("tool_use") => StopReason::ToolUse,
+        Some("length") => StopReason::Length,
+        _ => return Ok(()),
+    };
+    if message.stop_reason == wanted {
+        Ok(())
+    } else {
+        Err(format!(
+            "the message stops with {:?}, the corpus says {wanted:?}",
+            message.stop_reason
+        ))
+    }
 }
 
 /// What a `--mode json` client sees: concatenating each block's deltas must give the final
@@ -303,7 +334,7 @@ fn encrypted_reasoning_is_kept(
             AssistantContent::Thinking {
                 signature: Some(signature),
                 ..
-            } => Some(signature.clone()),
+            } => Some(agent::llm::openai_responses::signature::decode(signature).1),
             _ => None,
         })
         .collect();

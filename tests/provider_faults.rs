@@ -9,6 +9,7 @@ mod support;
 
 use agent::llm::client::Provider;
 use agent::llm::provider::{Api, ProviderSettings};
+use agent::llm::timeouts::Timeouts;
 use agent::protocol::event::AgentEvent;
 use agent::protocol::message::{Message, StopReason};
 use std::sync::Arc;
@@ -207,7 +208,7 @@ async fn a_stalled_stream_times_out_and_is_retried() {
     assert_eq!(end_of(&events).0, "completed");
     assert_eq!(
         retries(&events)[0].1,
-        "the provider sent nothing for 1 s (stream_idle_timeout)"
+        "the provider sent nothing for 1 s (stream_idle_timeout_secs)"
     );
     assert_eq!(final_text(&h), "awake again");
 }
@@ -308,7 +309,8 @@ async fn a_401_names_the_variable_that_holds_the_key() {
                 api_key_env: Some("AGENT_TEST_KEY_THAT_IS_NOT_SET".into()),
                 ..config.provider.settings().clone()
             };
-            config.provider = Arc::new(Provider::new(settings, Duration::from_secs(5)).unwrap());
+            config.provider =
+                Arc::new(Provider::new(settings, Timeouts::all(Duration::from_secs(5))).unwrap());
         })
         .await;
         h.prompt("hi");

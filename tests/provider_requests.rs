@@ -11,6 +11,7 @@ use agent::llm::client::Provider;
 use agent::llm::model::ModelInfo;
 use agent::llm::provider::{Api, ProviderSettings};
 use agent::llm::request::{ModelRequest, ThinkingLevel};
+use agent::llm::timeouts::Timeouts;
 use agent::protocol::message::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserMessage,
@@ -43,7 +44,7 @@ async fn send(
         api,
         ..provider_settings(&base_url(&server, api))
     };
-    let provider = Provider::new(settings, Duration::from_secs(5)).unwrap();
+    let provider = Provider::new(settings, Timeouts::all(Duration::from_secs(5))).unwrap();
     let messages: Vec<Arc<Message>> = history.iter().cloned().map(Arc::new).collect();
     let tools = Tools::from_names(&["read", "bash"]).unwrap().specs();
     let request = ModelRequest {
@@ -84,6 +85,7 @@ fn assistant(model: &str, content: Vec<AssistantContent>) -> Message {
         usage: Usage::default(),
         stop_reason: StopReason::ToolUse,
         error_message: None,
+        refusal: None,
         timestamp: 2,
     })
 }
@@ -234,7 +236,10 @@ async fn anthropic_gets_another_models_thinking_as_text_and_never_its_redactions
 
 #[tokio::test]
 async fn anthropic_images_are_base64_blocks() {
-    let model = ModelInfo::unknown("test-model");
+    let model = ModelInfo {
+        images: true,
+        ..ModelInfo::unknown("test-model")
+    };
     let history = [Message::User(UserMessage {
         content: vec![
             Content::text("what is this?"),
@@ -311,6 +316,19 @@ async fn responses_requests_are_stateless_with_instructions_and_plain_functions(
     );
 }
 
+/// `tool_round` as a Responses model writes it: its reasoning's signature holds the
+/// reasoning item's id and encrypted content.
+fn responses_round(model: &str) -> Vec<Message> {
+    let mut history = tool_round(model);
+    if let Message::Assistant(message) = &mut history[1] {
+        message.content[0] = thinking(
+            "I should look.",
+            &agent::llm::openai_responses::signature::encode(Some("rs_1"), "sig-1"),
+        );
+    }
+    history
+}
+
 #[tokio::test]
 async fn responses_history_replays_encrypted_reasoning_to_the_same_model_only() {
     let model = ModelInfo::unknown("test-model");
@@ -318,17 +336,19 @@ async fn responses_history_replays_encrypted_reasoning_to_the_same_model_only() 
         Api::OpenaiResponses,
         &model,
         ThinkingLevel::Off,
-        &tool_round("test-model"),
+        &responses_round("test-model"),
     )
     .await;
+    // Replayed items carry what the API's input types require: a reasoning item's id, an
+    // output message's id, status and annotations.
     assert_eq!(
         request.body["input"],
         json!([
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
-            {"type": "reasoning", "encrypted_content": "sig-1",
+            {"type": "reasoning", "id": "rs_1", "encrypted_content": "sig-1",
              "summary": [{"type": "summary_text", "text": "I should look."}]},
-            {"type": "message", "role": "assistant",
-             "content": [{"type": "output_text", "text": "Let me look."}]},
+            {"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "Let me look.", "annotations": []}]},
             {"type": "function_call", "call_id": "c1", "name": "bash",
              "arguments": "{\"command\":\"ls\"}"},
             {"type": "function_call", "call_id": "functions.read:0", "name": "read",
@@ -338,21 +358,19 @@ async fn responses_history_replays_encrypted_reasoning_to_the_same_model_only() 
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "also check b.txt"}]}
         ])
     );
-    let request = send(
-        Api::OpenaiResponses,
-        &model,
-        ThinkingLevel::Off,
-        &tool_round("other-model"),
-    )
-    .await;
-    let kinds: Vec<&str> = request.body["input"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| item["type"].as_str().unwrap())
-        .collect();
-    assert!(!kinds.contains(&"reasoning"), "{kinds:?}");
-    assert_eq!(kinds.len(), 7);
+    // Another model's reasoning, and reasoning stored without its item id (sessions from
+    // before ids were kept), cannot be sent back.
+    for history in [responses_round("other-model"), tool_round("test-model")] {
+        let request = send(Api::OpenaiResponses, &model, ThinkingLevel::Off, &history).await;
+        let kinds: Vec<&str> = request.body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item["type"].as_str().unwrap())
+            .collect();
+        assert!(!kinds.contains(&"reasoning"), "{kinds:?}");
+        assert_eq!(kinds.len(), 7);
+    }
 }
 
 #[tokio::test]
@@ -400,4 +418,163 @@ async fn chat_reasoning_effort_is_sent_only_when_thinking() {
     let gpt_4o = catalog::lookup("gpt-4o").unwrap();
     let request = send(Api::OpenaiChat, &gpt_4o, ThinkingLevel::High, &[user("hi")]).await;
     assert!(request.body.get("reasoning_effort").is_none());
+}
+
+/// A call cut off by the output limit (or an abort) and answered with an error, and a call
+/// whose result was never recorded (the agent stopped while it ran).
+fn damaged_history() -> Vec<Message> {
+    let mut cut = ToolCall {
+        id: "c1".into(),
+        name: "write".into(),
+        arguments: json!({}),
+        invalid_arguments: Some("{\"path\": \"a.txt\", \"content\": \"abc".into()),
+    };
+    let mut cut_off = assistant("test-model", vec![AssistantContent::ToolCall(cut.clone())]);
+    if let Message::Assistant(message) = &mut cut_off {
+        message.stop_reason = StopReason::Length;
+    }
+    cut.invalid_arguments = None;
+    vec![
+        user("write it"),
+        cut_off,
+        result(
+            "c1",
+            "write",
+            "Not executed: the arguments were cut off.",
+            true,
+        ),
+        user("again, shorter"),
+        assistant(
+            "test-model",
+            vec![call("c2", "bash", json!({"command": "sleep 100"}))],
+        ),
+        user("are you there?"),
+    ]
+}
+
+#[tokio::test]
+async fn a_damaged_history_is_replayed_as_every_api_accepts_it() {
+    let model = ModelInfo::unknown("test-model");
+    let chat = send(
+        Api::OpenaiChat,
+        &model,
+        ThinkingLevel::Off,
+        &damaged_history(),
+    )
+    .await;
+    let messages = chat.body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["arguments"], "{}",
+        "cut-off arguments are replayed as valid JSON"
+    );
+    assert_eq!(
+        messages[3],
+        json!({"role": "tool", "tool_call_id": "c1",
+               "content": "Not executed: the arguments were cut off."})
+    );
+    assert_eq!(messages[5]["tool_calls"][0]["id"], "c2");
+    assert_eq!(
+        messages[6]["role"], "tool",
+        "the missing result is filled in"
+    );
+    assert_eq!(messages[6]["tool_call_id"], "c2");
+    assert!(
+        messages[6]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("No result was recorded")
+    );
+    assert_eq!(messages[7]["content"], "are you there?");
+
+    let responses = send(
+        Api::OpenaiResponses,
+        &model,
+        ThinkingLevel::Off,
+        &damaged_history(),
+    )
+    .await;
+    let input = responses.body["input"].as_array().unwrap();
+    assert_eq!(input[1]["type"], "function_call");
+    assert_eq!(input[1]["arguments"], "{}");
+    assert_eq!(input[2]["type"], "function_call_output");
+    assert_eq!(input[2]["call_id"], "c1");
+    assert_eq!(input[5]["type"], "function_call_output");
+    assert_eq!(input[5]["call_id"], "c2");
+
+    let anthropic = send(
+        Api::Anthropic,
+        &model,
+        ThinkingLevel::Off,
+        &damaged_history(),
+    )
+    .await;
+    let turns = anthropic.body["messages"].as_array().unwrap();
+    assert_eq!(turns[1]["content"][0]["input"], json!({}));
+    assert_eq!(turns[4]["content"][0]["type"], "tool_result");
+    assert_eq!(turns[4]["content"][0]["tool_use_id"], "c2");
+    assert_eq!(turns[4]["content"][0]["is_error"], true);
+}
+
+#[tokio::test]
+async fn images_reach_only_models_that_take_them() {
+    let image = Content::Image {
+        data: "aGVsbG8=".into(),
+        mime_type: "image/png".into(),
+    };
+    let history = vec![
+        Message::User(UserMessage {
+            content: vec![Content::text("what is this?"), image.clone()],
+            timestamp: 1,
+        }),
+        assistant(
+            "test-model",
+            vec![call("c1", "read", json!({"path": "a.png"}))],
+        ),
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![Content::text("Read image a.png"), image],
+            details: None,
+            is_error: false,
+            timestamp: 3,
+        }),
+    ];
+    let blind = ModelInfo::unknown("text-only");
+    let seeing = ModelInfo {
+        images: true,
+        ..ModelInfo::unknown("vision")
+    };
+    for api in [Api::OpenaiChat, Api::OpenaiResponses, Api::Anthropic] {
+        let sent = send(api, &blind, ThinkingLevel::Off, &history).await.body;
+        let text = sent.to_string();
+        assert!(!text.contains("aGVsbG8="), "{api:?}: {text}");
+        assert_eq!(
+            text.matches("It is not sent: this model does not take image input.")
+                .count(),
+            2,
+            "{api:?}: the model is told, for the prompt's image and the tool's: {text}"
+        );
+        let sent = send(api, &seeing, ThinkingLevel::Off, &history).await.body;
+        let text = sent.to_string();
+        assert_eq!(text.matches("aGVsbG8=").count(), 2, "{api:?}: {text}");
+        assert!(!text.contains("not sent"), "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn every_request_names_the_agent_and_chat_sets_the_output_limit() {
+    let mut model = ModelInfo::unknown("local-model");
+    model.max_output_tokens = 4096;
+    for api in [Api::OpenaiChat, Api::OpenaiResponses, Api::Anthropic] {
+        let request = send(api, &model, ThinkingLevel::Off, &[user("hi")]).await;
+        assert_eq!(
+            request.header("user-agent"),
+            Some(concat!("agent/", env!("CARGO_PKG_VERSION"))),
+            "{api:?}"
+        );
+    }
+    // A local server with no default of its own would otherwise generate without end.
+    let request = send(Api::OpenaiChat, &model, ThinkingLevel::Off, &[user("hi")]).await;
+    assert_eq!(request.body["max_tokens"], 4096);
+    assert!(request.body.get("max_completion_tokens").is_none());
 }

@@ -463,7 +463,7 @@ mod tests {
                 api_key_command: None,
                 headers: vec![],
             },
-            std::time::Duration::from_secs(1),
+            crate::llm::timeouts::Timeouts::default(),
         )
         .unwrap();
         let mut model = crate::llm::model::ModelInfo::unknown("m");

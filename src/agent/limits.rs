@@ -45,19 +45,23 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The wait before retry number `attempt` (1-based): the server's request if it made
-    /// one, else exponential backoff with ±20 % jitter.
-    pub fn delay(&self, attempt: u32, requested: Option<Duration>) -> Duration {
-        if let Some(requested) = requested {
-            return requested.min(self.max_retry_delay);
-        }
+    /// The wait before retry number `attempt` (1-based): exponential backoff with ±20 %
+    /// jitter, or longer if the server asked for longer (`Retry-After`, "try again in 20s").
+    /// The backoff is a floor, so `Retry-After: 0` still waits a little. `Err` carries the
+    /// server's wish when it exceeds `max_retry_delay`: waiting that long is not worth it.
+    pub fn delay(&self, attempt: u32, requested: Option<Duration>) -> Result<Duration, Duration> {
         let exponent = attempt.saturating_sub(1).min(16);
         let base = self
             .initial_delay
             .saturating_mul(1 << exponent)
             .min(self.max_delay);
         let jitter = 0.8 + fastrand::f64() * 0.4;
-        base.mul_f64(jitter).min(self.max_delay)
+        let backoff = base.mul_f64(jitter).min(self.max_delay);
+        match requested {
+            Some(requested) if requested > self.max_retry_delay => Err(requested),
+            Some(requested) => Ok(requested.max(backoff)),
+            None => Ok(backoff),
+        }
     }
 }
 
@@ -66,20 +70,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_doubles_up_to_the_cap_and_honours_requests() {
+    fn backoff_doubles_up_to_the_cap_and_honours_requests_within_the_cap() {
         let policy = RetryPolicy::default();
-        let d1 = policy.delay(1, None);
+        let d1 = policy.delay(1, None).unwrap();
         assert!(d1 >= Duration::from_millis(800) && d1 <= Duration::from_millis(1200));
-        let d3 = policy.delay(3, None);
+        let d3 = policy.delay(3, None).unwrap();
         assert!(d3 >= Duration::from_millis(3200) && d3 <= Duration::from_millis(4800));
-        assert!(policy.delay(10, None) <= Duration::from_secs(10));
+        assert!(policy.delay(10, None).unwrap() <= Duration::from_secs(10));
         assert_eq!(
             policy.delay(1, Some(Duration::from_secs(5))),
-            Duration::from_secs(5)
+            Ok(Duration::from_secs(5))
         );
         assert_eq!(
             policy.delay(1, Some(Duration::from_secs(600))),
-            Duration::from_secs(60)
+            Err(Duration::from_secs(600)),
+            "a wait beyond max_retry_delay is not waited"
+        );
+        let immediate = policy.delay(1, Some(Duration::ZERO)).unwrap();
+        assert!(
+            immediate >= Duration::from_millis(800),
+            "Retry-After: 0 still backs off: {immediate:?}"
         );
     }
 }

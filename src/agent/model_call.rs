@@ -6,7 +6,7 @@ use super::compaction::compact;
 use super::run::Run;
 use super::state::lock;
 use crate::llm::assembler::Assembler;
-use crate::llm::error::ProviderError;
+use crate::llm::error::{ProviderError, Retry};
 use crate::llm::request::ModelRequest;
 use crate::protocol::event::{AgentEvent, CompactionReason};
 use crate::protocol::message::{AssistantMessage, Message, StopReason};
@@ -17,6 +17,8 @@ impl Run {
     /// is already committed to the history.
     pub(crate) async fn call_model(&mut self) -> Arc<Message> {
         let mut retries = 0;
+        // A server fault that may be deterministic (HTTP 500) is retried once per call.
+        let mut retried_server_fault = false;
         let mut compacted_for_overflow = false;
         loop {
             self.settings = self.shared.settings();
@@ -55,27 +57,40 @@ impl Run {
                 });
                 return self.commit(Arc::new(Message::Assistant(message))).await;
             }
-            let retry = error.as_ref().filter(|e| {
-                e.is_retryable()
+            let retry = error.as_ref().and_then(|e| {
+                let worth_it = match e.retry() {
+                    Retry::Transient => true,
+                    Retry::Once => !retried_server_fault,
+                    Retry::Never => false,
+                };
+                (worth_it
                     && retries < self.settings.retry.max_retries
-                    && !self.cancel.is_cancelled()
+                    && !self.cancel.is_cancelled())
+                .then(|| (e, self.settings.retry.delay(retries + 1, e.retry_after())))
             });
-            let Some(error) = retry else {
-                if retries > 0 {
-                    self.shared.emit(AgentEvent::AutoRetryEnd {
-                        success: error.is_none(),
-                        attempt: retries,
-                        final_error: error.as_ref().map(ToString::to_string),
-                    });
+            let (error, delay) = match retry {
+                Some((error, Ok(delay))) => (error.clone(), delay),
+                Some((error, Err(requested))) => {
+                    // The server wants a longer pause than the policy allows: fail now,
+                    // with its reason, instead of waiting and failing later.
+                    let mut message = message;
+                    message.error_message = Some(format!(
+                        "{error} (the provider asks to wait {} before trying again, more than \
+                         retry.max_retry_delay_ms allows)",
+                        crate::llm::timeouts::describe(requested)
+                    ));
+                    return self.end_retries(retries, message).await;
                 }
-                return self.commit(Arc::new(Message::Assistant(message))).await;
+                None => return self.end_retries(retries, message).await,
             };
+            if error.retry() == Retry::Once {
+                retried_server_fault = true;
+            }
             // The failed attempt is over for subscribers, but is not part of the history.
             self.shared.emit(AgentEvent::MessageEnd {
                 message: Arc::new(Message::Assistant(message)),
             });
             retries += 1;
-            let delay = self.settings.retry.delay(retries, error.retry_after());
             tracing::warn!(attempt = retries, delay_ms = crate::time::millis(delay), error = %error, "retrying model call");
             self.phase.enter("retrying");
             self.shared.emit(AgentEvent::AutoRetryStart {
@@ -107,6 +122,24 @@ impl Run {
                 return self.commit(aborted).await;
             }
         }
+    }
+
+    /// No (more) retries: report how the retries went, if there were any, and commit the
+    /// final attempt.
+    async fn end_retries(&mut self, retries: u32, message: AssistantMessage) -> Arc<Message> {
+        if retries > 0 {
+            let failed = matches!(message.stop_reason, StopReason::Error | StopReason::Aborted);
+            self.shared.emit(AgentEvent::AutoRetryEnd {
+                success: !failed,
+                attempt: retries,
+                final_error: if failed {
+                    message.error_message.clone()
+                } else {
+                    None
+                },
+            });
+        }
+        self.commit(Arc::new(Message::Assistant(message))).await
     }
 
     /// One streamed attempt. Emits `message_start` and the deltas, not `message_end`.

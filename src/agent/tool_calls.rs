@@ -12,7 +12,9 @@ use super::run::{Outcome, Run};
 use super::state::lock;
 use crate::llm::error::snippet;
 use crate::protocol::event::{AgentEvent, ToolResultPayload};
-use crate::protocol::message::{Message, ToolCall, ToolResultMessage, UserMessage, now_millis};
+use crate::protocol::message::{
+    Content, Message, ToolCall, ToolResultMessage, UserMessage, now_millis,
+};
 use crate::tools::meta::Denial;
 use crate::tools::permission::Verdict;
 use crate::tools::{Execution, Tool, ToolContext, ToolOutput};
@@ -217,6 +219,24 @@ impl Run {
         }
     }
 
+    /// An image goes only to a model that takes image input (the request sends others a
+    /// placeholder): a result with one says so, to the user and to the model.
+    fn note_unseen_images(&self, output: &mut ToolOutput) {
+        let model = &self.settings.model;
+        let has_images = output
+            .content
+            .iter()
+            .any(|c| matches!(c, Content::Image { .. }));
+        if model.images || !has_images {
+            return;
+        }
+        output.content.push(Content::text(format!(
+            "(The model `{}` does not take image input, so the image is not sent to it. If it \
+             does, set `images = true` for it in config.toml.)",
+            model.id
+        )));
+    }
+
     /// Answer a call that will not run (skipped, aborted, limited) with an error result.
     pub(crate) async fn answer_without_running(
         &mut self,
@@ -235,7 +255,8 @@ impl Run {
         });
     }
 
-    async fn finish_call(&mut self, call: &ToolCall, output: ToolOutput) -> Arc<Message> {
+    async fn finish_call(&mut self, call: &ToolCall, mut output: ToolOutput) -> Arc<Message> {
+        self.note_unseen_images(&mut output);
         self.shared.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),

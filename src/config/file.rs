@@ -21,7 +21,11 @@ pub struct FileConfig {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub log_level: Option<String>,
-    pub stream_idle_timeout_secs: Option<u64>,
+    /// Seconds (fractions allowed) for each stage of a request; see `llm::timeouts`.
+    pub connect_timeout_secs: Option<f64>,
+    pub response_timeout_secs: Option<f64>,
+    pub stream_idle_timeout_secs: Option<f64>,
+    pub stream_content_timeout_secs: Option<f64>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
@@ -55,6 +59,9 @@ pub struct ProviderConfig {
     pub api_key_command: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Whether this provider's models take image input (each model's entry can say
+    /// otherwise).
+    pub images: Option<bool>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
 }
@@ -70,6 +77,7 @@ pub struct ModelConfig {
     pub cost_cache_read: Option<f64>,
     pub cost_cache_write: Option<f64>,
     pub reasoning: Option<bool>,
+    pub images: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

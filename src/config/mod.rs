@@ -4,6 +4,7 @@
 
 mod builtin;
 pub mod file;
+mod timeouts;
 
 use crate::agent::compaction::CompactionSettings;
 use crate::agent::guard::GuardSettings;
@@ -18,7 +19,7 @@ use crate::tools::permission::{PermissionMode, PermissionRules};
 use crate::tools::rules::RuleSet;
 use crate::tools::{ALL_TOOLS, ToolSettings, Tools};
 pub use builtin::BUILTIN_PROVIDERS;
-use file::{FileConfig, GuardConfig, ModelConfig, ProviderConfig};
+use file::{FileConfig, GuardConfig, ProviderConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -51,7 +52,8 @@ pub struct Settings {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub log_level: String,
-    pub stream_idle_timeout: Duration,
+    /// How long a model request may wait at each stage.
+    pub timeouts: crate::llm::timeouts::Timeouts,
     pub permission_rules: PermissionRules,
     pub compaction: CompactionSettings,
     /// The configured providers, to switch provider or model later.
@@ -94,10 +96,7 @@ impl Settings {
         };
         let settings = provider_settings(&overrides, provider, config, builtin)
             .map_err(|(key, message)| format!("`{key}`: {message}"))?;
-        Ok((
-            settings,
-            model_info(model, config.and_then(|c| c.models.get(model))),
-        ))
+        Ok((settings, model_info(model, config)))
     }
 }
 
@@ -263,10 +262,7 @@ fn resolve(
                 config_path.display()
             ),
         })?;
-    let model = model_info(
-        &model_id,
-        provider_config.and_then(|p| p.models.get(&model_id)),
-    );
+    let model = model_info(&model_id, provider_config);
 
     let tools = match (&cli.tools, cli.no_tools) {
         (_, true) => Vec::new(),
@@ -378,6 +374,7 @@ fn resolve(
         ));
     }
 
+    let timeouts = timeouts::from_file(&file).map_err(|(key, message)| file_error(key, message))?;
     let compaction_defaults = CompactionSettings::default();
     let compaction = CompactionSettings {
         enabled: file
@@ -416,9 +413,7 @@ fn resolve(
             .clone()
             .or(file.append_system_prompt.clone()),
         log_level,
-        stream_idle_timeout: Duration::from_secs(
-            file.stream_idle_timeout_secs.unwrap_or(120).max(1),
-        ),
+        timeouts,
         permission_rules: PermissionRules {
             rules: permission_rules,
             cwd: cwd.clone(),
@@ -518,9 +513,16 @@ fn provider_settings(
 }
 
 /// The catalog's entry for `id` (or the defaults for an unknown model), with every field the
-/// config sets for it taking precedence.
-fn model_info(id: &str, config: Option<&ModelConfig>) -> ModelInfo {
+/// config sets for it taking precedence: the model's own entry first, then the provider's.
+fn model_info(id: &str, provider: Option<&ProviderConfig>) -> ModelInfo {
     let mut info = catalog::lookup(id).unwrap_or_else(|| ModelInfo::unknown(id));
+    let config = provider.and_then(|p| p.models.get(id));
+    if let Some(images) = config
+        .and_then(|c| c.images)
+        .or(provider.and_then(|p| p.images))
+    {
+        info.images = images;
+    }
     if let Some(config) = config {
         info.context_window = config.context_window.unwrap_or(info.context_window);
         info.max_output_tokens = config.max_output_tokens.unwrap_or(info.max_output_tokens);
@@ -538,18 +540,23 @@ fn model_info(id: &str, config: Option<&ModelConfig>) -> ModelInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use file::ModelConfig;
 
     #[test]
     fn config_entries_override_the_catalog_field_by_field() {
         let known = model_info("claude-haiku-4-5", None);
         assert_eq!(known.max_output_tokens, 64_000);
         assert_eq!(known.cost.input, 1.0);
-        let config = ModelConfig {
-            max_output_tokens: Some(1000),
-            cost_output: Some(7.0),
-            ..ModelConfig::default()
-        };
-        let tuned = model_info("claude-haiku-4-5", Some(&config));
+        let mut provider = ProviderConfig::default();
+        provider.models.insert(
+            "claude-haiku-4-5".into(),
+            ModelConfig {
+                max_output_tokens: Some(1000),
+                cost_output: Some(7.0),
+                ..ModelConfig::default()
+            },
+        );
+        let tuned = model_info("claude-haiku-4-5", Some(&provider));
         assert_eq!(tuned.max_output_tokens, 1000);
         assert_eq!(tuned.cost.output, 7.0);
         assert_eq!(
@@ -562,5 +569,29 @@ mod tests {
         assert_eq!(unknown, ModelInfo::unknown("qwen3-coder"));
         assert_eq!(unknown.context_window, 128_000);
         assert_eq!(unknown.cost, ModelCost::default());
+    }
+
+    #[test]
+    fn image_input_comes_from_the_model_then_the_provider_then_the_catalog() {
+        assert!(model_info("gpt-4.1", None).images);
+        assert!(!model_info("qwen3-coder", None).images);
+        let mut provider = ProviderConfig {
+            images: Some(true),
+            ..ProviderConfig::default()
+        };
+        assert!(model_info("qwen2.5-vl", Some(&provider)).images);
+        provider.models.insert(
+            "qwen3-coder".into(),
+            ModelConfig {
+                images: Some(false),
+                ..ModelConfig::default()
+            },
+        );
+        assert!(!model_info("qwen3-coder", Some(&provider)).images);
+        provider.images = Some(false);
+        assert!(
+            !model_info("gpt-4.1", Some(&provider)).images,
+            "a provider that strips images overrides the catalog"
+        );
     }
 }

@@ -111,7 +111,9 @@ impl Assembler {
         }
     }
 
-    /// Close the message normally, applying the agent's stop-reason policy (docs/protocol.md §6).
+    /// Close the message normally, applying the agent's stop-reason policy (docs/protocol.md §6):
+    /// an error or the content filter is `error`; a call cut off by the output limit makes
+    /// it `length`; other calls make it `toolUse`; a refusal is a normal stop.
     pub fn finish(
         mut self,
         out: &mut Vec<AssistantMessageEvent>,
@@ -119,21 +121,29 @@ impl Assembler {
         self.close_open(out);
         self.finalize_tool_calls();
         self.message.usage = self.report.usage.as_ref().map(to_usage).unwrap_or_default();
+        // A refusal is the model's answer, not a failure: kept apart from the text, so it
+        // is shown as what it is.
+        self.message.refusal = self.report.refusal.clone();
+        let cut_off = self.report.finish == Some(FinishReason::Length);
         let (stop, error) = if let Some(error) = &self.report.error {
             (StopReason::Error, Some(error.clone()))
-        } else if let Some(refusal) = &self.report.refusal {
-            (
-                StopReason::Error,
-                Some(format!("The model refused: {refusal}")),
-            )
         } else if self.report.finish == Some(FinishReason::ContentFilter) {
             (
                 StopReason::Error,
                 Some("The provider's content filter stopped the response.".to_string()),
             )
+        } else if cut_off
+            && self
+                .message
+                .tool_calls()
+                .any(|call| call.invalid_arguments.is_some())
+        {
+            // The limit cut a call's arguments short: the answer is incomplete, and that
+            // call is answered with an error, never run.
+            (StopReason::Length, None)
         } else if self.message.has_tool_calls() {
             (StopReason::ToolUse, None)
-        } else if self.report.finish == Some(FinishReason::Length) {
+        } else if cut_off {
             (StopReason::Length, None)
         } else {
             (StopReason::Stop, None)
@@ -416,214 +426,5 @@ fn to_usage(wire: &WireUsage) -> Usage {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use AssistantMessageEvent as E;
-
-    fn call(key: usize, id: &str, name: &str, args: &str) -> StreamEvent {
-        StreamEvent::ToolCall {
-            key,
-            id: Some(id.into()),
-            name: Some(name.into()),
-            arguments: args.into(),
-        }
-    }
-
-    #[test]
-    fn builds_blocks_and_events_in_order() {
-        let mut asm = Assembler::new("p", "m");
-        let mut out = Vec::new();
-        asm.apply(StreamEvent::Thinking("hmm".into()), &mut out);
-        asm.apply(StreamEvent::Text("Hel".into()), &mut out);
-        asm.apply(StreamEvent::Text("".into()), &mut out);
-        asm.apply(StreamEvent::Text("lo".into()), &mut out);
-        asm.apply(call(0, "c1", "read", "{\"path\":"), &mut out);
-        asm.apply(call(0, "", "", "\"a\"}"), &mut out);
-        asm.apply(call(1, "c2", "bash", ""), &mut out);
-        asm.apply(StreamEvent::Finish(FinishReason::Stop), &mut out);
-        let snapshot = asm.snapshot();
-        let (message, _) = asm.finish(&mut out);
-        assert_eq!(
-            out,
-            vec![
-                E::ThinkingStart { content_index: 0 },
-                E::ThinkingDelta {
-                    content_index: 0,
-                    delta: "hmm".into()
-                },
-                E::ThinkingEnd { content_index: 0 },
-                E::TextStart { content_index: 1 },
-                E::TextDelta {
-                    content_index: 1,
-                    delta: "Hel".into()
-                },
-                E::TextDelta {
-                    content_index: 1,
-                    delta: "lo".into()
-                },
-                E::TextEnd { content_index: 1 },
-                E::ToolCallStart { content_index: 2 },
-                E::ToolCallDelta {
-                    content_index: 2,
-                    delta: "{\"path\":".into()
-                },
-                E::ToolCallDelta {
-                    content_index: 2,
-                    delta: "\"a\"}".into()
-                },
-                E::ToolCallEnd { content_index: 2 },
-                E::ToolCallStart { content_index: 3 },
-                E::ToolCallEnd { content_index: 3 },
-            ]
-        );
-        assert_eq!(message.text(), "Hello");
-        // A tool call overrides the provider's "stop".
-        assert_eq!(message.stop_reason, StopReason::ToolUse);
-        let calls: Vec<_> = message.tool_calls().collect();
-        assert_eq!(calls[0].id, "c1");
-        assert_eq!(calls[0].arguments, serde_json::json!({"path": "a"}));
-        assert_eq!(calls[1].arguments, serde_json::json!({}));
-        let AssistantContent::ToolCall(partial) = &snapshot.content[2] else {
-            panic!("expected a tool call");
-        };
-        assert_eq!(partial.arguments, serde_json::json!({"path": "a"}));
-    }
-
-    #[test]
-    fn truncated_arguments_are_flagged_not_guessed() {
-        let mut asm = Assembler::new("p", "m");
-        let mut out = Vec::new();
-        asm.apply(call(0, "c1", "write", "{\"content\": \"abc"), &mut out);
-        asm.apply(StreamEvent::Finish(FinishReason::Length), &mut out);
-        let (message, report) = asm.finish(&mut out);
-        let call = message.tool_calls().next().unwrap();
-        assert_eq!(
-            call.invalid_arguments.as_deref(),
-            Some("{\"content\": \"abc")
-        );
-        assert_eq!(report.finish, Some(FinishReason::Length));
-    }
-
-    #[test]
-    fn errors_and_refusals_become_error_stops() {
-        let mut asm = Assembler::new("p", "m");
-        let mut out = Vec::new();
-        asm.apply(StreamEvent::Refusal("I can't".into()), &mut out);
-        asm.apply(StreamEvent::Finish(FinishReason::Stop), &mut out);
-        let (message, _) = asm.finish(&mut out);
-        assert_eq!(message.stop_reason, StopReason::Error);
-        assert!(message.error_message.unwrap().contains("I can't"));
-
-        let mut asm = Assembler::new("p", "m");
-        asm.apply(StreamEvent::Text("partial".into()), &mut out);
-        asm.apply(
-            StreamEvent::Usage(WireUsage {
-                input: 100,
-                output: 5,
-                cache_read: 40,
-                cache_write: 0,
-                input_includes_cache: true,
-            }),
-            &mut out,
-        );
-        asm.apply(StreamEvent::Error("overloaded".into()), &mut out);
-        let (message, _) = asm.finish(&mut out);
-        assert_eq!(message.stop_reason, StopReason::Error);
-        assert_eq!(message.error_message.as_deref(), Some("overloaded"));
-        assert_eq!(message.text(), "partial");
-        assert_eq!(message.usage.input, 60);
-        assert_eq!(message.usage.total_tokens, 105);
-    }
-
-    #[test]
-    fn block_ends_keep_signed_thinking_blocks_apart() {
-        let mut asm = Assembler::new("p", "m");
-        let mut out = Vec::new();
-        for event in [
-            StreamEvent::Thinking("first".into()),
-            StreamEvent::ThinkingSignature("sig-".into()),
-            StreamEvent::ThinkingSignature("1".into()),
-            StreamEvent::BlockEnd,
-            StreamEvent::Thinking("second".into()),
-            StreamEvent::ThinkingSignature("sig-2".into()),
-            StreamEvent::BlockEnd,
-            // Reasoning with no visible text still keeps its signature.
-            StreamEvent::ThinkingSignature("sig-3".into()),
-            StreamEvent::BlockEnd,
-            StreamEvent::BlockEnd,
-        ] {
-            asm.apply(event, &mut out);
-        }
-        let (message, _) = asm.finish(&mut out);
-        let blocks: Vec<_> = message
-            .content
-            .iter()
-            .map(|block| match block {
-                AssistantContent::Thinking {
-                    thinking,
-                    signature,
-                    ..
-                } => (thinking.as_str(), signature.as_deref()),
-                other => panic!("unexpected {other:?}"),
-            })
-            .collect();
-        assert_eq!(
-            blocks,
-            vec![
-                ("first", Some("sig-1")),
-                ("second", Some("sig-2")),
-                ("", Some("sig-3"))
-            ]
-        );
-        let ends = out
-            .iter()
-            .filter(|e| matches!(e, E::ThinkingEnd { .. }))
-            .count();
-        assert_eq!(ends, 3, "each block ends once: {out:?}");
-    }
-
-    #[test]
-    fn final_arguments_stream_what_the_deltas_missed() {
-        let mut asm = Assembler::new("p", "m");
-        let mut out = Vec::new();
-        asm.apply(call(0, "c1", "read", ""), &mut out);
-        asm.apply(
-            StreamEvent::ToolCallArguments {
-                key: 0,
-                arguments: "{\"path\":\"a\"}".into(),
-            },
-            &mut out,
-        );
-        asm.apply(call(1, "c2", "read", "{\"pa"), &mut out);
-        asm.apply(
-            StreamEvent::ToolCallArguments {
-                key: 1,
-                arguments: "{\"path\":\"b\"}".into(),
-            },
-            &mut out,
-        );
-        let (message, _) = asm.finish(&mut out);
-        let deltas: Vec<_> = out
-            .iter()
-            .filter_map(|e| match e {
-                E::ToolCallDelta {
-                    content_index,
-                    delta,
-                } => Some((*content_index, delta.as_str())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            deltas,
-            vec![(0, "{\"path\":\"a\"}"), (1, "{\"pa"), (1, "th\":\"b\"}")]
-        );
-        let args: Vec<_> = message.tool_calls().map(|c| c.arguments.clone()).collect();
-        assert_eq!(
-            args,
-            vec![
-                serde_json::json!({"path": "a"}),
-                serde_json::json!({"path": "b"})
-            ]
-        );
-    }
-}
+#[path = "assembler_tests.rs"]
+mod tests;

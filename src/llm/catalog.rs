@@ -1,5 +1,5 @@
-//! The built-in model table: context window, output limit, list prices and reasoning support
-//! of common OpenAI and Anthropic models, so usage gets a cost and requests get the right
+//! The built-in model table: context window, output limit, list prices, reasoning support and
+//! image input of common OpenAI and Anthropic models, so usage gets a cost and requests get the right
 //! `max_tokens` without any config. Prices are the providers' public list prices in US
 //! dollars per million tokens (Anthropic's cache write is the 5-minute rate; OpenAI does not
 //! charge for cache writes). A model not listed here gets `ModelInfo::unknown`; a
@@ -15,6 +15,7 @@ struct Entry {
     /// input, output, cache read, cache write
     prices: [f64; 4],
     reasoning: bool,
+    images: bool,
 }
 
 const ENTRIES: &[Entry] = &[
@@ -25,6 +26,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 32_768,
         prices: [2.00, 8.00, 0.50, 0.0],
         reasoning: false,
+        images: true,
     },
     Entry {
         ids: &["gpt-4.1-mini", "gpt-4.1-mini-2025-04-14"],
@@ -32,6 +34,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 32_768,
         prices: [0.40, 1.60, 0.10, 0.0],
         reasoning: false,
+        images: true,
     },
     Entry {
         ids: &["gpt-4.1-nano", "gpt-4.1-nano-2025-04-14"],
@@ -39,6 +42,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 32_768,
         prices: [0.10, 0.40, 0.025, 0.0],
         reasoning: false,
+        images: true,
     },
     Entry {
         ids: &["gpt-4o", "gpt-4o-2024-08-06", "gpt-4o-2024-11-20"],
@@ -46,6 +50,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 16_384,
         prices: [2.50, 10.00, 1.25, 0.0],
         reasoning: false,
+        images: true,
     },
     Entry {
         ids: &["gpt-4o-mini", "gpt-4o-mini-2024-07-18"],
@@ -53,6 +58,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 16_384,
         prices: [0.15, 0.60, 0.075, 0.0],
         reasoning: false,
+        images: true,
     },
     Entry {
         ids: &["o3", "o3-2025-04-16"],
@@ -60,6 +66,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 100_000,
         prices: [2.00, 8.00, 0.50, 0.0],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["o4-mini", "o4-mini-2025-04-16"],
@@ -67,6 +74,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 100_000,
         prices: [1.10, 4.40, 0.275, 0.0],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["o3-mini", "o3-mini-2025-01-31"],
@@ -74,6 +82,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 100_000,
         prices: [1.10, 4.40, 0.55, 0.0],
         reasoning: true,
+        images: false,
     },
     Entry {
         ids: &["gpt-5", "gpt-5-2025-08-07"],
@@ -81,6 +90,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 128_000,
         prices: [1.25, 10.00, 0.125, 0.0],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["gpt-5-mini", "gpt-5-mini-2025-08-07"],
@@ -88,6 +98,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 128_000,
         prices: [0.25, 2.00, 0.025, 0.0],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["gpt-5-nano", "gpt-5-nano-2025-08-07"],
@@ -95,6 +106,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 128_000,
         prices: [0.05, 0.40, 0.005, 0.0],
         reasoning: true,
+        images: true,
     },
     // Anthropic
     Entry {
@@ -103,6 +115,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 64_000,
         prices: [3.00, 15.00, 0.30, 3.75],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["claude-sonnet-4-0", "claude-sonnet-4-20250514"],
@@ -110,6 +123,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 64_000,
         prices: [3.00, 15.00, 0.30, 3.75],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["claude-3-7-sonnet-latest", "claude-3-7-sonnet-20250219"],
@@ -117,6 +131,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 64_000,
         prices: [3.00, 15.00, 0.30, 3.75],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["claude-opus-4-5", "claude-opus-4-5-20251101"],
@@ -124,6 +139,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 64_000,
         prices: [5.00, 25.00, 0.50, 6.25],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["claude-opus-4-1", "claude-opus-4-1-20250805"],
@@ -131,6 +147,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 32_000,
         prices: [15.00, 75.00, 1.50, 18.75],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["claude-opus-4-0", "claude-opus-4-20250514"],
@@ -138,6 +155,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 32_000,
         prices: [15.00, 75.00, 1.50, 18.75],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["claude-haiku-4-5", "claude-haiku-4-5-20251001"],
@@ -145,6 +163,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 64_000,
         prices: [1.00, 5.00, 0.10, 1.25],
         reasoning: true,
+        images: true,
     },
     Entry {
         ids: &["claude-3-5-haiku-latest", "claude-3-5-haiku-20241022"],
@@ -152,6 +171,7 @@ const ENTRIES: &[Entry] = &[
         max_output_tokens: 8_192,
         prices: [0.80, 4.00, 0.08, 1.00],
         reasoning: false,
+        images: false,
     },
 ];
 
@@ -177,6 +197,7 @@ pub fn lookup(id: &str) -> Option<ModelInfo> {
             cache_write,
         },
         reasoning: entry.reasoning,
+        images: entry.images,
     })
 }
 
@@ -192,7 +213,8 @@ mod tests {
         assert_eq!(alias.cost, snapshot.cost);
         assert_eq!(alias.max_output_tokens, 64_000);
         assert!(lookup("gpt-4.1").is_some_and(|m| !m.reasoning));
-        assert!(lookup("o4-mini").is_some_and(|m| m.reasoning));
+        assert!(lookup("o4-mini").is_some_and(|m| m.reasoning && m.images));
+        assert!(lookup("o3-mini").is_some_and(|m| !m.images));
         assert_eq!(lookup("my-local-model"), None);
     }
 

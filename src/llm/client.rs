@@ -1,81 +1,44 @@
-//! The HTTP side of every provider: sends one streaming request, turns the response into
-//! `StreamEvent`s through the wire API's decoder, and maps every failure (status codes,
-//! dropped connections, stalls, in-stream errors) to a `ProviderError`. Cancellation reaches
-//! the connection: dropping the response closes it.
+//! A provider endpoint, asked for one model response at a time: builds the request body for
+//! its wire API, sends it, reads the answer (an event stream, or a whole JSON completion from
+//! a server that does not stream) into `StreamEvent`s, and maps every failure (status codes,
+//! bodies that are not an answer, dropped connections, silence) to a `ProviderError`.
+//! Cancellation reaches the connection: dropping the response closes it.
 
+use super::body::{self, BodyKind, ByteBody};
+use super::decoder::{Decoder, is_content};
 use super::error::{ProviderError, error_message};
 use super::provider::{Api, ProviderSettings};
+use super::replay;
 use super::request::ModelRequest;
 use super::stream_event::StreamEvent;
+use super::timeouts::{Timeouts, Watchdog};
+use super::transport::{self, Transport};
 use super::{anthropic, openai_chat, openai_responses};
+use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use std::sync::Once;
-use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub use super::transport::install_crypto_provider;
+
+/// The most of an error page or a misdirected body that is read, to describe it.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The most of a whole (non-streamed) JSON completion that is read.
+const MAX_WHOLE_BODY: usize = 64 * 1024 * 1024;
 
 pub struct Provider {
-    http: reqwest::Client,
+    transport: Transport,
     settings: ProviderSettings,
-    idle_timeout: Duration,
-}
-
-/// One decoder per wire API, chosen by the provider's `api`.
-enum Decoder {
-    Chat(openai_chat::ChatDecoder),
-    Anthropic(anthropic::AnthropicDecoder),
-    Responses(openai_responses::ResponsesDecoder),
-}
-
-impl Decoder {
-    fn decode(
-        &mut self,
-        event: &str,
-        data: &str,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
-        // Framing every wire API shares: keep-alive frames carry no data, and OpenAI-style
-        // servers (and proxies in front of others) end with a literal `[DONE]`.
-        let data = data.trim();
-        if data.is_empty() {
-            return Ok(());
-        }
-        if data == "[DONE]" {
-            out.push(StreamEvent::Done);
-            return Ok(());
-        }
-        match self {
-            Decoder::Chat(decoder) => decoder.decode(event, data, out),
-            Decoder::Anthropic(decoder) => decoder.decode(event, data, out),
-            Decoder::Responses(decoder) => decoder.decode(event, data, out),
-        }
-    }
-}
-
-/// rustls needs its crypto provider chosen once per process, before the first client.
-pub fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Fails only if another provider was installed first, which is just as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
+    timeouts: Timeouts,
 }
 
 impl Provider {
-    pub fn new(settings: ProviderSettings, idle_timeout: Duration) -> Result<Self, ProviderError> {
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()
-            .map_err(|e| ProviderError::Network(error_chain(&e)))?;
+    /// Nothing is loaded or connected until the first request.
+    pub fn new(settings: ProviderSettings, timeouts: Timeouts) -> Result<Self, ProviderError> {
         Ok(Provider {
-            http,
+            transport: Transport::new(&settings.base_url, &timeouts),
             settings,
-            idle_timeout,
+            timeouts,
         })
     }
 
@@ -92,6 +55,26 @@ impl Provider {
         }
     }
 
+    fn body(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ProviderError> {
+        // Every wire API gets a history it accepts, whatever a cut-off or aborted message
+        // left in it.
+        let messages = replay::prepare(request.messages);
+        let request = ModelRequest {
+            messages: &messages,
+            ..*request
+        };
+        let name = &self.settings.name;
+        let body = match self.settings.api {
+            Api::OpenaiChat => openai_chat::build_body(
+                &request,
+                openai_chat::OutputLimit::for_base_url(&self.settings.base_url),
+            ),
+            Api::Anthropic => anthropic::build_body(&request, name),
+            Api::OpenaiResponses => openai_responses::build_body(&request, name),
+        };
+        body.map_err(|e| ProviderError::Decode(format!("could not encode the request: {e}")))
+    }
+
     /// Stream one model response, handing each decoded event to `on_event` in order.
     /// Returns once the provider's terminal event arrived; an error inside the stream, a
     /// connection that ends early or goes silent, or `cancel` end it with an error.
@@ -105,139 +88,83 @@ impl Provider {
             _ = cancel.cancelled() => return Err(ProviderError::Aborted),
             key = self.settings.resolve_key() => key?,
         };
-        let name = &self.settings.name;
-        let (body, mut decoder) = match self.settings.api {
-            Api::OpenaiChat => (
-                openai_chat::build_body(request),
-                Decoder::Chat(openai_chat::ChatDecoder::default()),
-            ),
-            Api::Anthropic => (
-                anthropic::build_body(request, name),
-                Decoder::Anthropic(anthropic::AnthropicDecoder::default()),
-            ),
-            Api::OpenaiResponses => (
-                openai_responses::build_body(request, name),
-                Decoder::Responses(openai_responses::ResponsesDecoder::default()),
-            ),
-        };
-        let body =
-            body.map_err(|e| ProviderError::Decode(format!("could not encode the request: {e}")))?;
+        let body = self.body(request)?;
         let url = self.endpoint();
         tracing::debug!(%url, model = %request.model.id, bytes = body.len(), "model request");
-        let builder = self
-            .http
-            .post(&url)
-            .headers(self.headers(key.as_deref())?)
-            .body(body);
-        let response = tokio::select! {
-            _ = cancel.cancelled() => return Err(ProviderError::Aborted),
-            response = builder.send() => response.map_err(|e| send_error(&url, &e))?,
-        };
-        if !response.status().is_success() {
-            return Err(self.status_error(response, cancel).await);
+        let headers = transport::headers(&self.settings, key.as_deref())?;
+        let response = self
+            .transport
+            .send(&url, headers, body, self.timeouts.response, cancel)
+            .await?;
+        let status = response.status();
+        let retry_after = transport::retry_after(response.headers());
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let mut watchdog = Watchdog::new(&self.timeouts);
+        let mut body = ByteBody::new(response, watchdog.clock());
+        if !status.is_success() {
+            let bytes = read_body(&mut body, &mut watchdog, cancel, MAX_ERROR_BODY).await?;
+            return Err(self.status_error(status.as_u16(), retry_after, &content_type, &bytes));
         }
-        let events = super::sse::split_events(response.bytes_stream()).eventsource();
-        tokio::pin!(events);
-        let mut decoded = Vec::new();
-        let mut finished = false;
-        let idle = tokio::time::sleep(self.idle_timeout);
-        tokio::pin!(idle);
-        loop {
-            let next = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => return Err(ProviderError::Aborted),
-                _ = &mut idle => return Err(ProviderError::Idle(self.idle_timeout.as_secs())),
-                next = events.next() => next,
-            };
-            let event = match next {
-                None => break,
-                Some(Ok(event)) => event,
-                Some(Err(EventStreamError::Transport(e))) => {
-                    return Err(ProviderError::Network(error_chain(&e)));
+        let mut decoder = Decoder::new(self.settings.api);
+        let kind = match body::kind_of(&content_type) {
+            BodyKind::Unknown => sniff(&mut body, &mut watchdog, cancel).await?,
+            // Some proxies label the event stream they pass on as JSON.
+            BodyKind::Json => match sniff(&mut body, &mut watchdog, cancel).await? {
+                BodyKind::EventStream => BodyKind::EventStream,
+                _ => BodyKind::Json,
+            },
+            kind => kind,
+        };
+        match kind {
+            BodyKind::EventStream => {
+                read_events(body, &mut decoder, &mut watchdog, cancel, on_event).await
+            }
+            BodyKind::Json => {
+                let bytes = read_body(&mut body, &mut watchdog, cancel, MAX_WHOLE_BODY).await?;
+                tracing::debug!(
+                    bytes = bytes.len(),
+                    "the provider answered with a whole JSON body"
+                );
+                let mut decoded = Vec::new();
+                decoder.decode_whole(&bytes, &mut decoded)?;
+                let mut finished = false;
+                if !deliver(&mut decoded, &mut finished, on_event)? && !finished {
+                    return Err(ProviderError::Truncated);
                 }
-                Some(Err(e)) => return Err(ProviderError::Decode(e.to_string())),
-            };
-            idle.as_mut()
-                .reset(tokio::time::Instant::now() + self.idle_timeout);
-            decoder.decode(&event.event, &event.data, &mut decoded)?;
-            for item in decoded.drain(..) {
-                match item {
-                    StreamEvent::Error(message) => return Err(ProviderError::Stream(message)),
-                    StreamEvent::Done => {
-                        on_event(StreamEvent::Done);
-                        return Ok(());
-                    }
-                    StreamEvent::Finish(_) => {
-                        finished = true;
-                        on_event(item);
-                    }
-                    other => on_event(other),
-                }
+                Ok(())
+            }
+            BodyKind::Markup | BodyKind::Other | BodyKind::Unknown => {
+                let bytes = read_body(&mut body, &mut watchdog, cancel, MAX_ERROR_BODY).await?;
+                Err(ProviderError::UnexpectedBody(body::describe(
+                    &content_type,
+                    &bytes,
+                )))
             }
         }
-        // The terminal marker never came. After the finish reason (Chat's `finish_reason`,
-        // Anthropic's `message_delta`; Responses sends it only with its terminal event) the
-        // whole answer has arrived, and some servers close without `[DONE]`; before it, the
-        // response was cut short.
-        if finished {
-            Ok(())
-        } else {
-            Err(ProviderError::Truncated)
-        }
     }
 
-    fn headers(&self, key: Option<&str>) -> Result<HeaderMap, ProviderError> {
-        let mut headers = HeaderMap::new();
-        headers.insert("content-type", HeaderValue::from_static("application/json"));
-        headers.insert("accept", HeaderValue::from_static("text/event-stream"));
-        let bad_header = |name: &str| {
-            ProviderError::Decode(format!(
-                "the `{name}` header of provider `{}` is not a valid HTTP header",
-                self.settings.name
-            ))
-        };
-        if let Some(key) = key {
-            let (name, value) = match self.settings.api {
-                Api::Anthropic => ("x-api-key", key.to_string()),
-                _ => ("authorization", format!("Bearer {key}")),
-            };
-            let mut value = HeaderValue::from_str(&value).map_err(|_| bad_header("API key"))?;
-            value.set_sensitive(true);
-            headers.insert(name, value);
-        }
-        if self.settings.api == Api::Anthropic {
-            headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
-        }
-        for (name, value) in &self.settings.headers {
-            let header_name =
-                HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_header(name))?;
-            let mut header_value = HeaderValue::from_str(value).map_err(|_| bad_header(name))?;
-            header_value.set_sensitive(true);
-            headers.insert(header_name, header_value);
-        }
-        Ok(headers)
-    }
-
-    async fn status_error(
+    fn status_error(
         &self,
-        response: reqwest::Response,
-        cancel: &CancellationToken,
+        status: u16,
+        retry_after: Option<std::time::Duration>,
+        content_type: &str,
+        body: &[u8],
     ) -> ProviderError {
-        let status = response.status().as_u16();
-        let retry_after = retry_after(response.headers());
-        let mut body = Vec::new();
-        let mut chunks = response.bytes_stream();
-        loop {
-            let chunk = tokio::select! {
-                _ = cancel.cancelled() => return ProviderError::Aborted,
-                chunk = chunks.next() => chunk,
-            };
-            match chunk {
-                Some(Ok(bytes)) if body.len() < MAX_ERROR_BODY => body.extend_from_slice(&bytes),
-                Some(Ok(_)) | None | Some(Err(_)) => break,
-            }
-        }
-        let message = error_message(&String::from_utf8_lossy(&body));
+        let text = String::from_utf8_lossy(body);
+        let kind = match body::kind_of(content_type) {
+            BodyKind::Unknown => body::sniff(body, true).unwrap_or(BodyKind::Other),
+            kind => kind,
+        };
+        let message = match kind {
+            // An HTML error page from a proxy or gateway says what it is.
+            BodyKind::Markup => body::describe(content_type, body),
+            _ => error_message(&text),
+        };
         let hint = match status {
             401 | 403 => Some(self.settings.auth_hint()),
             404 => Some(format!(
@@ -255,92 +182,113 @@ impl Provider {
     }
 }
 
-/// `retry-after-ms`, or `retry-after` as seconds or an HTTP date.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let text = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Duration::try_from_secs_f64(ms / 1000.0).ok();
+/// Read the start of an unlabelled body, enough to tell what it is, and put it back.
+async fn sniff(
+    body: &mut ByteBody,
+    watchdog: &mut Watchdog,
+    cancel: &CancellationToken,
+) -> Result<BodyKind, ProviderError> {
+    let mut seen = Vec::new();
+    loop {
+        let complete = match watchdog.guard(cancel, body.next()).await? {
+            Some(Ok(chunk)) => {
+                seen.extend_from_slice(&chunk);
+                false
+            }
+            Some(Err(e)) => return Err(ProviderError::Network(transport::error_chain(&e))),
+            None => true,
+        };
+        if let Some(kind) = body::sniff(&seen, complete) {
+            body.put_back(Bytes::from(seen));
+            return Ok(kind);
+        }
     }
-    let value = text("retry-after")?;
-    if let Ok(seconds) = value.parse::<f64>() {
-        return Duration::try_from_secs_f64(seconds).ok();
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(
-        when.duration_since(SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
 }
 
-fn send_error(url: &str, error: &reqwest::Error) -> ProviderError {
-    if error.is_connect() {
-        ProviderError::Connect {
-            url: url.to_string(),
-            detail: root_cause(error),
+/// A whole body, up to `limit` bytes (the rest is not read).
+async fn read_body(
+    body: &mut ByteBody,
+    watchdog: &mut Watchdog,
+    cancel: &CancellationToken,
+    limit: usize,
+) -> Result<Vec<u8>, ProviderError> {
+    let mut bytes = Vec::new();
+    while bytes.len() < limit {
+        match watchdog.guard(cancel, body.next()).await? {
+            Some(Ok(chunk)) => {
+                // Bytes of a whole body are all content: a trickle is a live answer.
+                watchdog.content();
+                bytes.extend_from_slice(&chunk);
+            }
+            Some(Err(e)) => return Err(ProviderError::Network(transport::error_chain(&e))),
+            None => break,
         }
+    }
+    bytes.truncate(limit);
+    Ok(bytes)
+}
+
+/// Read an event stream to its end.
+async fn read_events(
+    body: ByteBody,
+    decoder: &mut Decoder,
+    watchdog: &mut Watchdog,
+    cancel: &CancellationToken,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<(), ProviderError> {
+    let events = super::sse::split_events(body).eventsource();
+    tokio::pin!(events);
+    let mut decoded = Vec::new();
+    let mut finished = false;
+    loop {
+        let event = match watchdog.guard(cancel, events.next()).await? {
+            None => break,
+            Some(Ok(event)) => event,
+            Some(Err(EventStreamError::Transport(e))) => {
+                return Err(ProviderError::Network(transport::error_chain(&e)));
+            }
+            Some(Err(e)) => return Err(ProviderError::Decode(e.to_string())),
+        };
+        decoder.decode(&event.event, &event.data, &mut decoded)?;
+        if decoded.iter().any(is_content) {
+            watchdog.content();
+        }
+        if deliver(&mut decoded, &mut finished, on_event)? {
+            return Ok(());
+        }
+    }
+    tracing::debug!(elapsed = ?watchdog.elapsed(), finished, "the response stream ended");
+    // The terminal marker never came. After the finish reason (Chat's `finish_reason`,
+    // Anthropic's `message_delta`; Responses sends it only with its terminal event) the
+    // whole answer has arrived, and some servers close without `[DONE]`; before it, the
+    // response was cut short.
+    if finished {
+        Ok(())
     } else {
-        ProviderError::Network(error_chain(error))
+        Err(ProviderError::Truncated)
     }
 }
 
-/// An error and its sources on one line (reqwest's own message omits the cause).
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
+/// Hand decoded events on. `Ok(true)` once the terminal event went out; an error the
+/// provider reported ends the response.
+fn deliver(
+    decoded: &mut Vec<StreamEvent>,
+    finished: &mut bool,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<bool, ProviderError> {
+    for item in decoded.drain(..) {
+        match item {
+            StreamEvent::Error(message) => return Err(ProviderError::Stream(message)),
+            StreamEvent::Done => {
+                on_event(StreamEvent::Done);
+                return Ok(true);
+            }
+            StreamEvent::Finish(_) => {
+                *finished = true;
+                on_event(item);
+            }
+            other => on_event(other),
         }
-        source = cause.source();
     }
-    text
-}
-
-fn root_cause(error: &dyn std::error::Error) -> String {
-    let mut cause: &dyn std::error::Error = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, HeaderValue::from_str(value).unwrap());
-        }
-        map
-    }
-
-    #[test]
-    fn retry_after_reads_seconds_milliseconds_and_dates() {
-        assert_eq!(
-            retry_after(&headers(&[("retry-after", "7")])),
-            Some(Duration::from_secs(7))
-        );
-        assert_eq!(
-            retry_after(&headers(&[("retry-after", "7"), ("retry-after-ms", "250")])),
-            Some(Duration::from_millis(250))
-        );
-        let in_a_minute = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(60));
-        let delay = retry_after(&headers(&[("retry-after", &in_a_minute)])).unwrap();
-        assert!(delay > Duration::from_secs(50) && delay <= Duration::from_secs(60));
-        let past = httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(60));
-        assert_eq!(
-            retry_after(&headers(&[("retry-after", &past)])),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
-    }
+    Ok(false)
 }

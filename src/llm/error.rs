@@ -1,6 +1,7 @@
 //! `ProviderError`: everything that can go wrong talking to a model, classified once here so
 //! the loop can decide between retrying, compacting and failing with a clear message.
 
+use super::timeouts::describe;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -19,8 +20,15 @@ pub enum ProviderError {
     Connect { url: String, detail: String },
     #[error("the connection to the provider failed: {0}")]
     Network(String),
-    #[error("the provider sent nothing for {0} s (stream_idle_timeout)")]
-    Idle(u64),
+    #[error("the provider did not answer within {} (response_timeout_secs)", describe(*.0))]
+    NoResponse(Duration),
+    #[error("the provider sent nothing for {} (stream_idle_timeout_secs)", describe(*.0))]
+    Idle(Duration),
+    #[error(
+        "the provider sent only keep-alives, no content, for {} (stream_content_timeout_secs)",
+        describe(*.0)
+    )]
+    NoContent(Duration),
     #[error("the response stream ended before the response was complete")]
     Truncated,
     /// The provider reported an error inside an otherwise successful stream.
@@ -32,6 +40,12 @@ pub enum ProviderError {
     KeyCommand { provider: String, detail: String },
     #[error("the provider sent a response that could not be read: {0}")]
     Decode(String),
+    /// A successful status with a body that is neither an event stream nor a completion.
+    #[error("the provider answered with {0} instead of a model response")]
+    UnexpectedBody(String),
+    /// The HTTP client could not be set up (e.g. no root certificates to verify `https`).
+    #[error("could not set up the connection to the provider: {0}")]
+    Setup(String),
     #[error("the request was aborted")]
     Aborted,
 }
@@ -57,22 +71,43 @@ fn http_message(status: u16, message: &str, hint: Option<&str>) -> String {
     text
 }
 
+/// Whether another attempt at the same request could succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// It would fail the same way: a bad request, a bad key, a deterministic error.
+    Never,
+    /// Maybe a fluke, maybe deterministic (an internal server error): one more attempt.
+    Once,
+    /// It can change with time: connection failures, rate limits, overload, gateways.
+    Transient,
+}
+
 impl ProviderError {
-    /// Transient failures worth another attempt.
-    pub fn is_retryable(&self) -> bool {
+    /// What another attempt could achieve.
+    pub fn retry(&self) -> Retry {
         if self.is_context_overflow() {
-            return false;
+            return Retry::Never;
         }
         match self {
-            ProviderError::Http { status, .. } => {
-                matches!(status, 408 | 409 | 429 | 529) || (500..=599).contains(status)
-            }
+            ProviderError::Http {
+                status, message, ..
+            } => match status {
+                408 | 429 | 502 | 503 | 504 | 529 => Retry::Transient,
+                // Cloudflare's "the origin failed" family.
+                520..=524 => Retry::Transient,
+                500 if is_transient_text(message) => Retry::Transient,
+                500 => Retry::Once,
+                _ => Retry::Never,
+            },
             ProviderError::Connect { .. }
             | ProviderError::Network(_)
+            | ProviderError::NoResponse(_)
             | ProviderError::Idle(_)
-            | ProviderError::Truncated => true,
-            ProviderError::Stream(message) => is_transient_text(message),
-            _ => false,
+            | ProviderError::NoContent(_)
+            | ProviderError::Truncated => Retry::Transient,
+            ProviderError::Stream(message) if is_transient_text(message) => Retry::Transient,
+            ProviderError::Stream(message) if is_server_fault_text(message) => Retry::Once,
+            _ => Retry::Never,
         }
     }
 
@@ -101,6 +136,7 @@ impl ProviderError {
     }
 }
 
+/// Errors that say the service is busy or briefly unreachable.
 fn is_transient_text(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     [
@@ -109,13 +145,24 @@ fn is_transient_text(message: &str) -> bool {
         "rate_limit",
         "try again",
         "temporarily",
-        "server error",
-        "server had an error", // OpenAI: "The server had an error processing your request"
-        "retry your request",  // OpenAI: "... You can retry your request"
-        "internal error",
         "timeout",
         "timed out",
         "unavailable",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+/// Errors that blame the server without saying whether it will pass.
+fn is_server_fault_text(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "server error",
+        "server_error",
+        "server had an error", // OpenAI: "The server had an error processing your request"
+        "retry your request",  // OpenAI: "... You can retry your request"
+        "internal error",
+        "internal_error",
     ]
     .iter()
     .any(|needle| lower.contains(needle))
@@ -210,28 +257,47 @@ mod tests {
 
     #[test]
     fn classifies_statuses() {
-        for status in [408, 409, 429, 500, 502, 503, 529] {
-            assert!(http(status, "").is_retryable(), "{status}");
+        for status in [408, 429, 502, 503, 504, 529, 522] {
+            assert_eq!(http(status, "").retry(), Retry::Transient, "{status}");
         }
-        for status in [400, 401, 403, 404, 422] {
-            assert!(!http(status, "").is_retryable(), "{status}");
-        }
-        assert!(ProviderError::Truncated.is_retryable());
-        assert!(ProviderError::Stream("Overloaded".into()).is_retryable());
-        assert!(ProviderError::Stream("Overloaded (overloaded_error)".into()).is_retryable());
-        assert!(
-            ProviderError::Stream("The server had an error processing your request.".into())
-                .is_retryable()
+        assert_eq!(http(500, "Internal server error").retry(), Retry::Once);
+        assert_eq!(
+            http(500, "Failed to parse tool call arguments as JSON").retry(),
+            Retry::Once
         );
-        assert!(!ProviderError::Stream("You exceeded your current quota".into()).is_retryable());
-        assert!(!ProviderError::Stream("invalid tool".into()).is_retryable());
+        assert_eq!(http(500, "model overloaded").retry(), Retry::Transient);
+        for status in [400, 401, 403, 404, 409, 422, 501] {
+            assert_eq!(http(status, "").retry(), Retry::Never, "{status}");
+        }
+        assert_eq!(ProviderError::Truncated.retry(), Retry::Transient);
+        assert_eq!(
+            ProviderError::NoResponse(Duration::from_secs(1)).retry(),
+            Retry::Transient
+        );
+        assert_eq!(
+            ProviderError::Stream("Overloaded (overloaded_error)".into()).retry(),
+            Retry::Transient
+        );
+        assert_eq!(
+            ProviderError::Stream("The server had an error processing your request.".into())
+                .retry(),
+            Retry::Once
+        );
+        assert_eq!(
+            ProviderError::Stream("You exceeded your current quota".into()).retry(),
+            Retry::Never
+        );
+        assert_eq!(
+            ProviderError::UnexpectedBody("an HTML page".into()).retry(),
+            Retry::Never
+        );
     }
 
     #[test]
     fn recognises_context_overflow() {
         let err = http(400, "This model's maximum context length is 128000 tokens.");
         assert!(err.is_context_overflow());
-        assert!(!err.is_retryable());
+        assert_eq!(err.retry(), Retry::Never);
         assert!(
             http(400, "prompt is too long: 210000 tokens > 200000 maximum").is_context_overflow()
         );

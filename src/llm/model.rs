@@ -1,5 +1,6 @@
-//! What the agent knows about a model: context window, output limit, prices. Unknown models
-//! get generous defaults and no cost (docs/protocol.md §6); the built-in table is `catalog`.
+//! What the agent knows about a model: context window, output limit, prices, whether it
+//! reasons and whether it sees images. Unknown models get generous defaults, no cost and no
+//! image input (docs/protocol.md §6); the built-in table is `catalog`.
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelInfo {
@@ -11,6 +12,9 @@ pub struct ModelInfo {
     /// Whether the model takes reasoning parameters: they are sent only when this is set and
     /// the thinking level is not `off` (a model known not to reason rejects them).
     pub reasoning: bool,
+    /// Whether the model takes image input. Images sent to a model without it fail the
+    /// request (and, kept in the history, every later one): they become a text placeholder.
+    pub images: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -26,7 +30,8 @@ pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 16_000;
 
 impl ModelInfo {
     /// A model nobody described. It is assumed to reason, so `--thinking` reaches it and
-    /// the server decides; `reasoning = false` in its config entry turns that off.
+    /// the server decides; `reasoning = false` in its config entry turns that off. It is
+    /// not assumed to see images (most local models do not); `images = true` says it does.
     pub fn unknown(id: &str) -> Self {
         ModelInfo {
             id: id.to_string(),
@@ -34,6 +39,7 @@ impl ModelInfo {
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             cost: ModelCost::default(),
             reasoning: true,
+            images: false,
         }
     }
 

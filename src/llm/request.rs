@@ -1,10 +1,15 @@
 //! What the loop asks of a provider: one model call's inputs, independent of the wire API.
 
 use super::model::ModelInfo;
-use crate::protocol::message::{AssistantMessage, Message};
+use crate::protocol::message::{AssistantMessage, Message, ToolCall};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
+
+/// What stands in for an image sent to a model that does not take image input.
+pub const IMAGE_PLACEHOLDER: &str =
+    "[An image was here. It is not sent: this model does not take image input.]";
 
 /// A tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -63,4 +68,16 @@ impl ModelRequest<'_> {
 /// cannot verify them).
 pub fn same_model(message: &AssistantMessage, provider: &str, model: &str) -> bool {
     message.provider == provider && message.model == model
+}
+
+/// A call's arguments as the request replays them: the model's object, or `{}` for a call
+/// whose argument text was cut off (by the output limit or an abort) or is not an object.
+/// Such a call never ran and its result says so; its raw text would make the request
+/// invalid JSON for the server, and every later request of the session with it.
+pub fn call_arguments(call: &ToolCall) -> Cow<'_, Value> {
+    if call.invalid_arguments.is_none() && call.arguments.is_object() {
+        Cow::Borrowed(&call.arguments)
+    } else {
+        Cow::Owned(Value::Object(Map::new()))
+    }
 }

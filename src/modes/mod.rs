@@ -214,8 +214,8 @@ pub fn build_agent(
     session: Option<Arc<SessionWriter>>,
     history: Vec<(String, Arc<Message>)>,
 ) -> Result<Agent, String> {
-    let provider = Provider::new(settings.provider.clone(), settings.stream_idle_timeout)
-        .map_err(|e| e.to_string())?;
+    let provider =
+        Provider::new(settings.provider.clone(), settings.timeouts).map_err(|e| e.to_string())?;
     let tools = Tools::from_names(&settings.tools)?;
     let context_files = crate::context_files::load(&settings.paths.home, &settings.cwd);
     let system_prompt = system_prompt(

@@ -62,12 +62,16 @@ fn finish(
     error: Option<String>,
     interrupted: Option<u8>,
 ) -> u8 {
-    let answer = messages
-        .iter()
-        .rev()
-        .find_map(|m| m.as_assistant())
-        .map(|m| m.text())
-        .unwrap_or_default();
+    let last = messages.iter().rev().find_map(|m| m.as_assistant());
+    let mut answer = last.map(|m| m.text()).unwrap_or_default();
+    // A refusal is the model's answer: printed as one, and the run still succeeded.
+    if let Some(refusal) = last.and_then(|m| m.refusal.as_deref()) {
+        eprintln!("agent: the model refused");
+        if !answer.is_empty() && !answer.ends_with('\n') {
+            answer.push('\n');
+        }
+        answer.push_str(refusal);
+    }
     if !answer.is_empty() && status != RunStatus::Failed {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(answer.as_bytes());

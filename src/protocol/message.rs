@@ -114,6 +114,10 @@ pub struct AssistantMessage {
     pub stop_reason: StopReason,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// What the model said when it refused (OpenAI's `refusal`): its answer, shown as a
+    /// refusal, and not part of the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
     pub timestamp: i64,
 }
 
@@ -126,6 +130,7 @@ impl AssistantMessage {
             usage: Usage::default(),
             stop_reason: StopReason::Stop,
             error_message: None,
+            refusal: None,
             timestamp: now_millis(),
         }
     }
@@ -276,6 +281,7 @@ mod tests {
             usage: Usage::default(),
             stop_reason: StopReason::ToolUse,
             error_message: None,
+            refusal: None,
             timestamp: 1,
         });
         let value = serde_json::to_value(&msg).unwrap();

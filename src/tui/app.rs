@@ -458,6 +458,10 @@ impl App {
 
     fn end_stream(&mut self, assistant: &crate::protocol::message::AssistantMessage) {
         self.flush_stream();
+        if let Some(text) = &assistant.refusal {
+            let rows = cells::refusal(text, self.width, &self.theme);
+            self.push_rows(rows);
+        }
         if matches!(
             assistant.stop_reason,
             StopReason::Error | StopReason::Aborted

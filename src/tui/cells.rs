@@ -109,6 +109,11 @@ pub fn warning(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     rows
 }
 
+/// A model's refusal: its answer, shown as a refusal rather than as a failure.
+pub fn refusal(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    warning(&format!("The model refused: {text}"), width, theme)
+}
+
 pub fn error(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let mut rows = vec![blank()];
     rows.extend(wrap_text(
@@ -361,6 +366,9 @@ pub fn message(
                     _ => {}
                 }
             }
+            if let Some(text) = &assistant.refusal {
+                rows.extend(refusal(text, width, theme));
+            }
             if let Some(error) = &assistant.error_message {
                 rows.extend(error_cell_for_stop(
                     error,
@@ -488,6 +496,18 @@ mod tests {
                 "    -old",
                 "    +new"
             ]
+        );
+    }
+
+    #[test]
+    fn a_refusal_is_shown_as_one_not_as_an_error() {
+        let theme = Theme::plain();
+        let mut answer = crate::protocol::message::AssistantMessage::empty("p", "m");
+        answer.refusal = Some("I can't help with that.".into());
+        let rows = message(&Message::Assistant(answer), &[], false, 60, &theme);
+        assert_eq!(
+            texts(&rows),
+            ["", "⚠ The model refused: I can't help with that."]
         );
     }
 

@@ -182,7 +182,7 @@ impl App {
             Ok(resolved) => resolved,
             Err(e) => return self.warning(&e),
         };
-        let provider = match Provider::new(provider_settings, self.settings.stream_idle_timeout) {
+        let provider = match Provider::new(provider_settings, self.settings.timeouts) {
             Ok(provider) => provider,
             Err(e) => return self.warning(&e.to_string()),
         };

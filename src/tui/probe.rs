@@ -46,8 +46,11 @@ pub fn welcome(settings: &Settings) -> String {
 
 /// Local servers that answered, with a few of their models.
 pub async fn local_servers() -> Vec<String> {
-    crate::llm::client::install_crypto_provider();
-    let Ok(client) = reqwest::Client::builder().timeout(PROBE_TIMEOUT).build() else {
+    // Local servers speak plain http: no certificate store to load.
+    let Ok(client) = crate::llm::transport::plain_http_client()
+        .timeout(PROBE_TIMEOUT)
+        .build()
+    else {
         return Vec::new();
     };
     let probes = BUILTIN_PROVIDERS

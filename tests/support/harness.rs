@@ -10,6 +10,7 @@ use agent::llm::client::Provider;
 use agent::llm::model::ModelInfo;
 use agent::llm::provider::{Api, ProviderSettings};
 use agent::llm::request::ThinkingLevel;
+use agent::llm::timeouts::Timeouts;
 use agent::protocol::event::AgentEvent;
 use agent::protocol::message::{Message, UserMessage};
 use agent::tools::permission::PermissionMode;
@@ -41,7 +42,11 @@ pub fn provider_settings(base_url: &str) -> ProviderSettings {
 pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
     AgentConfig {
         provider: Arc::new(
-            Provider::new(provider_settings(base_url), Duration::from_secs(5)).unwrap(),
+            Provider::new(
+                provider_settings(base_url),
+                Timeouts::all(Duration::from_secs(5)),
+            )
+            .unwrap(),
         ),
         model: ModelInfo::unknown("test-model"),
         thinking: ThinkingLevel::Off,
@@ -83,11 +88,16 @@ pub fn base_url(server: &FakeServer, api: Api) -> String {
 
 /// A provider speaking `api` to `base_url`, with the given idle timeout.
 pub fn provider(api: Api, base_url: &str, idle_timeout: Duration) -> Arc<Provider> {
+    provider_with(api, base_url, Timeouts::all(idle_timeout))
+}
+
+/// A provider speaking `api` to `base_url`, with the given timeouts.
+pub fn provider_with(api: Api, base_url: &str, timeouts: Timeouts) -> Arc<Provider> {
     let settings = ProviderSettings {
         api,
         ..provider_settings(base_url)
     };
-    Arc::new(Provider::new(settings, idle_timeout).unwrap())
+    Arc::new(Provider::new(settings, timeouts).unwrap())
 }
 
 impl Harness {

@@ -1,7 +1,8 @@
 //! A real HTTP/1.1 server on 127.0.0.1 that plays a script: reply N answers request N. It
 //! records every request (path, headers, JSON body) so tests can assert what the agent sent,
-//! and can misbehave on purpose: slow frames, a stalled stream, a connection dropped
-//! mid-stream, any status with any headers. Hand-written on a TcpListener because fault
+//! and can misbehave on purpose: slow frames (down to a byte at a time), a stalled stream,
+//! keep-alives forever, a connection dropped mid-stream, no response headers at all, any
+//! status with any headers and any body. Hand-written on a TcpListener because fault
 //! injection needs control over every byte on the wire.
 
 use serde_json::Value;
@@ -39,6 +40,8 @@ pub enum End {
     Stall,
     /// Close the connection without finishing the chunked body.
     Drop,
+    /// Send `frame` (a keep-alive comment, a ping, an empty event) every `every`, forever.
+    KeepAlive { frame: String, every: Duration },
 }
 
 /// A point a scripted reply waits at until the test opens it.
@@ -71,9 +74,12 @@ pub enum Reply {
     },
     Status {
         status: u16,
+        content_type: String,
         headers: Vec<(String, String)>,
         body: String,
     },
+    /// Read the request and never answer, not even with headers.
+    Silent,
 }
 
 impl Reply {
@@ -95,6 +101,17 @@ impl Reply {
     pub fn status(status: u16, body: &str) -> Reply {
         Reply::Status {
             status,
+            content_type: "application/json".to_string(),
+            headers: Vec::new(),
+            body: body.to_string(),
+        }
+    }
+
+    /// A whole body of any type, with its length (no streaming).
+    pub fn body(status: u16, content_type: &str, body: &str) -> Reply {
+        Reply::Status {
+            status,
+            content_type: content_type.to_string(),
             headers: Vec::new(),
             body: body.to_string(),
         }
@@ -299,13 +316,18 @@ async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
 /// Returns whether the connection can serve another request.
 async fn write_reply(stream: &mut TcpStream, reply: Reply) -> bool {
     match reply {
+        Reply::Silent => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            false
+        }
         Reply::Status {
             status,
+            content_type,
             headers,
             body,
         } => {
             let mut head = format!(
-                "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+                "HTTP/1.1 {status} Scripted\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n",
                 body.len()
             );
             for (name, value) in headers {
@@ -352,6 +374,13 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> bool {
                     let _ = stream.shutdown().await;
                     false
                 }
+                End::KeepAlive { frame, every } => loop {
+                    tokio::time::sleep(every).await;
+                    let chunk = format!("{:x}\r\n{frame}\r\n", frame.len());
+                    if stream.write_all(chunk.as_bytes()).await.is_err() {
+                        return false;
+                    }
+                },
             }
         }
     }

@@ -3,7 +3,8 @@
 //! block boundaries, the stop reason and usage of `message_delta` (whose values win over
 //! `message_start`'s), `message_stop`, and mid-stream `error` events. Blocks the agent does
 //! not act on (`server_tool_use`, `web_search_tool_result`...) are reported and their deltas
-//! ignored; `citations_delta` and `ping` carry nothing for the agent.
+//! ignored; `citations_delta` and `ping` carry nothing for the agent. A whole (non-streamed)
+//! message is read as the events its stream would have carried.
 
 use crate::llm::error::{ProviderError, error_message, error_text, snippet};
 use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage, push_nonempty};
@@ -42,6 +43,21 @@ struct Event {
     content_block: Option<Block>,
     #[serde(default)]
     delta: Option<Delta>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A whole message (`"type": "message"`), or an error object (`"type": "error"`).
+#[derive(Deserialize)]
+struct WholeMessage {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    content: Option<Vec<Block>>,
+    #[serde(default)]
+    stop_reason: Option<String>,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
@@ -161,6 +177,38 @@ impl AnthropicDecoder {
             // `ping`, and event types newer than this decoder.
             _ => {}
         }
+        Ok(())
+    }
+
+    /// A whole message: its blocks each started and stopped, then its stop reason.
+    pub fn decode_whole(
+        &mut self,
+        value: Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let whole: WholeMessage = serde_json::from_value(value)
+            .map_err(|e| ProviderError::Decode(format!("{e} in the JSON message")))?;
+        if let Some(error) = whole.error.filter(|e| !e.is_null()) {
+            out.push(StreamEvent::Error(describe_error(&error)));
+            return Ok(());
+        }
+        let Some(content) = whole.content.filter(|_| whole.kind != "error") else {
+            out.push(StreamEvent::Error(
+                "the provider answered with a JSON body without `content`".to_string(),
+            ));
+            return Ok(());
+        };
+        if let Some(usage) = whole.usage {
+            self.merge_usage(usage, out);
+        }
+        for (index, block) in content.into_iter().enumerate() {
+            self.start_block(index, block, out);
+            self.stop_block(index, out);
+        }
+        if let Some(reason) = whole.stop_reason {
+            out.push(StreamEvent::Finish(map_stop_reason(&reason)));
+        }
+        out.push(StreamEvent::Done);
         Ok(())
     }
 

@@ -7,12 +7,14 @@
 //! the newest user turn carry cache breakpoints, so each request re-reads the previous
 //! one's prefix from Anthropic's prompt cache.
 
-use crate::llm::request::{ModelRequest, ThinkingLevel, same_model};
+use crate::llm::request::{
+    IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments, same_model,
+};
 use crate::protocol::message::{
     AssistantContent, AssistantMessage, Content, Message, ToolResultMessage,
 };
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// Output tokens kept for the answer itself when a thinking budget is set.
@@ -126,15 +128,18 @@ pub fn build_body(
     provider: &str,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut turns: Vec<Turn> = Vec::with_capacity(request.messages.len());
+    let images = request.model.images;
     for message in request.messages {
         match message.as_ref() {
-            Message::User(user) => push_turn(&mut turns, "user", content_blocks(&user.content)),
+            Message::User(user) => {
+                push_turn(&mut turns, "user", content_blocks(&user.content, images))
+            }
             Message::Assistant(assistant) => {
                 let blocks = assistant_blocks(assistant, provider, &request.model.id);
                 push_turn(&mut turns, "assistant", blocks);
             }
             Message::ToolResult(result) => {
-                push_turn(&mut turns, "user", vec![tool_result(result)]);
+                push_turn(&mut turns, "user", vec![tool_result(result, images)]);
             }
         }
     }
@@ -213,13 +218,17 @@ fn push_turn<'a>(turns: &mut Vec<Turn<'a>>, role: &'static str, blocks: Vec<Bloc
     }
 }
 
-fn content_blocks(content: &[Content]) -> Vec<Block<'_>> {
+fn content_blocks(content: &[Content], images: bool) -> Vec<Block<'_>> {
     content
         .iter()
         .filter_map(|block| match block {
             Content::Text { text } if text.is_empty() => None,
             Content::Text { text } => Some(Block::Text {
                 text,
+                cache_control: None,
+            }),
+            Content::Image { .. } if !images => Some(Block::Text {
+                text: IMAGE_PLACEHOLDER,
                 cache_control: None,
             }),
             Content::Image { data, mime_type } => Some(Block::Image {
@@ -234,8 +243,8 @@ fn content_blocks(content: &[Content]) -> Vec<Block<'_>> {
         .collect()
 }
 
-fn tool_result(result: &ToolResultMessage) -> Block<'_> {
-    let mut content = content_blocks(&result.content);
+fn tool_result(result: &ToolResultMessage, images: bool) -> Block<'_> {
+    let mut content = content_blocks(&result.content, images);
     if content.is_empty() {
         // An error result must have content, and an empty text block is rejected.
         content.push(Block::Text {
@@ -290,21 +299,18 @@ fn assistant_blocks<'a>(
             AssistantContent::ToolCall(call) => blocks.push(Block::ToolUse {
                 id: tool_use_id(&call.id),
                 name: &call.name,
-                input: tool_input(&call.arguments, call.invalid_arguments.is_some()),
+                input: call_arguments(call),
             }),
         }
     }
-    blocks
-}
-
-/// `tool_use.input` must be an object; a call whose arguments did not parse was never run
-/// (its result says so), so an empty object stands in for them.
-fn tool_input(arguments: &Value, invalid: bool) -> Cow<'_, Value> {
-    if !invalid && arguments.is_object() {
-        Cow::Borrowed(arguments)
-    } else {
-        Cow::Owned(Value::Object(Map::new()))
+    // A refusal (from another API) was the model's answer.
+    if let Some(refusal) = message.refusal.as_deref().filter(|r| !r.is_empty()) {
+        blocks.push(Block::Text {
+            text: refusal,
+            cache_control: None,
+        });
     }
+    blocks
 }
 
 /// Tool-use ids must match `^[a-zA-Z0-9_-]+$`; ids from other providers (e.g.

@@ -2,7 +2,8 @@
 //! servers that speak it (see ../shared/conformance/README.md): tool-call deltas without an
 //! `index`, indices that start at 1, empty `id`/`name` in later deltas, arguments whole in one
 //! chunk, usage in a final chunk without choices (or in `x_groq`), `event: error` frames and
-//! error objects inside chunks.
+//! error objects inside chunks. A whole (non-streamed) completion is read as one chunk whose
+//! choice has a `message` where a chunk has a `delta`.
 
 use crate::llm::error::{ProviderError, error_message, error_text, snippet};
 use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage};
@@ -37,7 +38,8 @@ struct XGroq {
 struct Choice {
     #[serde(default)]
     index: u64,
-    #[serde(default)]
+    /// `message` in a whole completion.
+    #[serde(default, alias = "message")]
     delta: Option<Delta>,
     #[serde(default)]
     finish_reason: Option<String>,
@@ -105,6 +107,40 @@ impl ChatDecoder {
         }
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|e| ProviderError::Decode(format!("{e} in chunk {}", snippet(data))))?;
+        self.decode_chunk(chunk, out);
+        Ok(())
+    }
+
+    /// A whole completion (`chat.completion`), or an error object.
+    pub fn decode_whole(
+        &mut self,
+        value: Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let mut chunk: Chunk = serde_json::from_value(value)
+            .map_err(|e| ProviderError::Decode(format!("{e} in the JSON completion")))?;
+        let failed = chunk.error.as_ref().is_some_and(|e| !e.is_null());
+        if chunk.choices.is_empty() && !failed {
+            out.push(StreamEvent::Error(
+                "the provider answered with a JSON body without `choices`".to_string(),
+            ));
+            return Ok(());
+        }
+        // A message's calls are whole, one per entry, and may carry no index or id.
+        for choice in &mut chunk.choices {
+            let calls = choice.delta.as_mut().and_then(|d| d.tool_calls.as_mut());
+            for (position, call) in calls.into_iter().flatten().enumerate() {
+                call.index = call.index.or(u64::try_from(position).ok());
+            }
+        }
+        self.decode_chunk(chunk, out);
+        if !failed {
+            out.push(StreamEvent::Done);
+        }
+        Ok(())
+    }
+
+    fn decode_chunk(&mut self, chunk: Chunk, out: &mut Vec<StreamEvent>) {
         for choice in chunk.choices {
             // Only the first choice is the answer (n > 1 streams interleave the others).
             if choice.index != 0 {
@@ -133,7 +169,6 @@ impl ChatDecoder {
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
             out.push(StreamEvent::Error(error_text(&error)));
         }
-        Ok(())
     }
 
     fn decode_delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {

@@ -1,14 +1,41 @@
-//! Converts the agent's history into a Chat Completions request body.
+//! Converts the agent's history into a Chat Completions request body, with the model's output
+//! limit (a server without a default of its own otherwise generates without end) and images
+//! only for a model that takes them.
 
-use crate::llm::request::{ModelRequest, ThinkingLevel};
+use crate::llm::provider::host_of;
+use crate::llm::request::{IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments};
 use crate::protocol::message::{AssistantContent, Content, Message};
 use serde::Serialize;
 use serde_json::Value;
+
+/// Which field carries the output limit. OpenAI itself deprecated `max_tokens` and its
+/// reasoning models refuse it; the servers that mirror the API (llama.cpp, vLLM, Ollama,
+/// LiteLLM, OpenRouter...) all read `max_tokens`, not all the newer name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputLimit {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl OutputLimit {
+    pub fn for_base_url(base_url: &str) -> Self {
+        let host = host_of(base_url);
+        if host == "api.openai.com" || host.ends_with(".openai.azure.com") {
+            OutputLimit::MaxCompletionTokens
+        } else {
+            OutputLimit::MaxTokens
+        }
+    }
+}
 
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
     messages: Vec<ChatMessage<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
     stream: bool,
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -90,7 +117,11 @@ struct CallFunction<'a> {
 }
 
 /// The JSON body of one streaming request.
-pub fn build_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::Error> {
+pub fn build_body(
+    request: &ModelRequest<'_>,
+    output_limit: OutputLimit,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let images = request.model.images;
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system_prompt.is_empty() {
         messages.push(ChatMessage::System {
@@ -104,15 +135,20 @@ pub fn build_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::Err
         if !matches!(message.as_ref(), Message::ToolResult(_)) {
             flush_tool_images(&mut tool_images, &mut messages);
         }
-        if let Message::ToolResult(result) = message.as_ref() {
+        if let Message::ToolResult(result) = message.as_ref()
+            && images
+        {
             tool_images.extend(result.content.iter().filter_map(image_part));
         }
-        convert(message, &mut messages);
+        convert(message, images, &mut messages);
     }
     flush_tool_images(&mut tool_images, &mut messages);
+    let limit = request.model.max_output_tokens;
     let body = Body {
         model: &request.model.id,
         messages,
+        max_tokens: (output_limit == OutputLimit::MaxTokens).then_some(limit),
+        max_completion_tokens: (output_limit == OutputLimit::MaxCompletionTokens).then_some(limit),
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -134,10 +170,10 @@ pub fn build_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::Err
     serde_json::to_vec(&body)
 }
 
-fn convert<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
+fn convert<'a>(message: &'a Message, images: bool, out: &mut Vec<ChatMessage<'a>>) {
     match message {
         Message::User(user) => out.push(ChatMessage::User {
-            content: user_content(&user.content),
+            content: user_content(&user.content, images),
         }),
         Message::Assistant(assistant) => {
             let mut text = String::new();
@@ -152,13 +188,17 @@ fn convert<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
                         kind: "function",
                         function: CallFunction {
                             name: &call.name,
-                            arguments: match &call.invalid_arguments {
-                                Some(raw) => raw.clone(),
-                                None => call.arguments.to_string(),
-                            },
+                            arguments: call_arguments(call).to_string(),
                         },
                     }),
                 }
+            }
+            // A refusal was the model's answer; every server takes it back as content.
+            if let Some(refusal) = assistant.refusal.as_deref().filter(|r| !r.is_empty()) {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(refusal);
             }
             // A response with no text and no calls (a failed attempt, reasoning only, an
             // empty completion) carries nothing the API accepts: `content` may only be null
@@ -171,10 +211,23 @@ fn convert<'a>(message: &'a Message, out: &mut Vec<ChatMessage<'a>>) {
                 tool_calls,
             });
         }
-        Message::ToolResult(result) => out.push(ChatMessage::Tool {
-            tool_call_id: &result.tool_call_id,
-            content: crate::protocol::message::join_text(&result.content),
-        }),
+        Message::ToolResult(result) => {
+            let mut content = crate::protocol::message::join_text(&result.content);
+            let has_images = result
+                .content
+                .iter()
+                .any(|c| matches!(c, Content::Image { .. }));
+            if has_images && !images {
+                if !content.is_empty() {
+                    content.push('\n');
+                }
+                content.push_str(IMAGE_PLACEHOLDER);
+            }
+            out.push(ChatMessage::Tool {
+                tool_call_id: &result.tool_call_id,
+                content,
+            })
+        }
     }
 }
 
@@ -202,7 +255,7 @@ fn flush_tool_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<ChatMessage<'
     });
 }
 
-fn user_content(content: &[Content]) -> UserContent<'_> {
+fn user_content(content: &[Content], images: bool) -> UserContent<'_> {
     if let [Content::Text { text }] = content {
         return UserContent::Text(text.clone());
     }
@@ -211,6 +264,9 @@ fn user_content(content: &[Content]) -> UserContent<'_> {
             .iter()
             .map(|block| match block {
                 Content::Text { text } => Part::Text { text },
+                Content::Image { .. } if !images => Part::Text {
+                    text: IMAGE_PLACEHOLDER,
+                },
                 Content::Image { data, mime_type } => Part::ImageUrl {
                     image_url: ImageUrl {
                         url: format!("data:{mime_type};base64,{data}"),
@@ -224,6 +280,31 @@ fn user_content(content: &[Content]) -> UserContent<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openai_itself_gets_the_newer_limit_field() {
+        for url in [
+            "https://api.openai.com/v1",
+            "https://team.openai.azure.com/openai/v1",
+        ] {
+            assert_eq!(
+                OutputLimit::for_base_url(url),
+                OutputLimit::MaxCompletionTokens,
+                "{url}"
+            );
+        }
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "https://openrouter.ai/api/v1",
+            "https://api.groq.com/openai/v1",
+        ] {
+            assert_eq!(
+                OutputLimit::for_base_url(url),
+                OutputLimit::MaxTokens,
+                "{url}"
+            );
+        }
+    }
     use crate::llm::model::ModelInfo;
     use crate::protocol::message::{
         AssistantContent, AssistantMessage, ToolCall, ToolResultMessage, UserMessage,
@@ -260,7 +341,10 @@ mod tests {
             Arc::new(Message::ToolResult(result)),
             Arc::new(Message::User(UserMessage::text("and?"))),
         ];
-        let model = ModelInfo::unknown("m");
+        let model = ModelInfo {
+            images: true,
+            ..ModelInfo::unknown("m")
+        };
         let request = ModelRequest {
             model: &model,
             system_prompt: "",
@@ -268,7 +352,8 @@ mod tests {
             tools: &[],
             thinking: ThinkingLevel::Off,
         };
-        let body: Value = serde_json::from_slice(&build_body(&request).unwrap()).unwrap();
+        let body: Value =
+            serde_json::from_slice(&build_body(&request, OutputLimit::MaxTokens).unwrap()).unwrap();
         let roles: Vec<&str> = body["messages"]
             .as_array()
             .unwrap()

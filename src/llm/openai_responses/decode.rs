@@ -2,10 +2,12 @@
 //! `data.type` (some servers send data-only frames), output items are correlated by
 //! `output_index` (item ids may change from event to event), a function call's id is its
 //! `call_id`, and the complete arguments of `.done` events are authoritative (some servers
-//! send no deltas at all). Encrypted reasoning becomes the signature of its thinking block so
-//! it can be replayed to the same model. `response.completed` / `.incomplete` / `.failed` and
-//! `error` end the stream.
+//! send no deltas at all). Encrypted reasoning and its item id become the signature of its
+//! thinking block (`signature.rs`) so it can be replayed to the same model.
+//! `response.completed` / `.incomplete` / `.failed` and `error` end the stream. A server that
+//! answers with a whole response object instead of a stream gets the same events from it.
 
+use super::signature::encode as reasoning_signature;
 use crate::llm::error::{ProviderError, error_message, error_text, snippet};
 use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage, push_nonempty};
 use serde::Deserialize;
@@ -33,10 +35,12 @@ struct Event {
     response: Option<Response>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 struct Item {
     #[serde(rename = "type", default)]
     kind: String,
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default)]
     call_id: Option<String>,
     #[serde(default)]
@@ -45,6 +49,34 @@ struct Item {
     arguments: Option<String>,
     #[serde(default)]
     encrypted_content: Option<String>,
+    /// Whole items (`.done` events and non-streamed responses) carry their content.
+    #[serde(default)]
+    summary: Vec<Part>,
+    #[serde(default)]
+    content: Vec<Part>,
+}
+
+/// A summary or content part of a whole item: `summary_text`, `reasoning_text`,
+/// `output_text` or `refusal`.
+#[derive(Clone, Deserialize)]
+struct Part {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+}
+
+/// A whole response object, as a server that does not stream sends it.
+#[derive(Deserialize)]
+struct WholeResponse {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    output: Option<Vec<Item>>,
+    #[serde(flatten)]
+    end: Response,
 }
 
 #[derive(Deserialize)]
@@ -208,11 +240,98 @@ impl ResponsesDecoder {
                 }
             }
             "reasoning" => {
-                push_nonempty(StreamEvent::ThinkingSignature, item.encrypted_content, out)
+                if let Some(encrypted) = item.encrypted_content.filter(|e| !e.is_empty()) {
+                    out.push(StreamEvent::ThinkingSignature(reasoning_signature(
+                        item.id.as_deref(),
+                        &encrypted,
+                    )));
+                }
             }
             _ => {}
         }
         out.push(StreamEvent::BlockEnd);
+    }
+
+    /// A whole response object: each output item as its stream would have carried it,
+    /// then the terminal event its status calls for.
+    pub fn decode_whole(
+        &mut self,
+        value: Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let whole: WholeResponse = serde_json::from_value(value)
+            .map_err(|e| ProviderError::Decode(format!("{e} in the JSON response object")))?;
+        let Some(output) = whole.output else {
+            // Not a response object: an error object, or something else entirely.
+            let message = whole
+                .end
+                .error
+                .filter(|e| !e.is_null())
+                .map(|e| error_text(&e))
+                .unwrap_or_else(|| "a JSON body without `output`".to_string());
+            out.push(StreamEvent::Error(message));
+            return Ok(());
+        };
+        for (index, item) in output.into_iter().enumerate() {
+            match item.kind.as_str() {
+                "message" => {
+                    out.push(StreamEvent::BlockEnd);
+                    for part in &item.content {
+                        match part.kind.as_str() {
+                            "output_text" => {
+                                push_nonempty(StreamEvent::Text, part.text.clone(), out)
+                            }
+                            "refusal" => {
+                                push_nonempty(StreamEvent::Refusal, part.refusal.clone(), out)
+                            }
+                            _ => {}
+                        }
+                    }
+                    out.push(StreamEvent::BlockEnd);
+                }
+                "reasoning" => {
+                    out.push(StreamEvent::BlockEnd);
+                    let text: Vec<&str> = item
+                        .summary
+                        .iter()
+                        .chain(&item.content)
+                        .filter_map(|part| part.text.as_deref())
+                        .filter(|text| !text.is_empty())
+                        .collect();
+                    push_nonempty(StreamEvent::Thinking, Some(text.join("\n\n")), out);
+                    self.item_done(index, item, out);
+                }
+                _ => {
+                    self.item_added(index, item.clone(), out);
+                    self.item_done(index, item, out);
+                }
+            }
+        }
+        let status = whole.status.unwrap_or_default();
+        let end = whole.end;
+        if status == "failed" || end.error.as_ref().is_some_and(|e| !e.is_null()) {
+            if let Some(usage) = &end.usage {
+                out.push(StreamEvent::Usage(wire_usage(usage)));
+            }
+            let message = end
+                .error
+                .filter(|e| !e.is_null())
+                .map(|e| error_text(&e))
+                .unwrap_or_else(|| "the provider reported that the response failed".into());
+            out.push(StreamEvent::Error(message));
+            return Ok(());
+        }
+        if let Some(usage) = &end.usage {
+            out.push(StreamEvent::Usage(wire_usage(usage)));
+        }
+        let kind = match status.as_str() {
+            "incomplete" => "response.incomplete",
+            _ => "response.completed",
+        };
+        let reason = end.incomplete_details.and_then(|d| d.reason);
+        out.push(StreamEvent::Finish(self.finish_reason(kind, reason)));
+        out.push(StreamEvent::Done);
+        Ok(())
     }
 
     fn note_call(&mut self, index: usize) {
@@ -294,7 +413,9 @@ mod tests {
             out,
             vec![
                 StreamEvent::BlockEnd,
-                StreamEvent::ThinkingSignature("gAAA".into()),
+                StreamEvent::ThinkingSignature(
+                    r#"{"id":"rs_1","encrypted_content":"gAAA"}"#.into()
+                ),
                 StreamEvent::BlockEnd
             ]
         );

@@ -3,6 +3,7 @@
 
 mod decode;
 mod request;
+pub mod signature;
 
 pub use decode::ResponsesDecoder;
 pub use request::build_body;

@@ -2,10 +2,12 @@
 //! time): the system prompt as `instructions`, the history as input items (messages,
 //! `function_call` items with their `call_id`, `function_call_output` items), tools as
 //! non-strict functions, and the reasoning effort. Reasoning items come back only to the
-//! model that produced them, as their encrypted content (the only way to replay reasoning
-//! without server-side storage); other thinking is dropped.
+//! model that produced them, with their id and encrypted content (the only way to replay
+//! reasoning without server-side storage); other thinking is dropped. Replayed items carry
+//! the fields the API's own input types require (`id`, `status`, `annotations`, `detail`).
 
-use crate::llm::request::{ModelRequest, same_model};
+use super::signature;
+use crate::llm::request::{IMAGE_PLACEHOLDER, ModelRequest, call_arguments, same_model};
 use crate::protocol::message::{AssistantContent, AssistantMessage, Content, Message};
 use serde::Serialize;
 use serde_json::Value;
@@ -50,9 +52,18 @@ enum Item<'a> {
         role: &'static str,
         content: Vec<Part<'a>>,
     },
+    /// An assistant message replayed as the output item it was.
+    #[serde(rename = "message")]
+    OutputMessage {
+        id: String,
+        role: &'static str,
+        status: &'static str,
+        content: Vec<Part<'a>>,
+    },
     Reasoning {
+        id: String,
         summary: Vec<Part<'a>>,
-        encrypted_content: &'a str,
+        encrypted_content: String,
     },
     FunctionCall {
         call_id: &'a str,
@@ -68,10 +79,23 @@ enum Item<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Part<'a> {
-    InputText { text: &'a str },
-    InputImage { image_url: String },
-    OutputText { text: &'a str },
-    SummaryText { text: &'a str },
+    InputText {
+        text: &'a str,
+    },
+    InputImage {
+        image_url: String,
+        detail: &'static str,
+    },
+    OutputText {
+        text: &'a str,
+        annotations: [(); 0],
+    },
+    SummaryText {
+        text: &'a str,
+    },
+    Refusal {
+        refusal: &'a str,
+    },
 }
 
 #[derive(Serialize)]
@@ -89,10 +113,11 @@ pub fn build_body(
     provider: &str,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut input = Vec::with_capacity(request.messages.len());
+    let images = request.model.images;
     for message in request.messages {
         match message.as_ref() {
             Message::User(user) => {
-                let content = input_parts(&user.content);
+                let content = input_parts(&user.content, images);
                 if !content.is_empty() {
                     input.push(Item::Message {
                         role: "user",
@@ -109,7 +134,7 @@ pub fn build_body(
                     .iter()
                     .any(|c| matches!(c, Content::Image { .. }));
                 let output = if has_images {
-                    Output::Parts(input_parts(&result.content))
+                    Output::Parts(input_parts(&result.content, images))
                 } else {
                     Output::Text(crate::protocol::message::join_text(&result.content))
                 };
@@ -151,21 +176,26 @@ pub fn build_body(
     serde_json::to_vec(&body)
 }
 
-fn input_parts(content: &[Content]) -> Vec<Part<'_>> {
+fn input_parts(content: &[Content], images: bool) -> Vec<Part<'_>> {
     content
         .iter()
         .filter_map(|block| match block {
             Content::Text { text } if text.is_empty() => None,
             Content::Text { text } => Some(Part::InputText { text }),
+            Content::Image { .. } if !images => Some(Part::InputText {
+                text: IMAGE_PLACEHOLDER,
+            }),
             Content::Image { data, mime_type } => Some(Part::InputImage {
                 image_url: format!("data:{mime_type};base64,{data}"),
+                detail: "auto",
             }),
         })
         .collect()
 }
 
 /// An assistant message as output items, in the order the model produced them: reasoning
-/// before the call it led to, consecutive text blocks in one message item.
+/// before the call it led to, consecutive text blocks in one message item. A message item
+/// gets an id made from its position, which the API's input type asks for.
 fn assistant_items<'a>(
     message: &'a AssistantMessage,
     provider: &str,
@@ -176,31 +206,43 @@ fn assistant_items<'a>(
     let mut text: Vec<Part<'a>> = Vec::new();
     let flush = |text: &mut Vec<Part<'a>>, input: &mut Vec<Item<'a>>| {
         if !text.is_empty() {
-            input.push(Item::Message {
+            let id = format!("msg_{}", input.len());
+            input.push(Item::OutputMessage {
+                id,
                 role: "assistant",
+                status: "completed",
                 content: std::mem::take(text),
             });
         }
     };
     for block in &message.content {
         match block {
-            AssistantContent::Text { text: t } if !t.is_empty() => {
-                text.push(Part::OutputText { text: t })
-            }
+            AssistantContent::Text { text: t } if !t.is_empty() => text.push(Part::OutputText {
+                text: t,
+                annotations: [],
+            }),
             AssistantContent::Text { .. } => {}
             AssistantContent::Thinking {
                 thinking,
-                signature: Some(encrypted),
+                signature: Some(stored),
                 redacted: false,
-            } if replay && !encrypted.is_empty() => {
+            } if replay => {
+                // Only a reasoning item whose id is known can be sent back.
+                let (Some(id), encrypted_content) = signature::decode(stored) else {
+                    continue;
+                };
+                if encrypted_content.is_empty() {
+                    continue;
+                }
                 flush(&mut text, input);
                 let summary = match thinking.as_str() {
                     "" => Vec::new(),
                     text => vec![Part::SummaryText { text }],
                 };
                 input.push(Item::Reasoning {
+                    id,
                     summary,
-                    encrypted_content: encrypted,
+                    encrypted_content,
                 });
             }
             AssistantContent::Thinking { .. } => {}
@@ -209,13 +251,13 @@ fn assistant_items<'a>(
                 input.push(Item::FunctionCall {
                     call_id: &call.id,
                     name: &call.name,
-                    arguments: match &call.invalid_arguments {
-                        Some(raw) => raw.clone(),
-                        None => call.arguments.to_string(),
-                    },
+                    arguments: call_arguments(call).to_string(),
                 });
             }
         }
+    }
+    if let Some(refusal) = message.refusal.as_deref().filter(|r| !r.is_empty()) {
+        text.push(Part::Refusal { refusal });
     }
     flush(&mut text, input);
 }

@@ -129,8 +129,8 @@ async fn set_model(
     cancel: &CancellationToken,
 ) -> Result<Option<Value>, String> {
     let (provider_settings, model) = context.settings.resolve_model(&provider, &model_id)?;
-    let client = Provider::new(provider_settings, context.settings.stream_idle_timeout)
-        .map_err(|e| e.to_string())?;
+    let client =
+        Provider::new(provider_settings, context.settings.timeouts).map_err(|e| e.to_string())?;
     let noted = context.agent.set_model(Arc::new(client), model);
     tokio::select! {
         () = noted => {}
