@@ -238,6 +238,12 @@ async fn rpc_commands_take_effect_in_the_order_sent() {
 #[tokio::test]
 async fn rpc_prompt_images_reach_the_model() {
     let env = env();
+    // `test-model` is not in the catalog: the config says it takes images.
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[providers.openai.models.test-model]\nimages = true\n",
+    )
+    .unwrap();
     let server = chat::answering(&["a red square"]).await;
     let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
     rpc.send(json!({"id": "p", "type": "prompt", "message": "what is this?",
