@@ -113,3 +113,35 @@ async fn wide_characters_are_committed_whole() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn command_colours_are_drawn_not_printed() {
+    let env = env();
+    let server = support::server::FakeServer::start(vec![]).await;
+    let base = server.v1();
+    let mut tui = Tui::spawn_sized(
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        30,
+        100,
+        &[("NO_COLOR", "")],
+    );
+    ready(&tui).await;
+    tui.type_text(r"!printf '\033[31mRED\033[0m plain \033]0;title\007\033[2Jafter\n'");
+    tui.enter();
+    let screen = tui.wait_for_text("RED plain after").await;
+    // Nothing but the text: no raw codes, no window title, no cleared screen.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_end() == "  ⎿ RED plain after"),
+        "{screen}"
+    );
+    // The word is red on the terminal.
+    let (row, col) = tui.find("RED plain").expect("on screen");
+    assert_eq!(tui.fg_at(row, col), vt100::Color::Idx(1));
+    assert_eq!(tui.fg_at(row, col + 4), vt100::Color::Default);
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

@@ -218,17 +218,37 @@ pub fn tool(
     for (i, line) in summary.lines.iter().enumerate() {
         let first_row = i == 0 && !(summary.hidden > 0 && summary.from_end);
         let prefix: &[Span<'static>] = if first_row { &body_first } else { &body_rest };
-        // At most two rows per line: one minified line must not flood the scrollback.
-        let line = cut(line, (width as usize).saturating_sub(4) * 2);
-        rows.extend(wrap_line(
-            &Line::from(Span::styled(line, style)),
-            width,
-            prefix,
-            &body_rest,
-        ));
+        // Without colours (NO_COLOR), a command's own colours go too.
+        let styled = if theme.color {
+            super::ansi::lines(line, style)
+        } else {
+            super::ansi::lines(&super::ansi::strip(line), style)
+        };
+        for styled in styled {
+            // At most two rows per line: one minified line must not flood the scrollback.
+            rows.extend(at_most_two_rows(wrap_line(
+                &styled, width, prefix, &body_rest,
+            )));
+        }
     }
     if summary.hidden > 0 && !summary.from_end {
         rows.push(more(summary.hidden));
+    }
+    rows
+}
+
+/// The first two of `rows`, the second ending in "…" when there were more.
+fn at_most_two_rows(mut rows: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    if rows.len() > 2 {
+        rows.truncate(2);
+        if let Some(last) = rows.last_mut()
+            && let Some(span) = last.spans.last_mut()
+        {
+            let mut text = span.content.to_string();
+            text.pop();
+            text.push('…');
+            span.content = text.into();
+        }
     }
     rows
 }

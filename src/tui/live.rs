@@ -134,10 +134,11 @@ impl App {
             rows.push(header);
             for (i, line) in tool.output.iter().enumerate() {
                 let prefix = if i == 0 { "  ⎿ " } else { "    " };
+                let plain = super::ansi::strip(line);
                 rows.push(Line::from(vec![
                     Span::styled(prefix, theme.dim()),
                     Span::styled(
-                        cells::cut(line, (width as usize).saturating_sub(4)),
+                        cells::cut(&plain, usize::from(width).saturating_sub(4)),
                         theme.dim(),
                     ),
                 ]));

@@ -199,6 +199,30 @@ impl Tui {
         }
     }
 
+    /// Where `text` first starts on the visible screen: (row, column).
+    pub fn find(&self, text: &str) -> Option<(u16, u16)> {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (_, cols) = screen.size();
+        for (row, line) in screen.rows(0, cols.get()).enumerate() {
+            if let Some(at) = line.find(text) {
+                let col = line[..at].chars().count();
+                return Some((u16::try_from(row).ok()?, u16::try_from(col).ok()?));
+            }
+        }
+        None
+    }
+
+    /// The foreground colour of the cell at (row, column).
+    pub fn fg_at(&self, row: u16, col: u16) -> vt100::Color {
+        let parser = self.parser.lock().unwrap();
+        parser
+            .screen()
+            .cell(row, col)
+            .map(|cell| cell.fgcolor())
+            .unwrap_or_default()
+    }
+
     pub async fn wait_for_text(&self, text: &str) -> String {
         self.wait_for(text, |s| s.contains(text)).await
     }
