@@ -470,3 +470,27 @@ async fn idle_tui(tui: &Tui) {
     tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
         .await;
 }
+
+#[tokio::test]
+async fn ctrl_t_expands_thoughts_already_shown() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::thinking_then_text(
+        "The user wants a number; seven is a fine choice here.",
+        "Seven.",
+    ))])
+    .await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("pick a number");
+    tui.enter();
+    tui.wait_for_text("Seven.").await;
+    idle_tui(&tui).await;
+    let screen = tui.transcript();
+    assert!(screen.contains("Thought (11 words)"), "{screen}");
+    assert!(!screen.contains("seven is a fine choice"), "{screen}");
+    tui.send(b"\x14");
+    let screen = tui.wait_for_text("seven is a fine choice here.").await;
+    assert!(screen.contains("✻ The user wants a number"), "{screen}");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

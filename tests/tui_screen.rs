@@ -145,3 +145,65 @@ async fn command_colours_are_drawn_not_printed() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn a_retried_answer_replaces_the_failed_partial_one() {
+    use support::server::{End, FakeServer, Reply};
+    let env = env();
+    let partial = |paragraphs: usize| {
+        let mut deltas: Vec<String> = (1..=paragraphs)
+            .map(|i| format!("Partial paragraph {i}.\n\n"))
+            .collect();
+        deltas.push("cut".to_string());
+        let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+        let frames = chat::text_deltas(&refs);
+        // Everything but the end, slowly enough to be drawn: the connection drops
+        // mid-answer.
+        Reply::sse(frames[..frames.len() - 3].to_vec())
+            .slowly(std::time::Duration::from_millis(30))
+            .then(End::Drop)
+    };
+    let server = FakeServer::start(vec![
+        partial(3),
+        Reply::sse(chat::text("The whole answer.")),
+        partial(30),
+        Reply::sse(chat::text("The second whole answer.")),
+    ])
+    .await;
+    let base = server.v1();
+    let mut tui = Tui::spawn_sized(
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        16,
+        80,
+        &[],
+    );
+    ready(&tui).await;
+    tui.type_text("first");
+    tui.enter();
+    tui.wait_for_text("Partial paragraph 3.").await;
+    tui.wait_for_text("The whole answer.").await;
+    idle(&tui).await;
+    let transcript = tui.transcript();
+    assert!(!transcript.contains("Partial paragraph"), "{transcript}");
+    assert_eq!(transcript.matches("retrying").count(), 1, "{transcript}");
+
+    // Longer than the screen: what went into the scrollback stays, and says so.
+    tui.type_text("second");
+    tui.enter();
+    tui.wait_for_text("Partial paragraph 30.").await;
+    tui.wait_for_text("The second whole answer.").await;
+    idle(&tui).await;
+    let transcript = tui.transcript();
+    assert!(
+        transcript.contains("The partial answer above was cut off"),
+        "{transcript}"
+    );
+    assert!(
+        !transcript.contains("Partial paragraph 30."),
+        "{transcript}"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

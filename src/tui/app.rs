@@ -97,7 +97,13 @@ pub struct App {
     pub completion: usize,
     /// Rows waiting to go into the scrollback.
     pub out: Vec<Line<'static>>,
+    /// Rows of the current assistant response pushed so far (taken back if it is retried).
+    pub attempt_rows: usize,
+    /// Rows already drawn that the next frame must take back from the screen.
+    pub retract: usize,
     pub show_thinking: bool,
+    /// Thoughts of the current exchange shown collapsed: ctrl+t shows them expanded.
+    pub collapsed_thoughts: Vec<String>,
     pub quit_armed: Option<Instant>,
     /// A short note in the status line (e.g. "press ctrl+c again to quit").
     pub hint: Option<(String, Instant)>,
@@ -134,7 +140,10 @@ impl App {
             picker: None,
             completion: 0,
             out: Vec::new(),
+            attempt_rows: 0,
+            retract: 0,
             show_thinking: false,
+            collapsed_thoughts: Vec::new(),
             quit_armed: None,
             hint: None,
             exit: None,
@@ -210,10 +219,12 @@ impl App {
             AgentEvent::AgentStart => self.working = Some((Instant::now(), Phase::Waiting)),
             AgentEvent::MessageStart { message } => match message.as_ref() {
                 Message::User(user) => {
+                    self.collapsed_thoughts.clear();
                     let rows = cells::user(&user.plain_text(), self.width, &self.theme);
                     self.push_rows(rows);
                 }
                 Message::Assistant(_) => {
+                    self.attempt_rows = 0;
                     self.stream = Some(Stream {
                         text: None,
                         marked: false,
@@ -309,6 +320,7 @@ impl App {
                 delay_ms,
                 error_message,
             } => {
+                self.take_back_attempt();
                 let seconds = (delay_ms as f64 / 1000.0).ceil();
                 self.warning(&format!(
                     "{error_message} — retrying in {seconds} s ({attempt}/{max_attempts})"
@@ -406,7 +418,11 @@ impl App {
                 {
                     let rows =
                         cells::thinking(&thinking, self.show_thinking, self.width, &self.theme);
+                    self.attempt_rows += rows.len();
                     self.push_rows(rows);
+                    if !self.show_thinking {
+                        self.collapsed_thoughts.push(thinking);
+                    }
                 }
             }
             AssistantMessageEvent::ToolCallStart { content_index } => {
@@ -433,6 +449,16 @@ impl App {
         }
     }
 
+    /// A response failed and will be retried: what it showed goes away, so the retried
+    /// answer replaces it. Rows not drawn yet are dropped; drawn ones are taken back from
+    /// the screen at the next frame.
+    fn take_back_attempt(&mut self) {
+        let rows = std::mem::take(&mut self.attempt_rows);
+        let undrawn = rows.min(self.out.len());
+        self.out.truncate(self.out.len() - undrawn);
+        self.retract += rows - undrawn;
+    }
+
     /// Rows of the streaming text that can no longer change go to the scrollback now.
     fn commit_text(&mut self, rows: Vec<Line<'static>>) {
         let theme = self.theme;
@@ -453,6 +479,7 @@ impl App {
             }
             out.push(row);
         }
+        self.attempt_rows += out.len();
         self.push_rows(out);
     }
 
@@ -542,6 +569,25 @@ impl App {
                 self.replay(200);
             }
         }
+    }
+
+    /// ctrl+t: show thinking from now on — and the thoughts of this exchange that were shown
+    /// collapsed, expanded below — or collapse it again.
+    pub fn toggle_thinking(&mut self) {
+        self.show_thinking = !self.show_thinking;
+        if !self.show_thinking {
+            return self.set_hint("thinking is collapsed");
+        }
+        let earlier = std::mem::take(&mut self.collapsed_thoughts);
+        for thought in &earlier {
+            let rows = cells::thinking(thought, true, self.width, &self.theme);
+            self.push_rows(rows);
+        }
+        self.set_hint(if earlier.is_empty() {
+            "thinking is shown (ctrl+o: every earlier thought)"
+        } else {
+            "thinking is shown: this exchange's thoughts are expanded below"
+        });
     }
 
     /// The terminal width changed.

@@ -34,12 +34,7 @@ impl App {
             }
             KeyCode::Char('z') if ctrl => return KeyOutcome::Suspend,
             KeyCode::Char('t') if ctrl => {
-                self.show_thinking = !self.show_thinking;
-                self.set_hint(if self.show_thinking {
-                    "thinking is shown"
-                } else {
-                    "thinking is collapsed"
-                });
+                self.toggle_thinking();
                 return KeyOutcome::Handled;
             }
             _ => {}

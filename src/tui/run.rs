@@ -266,7 +266,18 @@ fn suspend(app: &mut App, screen: &mut Screen<Backend>, modes: &mut TerminalMode
 
 fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
-    let rows = std::mem::take(&mut app.out);
+    let mut rows = std::mem::take(&mut app.out);
+    let retract = std::mem::take(&mut app.retract);
+    if retract > 0 && screen.retract(retract)? < retract {
+        // Part of it already went into the terminal's scrollback.
+        let mut note = super::cells::notice(
+            "The partial answer above was cut off by an error; it is being retried.",
+            screen.size().width,
+            &app.theme,
+        );
+        note.append(&mut rows);
+        rows = note;
+    }
     screen.insert_before(&rows)?;
     let frame = app.live_frame(screen.size().width, screen.max_height());
     let height = frame.height(screen.max_height());

@@ -33,8 +33,8 @@ pub struct Screen<B: Backend> {
     /// Where this screen last left the terminal's cursor: after a resize, where the
     /// terminal says the cursor is tells how far it moved the content.
     cursor: Position,
-    /// Rows inserted since `mark`, at most as many as are still on screen above the live
-    /// area (the rest went into the scrollback, out of reach).
+    /// Rows this screen inserted that are still on screen above the live area (the rest
+    /// went into the scrollback, out of reach; rows above them are not ours).
     since_mark: u16,
 }
 
@@ -151,14 +151,9 @@ impl<B: Backend> Screen<B> {
         self.backend.flush()
     }
 
-    /// Start counting inserted rows, for `retract`.
-    pub fn mark(&mut self) {
-        self.since_mark = 0;
-    }
-
-    /// Take back up to `count` of the rows inserted since `mark`, newest first: those
-    /// still on screen are erased and the live area moves up over them. Returns how many
-    /// were taken back (rows already in the scrollback cannot be).
+    /// Take back up to `count` of the rows inserted last, newest first: those still on
+    /// screen are erased and the live area moves up over them. Returns how many were taken
+    /// back (rows already in the scrollback cannot be).
     pub fn retract(&mut self, count: usize) -> Result<usize, B::Error> {
         let taken = clamp_u16(count).min(self.since_mark).min(self.area.top());
         if taken == 0 {
@@ -449,20 +444,18 @@ mod tests {
         let mut s = screen(10, 6, 0);
         s.draw(1, paint(&["> a"])).unwrap();
         s.insert_before(&[Line::from("kept")]).unwrap();
-        s.mark();
         s.insert_before(&[Line::from("partial 1"), Line::from("partial 2")])
             .unwrap();
-        assert_eq!(s.retract(5).unwrap(), 2);
+        assert_eq!(s.retract(2).unwrap(), 2);
         s.draw(1, paint(&["> a"])).unwrap();
         assert_eq!(
             rows_of(s.backend().buffer()),
             ["kept", "> a", "", "", "", ""]
         );
         // Rows already in the scrollback are out of reach.
-        s.mark();
         let lines: Vec<Line> = (0..8).map(|i| Line::from(format!("p{i}"))).collect();
         s.insert_before(&lines).unwrap();
-        // p0..p2 went into the scrollback; p3..p7 are still on screen.
+        // p0..p2 and "kept" went into the scrollback; p3..p7 are still on screen.
         assert_eq!(s.retract(8).unwrap(), 5);
         s.draw(1, paint(&["> a"])).unwrap();
         assert_eq!(rows_of(s.backend().buffer())[..2], ["> a", ""]);

@@ -35,6 +35,17 @@ pub fn text_deltas(deltas: &[&str]) -> Vec<String> {
     frames
 }
 
+/// Reasoning (as `reasoning_content`, the way DeepSeek and vLLM send it), then an answer.
+pub fn thinking_then_text(thinking: &str, answer: &str) -> Vec<String> {
+    let mut frames = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    frames.push(chunk(json!({"reasoning_content": thinking}), None));
+    frames.push(chunk(json!({"content": answer}), None));
+    frames.push(chunk(json!({}), Some("stop")));
+    frames.push(usage(10, 5));
+    frames.push("data: [DONE]\n\n".to_string());
+    frames
+}
+
 /// An answer streamed word by word.
 pub fn text(answer: &str) -> Vec<String> {
     let words: Vec<String> = answer.split_inclusive(' ').map(String::from).collect();
