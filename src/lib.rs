@@ -11,6 +11,7 @@ pub mod logging;
 pub mod modes;
 pub mod prompt;
 pub mod protocol;
+pub mod secrets;
 pub mod session;
 pub mod time;
 pub mod tools;

@@ -16,6 +16,14 @@ fn main() -> ExitCode {
             return ExitCode::from(e.exit_code());
         }
     };
+    // The provider keys leave the process environment before any thread exists (so a tool
+    // cannot read them from /proc/<pid>/environ) and are masked in everything written.
+    // SAFETY: still single-threaded here: the logger, the async runtime and every task
+    // start below, so nothing reads the environment while it changes.
+    unsafe { agent::secrets::take_from_env(&settings.tool_settings.hidden_env) };
+    if let Some(key) = &cli.api_key {
+        agent::secrets::register(key);
+    }
     agent::logging::init(&settings.paths.log_dir, &settings.log_level);
     let front_end = cli.front_end();
     if front_end != FrontEnd::Interactive

@@ -63,17 +63,24 @@ impl ProviderSettings {
     /// The key for the next request: `--api-key`, else the output of `api_key_command` (run
     /// every time, so short-lived tokens refresh), else the env var. Hosted endpoints need
     /// one; a local server (Ollama, llama.cpp...) is asked without.
+    /// Every key returned is registered with `secrets`, so it is masked wherever the agent
+    /// writes text; the env var is read from where `secrets` keeps it (it is no longer in
+    /// the process environment).
     pub async fn resolve_key(&self) -> Result<Option<String>, ProviderError> {
         if let Some(key) = self.api_key.as_ref().filter(|k| !k.is_empty()) {
+            crate::secrets::register(key);
             return Ok(Some(key.clone()));
         }
         if let Some(command) = &self.api_key_command {
-            return self.run_key_command(command).await.map(Some);
+            let key = self.run_key_command(command).await?;
+            crate::secrets::register(&key);
+            return Ok(Some(key));
         }
         if let Some(var) = &self.api_key_env
-            && let Ok(key) = std::env::var(var)
+            && let Some(key) = crate::secrets::env_key(var)
             && !key.trim().is_empty()
         {
+            crate::secrets::register(&key);
             return Ok(Some(key.trim().to_string()));
         }
         if self.is_hosted() {

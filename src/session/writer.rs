@@ -174,7 +174,8 @@ impl SessionWriter {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             let line = match encode(entry, &id, last.as_deref(), timestamp) {
-                Ok(line) => line,
+                // No configured API key ever reaches a session file.
+                Ok(line) => crate::secrets::redact_bytes(line),
                 Err(e) => return (id, Err(SessionError::io(&self.path, e.into()))),
             };
             if let Err(e) = self.send(Command::Append { line, message, ack }) {

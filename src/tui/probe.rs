@@ -18,7 +18,7 @@ pub fn missing_key(settings: &Settings) -> bool {
         || provider
             .api_key_env
             .as_ref()
-            .and_then(|var| std::env::var(var).ok())
+            .and_then(|var| crate::secrets::env_key(var))
             .is_some_and(|v| !v.trim().is_empty());
     let local = BUILTIN_PROVIDERS
         .iter()
