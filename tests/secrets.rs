@@ -14,6 +14,7 @@ use support::process::{Rpc, run};
 use support::server::{FakeServer, Reply};
 
 const ENV_KEY: &str = "sk-test-env-secret-0123456789";
+const COMMAND_KEY: &str = "sk-test-command-secret-987654";
 
 fn echoing(key: &str) -> Reply {
     Reply::status(
@@ -29,9 +30,12 @@ fn mode(path: &Path) -> u32 {
 /// Everything the agent wrote under its home: sessions and logs.
 fn written_files(home: &Path) -> Vec<(std::path::PathBuf, String)> {
     let mut files = Vec::new();
-    let mut dirs = vec![home.to_path_buf()];
+    let mut dirs = vec![home.join("sessions"), home.join("logs")];
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
                 dirs.push(path);
@@ -45,7 +49,7 @@ fn written_files(home: &Path) -> Vec<(std::path::PathBuf, String)> {
 }
 
 #[tokio::test]
-async fn an_echoed_env_key_is_masked_in_logs_and_sessions_and_the_log_is_private() {
+async fn an_echoed_env_key_is_masked_in_errors_logs_and_sessions_and_the_log_is_private() {
     let env = env();
     let server = FakeServer::start(vec![echoing(ENV_KEY)]).await;
     let mut cmd = env.agent(&server, &["-p", "hello"]);
@@ -64,6 +68,13 @@ async fn an_echoed_env_key_is_masked_in_logs_and_sessions_and_the_log_is_private
         Some(format!("Bearer {ENV_KEY}").as_str()),
         "the key still authenticates"
     );
+    assert!(
+        out.stderr
+            .contains("Incorrect API key provided: [REDACTED]."),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(ENV_KEY), "{}", out.stderr);
     let files = written_files(env.home.path());
     let log = env.home.path().join("logs/agent.log");
     assert!(files.iter().any(|(path, _)| *path == log), "{files:?}");
@@ -78,6 +89,32 @@ async fn an_echoed_env_key_is_masked_in_logs_and_sessions_and_the_log_is_private
     }
     assert_eq!(mode(&log), 0o600);
     assert_eq!(mode(&env.home.path().join("logs")), 0o700);
+}
+
+#[tokio::test]
+async fn a_key_printed_by_api_key_command_is_masked_too() {
+    let env = env();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!("[providers.openai]\napi_key_command = \"echo {COMMAND_KEY}\"\n"),
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![echoing(COMMAND_KEY)]).await;
+    let out = run(env.agent(&server, &["-p", "hello"])).await;
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {COMMAND_KEY}").as_str())
+    );
+    assert!(out.stderr.contains("[REDACTED]"), "{}", out.stderr);
+    assert!(!out.stderr.contains(COMMAND_KEY), "{}", out.stderr);
+    for (path, text) in written_files(env.home.path()) {
+        assert!(
+            !text.contains(COMMAND_KEY),
+            "{} holds the key",
+            path.display()
+        );
+    }
 }
 
 #[tokio::test]

@@ -77,8 +77,20 @@ impl Provider {
 
     /// Stream one model response, handing each decoded event to `on_event` in order.
     /// Returns once the provider's terminal event arrived; an error inside the stream, a
-    /// connection that ends early or goes silent, or `cancel` end it with an error.
+    /// connection that ends early or goes silent, or `cancel` end it with an error — with
+    /// every configured API key masked in its text.
     pub async fn stream(
+        &self,
+        request: &ModelRequest<'_>,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), ProviderError> {
+        self.stream_unmasked(request, cancel, on_event)
+            .await
+            .map_err(ProviderError::redacted)
+    }
+
+    async fn stream_unmasked(
         &self,
         request: &ModelRequest<'_>,
         cancel: &CancellationToken,

@@ -83,6 +83,48 @@ pub enum Retry {
 }
 
 impl ProviderError {
+    /// The same error with every configured API key in its text masked (`secrets`): a
+    /// server may echo the key in an error body, a URL or a message.
+    pub fn redacted(self) -> ProviderError {
+        let mask = |text: String| match crate::secrets::redact(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(masked) => masked,
+        };
+        match self {
+            ProviderError::Http {
+                status,
+                message,
+                retry_after,
+                hint,
+            } => ProviderError::Http {
+                status,
+                message: mask(message),
+                retry_after,
+                hint: hint.map(mask),
+            },
+            ProviderError::Connect { url, detail } => ProviderError::Connect {
+                url: mask(url),
+                detail: mask(detail),
+            },
+            ProviderError::Network(text) => ProviderError::Network(mask(text)),
+            ProviderError::Stream(text) => ProviderError::Stream(mask(text)),
+            ProviderError::KeyCommand { provider, detail } => ProviderError::KeyCommand {
+                provider,
+                detail: mask(detail),
+            },
+            ProviderError::Decode(text) => ProviderError::Decode(mask(text)),
+            ProviderError::UnexpectedBody(text) => ProviderError::UnexpectedBody(mask(text)),
+            ProviderError::Setup(text) => ProviderError::Setup(mask(text)),
+            // Nothing from outside in these.
+            error @ (ProviderError::NoResponse(_)
+            | ProviderError::Idle(_)
+            | ProviderError::NoContent(_)
+            | ProviderError::Truncated
+            | ProviderError::MissingKey { .. }
+            | ProviderError::Aborted) => error,
+        }
+    }
+
     /// What another attempt could achieve.
     pub fn retry(&self) -> Retry {
         if self.is_context_overflow() {
@@ -327,5 +369,18 @@ mod tests {
             err.to_string(),
             "HTTP 401 Unauthorized: Incorrect API key provided (check OPENAI_API_KEY)"
         );
+    }
+
+    #[test]
+    fn redaction_masks_keys_in_every_text_from_outside() {
+        crate::secrets::register("sk-error-test-secret-77");
+        let masked = ProviderError::Stream("bad key sk-error-test-secret-77".into()).redacted();
+        assert_eq!(masked.to_string(), "bad key [REDACTED]");
+        let masked = ProviderError::Connect {
+            url: "http://h/?key=sk-error-test-secret-77".into(),
+            detail: "refused".into(),
+        }
+        .redacted();
+        assert!(!masked.to_string().contains("sk-error-test-secret-77"));
     }
 }
