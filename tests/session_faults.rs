@@ -186,6 +186,17 @@ async fn with_no_room_at_start_the_conversation_is_kept_until_writing_works() {
     assert!(unsaved["sessionError"].as_str().is_some(), "{unsaved}");
     assert_eq!(unsaved["messageCount"], 1, "the prompt is kept in memory");
     let file = PathBuf::from(unsaved["sessionFile"].as_str().unwrap());
+    // Starting over now would drop the unsaved prompt: refused, saying why.
+    rpc.send(json!({"id": "n", "type": "new_session"})).await;
+    let refused = rpc.response("n").await;
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("would lose the messages not saved yet"),
+        "{refused}"
+    );
 
     // Space comes back: the next message writes the whole conversation, in order.
     lift_file_size_limit(rpc.child.id().unwrap());
@@ -218,6 +229,30 @@ async fn with_no_room_at_start_the_conversation_is_kept_until_writing_works() {
             "user:third"
         ]
     );
+}
+
+#[tokio::test]
+async fn starting_over_once_writing_works_saves_the_old_conversation_first() {
+    let env = env();
+    let server = chat::answering(&["unused"]).await;
+    let mut cmd = env.agent(&server, &["--mode", "rpc"]);
+    limit_file_size(&mut cmd, 0);
+    let mut rpc = Rpc::spawn(cmd);
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "keep me"}))
+        .await;
+    assert_eq!(agent_end(&mut rpc).await["status"], "failed");
+    let old = PathBuf::from(state(&mut rpc, "s").await["sessionFile"].as_str().unwrap());
+    lift_file_size_limit(rpc.child.id().unwrap());
+    rpc.send(json!({"id": "n", "type": "new_session"})).await;
+    let created = rpc.response("n").await;
+    assert_eq!(created["success"], true, "{created}");
+    assert_ne!(created["data"]["sessionFile"], old.to_str().unwrap());
+    let texts: Vec<String> = lines_of(&old)
+        .iter()
+        .map(|l| text_of(l).to_string())
+        .collect();
+    assert!(texts.contains(&"keep me".to_string()), "{texts:?}");
+    assert_eq!(rpc.exit_code().await, 0);
 }
 
 #[tokio::test]

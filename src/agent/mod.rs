@@ -80,6 +80,11 @@ pub enum AgentError {
     NoSuchApproval(String),
     #[error("{0}")]
     Compaction(String),
+    /// The current session file is missing messages that only memory holds.
+    #[error(
+        "{0}; switching sessions now would lose the messages not saved yet — free space (or fix the cause) and try again"
+    )]
+    Unsaved(String),
 }
 
 /// A point-in-time view of the agent, for `get_state` and status lines.
@@ -343,7 +348,8 @@ impl Agent {
 
     /// `switch_session`, handing back the previous session instead of closing it. Closing
     /// waits for its writer to sync, so a front end that must stay responsive closes it
-    /// on a blocking thread. Only while idle.
+    /// on a blocking thread. Only while idle, and not while the current session file is
+    /// missing messages (`save_session` first): they would be lost.
     pub fn replace_session(
         &self,
         session: Option<Arc<SessionWriter>>,
@@ -354,6 +360,9 @@ impl Agent {
             if state.running {
                 return Err(AgentError::Busy);
             }
+            if let Some(error) = &state.session_error {
+                return Err(AgentError::Unsaved(error.clone()));
+            }
             let usage = history_usage(&history);
             state.history = History::new(history);
             state.session_error = None;
@@ -361,6 +370,16 @@ impl Agent {
             std::mem::replace(&mut *lock(&self.shared.session), session)
         };
         Ok(previous)
+    }
+
+    /// Write what the session file is missing after a failed write (it is also written
+    /// with the next message); `Err` with why when it still cannot be written.
+    pub async fn save_session(&self) -> Result<(), AgentError> {
+        self.shared.sync_session().await;
+        match self.shared.unsaved() {
+            Some(error) => Err(AgentError::Unsaved(error)),
+            None => Ok(()),
+        }
     }
 
     /// Take back the most recently queued message (follow-ups first), e.g. to edit it.

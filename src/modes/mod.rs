@@ -137,6 +137,8 @@ pub async fn start_new_session_unless(
     if agent.is_running() {
         return Err("a run is active; stop it first".to_string());
     }
+    // Messages the current file is missing are written now, or the switch is refused.
+    agent.save_session().await.map_err(|e| e.to_string())?;
     let choice = if persistent {
         Choice::New
     } else {

@@ -275,6 +275,7 @@ impl App {
         let settings = self.settings.clone();
         tokio::spawn(async move {
             let result = async {
+                agent.save_session().await.map_err(|e| e.to_string())?;
                 let opened = session::open(
                     Choice::Path(path),
                     &settings.paths.sessions_dir,
