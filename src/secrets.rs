@@ -95,8 +95,13 @@ pub fn register(key: &str) {
     if key.len() < MIN_SECRET_LEN {
         return;
     }
+    let is_known = |known: &[String]| known.iter().any(|k| k == key);
+    // Called for every request: the common case (already known) only reads.
+    if is_known(&KNOWN.read().unwrap_or_else(PoisonError::into_inner)) {
+        return;
+    }
     let mut known = KNOWN.write().unwrap_or_else(PoisonError::into_inner);
-    if !known.iter().any(|k| k == key) {
+    if !is_known(&known) {
         known.push(key.to_string());
         known.sort_by_key(|k| std::cmp::Reverse(k.len()));
     }
@@ -117,6 +122,13 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// `redact` for text held as bytes (a session line, a log record); bytes that are not
 /// UTF-8 are searched as they are.
 pub fn redact_bytes(bytes: Vec<u8>) -> Vec<u8> {
+    if KNOWN
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_empty()
+    {
+        return bytes;
+    }
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(not_utf8) => return redact_raw(not_utf8.into_bytes()),

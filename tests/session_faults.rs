@@ -313,3 +313,41 @@ async fn two_agents_given_the_same_new_session_file_cannot_both_write_it() {
         .collect();
     assert_eq!(texts, ["ours", "kept"]);
 }
+
+#[tokio::test]
+async fn the_interface_says_at_once_when_the_session_cannot_be_saved() {
+    let env = env();
+    let server = chat::answering(&["saved now"]).await;
+    let blocker = env.home.path().join("sessions");
+    std::fs::write(&blocker, "in the way").unwrap();
+    let mut tui = env.start(&server, &[]);
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text("hello");
+    tui.enter();
+    let screen = tui.wait_for_text("Not a directory (os error 20)").await;
+    assert!(
+        screen.contains("the session could not be saved"),
+        "{screen}"
+    );
+    tui.wait_for_text("⚠ the session could not be saved").await;
+    assert_eq!(server.bodies().len(), 0, "the model is not called unsaved");
+
+    std::fs::remove_file(&blocker).unwrap();
+    tui.type_text("again");
+    tui.enter();
+    tui.wait_for_text("saved now").await;
+    tui.wait_for("the warning to clear", |s| !s.contains("⚠"))
+        .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+    assert_eq!(
+        transcript(&server.bodies()[0]),
+        ["system", "user:hello", "user:again"]
+    );
+    let texts: Vec<String> = lines_of(&env.only_session())
+        .iter()
+        .filter(|l| l["type"] == "message")
+        .map(|l| text_of(l).to_string())
+        .collect();
+    assert_eq!(texts, ["hello", "again", "saved now"]);
+}
