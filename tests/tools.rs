@@ -284,3 +284,43 @@ fn every_tool_is_registered_in_the_documented_order() {
     assert_eq!(read_only, [true, false, false, false, true, true, true]);
     assert_eq!(ToolSettings::default().max_parallel, 4);
 }
+
+#[tokio::test]
+async fn write_refuses_a_file_changed_since_it_was_read_until_it_is_read_again() {
+    let mut h = harness(|_| {}).await;
+    let notes = h.dir.path().join("notes.txt");
+    std::fs::write(&notes, "first\n").unwrap();
+    for reply in [
+        chat::tool_call("c1", "read", json!({"path": "notes.txt"})),
+        // Something the model does not look at changes the file.
+        chat::tool_call("c2", "bash", json!({"command": "echo added >> notes.txt"})),
+        chat::tool_call(
+            "c3",
+            "write",
+            json!({"path": "notes.txt", "content": "mine\n"}),
+        ),
+        chat::tool_call("c4", "read", json!({"path": "notes.txt"})),
+        chat::tool_call(
+            "c5",
+            "write",
+            json!({"path": "notes.txt", "content": "mine\n"}),
+        ),
+        chat::text("done"),
+    ] {
+        h.server.push(Reply::sse(reply));
+    }
+    h.prompt("go");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let (text, is_error, _) = result_of(&events, "c3");
+    assert!(is_error);
+    assert!(
+        text.starts_with("Not written: notes.txt changed since you last read or wrote it"),
+        "{text}"
+    );
+    let (text, _, _) = result_of(&events, "c4");
+    assert_eq!(text, "first\nadded\n");
+    let (text, is_error, _) = result_of(&events, "c5");
+    assert!(!is_error, "{text}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
+}

@@ -140,6 +140,7 @@ impl Agent {
             cancel: None,
             approvals: HashMap::new(),
             permissions: Permissions::with_rules(config.permission_mode, config.permission_rules),
+            files: Default::default(),
             can_ask: config.can_ask,
             task: None,
             session_error: None,
@@ -365,6 +366,8 @@ impl Agent {
             }
             let usage = history_usage(&history);
             state.history = History::new(history);
+            // Another conversation: the model has seen none of its files yet.
+            state.files = Default::default();
             state.session_error = None;
             state.usage = usage;
             std::mem::replace(&mut *lock(&self.shared.session), session)

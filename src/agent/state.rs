@@ -15,6 +15,7 @@ use crate::protocol::event::AgentEvent;
 use crate::protocol::message::Usage;
 use crate::session::format::{NewEntry, new_entry_id};
 use crate::session::{SessionError, SessionWriter};
+use crate::tools::freshness::FileMemory;
 use crate::tools::permission::Permissions;
 use crate::tools::{ToolSettings, Tools};
 use std::collections::HashMap;
@@ -63,6 +64,8 @@ pub(crate) struct State {
     pub session_error: Option<String>,
     /// Tokens and cost of every model call of the session so far (survives compaction).
     pub usage: Usage,
+    /// What the model has seen of each file in this conversation (`write` checks it).
+    pub files: Arc<FileMemory>,
 }
 
 pub(crate) struct Shared {

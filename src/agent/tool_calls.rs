@@ -327,6 +327,10 @@ impl Run {
         self.phase.enter("tool_running");
         let shared = self.shared.clone();
         let (id, name) = (call.id.clone(), call.name.clone());
+        let (hidden, files) = {
+            let state = lock(&self.shared.state);
+            (state.permissions.hidden(), state.files.clone())
+        };
         let ctx = ToolContext {
             cwd: self.settings.cwd.clone(),
             cancel: self.cancel.clone(),
@@ -338,7 +342,8 @@ impl Run {
                 });
             }),
             settings: self.settings.tool_settings.clone(),
-            hidden: lock(&self.shared.state).permissions.hidden(),
+            hidden,
+            files,
         };
         let place_now = semaphore.clone().try_acquire_owned().ok();
         let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());

@@ -353,6 +353,7 @@ mod tests {
             on_update: Arc::new(|_| {}),
             settings: Arc::new(super::super::ToolSettings::default()),
             hidden: None,
+            files: Default::default(),
         };
         let pid_file = dir.path().join("child.pid");
         let running = BashTool.execute(

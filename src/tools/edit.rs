@@ -4,6 +4,7 @@
 //! `details.diff`.
 
 use super::edit_match::{MatchError, find_unique, line_of};
+use super::freshness::{FileMemory, Fingerprint};
 use super::path::{display, not_found_message, resolve};
 use super::regular::{self, OpenError};
 use super::{Subject, Tool, ToolContext, ToolOutput, atomic, diff, parse_args, run_blocking};
@@ -109,12 +110,14 @@ impl Tool for EditTool {
                 Err(output) => return output,
             };
             let cwd = ctx.cwd.clone();
-            run_blocking(&ctx.cancel, true, move || edit_file(&cwd, &args)).await
+            let files = ctx.files.clone();
+            run_blocking(&ctx.cancel, true, move || edit_file(&cwd, &args, &files)).await
         })
     }
 }
 
-fn edit_file(cwd: &Path, args: &Args) -> ToolOutput {
+/// Apply the edits; the file as edited is what the model has seen of it (`files`).
+fn edit_file(cwd: &Path, args: &Args, files: &FileMemory) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
     let bytes = match read_regular(&path) {
@@ -157,9 +160,11 @@ fn edit_file(cwd: &Path, args: &Args) -> ToolOutput {
             return ToolOutput::error(format!("Cannot edit {shown}: {problem}{note}"));
         }
     };
-    if let Err(e) = atomic::write(&path, file.encode(&edited.text).as_bytes()) {
+    let encoded = file.encode(&edited.text);
+    if let Err(e) = atomic::write(&path, encoded.as_bytes()) {
         return ToolOutput::error(format!("Cannot write {shown}: {e}"));
     }
+    files.saw(&path, Fingerprint::of_bytes(encoded.as_bytes()));
     let diff = diff::unified(&shown, Some(&file.body), &edited.text);
     let count = args.edits.len();
     let plural = if count == 1 { "" } else { "s" };
@@ -313,6 +318,7 @@ mod tests {
                     })
                     .collect(),
             },
+            &FileMemory::default(),
         )
     }
 

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod edit;
 mod edit_match;
 pub mod find;
+pub mod freshness;
 pub mod grep;
 pub mod ls;
 pub mod meta;
@@ -78,6 +79,8 @@ pub struct ToolContext {
     pub settings: Arc<ToolSettings>,
     /// What tree searches must leave out (`None`: nothing).
     pub hidden: Option<Arc<visibility::Hidden>>,
+    /// What the model has seen of each file (`read` records, `write` checks).
+    pub files: Arc<freshness::FileMemory>,
 }
 
 /// Tool settings from config.

@@ -2,6 +2,7 @@
 //! continue when the window does not reach the end. Images (PNG, JPEG, GIF, WebP) come back
 //! as image content; other binary files are refused. A missing file names similar ones.
 
+use super::freshness::{FileMemory, Fingerprint, Hashing};
 use super::path::{display, not_found_message, resolve};
 use super::regular::{self, OpenError};
 use super::truncate::{MAX_BYTES, MAX_LINES, clip};
@@ -80,16 +81,23 @@ impl Tool for ReadTool {
             };
             let cwd = ctx.cwd.clone();
             // File reading is blocking I/O; keep it off the async workers.
-            let cancel = ctx.cancel.clone();
+            let (cancel, files) = (ctx.cancel.clone(), ctx.files.clone());
             run_blocking(&ctx.cancel, false, move || {
-                read_window(&cwd, &args, &cancel)
+                read_window(&cwd, &args, &cancel, &files)
             })
             .await
         })
     }
 }
 
-fn read_window(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutput {
+/// Read the window `args` asks for; a file shown (whole or in part) is remembered as seen
+/// in `files`, with the fingerprint of all of it.
+fn read_window(
+    cwd: &Path,
+    args: &Args,
+    cancel: &CancellationToken,
+    files: &FileMemory,
+) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
     let (file, metadata) = match regular::open(&path) {
@@ -108,7 +116,7 @@ fn read_window(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutpu
         Err(OpenError::Io(e)) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
     if has_image_extension(&path) {
-        return read_image(file, &shown, metadata.len());
+        return read_image(file, &path, &shown, metadata.len(), files);
     }
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {
@@ -124,7 +132,12 @@ fn read_window(cwd: &Path, args: &Args, cancel: &CancellationToken) -> ToolOutpu
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(MAX_LINES).clamp(1, MAX_LINES);
     match collect_window(reader, offset, limit, cancel) {
-        Ok(window) => render(&shown, offset, window),
+        Ok(window) => {
+            if offset <= window.total_lines.max(1) {
+                files.saw(&path, window.fingerprint);
+            }
+            render(&shown, offset, window)
+        }
         Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
     }
 }
@@ -155,7 +168,13 @@ fn image_mime_type(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-fn read_image(mut file: std::fs::File, shown: &str, size: u64) -> ToolOutput {
+fn read_image(
+    mut file: std::fs::File,
+    path: &Path,
+    shown: &str,
+    size: u64,
+    files: &FileMemory,
+) -> ToolOutput {
     if size > MAX_IMAGE_BYTES {
         return ToolOutput::error(format!(
             "{shown} is an image of {size} bytes, more than the 5 MB that can be shown; \
@@ -171,6 +190,7 @@ fn read_image(mut file: std::fs::File, shown: &str, size: u64) -> ToolOutput {
             "{shown} has an image extension but is not a PNG, JPEG, GIF or WebP image"
         ));
     };
+    files.saw(path, Fingerprint::of_bytes(&bytes));
     ToolOutput {
         content: vec![
             Content::text(format!("Read image {shown} [{mime_type}, {size} bytes]")),
@@ -197,6 +217,8 @@ struct Window {
     hit_byte_limit: bool,
     /// A single line was longer than the whole budget and was clipped.
     clipped_line: bool,
+    /// Of every byte of the file.
+    fingerprint: Fingerprint,
 }
 
 /// Collect lines `offset..offset+limit` within the byte budget; keeps reading to count the
@@ -215,7 +237,9 @@ fn collect_window(
         total_lines: 0,
         hit_byte_limit: false,
         clipped_line: false,
+        fingerprint: Fingerprint::of_bytes(&[]),
     };
+    let mut hashing = Hashing::default();
     // The line being read (1-based), its bytes if it is shown, and whether it has any.
     let mut number = 1usize;
     let mut line: Vec<u8> = Vec::new();
@@ -229,6 +253,7 @@ fn collect_window(
             break;
         }
         let length = block.len();
+        hashing.update(block);
         let mut start = 0;
         while start < length {
             let shown = number >= offset && window.shown_lines < limit && !window.hit_byte_limit;
@@ -254,6 +279,7 @@ fn collect_window(
         let shown = number >= offset && window.shown_lines < limit && !window.hit_byte_limit;
         finish_line(&mut window, &mut line, shown);
     }
+    window.fingerprint = hashing.finish();
     Ok(window)
 }
 
@@ -331,6 +357,7 @@ mod tests {
                 limit,
             },
             &CancellationToken::new(),
+            &FileMemory::default(),
         )
     }
 

@@ -1,6 +1,7 @@
 //! `write`: create or replace a whole file. Parent directories are created; the write is
 //! atomic (temporary file + rename) and an existing file keeps its permissions.
 
+use super::freshness::{Changed, FileMemory, Fingerprint};
 use super::path::{display, resolve};
 use super::{Subject, Tool, ToolContext, ToolOutput, atomic, diff, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
@@ -74,20 +75,26 @@ impl Tool for WriteTool {
                 Ok(args) => args,
                 Err(output) => return output,
             };
-            let cwd = ctx.cwd.clone();
-            run_blocking(&ctx.cancel, true, move || write_file(&cwd, &args)).await
+            let (cwd, files) = (ctx.cwd.clone(), ctx.files.clone());
+            run_blocking(&ctx.cancel, true, move || write_file(&cwd, &args, &files)).await
         })
     }
 }
 
-fn write_file(cwd: &Path, args: &Args) -> ToolOutput {
+/// Write the file, unless it changed since the model last saw it (`files`); what was
+/// written is what the model has seen of it from now on.
+fn write_file(cwd: &Path, args: &Args, files: &FileMemory) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
+    if let Err(changed) = files.check_unchanged(&path) {
+        return ToolOutput::error(stale_message(&shown, &changed));
+    }
     // What an overwrite replaces, so its result can show the change (none when the file
     // cannot be compared: too large, binary...).
     let previous = diff::current_text(&path).ok().flatten();
     match atomic::write(&path, args.content.as_bytes()) {
         Ok(created) => {
+            files.saw(&path, Fingerprint::of_bytes(args.content.as_bytes()));
             let bytes = args.content.len();
             let lines = super::truncate::count_lines(&args.content);
             let verb = if created { "Created" } else { "Wrote" };
@@ -106,6 +113,35 @@ fn write_file(cwd: &Path, args: &Args) -> ToolOutput {
     }
 }
 
+/// Why a write was refused: the file is not what the model saw.
+fn stale_message(shown: &str, changed: &Changed) -> String {
+    let size = if changed.seen_len == changed.now_len {
+        format!(
+            "its size is the same ({}), its contents are not",
+            plural_u64(changed.now_len)
+        )
+    } else {
+        format!(
+            "it had {} and now has {}",
+            plural_u64(changed.seen_len),
+            plural_u64(changed.now_len)
+        )
+    };
+    format!(
+        "Not written: {shown} changed since you last read or wrote it ({size}); someone or \
+         something else edited it, and writing would throw that away. Read it again, then \
+         write it, or use edit to change only what you mean to."
+    )
+}
+
+fn plural_u64(bytes: u64) -> String {
+    if bytes == 1 {
+        "1 byte".to_string()
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// `1 line`, `2 lines`.
 fn plural(count: usize, noun: &str) -> String {
     if count == 1 {
@@ -121,13 +157,46 @@ mod tests {
     use crate::protocol::message::join_text;
 
     fn write(dir: &Path, path: &str, content: &str) -> ToolOutput {
+        write_seen(dir, path, content, &FileMemory::default())
+    }
+
+    fn write_seen(dir: &Path, path: &str, content: &str, files: &FileMemory) -> ToolOutput {
         write_file(
             dir,
             &Args {
                 path: path.into(),
                 content: content.into(),
             },
+            files,
         )
+    }
+
+    #[test]
+    fn refuses_to_replace_a_file_changed_since_the_model_saw_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = FileMemory::default();
+        assert!(!write_seen(dir.path(), "a.txt", "mine\n", &files).is_error);
+        // Someone else edits the file after the model wrote it.
+        std::fs::write(dir.path().join("a.txt"), "theirs, longer\n").unwrap();
+        let out = write_seen(dir.path(), "a.txt", "mine again\n", &files);
+        assert!(out.is_error);
+        assert_eq!(
+            join_text(&out.content),
+            "Not written: a.txt changed since you last read or wrote it (it had 5 bytes and \
+             now has 15 bytes); someone or something else edited it, and writing would throw \
+             that away. Read it again, then write it, or use edit to change only what you \
+             mean to."
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "theirs, longer\n"
+        );
+        // Once the model has seen the new contents, it may replace them.
+        files.saw(
+            &dir.path().join("a.txt"),
+            Fingerprint::of_bytes(b"theirs, longer\n"),
+        );
+        assert!(!write_seen(dir.path(), "a.txt", "mine again\n", &files).is_error);
     }
 
     #[test]

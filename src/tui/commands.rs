@@ -356,6 +356,7 @@ impl App {
                 on_update: Arc::new(|_| {}),
                 settings: Arc::new(settings.tool_settings.clone()),
                 hidden: None,
+                files: Default::default(),
             };
             let args = json!({"command": command});
             let output = crate::tools::bash::BashTool
