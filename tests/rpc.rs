@@ -346,3 +346,196 @@ async fn rpc_abort_also_stops_what_the_commands_sent_before_it_start() {
     assert_eq!(lines.last().unwrap()["status"], "aborted");
     assert_eq!(rpc.exit_code().await, 0);
 }
+
+/// An agent in RPC mode on a configured provider `local` with two models.
+fn local_models(env: &support::env::Env, server: &FakeServer) -> Rpc {
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!(
+            "[providers.local]\napi = \"openai-chat\"\nbase_url = \"{}\"\n\
+             [providers.local.models.first-model]\ncontext_window = 1000\n\
+             [providers.local.models.second-model]\nreasoning = false\n",
+            server.v1()
+        ),
+    )
+    .unwrap();
+    let mut cmd = support::process::command(env.home.path(), env.cwd.path());
+    cmd.args([
+        "--mode",
+        "rpc",
+        "--provider",
+        "local",
+        "--model",
+        "first-model",
+        "--permission-mode",
+        "auto",
+    ]);
+    Rpc::spawn(cmd)
+}
+
+#[tokio::test]
+async fn rpc_answers_pi_s_model_commands() {
+    let env = env();
+    let server = chat::answering(&["from the second model"]).await;
+    let mut rpc = local_models(&env, &server);
+    rpc.send(json!({"id": "m", "type": "get_available_models"}))
+        .await;
+    let models = rpc.response("m").await;
+    let listed: Vec<(&str, &str)> = models["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["provider"].as_str().unwrap(), m["id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [("local", "first-model"), ("local", "second-model")],
+        "providers without a key are left out: {models}"
+    );
+    let first = &models["data"]["models"][0];
+    assert_eq!(first["contextWindow"], 1000);
+    assert_eq!(first["api"], "openai-chat");
+    assert_eq!(first["baseUrl"], server.v1());
+    rpc.send(json!({"id": "c", "type": "cycle_model"})).await;
+    let cycled = rpc.response("c").await;
+    assert_eq!(cycled["data"]["model"]["id"], "second-model", "{cycled}");
+    assert_eq!(cycled["data"]["model"]["reasoning"], false);
+    assert_eq!(cycled["data"]["isScoped"], false);
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "hi"}))
+        .await;
+    rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(server.bodies()[0]["model"], "second-model");
+    rpc.send(json!({"id": "c2", "type": "cycle_model"})).await;
+    assert_eq!(
+        rpc.response("c2").await["data"]["model"]["id"],
+        "first-model",
+        "cycling wraps around"
+    );
+    rpc.send(
+        json!({"id": "s", "type": "set_model", "provider": "local", "modelId": "second-model"}),
+    )
+    .await;
+    let set = rpc.response("s").await;
+    assert_eq!(set["data"]["id"], "second-model", "{set}");
+    assert_eq!(set["data"]["modelId"], "second-model");
+    assert_eq!(set["data"]["provider"], "local");
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn rpc_answers_pi_s_session_commands() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo <tool>"}),
+        )),
+        Reply::sse(chat::text("The **answer** is <42>.")),
+    ])
+    .await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "auto"]));
+    rpc.send(json!({"id": "t0", "type": "get_last_assistant_text"}))
+        .await;
+    assert_eq!(rpc.response("t0").await["data"], json!({"text": null}));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "what is <it>?"}))
+        .await;
+    rpc.until(|l| l["type"] == "agent_end").await;
+
+    rpc.send(json!({"id": "t", "type": "get_last_assistant_text"}))
+        .await;
+    assert_eq!(
+        rpc.response("t").await["data"]["text"],
+        "The **answer** is <42>."
+    );
+    rpc.send(json!({"id": "st", "type": "get_session_stats"}))
+        .await;
+    let stats = rpc.response("st").await["data"].clone();
+    assert_eq!(stats["userMessages"], 1, "{stats}");
+    assert_eq!(stats["assistantMessages"], 2);
+    assert_eq!(stats["toolCalls"], 1);
+    assert_eq!(stats["toolResults"], 1);
+    assert_eq!(stats["totalMessages"], 4);
+    assert_eq!(
+        stats["tokens"]["input"], 30,
+        "both model calls count: {stats}"
+    );
+    assert_eq!(stats["tokens"]["total"], 44);
+    assert!(stats["sessionFile"].as_str().unwrap().ends_with(".jsonl"));
+    rpc.send(json!({"id": "cmd", "type": "get_commands"})).await;
+    assert_eq!(rpc.response("cmd").await["data"], json!({"commands": []}));
+
+    rpc.send(json!({"id": "e", "type": "export_html", "outputPath": "session.html"}))
+        .await;
+    let exported = rpc.response("e").await;
+    let path = exported["data"]["path"].as_str().unwrap();
+    assert_eq!(
+        std::path::Path::new(path),
+        env.cwd.path().join("session.html")
+    );
+    let html = std::fs::read_to_string(path).unwrap();
+    assert!(html.starts_with("<!doctype html>"), "{html}");
+    assert!(html.contains("what is &lt;it&gt;?"), "{html}");
+    assert!(
+        html.contains("The <strong>answer</strong> is &lt;42&gt;."),
+        "{html}"
+    );
+    assert!(
+        html.contains("&lt;tool&gt;"),
+        "the tool result is in: {html}"
+    );
+    assert!(!html.contains("<script"), "{html}");
+    rpc.send(json!({"id": "e2", "type": "export_html"})).await;
+    let exported = rpc.response("e2").await;
+    let default = exported["data"]["path"].as_str().unwrap();
+    assert!(
+        default.ends_with(&format!(
+            "agent-session-{}.html",
+            stats["sessionId"].as_str().unwrap()
+        )),
+        "{exported}"
+    );
+    assert!(std::path::Path::new(default).is_file());
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn rpc_bash_runs_for_the_user_and_abort_bash_stops_it() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send(json!({"id": "b", "type": "bash", "command": "echo out; echo err >&2; exit 3"}))
+        .await;
+    let result = rpc.response("b").await["data"].clone();
+    assert!(
+        result["output"].as_str().unwrap().contains("out\nerr"),
+        "{result}"
+    );
+    assert_eq!(result["exitCode"], 3);
+    assert_eq!(result["cancelled"], false);
+    assert_eq!(result["truncated"], false);
+
+    rpc.send(json!({"id": "long", "type": "bash", "command": "echo $$ > bash.pid; sleep 30"}))
+        .await;
+    let pid = support::harness::wait_for_pid(&env.cwd.path().join("bash.pid")).await;
+    rpc.send(json!({"id": "stop", "type": "abort_bash"})).await;
+    let lines = rpc.until(|l| l["id"] == "long").await;
+    let answers: Vec<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        answers,
+        ["stop", "long"],
+        "abort_bash overtakes the command it stops"
+    );
+    let result = &lines[1]["data"];
+    assert_eq!(result["cancelled"], true, "{result}");
+    assert_eq!(result["exitCode"], json!(null));
+    assert!(support::harness::wait_until_dead(pid).await);
+    rpc.send(json!({"id": "idle", "type": "abort_bash"})).await;
+    assert_eq!(rpc.response("idle").await["success"], true);
+    assert_eq!(
+        server.requests().len(),
+        0,
+        "the model never sees the user's commands"
+    );
+    assert_eq!(rpc.exit_code().await, 0);
+}

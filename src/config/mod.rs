@@ -4,6 +4,7 @@
 
 mod builtin;
 pub mod file;
+mod models;
 mod timeouts;
 
 use crate::agent::compaction::CompactionSettings;
@@ -20,6 +21,7 @@ use crate::tools::rules::RuleSet;
 use crate::tools::{ALL_TOOLS, ToolSettings, Tools};
 pub use builtin::BUILTIN_PROVIDERS;
 use file::{FileConfig, GuardConfig, ProviderConfig};
+pub use models::AvailableModel;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

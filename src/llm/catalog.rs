@@ -183,6 +183,27 @@ pub fn ids() -> impl Iterator<Item = &'static str> {
 }
 
 /// The built-in facts about `id`, if it is a model this table knows.
+/// Who serves a catalog model, to list it under that vendor's providers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vendor {
+    OpenAi,
+    Anthropic,
+}
+
+/// The catalog's models, one id per entry (the first), with their vendor: Anthropic's are
+/// exactly the `claude-*` ids.
+pub fn models() -> impl Iterator<Item = (&'static str, Vendor)> {
+    ENTRIES.iter().filter_map(|entry| {
+        let id = *entry.ids.first()?;
+        let vendor = if id.starts_with("claude") {
+            Vendor::Anthropic
+        } else {
+            Vendor::OpenAi
+        };
+        Some((id, vendor))
+    })
+}
+
 pub fn lookup(id: &str) -> Option<ModelInfo> {
     let entry = ENTRIES.iter().find(|entry| entry.ids.contains(&id))?;
     let [input, output, cache_read, cache_write] = entry.prices;

@@ -54,6 +54,23 @@ pub enum Command {
         provider: String,
         model_id: String,
     },
+    /// Switch to the next of the available models.
+    CycleModel,
+    GetAvailableModels,
+    /// Run a shell command for the user (not the model) and answer with its output.
+    Bash {
+        command: String,
+    },
+    /// Stop the `bash` command in progress.
+    AbortBash,
+    GetSessionStats,
+    /// Write the session as one self-contained HTML file.
+    ExportHtml {
+        output_path: Option<String>,
+    },
+    GetLastAssistantText,
+    /// The commands a prompt can invoke (prompt templates, skills).
+    GetCommands,
     /// A `type` this agent does not know; answered with an error that names it.
     #[serde(other)]
     Unknown,
@@ -213,6 +230,20 @@ mod tests {
         assert_eq!(
             parse(json!({"type": "abort", "id": "a"})).unwrap().command,
             Command::Abort
+        );
+        assert_eq!(
+            parse(json!({"type": "export_html", "outputPath": "x.html"}))
+                .unwrap()
+                .command,
+            Command::ExportHtml {
+                output_path: Some("x.html".into())
+            }
+        );
+        assert_eq!(
+            parse(json!({"type": "get_last_assistant_text"}))
+                .unwrap()
+                .command,
+            Command::GetLastAssistantText
         );
         assert_eq!(
             parse(json!({"type": "set_model", "provider": "p", "modelId": "m"}))

@@ -6,6 +6,7 @@
 
 mod appender;
 mod error;
+pub mod export;
 pub mod format;
 pub mod load;
 pub mod store;

@@ -281,7 +281,8 @@ impl Collector {
         } else {
             output.to_string()
         };
-        if shown.truncated || self.total_bytes > self.tail.len() {
+        let truncated = shown.truncated || self.total_bytes > self.tail.len();
+        if truncated {
             result.push_str(&truncation_notice(
                 shown.kept_lines,
                 self.total_bytes,
@@ -318,6 +319,8 @@ impl Collector {
         let details = json!({
             "exitCode": exit_code,
             "fullOutputPath": spill_path.as_deref().map(Path::display).map(|p| p.to_string()),
+            "truncated": truncated,
+            "cancelled": matches!(ending, Ending::Aborted),
         });
         ToolOutput {
             content: vec![Content::text(result)],

@@ -1,64 +1,73 @@
-//! What each RPC command does to the agent, and the `data` it answers with.
+//! What each RPC command does: the quick ones here, the read-only queries in `queries`, the
+//! ones that take time in `actions`.
 
 use super::Context;
+use super::actions;
+use super::queries;
 use crate::agent::Approval;
-use crate::llm::client::Provider;
-use crate::modes::{SessionInfo, start_new_session_unless};
 use crate::protocol::message::{Content, UserMessage};
 use crate::protocol::rpc::{Command, Decision, StreamingBehavior};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+
+pub(super) type Outcome = Result<Option<Value>, String>;
 
 /// How a command was taken up.
 pub(super) enum Started {
     /// It took effect at once.
-    Done(Result<Option<Value>, String>),
+    Done(Outcome),
     /// It takes time: its result, and what stops it.
     Slow {
-        result: BoxFuture<'static, Result<Option<Value>, String>>,
+        result: BoxFuture<'static, Outcome>,
         cancel: CancellationToken,
+        /// A `bash` command, which `abort_bash` stops too.
+        bash: bool,
     },
 }
 
 pub(super) fn start(context: &Arc<Context>, command: Command) -> Started {
     let cancel = CancellationToken::new();
-    let slow = |result: BoxFuture<'static, _>| Started::Slow {
-        result,
-        cancel: cancel.clone(),
-    };
+    let token = cancel.clone();
     let context = context.clone();
-    match command {
+    let result: BoxFuture<'static, Outcome> = match command {
+        // `abort` cancels a compaction through the agent itself.
         Command::Compact {
             custom_instructions,
-        } => slow(Box::pin(async move {
-            // `abort` cancels a compaction through the agent itself.
-            let (before, after) = context
-                .agent
-                .compact(custom_instructions)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(Some(json!({"tokensBefore": before, "tokensAfter": after})))
-        })),
+        } => Box::pin(async move { actions::compact(&context, custom_instructions).await }),
         Command::NewSession => {
-            let cancel = cancel.clone();
-            slow(Box::pin(
-                async move { new_session(&context, &cancel).await },
-            ))
+            Box::pin(async move { actions::new_session(&context, &token).await })
         }
         Command::SetModel { provider, model_id } => {
-            let cancel = cancel.clone();
-            slow(Box::pin(async move {
-                set_model(&context, provider, model_id, &cancel).await
-            }))
+            Box::pin(
+                async move { actions::set_model(&context, &provider, &model_id, &token).await },
+            )
         }
-        command => Started::Done(execute(&context, command)),
+        Command::CycleModel => {
+            Box::pin(async move { actions::cycle_model(&context, &token).await })
+        }
+        Command::ExportHtml { output_path } => {
+            Box::pin(async move { actions::export_html(&context, output_path, &token).await })
+        }
+        Command::Bash { command } => {
+            return Started::Slow {
+                result: Box::pin(async move { actions::bash(&context, command, token).await }),
+                cancel,
+                bash: true,
+            };
+        }
+        command => return Started::Done(execute(&context, command)),
+    };
+    Started::Slow {
+        result,
+        cancel,
+        bash: false,
     }
 }
 
 /// A command that takes effect at once.
-fn execute(context: &Context, command: Command) -> Result<Option<Value>, String> {
+fn execute(context: &Context, command: Command) -> Outcome {
     let agent = &context.agent;
     match command {
         Command::Prompt {
@@ -78,6 +87,8 @@ fn execute(context: &Context, command: Command) -> Result<Option<Value>, String>
         Command::Abort => {
             agent.abort();
         }
+        // No `bash` is in progress (one in progress is stopped when this is read).
+        Command::AbortBash => {}
         Command::Approve {
             tool_call_id,
             decision,
@@ -92,11 +103,21 @@ fn execute(context: &Context, command: Command) -> Result<Option<Value>, String>
                 .approve(&tool_call_id, decision)
                 .map_err(|e| e.to_string())?;
         }
-        Command::GetState => return Ok(Some(state(context))),
-        Command::GetMessages => return Ok(Some(json!({ "messages": agent.messages() }))),
         Command::SetSteeringMode { mode } => agent.set_steering_mode(mode),
         Command::SetFollowUpMode { mode } => agent.set_follow_up_mode(mode),
-        Command::Compact { .. } | Command::NewSession | Command::SetModel { .. } => {
+        Command::GetState => return Ok(Some(queries::state(context))),
+        Command::GetMessages => return Ok(Some(json!({ "messages": agent.messages() }))),
+        Command::GetSessionStats => return Ok(Some(queries::session_stats(context))),
+        Command::GetLastAssistantText => return Ok(Some(queries::last_assistant_text(context))),
+        Command::GetAvailableModels => return Ok(Some(queries::available_models(context))),
+        // Prompt templates and skills do not exist (yet): nothing a prompt can invoke.
+        Command::GetCommands => return Ok(Some(json!({ "commands": [] }))),
+        Command::Compact { .. }
+        | Command::NewSession
+        | Command::SetModel { .. }
+        | Command::CycleModel
+        | Command::ExportHtml { .. }
+        | Command::Bash { .. } => {
             return Err("internal error: a slow command was run as a quick one".to_string());
         }
         Command::Unknown => return Err("unknown command type".to_string()),
@@ -104,74 +125,9 @@ fn execute(context: &Context, command: Command) -> Result<Option<Value>, String>
     Ok(None)
 }
 
-async fn new_session(
-    context: &Context,
-    cancel: &CancellationToken,
-) -> Result<Option<Value>, String> {
-    let persistent = current_session(context).path.is_some();
-    let info =
-        start_new_session_unless(&context.agent, &context.settings, persistent, cancel).await?;
-    *context
-        .session
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner) = info.clone();
-    Ok(Some(
-        json!({"sessionId": info.id, "sessionFile": info.path}),
-    ))
-}
-
-/// The model changes at once; `cancel` only cuts short the wait for the change to be noted
-/// in the session (the note is still written).
-async fn set_model(
-    context: &Context,
-    provider: String,
-    model_id: String,
-    cancel: &CancellationToken,
-) -> Result<Option<Value>, String> {
-    let (provider_settings, model) = context.settings.resolve_model(&provider, &model_id)?;
-    let client =
-        Provider::new(provider_settings, context.settings.timeouts).map_err(|e| e.to_string())?;
-    let noted = context.agent.set_model(Arc::new(client), model);
-    tokio::select! {
-        () = noted => {}
-        () = cancel.cancelled() => {}
-    }
-    Ok(Some(json!({"provider": provider, "modelId": model_id})))
-}
-
-fn current_session(context: &Context) -> SessionInfo {
-    context
-        .session
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone()
-}
-
 /// The text, then the attached images.
 fn user_message(text: String, images: Vec<Content>) -> UserMessage {
     let mut message = UserMessage::text(text);
     message.content.extend(images);
     message
-}
-
-fn state(context: &Context) -> Value {
-    let state = context.agent.snapshot();
-    let session = current_session(context);
-    json!({
-        "model": state.model,
-        "provider": state.provider,
-        "thinkingLevel": state.thinking.as_str(),
-        "isStreaming": state.is_running,
-        "sessionId": session.id,
-        "sessionFile": session.path,
-        "messageCount": state.message_count,
-        "pendingMessageCount": state.pending_message_count,
-        "steeringMode": state.steering_mode.as_str(),
-        "followUpMode": state.follow_up_mode.as_str(),
-        "permissionMode": state.permission_mode.as_str(),
-        "usage": state.usage,
-        "contextTokens": state.context_tokens,
-        "contextWindow": state.context_window,
-        "sessionError": state.session_error,
-    })
 }

@@ -3,14 +3,17 @@
 //! running.
 //!
 //! Commands take effect in the order they arrive: one that takes time (`compact`,
-//! `new_session`, `set_model`) is finished — events keep flowing — before the next one is
-//! taken up. Lines are read all the while, so `abort` (and SIGINT/SIGTERM) is never stuck
-//! behind a slow command: it overtakes the commands waiting, stops the one in progress and
-//! the run at once, and acts again at its own place in the order, so that everything sent
-//! before it is stopped. At end of input, pending approvals are denied, what was sent is
-//! finished, and the process exits.
+//! `new_session`, `set_model`, `cycle_model`, `bash`, `export_html`) is finished — events
+//! keep flowing — before the next one is taken up. Lines are read all the while, so `abort`
+//! (and SIGINT/SIGTERM) is never stuck behind a slow command: it overtakes the commands
+//! waiting, stops the one in progress and the run at once, and acts again at its own place
+//! in the order, so that everything sent before it is stopped. `abort_bash` overtakes a
+//! `bash` in progress the same way. At end of input, pending approvals are denied, what was
+//! sent is finished, and the process exits.
 
+mod actions;
 mod commands;
+mod queries;
 mod reader;
 
 use crate::agent::Agent;
@@ -61,6 +64,8 @@ struct InFlight {
     response: BoxFuture<'static, Response>,
     /// Stops it (what that means is up to the command).
     cancel: CancellationToken,
+    /// A `bash` command, which `abort_bash` stops.
+    bash: bool,
 }
 
 pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
@@ -93,12 +98,17 @@ pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
                         Started::Done(result) => {
                             respond(&Response::new(id, &kind, result), &mut events, &mut out);
                         }
-                        Started::Slow { result, cancel } => {
+                        Started::Slow {
+                            result,
+                            cancel,
+                            bash,
+                        } => {
                             slow = Some(InFlight {
                                 response: Box::pin(async move {
                                     Response::new(id, &kind, result.await)
                                 }),
                                 cancel,
+                                bash,
                             });
                         }
                     }
@@ -150,6 +160,13 @@ pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
                             if !waiting.is_empty() {
                                 waiting.push_back(Pending::AbortAgain);
                             }
+                        }
+                        (Pending::Command { id, command: Command::AbortBash, .. }, Some(in_flight))
+                            if in_flight.bash =>
+                        {
+                            in_flight.cancel.cancel();
+                            let response = Response::new(id.clone(), "abort_bash", Ok(None));
+                            respond(&response, &mut events, &mut out);
                         }
                         _ => waiting.push_back(pending),
                     }

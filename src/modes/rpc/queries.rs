@@ -1,0 +1,117 @@
+//! The read-only RPC commands and the `data` they answer with: `get_state`,
+//! `get_session_stats`, `get_last_assistant_text`, `get_available_models`. Field names are
+//! pi's where pi has the same command.
+
+use super::Context;
+use crate::config::AvailableModel;
+use crate::modes::SessionInfo;
+use crate::protocol::message::{Message, StopReason};
+use serde_json::{Value, json};
+use std::sync::PoisonError;
+
+pub(super) fn current_session(context: &Context) -> SessionInfo {
+    context
+        .session
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+pub(super) fn state(context: &Context) -> Value {
+    let state = context.agent.snapshot();
+    let session = current_session(context);
+    json!({
+        "model": state.model,
+        "provider": state.provider,
+        "thinkingLevel": state.thinking.as_str(),
+        "isStreaming": state.is_running,
+        "sessionId": session.id,
+        "sessionFile": session.path,
+        "messageCount": state.message_count,
+        "pendingMessageCount": state.pending_message_count,
+        "steeringMode": state.steering_mode.as_str(),
+        "followUpMode": state.follow_up_mode.as_str(),
+        "permissionMode": state.permission_mode.as_str(),
+        "autoCompactionEnabled": context.settings.compaction.enabled,
+        "usage": state.usage,
+        "contextTokens": state.context_tokens,
+        "contextWindow": state.context_window,
+        "sessionError": state.session_error,
+    })
+}
+
+/// Counts of the messages in the context; tokens and cost of every model call of the
+/// session (also those a compaction took out of the context).
+pub(super) fn session_stats(context: &Context) -> Value {
+    let messages = context.agent.messages();
+    let usage = context.agent.snapshot().usage;
+    let session = current_session(context);
+    let count = |role: fn(&Message) -> bool| messages.iter().filter(|m| role(m)).count();
+    let tool_calls: usize = messages
+        .iter()
+        .filter_map(|m| m.as_assistant())
+        .map(|a| a.tool_calls().count())
+        .sum();
+    json!({
+        "sessionFile": session.path,
+        "sessionId": session.id,
+        "userMessages": count(|m| matches!(m, Message::User(_))),
+        "assistantMessages": count(|m| matches!(m, Message::Assistant(_))),
+        "toolCalls": tool_calls,
+        "toolResults": count(|m| matches!(m, Message::ToolResult(_))),
+        "totalMessages": messages.len(),
+        "tokens": {
+            "input": usage.input,
+            "output": usage.output,
+            "cacheRead": usage.cache_read,
+            "cacheWrite": usage.cache_write,
+            "total": usage.total_tokens,
+        },
+        "cost": usage.cost.total,
+    })
+}
+
+/// The text of the last assistant message that has any content (an aborted, empty one is
+/// passed over); `null` when there is none or it has no text.
+pub(super) fn last_assistant_text(context: &Context) -> Value {
+    let messages = context.agent.messages();
+    let last = messages.iter().rev().find_map(|m| {
+        m.as_assistant()
+            .filter(|a| !(a.stop_reason == StopReason::Aborted && a.content.is_empty()))
+    });
+    let text = last.map(|a| a.text().trim().to_string());
+    json!({ "text": text.filter(|t| !t.is_empty()) })
+}
+
+pub(super) fn available_models(context: &Context) -> Value {
+    let state = context.agent.snapshot();
+    let models: Vec<Value> = context
+        .settings
+        .available_models((&state.provider, &state.model))
+        .iter()
+        .map(model_json)
+        .collect();
+    json!({ "models": models })
+}
+
+/// A model as pi describes one (`Model`): `api` is this agent's API name.
+pub(super) fn model_json(available: &AvailableModel) -> Value {
+    let model = &available.model;
+    json!({
+        "id": model.id,
+        "name": model.id,
+        "api": available.provider.api.as_str(),
+        "provider": available.provider.name,
+        "baseUrl": available.provider.base_url,
+        "reasoning": model.reasoning,
+        "input": if model.images { json!(["text", "image"]) } else { json!(["text"]) },
+        "cost": {
+            "input": model.cost.input,
+            "output": model.cost.output,
+            "cacheRead": model.cost.cache_read,
+            "cacheWrite": model.cost.cache_write,
+        },
+        "contextWindow": model.context_window,
+        "maxTokens": model.max_output_tokens,
+    })
+}
