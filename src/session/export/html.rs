@@ -334,7 +334,7 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains("<img"), "no remote image is fetched: {html}");
-        assert!(html.contains("echo '&lt;hi&gt;'"), "{html}");
+        assert!(html.contains("echo &#39;&lt;hi&gt;&#39;"), "{html}");
         assert!(html.contains("/work/&lt;repo&gt;"), "{html}");
     }
 
