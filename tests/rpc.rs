@@ -395,6 +395,7 @@ async fn rpc_answers_pi_s_model_commands() {
     let first = &models["data"]["models"][0];
     assert_eq!(first["contextWindow"], 1000);
     assert_eq!(first["api"], "openai-chat");
+    assert_eq!(first["input"], json!(["text"]), "not known to take images");
     assert_eq!(first["baseUrl"], server.v1());
     rpc.send(json!({"id": "c", "type": "cycle_model"})).await;
     let cycled = rpc.response("c").await;
