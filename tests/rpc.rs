@@ -360,6 +360,8 @@ fn local_models(env: &support::env::Env, server: &FakeServer) -> Rpc {
     )
     .unwrap();
     let mut cmd = support::process::command(env.home.path(), env.cwd.path());
+    // A hosted provider with its key at hand (taken out of the environment at start).
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-key-for-listing");
     cmd.args([
         "--mode",
         "rpc",
@@ -387,12 +389,28 @@ async fn rpc_answers_pi_s_model_commands() {
         .iter()
         .map(|m| (m["provider"].as_str().unwrap(), m["id"].as_str().unwrap()))
         .collect();
+    let local: Vec<_> = listed.iter().filter(|(p, _)| *p == "local").collect();
     assert_eq!(
-        listed,
-        [("local", "first-model"), ("local", "second-model")],
+        local,
+        [&("local", "first-model"), &("local", "second-model")],
+        "{models}"
+    );
+    assert!(
+        listed.contains(&("anthropic", "claude-sonnet-4-5")),
+        "a provider with its key is listed: {models}"
+    );
+    assert!(
+        listed
+            .iter()
+            .all(|(p, _)| ["local", "anthropic"].contains(p)),
         "providers without a key are left out: {models}"
     );
-    let first = &models["data"]["models"][0];
+    let first = models["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "first-model")
+        .unwrap();
     assert_eq!(first["contextWindow"], 1000);
     assert_eq!(first["api"], "openai-chat");
     assert_eq!(first["input"], json!(["text"]), "not known to take images");
@@ -407,10 +425,14 @@ async fn rpc_answers_pi_s_model_commands() {
     rpc.until(|l| l["type"] == "agent_end").await;
     assert_eq!(server.bodies()[0]["model"], "second-model");
     rpc.send(json!({"id": "c2", "type": "cycle_model"})).await;
+    let wrapped = rpc.response("c2").await;
     assert_eq!(
-        rpc.response("c2").await["data"]["model"]["id"],
-        "first-model",
-        "cycling wraps around"
+        (
+            wrapped["data"]["model"]["provider"].as_str().unwrap(),
+            wrapped["data"]["model"]["id"].as_str().unwrap()
+        ),
+        listed[0],
+        "after the last model, cycling wraps around: {wrapped}"
     );
     rpc.send(
         json!({"id": "s", "type": "set_model", "provider": "local", "modelId": "second-model"}),

@@ -73,6 +73,6 @@ fn has_key(provider: &ProviderSettings) -> bool {
         || provider.api_key_command.is_some()
         || match &provider.api_key_env {
             None => true,
-            Some(var) => std::env::var_os(var).is_some_and(|v| !v.is_empty()),
+            Some(var) => crate::secrets::env_key(var).is_some_and(|v| !v.is_empty()),
         }
 }
