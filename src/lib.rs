@@ -8,6 +8,7 @@ pub mod config;
 pub mod context_files;
 pub mod llm;
 pub mod logging;
+pub mod mcp;
 pub mod modes;
 pub mod prompt;
 pub mod protocol;

@@ -72,26 +72,31 @@ fn main() -> ExitCode {
                 return 1;
             }
         };
-        if front_end == FrontEnd::Interactive {
+        let mcp = prepared.mcp.clone();
+        let code = if front_end == FrontEnd::Interactive {
             let start = agent::tui::Start {
                 prompt: Some(cli.prompt.join(" ")),
                 pick_session,
                 notices: Vec::new(),
             };
-            return agent::tui::run(prepared, settings, start).await;
-        }
-        for notice in &prepared.notices {
-            eprintln!("agent: {notice}");
-        }
-        let modes::Prepared { agent, session, .. } = prepared;
-        match (front_end, prompt) {
-            (FrontEnd::Json, Some(prompt)) => {
-                modes::json::run(agent, prompt, &session, &settings.cwd).await
+            agent::tui::run(prepared, settings, start).await
+        } else {
+            for notice in &prepared.notices {
+                eprintln!("agent: {notice}");
             }
-            (FrontEnd::Rpc, _) => modes::rpc::run(agent, session, settings).await,
-            (_, Some(prompt)) => modes::print::run(agent, prompt).await,
-            (_, None) => 2,
-        }
+            let modes::Prepared { agent, session, .. } = prepared;
+            match (front_end, prompt) {
+                (FrontEnd::Json, Some(prompt)) => {
+                    modes::json::run(agent, prompt, &session, &settings.cwd).await
+                }
+                (FrontEnd::Rpc, _) => modes::rpc::run(agent, session, settings, mcp.clone()).await,
+                (_, Some(prompt)) => modes::print::run(agent, prompt).await,
+                (_, None) => 2,
+            }
+        };
+        // Every MCP server ends with the agent, stdio servers' process groups included.
+        mcp.shut_down().await;
+        code
     });
     // Don't wait for stray blocking work (e.g. a stdin read) on the way out.
     runtime.shutdown_background();

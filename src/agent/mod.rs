@@ -21,6 +21,7 @@ use crate::protocol::event::{AgentEvent, CompactionReason};
 use crate::protocol::message::{AssistantMessage, Message, Usage, UserMessage};
 use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
+use crate::tools::source::ToolSource;
 use crate::tools::{ToolSettings, Tools};
 use compaction::CompactionSettings;
 use history::History;
@@ -41,6 +42,8 @@ pub struct AgentConfig {
     pub thinking: ThinkingLevel,
     pub system_prompt: String,
     pub tools: Tools,
+    /// Tools that arrive while the agent runs (MCP servers), offered besides `tools`.
+    pub tool_source: Option<Arc<dyn ToolSource>>,
     pub tool_settings: ToolSettings,
     pub permission_mode: PermissionMode,
     /// The `[permissions]` rules (allow / ask / deny), on top of the mode.
@@ -122,8 +125,11 @@ impl Agent {
             model: config.model,
             thinking: config.thinking,
             system_prompt: config.system_prompt,
+            base_tools: config.tools.clone(),
             tools: config.tools,
             tool_specs,
+            tool_source: config.tool_source,
+            source_generation: None,
             tool_settings: Arc::new(config.tool_settings),
             limits: config.limits,
             retry: config.retry,

@@ -21,6 +21,10 @@ impl Run {
         let mut retried_server_fault = false;
         let mut compacted_for_overflow = false;
         loop {
+            if let Some(source) = self.settings.tool_source.clone() {
+                source.catch_up(&self.cancel).await;
+            }
+            self.shared.refresh_tools();
             self.settings = self.shared.settings();
             self.phase.enter("model_running");
             let (message, error) = self.attempt().await;

@@ -6,7 +6,7 @@ use super::compaction::compact;
 use super::guard::LoopGuard;
 use super::phase::PhaseLog;
 use super::state::{RunSettings, Shared, State, lock};
-use crate::protocol::event::{AgentEvent, CompactionReason, RunStatus};
+use crate::protocol::event::{AgentEvent, CompactionReason, NoticeLevel, RunStatus};
 use crate::protocol::message::{Message, StopReason, UserMessage};
 use crate::session::format::NewEntry;
 use futures_util::FutureExt;
@@ -115,6 +115,7 @@ impl Run {
         for prompt in prompts {
             self.commit_user(prompt).await;
         }
+        self.settle_tools().await;
         let mut first_turn = true;
         let mut pending = self.take_steering();
         loop {
@@ -196,6 +197,21 @@ impl Run {
             if pending.is_empty() {
                 return Outcome::Completed;
             }
+        }
+    }
+
+    /// Wait (bounded) for tools still on their way (MCP servers starting), and tell the
+    /// user once about those that will not come.
+    async fn settle_tools(&mut self) {
+        let Some(source) = self.settings.tool_source.clone() else {
+            return;
+        };
+        for message in source.settle(&self.cancel).await {
+            tracing::warn!(%message, "tools unavailable");
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                message,
+            });
         }
     }
 

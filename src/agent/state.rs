@@ -17,6 +17,7 @@ use crate::session::format::{NewEntry, new_entry_id};
 use crate::session::{SessionError, SessionWriter};
 use crate::tools::freshness::FileMemory;
 use crate::tools::permission::Permissions;
+use crate::tools::source::ToolSource;
 use crate::tools::{ToolSettings, Tools};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -39,8 +40,13 @@ pub(crate) struct RunSettings {
     pub model: ModelInfo,
     pub thinking: ThinkingLevel,
     pub system_prompt: String,
+    /// The built-in tools; `tools` adds the source's.
+    pub base_tools: Tools,
     pub tools: Tools,
     pub tool_specs: Vec<ToolSpec>,
+    pub tool_source: Option<Arc<dyn ToolSource>>,
+    /// The source's generation `tools` was built from.
+    pub source_generation: Option<u64>,
     pub tool_settings: Arc<ToolSettings>,
     pub limits: Limits,
     pub retry: RetryPolicy,
@@ -88,6 +94,27 @@ impl Shared {
 
     pub fn settings(&self) -> Arc<RunSettings> {
         lock(&self.settings).clone()
+    }
+
+    /// Offer the tool source's current tools, if they changed since the settings were
+    /// built (a server became ready, a list changed): called before each model request.
+    pub fn refresh_tools(&self) {
+        let settings = self.settings();
+        let Some(source) = &settings.tool_source else {
+            return;
+        };
+        let generation = source.generation();
+        if settings.source_generation == Some(generation) {
+            return;
+        }
+        let tools = settings.base_tools.with_external(&source.tools());
+        let specs = tools.specs();
+        let mut current = lock(&self.settings);
+        let mut next = RunSettings::clone(&current);
+        next.tools = tools;
+        next.tool_specs = specs;
+        next.source_generation = Some(generation);
+        *current = Arc::new(next);
     }
 
     pub fn session(&self) -> Option<Arc<SessionWriter>> {

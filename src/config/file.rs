@@ -40,6 +40,9 @@ pub struct FileConfig {
     pub compaction: CompactionConfig,
     #[serde(default)]
     pub guard: GuardConfig,
+    /// `[mcp_servers.NAME]`: MCP servers whose tools the model may use.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerTable>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -16,6 +16,7 @@ use crate::llm::catalog;
 use crate::llm::model::{ModelCost, ModelInfo};
 use crate::llm::provider::ProviderSettings;
 use crate::llm::request::ThinkingLevel;
+use crate::mcp::config::ServerConfig;
 use crate::tools::permission::{PermissionMode, PermissionRules};
 use crate::tools::rules::RuleSet;
 use crate::tools::{ALL_TOOLS, ToolSettings, Tools};
@@ -65,6 +66,8 @@ pub struct Settings {
     pub model_from_flags: bool,
     /// `--base-url` / `--api-key`, for the provider chosen at start.
     pub overrides: Overrides,
+    /// The MCP servers of `[mcp_servers]`, in name order (none with `--no-tools`).
+    pub mcp_servers: Vec<ServerConfig>,
 }
 
 impl Settings {
@@ -393,6 +396,15 @@ fn resolve(
             .unwrap_or(compaction_defaults.keep_recent_tokens),
     };
     let model_from_flags = cli.provider.is_some() || cli.model.is_some() || cli.base_url.is_some();
+    let mut mcp_servers = Vec::new();
+    for (name, table) in &file.mcp_servers {
+        let server = table
+            .resolve(name)
+            .map_err(|e| file_error(&e.key, e.message))?;
+        if !cli.no_tools {
+            mcp_servers.push(server);
+        }
+    }
 
     Ok(Settings {
         paths,
@@ -424,6 +436,7 @@ fn resolve(
         providers: file.providers,
         model_from_flags,
         overrides,
+        mcp_servers,
         cwd,
     })
 }

@@ -14,6 +14,7 @@ use crate::cli::Cli;
 use crate::config::Settings;
 use crate::llm::client::Provider;
 use crate::llm::request::ThinkingLevel;
+use crate::mcp::McpManager;
 use crate::prompt::system_prompt;
 use crate::protocol::message::Message;
 use crate::session::format::NewEntry;
@@ -35,6 +36,8 @@ pub struct SessionInfo {
 pub struct Prepared {
     pub agent: Agent,
     pub session: SessionInfo,
+    /// The MCP servers (starting in the background); end them with `shut_down` on exit.
+    pub mcp: Arc<McpManager>,
     /// One-line notes for the user (a resumed session was repaired, `-c` found nothing...).
     pub notices: Vec<String>,
 }
@@ -104,9 +107,15 @@ pub async fn prepare(
         .await
         .map_err(|e| e.to_string())?;
     }
-    let agent = build_agent(settings, can_ask, opened.writer, opened.history)?;
+    let mcp = McpManager::start(
+        settings.mcp_servers.clone(),
+        settings.cwd.clone(),
+        settings.tool_settings.hidden_env.clone(),
+    )?;
+    let agent = build_agent(settings, can_ask, opened.writer, opened.history, &mcp)?;
     Ok(Prepared {
         agent,
+        mcp,
         session: SessionInfo {
             id: opened.id,
             path: opened.path,
@@ -209,12 +218,13 @@ pub async fn record_model(
     Ok(())
 }
 
-/// Build the agent the settings describe.
+/// Build the agent the settings describe, offering the tools of `mcp`'s servers too.
 pub fn build_agent(
     settings: &Settings,
     can_ask: bool,
     session: Option<Arc<SessionWriter>>,
     history: Vec<(String, Arc<Message>)>,
+    mcp: &Arc<McpManager>,
 ) -> Result<Agent, String> {
     let provider =
         Provider::new(settings.provider.clone(), settings.timeouts).map_err(|e| e.to_string())?;
@@ -233,6 +243,8 @@ pub fn build_agent(
         thinking: settings.thinking,
         system_prompt,
         tools,
+        tool_source: (!settings.mcp_servers.is_empty())
+            .then(|| mcp.clone() as Arc<dyn crate::tools::source::ToolSource>),
         tool_settings: settings.tool_settings.clone(),
         permission_mode: settings.permission_mode,
         permission_rules: settings.permission_rules.clone(),

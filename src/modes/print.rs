@@ -45,6 +45,7 @@ impl Handler for Print {
                 ),
                 Some(Denial::User) | None => {}
             },
+            AgentEvent::Notice { message, .. } => eprintln!("agent: {message}"),
             AgentEvent::AgentEnd {
                 messages,
                 status,

@@ -84,6 +84,19 @@ pub enum AgentEvent {
         steering: Vec<String>,
         follow_up: Vec<String>,
     },
+    /// Something the user should know that is not part of the conversation (an MCP server
+    /// that did not start), said once.
+    Notice {
+        level: NoticeLevel,
+        message: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoticeLevel {
+    Info,
+    Warning,
 }
 
 /// A change to the streaming assistant message. `contentIndex` is the block's index in the

@@ -20,6 +20,7 @@ pub mod regular;
 pub mod rules;
 pub mod schema;
 pub mod shell;
+pub mod source;
 pub mod truncate;
 pub mod visibility;
 mod walk;
@@ -121,12 +122,20 @@ pub enum Execution {
 }
 
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn description(&self) -> &'static str;
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
-    /// Whether the tool only looks: read-only tools never need approval.
+    /// Whether the tool only looks: read-only calls may run side by side, are allowed in
+    /// read-only mode, and (unless the claim is only a hint, below) never need approval.
     fn read_only(&self) -> bool;
+    /// Whether `read_only` is only a claim made by someone else (an MCP server's
+    /// `readOnlyHint`) rather than a property of our own code. Such a tool still counts as
+    /// read-only for running side by side and in read-only mode, but it needs approval in
+    /// `ask` mode unless a rule allows it.
+    fn read_only_is_claimed(&self) -> bool {
+        false
+    }
     /// The argument naming what a call works on (a path, a command), which permission
     /// rules match against.
     fn subject(&self) -> Subject {
@@ -179,7 +188,9 @@ pub fn builtin_tool(name: &str) -> Option<Arc<dyn Tool>> {
 
 struct Entry {
     tool: Arc<dyn Tool>,
-    schema: schema::ArgumentSchema,
+    /// `None` for a tool from outside whose schema our validator cannot compile: its calls
+    /// go to it unchecked (it checks them itself).
+    schema: Option<schema::ArgumentSchema>,
 }
 
 /// The enabled tools.
@@ -215,7 +226,10 @@ impl Tools {
                 continue;
             }
             let schema = schema::ArgumentSchema::compile(tool.name(), &tool.parameters())?;
-            entries.push(Arc::new(Entry { tool, schema }));
+            entries.push(Arc::new(Entry {
+                tool,
+                schema: Some(schema),
+            }));
         }
         Ok(Tools { entries })
     }
@@ -227,8 +241,39 @@ impl Tools {
             return Err(format!("a tool named `{}` exists already", tool.name()));
         }
         let schema = schema::ArgumentSchema::compile(tool.name(), &tool.parameters())?;
-        self.entries.push(Arc::new(Entry { tool, schema }));
+        self.entries.push(Arc::new(Entry {
+            tool,
+            schema: Some(schema),
+        }));
         Ok(self)
+    }
+
+    /// These tools and the tools of a `ToolSource` (MCP servers): a tool whose name is
+    /// taken is left out, and one whose schema does not compile is kept without argument
+    /// checks (the server checks them); both are logged.
+    pub fn with_external(&self, tools: &[Arc<dyn Tool>]) -> Tools {
+        let mut combined = self.clone();
+        for tool in tools {
+            if combined.get(tool.name()).is_some() {
+                tracing::warn!(
+                    tool = tool.name(),
+                    "a tool of that name exists already; left out"
+                );
+                continue;
+            }
+            let schema = match schema::ArgumentSchema::compile(tool.name(), &tool.parameters()) {
+                Ok(schema) => Some(schema),
+                Err(error) => {
+                    tracing::warn!(tool = tool.name(), %error, "arguments go unchecked");
+                    None
+                }
+            };
+            combined.entries.push(Arc::new(Entry {
+                tool: tool.clone(),
+                schema,
+            }));
+        }
+        combined
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
@@ -242,13 +287,13 @@ impl Tools {
     /// Check a call's arguments against the tool's schema: `Err` with the text the model is
     /// told. An unknown tool passes (the caller reports it).
     pub fn validate(&self, name: &str, args: &Value) -> Result<(), String> {
-        match self.entry(name) {
-            Some(entry) => entry.schema.check(name, args),
+        match self.entry(name).and_then(|entry| entry.schema.as_ref()) {
+            Some(schema) => schema.check(name, args),
             None => Ok(()),
         }
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<&str> {
         self.entries.iter().map(|entry| entry.tool.name()).collect()
     }
 

@@ -152,8 +152,23 @@ impl Permissions {
                  --permission-mode auto.",
             );
         }
-        if rules.allows(call, &target) || !mutating || self.mode == PermissionMode::Auto {
+        // A read-only claim made by someone else (an MCP server) does not spare the ask.
+        let trusted_read_only = !mutating && !tool.read_only_is_claimed();
+        if rules.allows(call, &target) || trusted_read_only || self.mode == PermissionMode::Auto {
             return Verdict::Allow;
+        }
+        if !mutating {
+            return Verdict::ask_because(
+                &call.name,
+                format!(
+                    "`{}` comes from an MCP server, whose claim that it only reads is not checked",
+                    call.name
+                ),
+                &format!(
+                    "The user can allow it with a rule such as `{}` in [permissions] allow.",
+                    call.name
+                ),
+            );
         }
         Verdict::ask_for_mode(&call.name)
     }

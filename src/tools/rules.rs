@@ -1,11 +1,14 @@
 //! Permission rules from `[permissions]`: `tool` (the whole tool), `bash(pattern)` (a
 //! command pattern where `*` matches anything) and `read(glob)` / `write(glob)` /
 //! `edit(glob)` / `grep(glob)` / `find(glob)` / `ls(glob)` (a path glob, relative to the
-//! working directory) — which kind of pattern a tool takes is its `Subject`. Parsing
+//! working directory) — which kind of pattern a tool takes is its `Subject`. MCP tools
+//! (`mcp__server__tool`) are named with `*` wildcards (`mcp__docs__*`), since which tools
+//! a server offers is only known once it runs. Parsing
 //! reports a bad rule with the config key it came from; matching answers "does this rule
 //! cover this call".
 
 use super::shell::{self, CommandShape};
+use super::source::MCP_TOOL_PREFIX;
 use super::{Subject, Tool};
 use crate::protocol::message::ToolCall;
 use globset::{GlobBuilder, GlobMatcher};
@@ -56,11 +59,16 @@ impl Rule {
                 (tool.trim(), Some(inner.trim()))
             }
         };
-        let Some(subject) = super::builtin_tool(tool).map(|t| t.subject()) else {
-            return Err(format!(
-                "`{trimmed}` names no tool (known: {})",
-                super::ALL_TOOLS.join(", ")
-            ));
+        let subject = match super::builtin_tool(tool) {
+            Some(builtin) => builtin.subject(),
+            None if is_mcp_tool_pattern(tool) => Subject::None,
+            None => {
+                return Err(format!(
+                    "`{trimmed}` names no tool (known: {}, and MCP tools as `{MCP_TOOL_PREFIX}server__tool`, \
+                     where `*` matches anything)",
+                    super::ALL_TOOLS.join(", ")
+                ));
+            }
         };
         let pattern = match (pattern, subject) {
             (None, _) => Pattern::Whole,
@@ -83,7 +91,7 @@ impl Rule {
     /// Whether the rule covers the whole call of `tool` (for allow: every part of a
     /// command must be covered, see `RuleSet::allows`).
     fn covers(&self, tool: &str, target: &Target) -> bool {
-        if self.tool != tool {
+        if !self.names(tool) {
             return false;
         }
         match (&self.pattern, target) {
@@ -103,7 +111,7 @@ impl Rule {
         if self.covers(tool, target) {
             return true;
         }
-        if self.tool != tool {
+        if !self.names(tool) {
             return false;
         }
         match (&self.pattern, target) {
@@ -125,6 +133,27 @@ impl Rule {
             _ => false,
         }
     }
+}
+
+impl Rule {
+    /// Whether the rule is about the tool `name`: the same name, or for MCP tools a name
+    /// its wildcards match.
+    fn names(&self, name: &str) -> bool {
+        if self.tool.contains('*') {
+            wildcard(&self.tool, name)
+        } else {
+            self.tool == name
+        }
+    }
+}
+
+/// `mcp__…` made of the characters MCP tool names are made of, and `*`.
+fn is_mcp_tool_pattern(tool: &str) -> bool {
+    tool.len() > MCP_TOOL_PREFIX.len()
+        && tool.starts_with(MCP_TOOL_PREFIX)
+        && tool
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*'))
 }
 
 fn path_glob(pattern: &str, cwd: &Path) -> Result<GlobMatcher, String> {
@@ -272,7 +301,7 @@ impl RuleSet {
     /// covered, must parse, and must not write files through a redirection — unless a
     /// bare `bash` rule allows every command.
     pub fn allows(&self, call: &ToolCall, target: &Target) -> bool {
-        let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.tool == call.name).collect();
+        let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.names(&call.name)).collect();
         if rules.iter().any(|r| matches!(r.pattern, Pattern::Whole)) {
             return true;
         }
@@ -424,6 +453,38 @@ mod tests {
         assert_eq!(check("write", "src/x"), (false, false));
         assert_eq!(check("read", ".env"), (true, true));
         assert_eq!(check("read", "README.md"), (true, false));
+    }
+
+    #[test]
+    fn mcp_tools_are_named_with_wildcards() {
+        let set = rules(
+            &["mcp__docs__*"],
+            &["mcp__docs__delete*"],
+            &["mcp__*__drop_table"],
+        );
+        let cwd = Path::new("/repo");
+        let check = |name: &str| {
+            let c = call(name, json!({"q": "x"}));
+            (
+                set.allows(&c, &Target::Nothing),
+                set.asked_by(&c, &Target::Nothing).is_some(),
+                set.denied_by(&c, &Target::Nothing).is_some(),
+            )
+        };
+        assert_eq!(check("mcp__docs__search"), (true, false, false));
+        assert_eq!(check("mcp__docs__delete_page"), (true, true, false));
+        assert_eq!(check("mcp__db__drop_table"), (false, false, true));
+        assert_eq!(check("mcp__docsearch__x"), (false, false, false));
+        let _ = cwd;
+        let own = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let error = RuleSet::parse(&own(&["mcp__docs__search(x)"]), &[], &[], cwd).unwrap_err();
+        assert!(
+            error.message.contains("take no pattern"),
+            "{}",
+            error.message
+        );
+        assert!(RuleSet::parse(&own(&["mcp__"]), &[], &[], cwd).is_err());
+        assert!(RuleSet::parse(&own(&["mcp__a b"]), &[], &[], cwd).is_err());
     }
 
     #[test]

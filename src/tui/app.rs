@@ -9,7 +9,7 @@ use super::theme::Theme;
 use crate::agent::Agent;
 use crate::config::Settings;
 use crate::modes::SessionInfo;
-use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunStatus};
+use crate::protocol::event::{AgentEvent, AssistantMessageEvent, NoticeLevel, RunStatus};
 use crate::protocol::message::{AssistantContent, Message, StopReason, join_text};
 use ratatui::text::Line;
 use serde_json::Value;
@@ -375,6 +375,10 @@ impl App {
                 self.steering = steering;
                 self.follow_up = follow_up;
             }
+            AgentEvent::Notice { level, message } => match level {
+                NoticeLevel::Info => self.notice(&message),
+                NoticeLevel::Warning => self.warning(&message),
+            },
         }
     }
 

@@ -52,6 +52,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         thinking: ThinkingLevel::Off,
         system_prompt: "You are a test.".into(),
         tools: Tools::from_names(&["read", "bash"]).unwrap(),
+        tool_source: None,
         tool_settings: ToolSettings::default(),
         permission_mode: PermissionMode::Auto,
         permission_rules: Default::default(),

@@ -18,6 +18,7 @@ mod reader;
 
 use crate::agent::Agent;
 use crate::config::Settings;
+use crate::mcp::McpManager;
 use crate::modes::SessionInfo;
 use crate::modes::output::JsonLines;
 use crate::modes::signals::Interrupts;
@@ -41,6 +42,8 @@ enum Input {
 /// What the command handlers share.
 struct Context {
     agent: Arc<Agent>,
+    /// The MCP servers, for `get_state`.
+    mcp: Arc<McpManager>,
     session: Mutex<SessionInfo>,
     settings: Settings,
 }
@@ -68,13 +71,19 @@ struct InFlight {
     bash: bool,
 }
 
-pub async fn run(agent: Agent, session: SessionInfo, settings: Settings) -> u8 {
+pub async fn run(
+    agent: Agent,
+    session: SessionInfo,
+    settings: Settings,
+    mcp: Arc<McpManager>,
+) -> u8 {
     let agent = Arc::new(agent);
     let mut events = agent.subscribe();
     let (input_tx, mut input) = mpsc::unbounded_channel();
     tokio::spawn(read_stdin(input_tx));
     let context = Arc::new(Context {
         agent: agent.clone(),
+        mcp,
         session: Mutex::new(session),
         settings,
     });

@@ -37,6 +37,7 @@ pub(super) fn state(context: &Context) -> Value {
         "contextTokens": state.context_tokens,
         "contextWindow": state.context_window,
         "sessionError": state.session_error,
+        "mcpServers": crate::mcp::views_json(&context.mcp.views()),
     })
 }
 

@@ -1,0 +1,173 @@
+//! The MCP client: the servers of `[mcp_servers]` (stdio children and streamable-HTTP
+//! endpoints, spoken to with the official `rmcp` SDK), started in parallel in the background
+//! at launch and never in the way of the prompt, their tools offered to the model as
+//! `mcp__<server>__<tool>` like our own. `McpManager` owns the servers; the engine sees it
+//! only as a `ToolSource`, front ends read its `views` for `/mcp` and `get_state`.
+
+pub mod config;
+mod connect;
+mod content;
+pub mod names;
+mod progress;
+pub mod server;
+mod tool;
+mod transport;
+
+use crate::tools::Tool;
+use crate::tools::source::ToolSource;
+use config::ServerConfig;
+use futures_util::future::BoxFuture;
+use server::{Changes, Server, ServerView, Status};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+pub use transport::SpawnEnv;
+
+pub struct McpManager {
+    servers: Vec<Arc<Server>>,
+    changes: Arc<Changes>,
+}
+
+impl McpManager {
+    /// A manager without servers.
+    pub fn empty() -> Arc<McpManager> {
+        Arc::new(McpManager {
+            servers: Vec::new(),
+            changes: Arc::default(),
+        })
+    }
+
+    /// Start every enabled server in the background (call inside the runtime); returns at
+    /// once.
+    pub fn start(
+        configs: Vec<ServerConfig>,
+        cwd: PathBuf,
+        hidden_env: Vec<String>,
+    ) -> Result<Arc<McpManager>, String> {
+        if configs.is_empty() {
+            return Ok(McpManager::empty());
+        }
+        let env = SpawnEnv::new(cwd, hidden_env)?;
+        let changes: Arc<Changes> = Arc::default();
+        let mut configs = configs;
+        configs.sort_by(|a, b| a.name.cmp(&b.name));
+        let names: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
+        let parts = names::server_parts(&names);
+        let servers: Vec<Arc<Server>> = configs
+            .into_iter()
+            .zip(parts)
+            .map(|(config, part)| Server::new(config, part, env.clone(), changes.clone()))
+            .collect();
+        for server in &servers {
+            tokio::spawn(server.clone().start());
+        }
+        Ok(Arc::new(McpManager { servers, changes }))
+    }
+
+    /// Every configured server, in name order.
+    pub fn views(&self) -> Vec<ServerView> {
+        self.servers.iter().map(|s| s.view()).collect()
+    }
+
+    /// `(ready, enabled)` server counts, for a status line; `None` without enabled servers.
+    pub fn readiness(&self) -> Option<(usize, usize)> {
+        let enabled = self.servers.iter().filter(|s| s.config.enabled).count();
+        let ready = self
+            .servers
+            .iter()
+            .filter(|s| s.status() == Status::Ready)
+            .count();
+        (enabled > 0).then_some((ready, enabled))
+    }
+
+    /// Changes whenever any server's status or tools change.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.any.subscribe()
+    }
+
+    /// Why servers failed to start, each once (whoever asks first tells the user).
+    pub fn take_notices(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter_map(|server| {
+                server.take_notice().map(|why| {
+                    format!(
+                        "MCP server `{}` is not available: {why}. Going on without its tools (/mcp shows the servers).",
+                        server.name()
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// End every server (in parallel), each stdio server's process group included. Bounded:
+    /// a server that will not stop is killed.
+    pub async fn shut_down(&self) {
+        let ending = self.servers.iter().map(|server| server.shut_down());
+        let _ = tokio::time::timeout(
+            Duration::from_secs(3),
+            futures_util::future::join_all(ending),
+        )
+        .await;
+    }
+}
+
+impl ToolSource for McpManager {
+    fn generation(&self) -> u64 {
+        self.changes.tools.load(Ordering::SeqCst)
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.servers.iter().flat_map(|s| s.tools()).collect()
+    }
+
+    fn settle<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let starting = self
+                .servers
+                .iter()
+                .filter(|s| s.status() == Status::Starting)
+                .map(|s| s.settled());
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = futures_util::future::join_all(starting) => {}
+            }
+            self.take_notices()
+        })
+    }
+
+    fn catch_up<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let lists = self.servers.iter().map(|server| {
+                tokio::time::timeout(server.config.startup_timeout, server.lists_caught_up())
+            });
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = futures_util::future::join_all(lists) => {}
+            }
+        })
+    }
+}
+
+/// The servers as `get_state.data.mcpServers`: `[{name, status, transport, tools: [names],
+/// error?}]`.
+pub fn views_json(views: &[ServerView]) -> serde_json::Value {
+    views
+        .iter()
+        .map(|view| {
+            let mut entry = serde_json::json!({
+                "name": view.name,
+                "status": view.status.as_str(),
+                "transport": view.transport,
+                "tools": view.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            });
+            if let (Some(error), Some(map)) = (&view.error, entry.as_object_mut()) {
+                map.insert("error".to_string(), serde_json::Value::from(error.as_str()));
+            }
+            entry
+        })
+        .collect()
+}

@@ -1,0 +1,243 @@
+//! Opening the wire to a server. A stdio server is a child in its own process group (so
+//! ending it ends everything it started, and the terminal's Ctrl+C never reaches it), with
+//! the providers' API keys taken out of its environment, its stderr read line by line into
+//! the log (and the last lines kept, to explain a failure), and `PR_SET_PDEATHSIG` set so it
+//! dies with the agent even when the agent is killed. An HTTP server gets our own reqwest
+//! client, its headers and bearer token.
+
+use super::config::Transport;
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::io::AsyncReadExt;
+
+/// What every server is started with.
+#[derive(Clone)]
+pub struct SpawnEnv {
+    /// Where stdio servers run unless their `cwd` says otherwise.
+    pub cwd: PathBuf,
+    /// Environment variables servers never see (the providers' API keys) unless their own
+    /// `env` sets them.
+    pub hidden_env: Vec<String>,
+    /// Shared by every HTTP server.
+    pub http: reqwest::Client,
+}
+
+impl SpawnEnv {
+    pub fn new(cwd: PathBuf, hidden_env: Vec<String>) -> Result<SpawnEnv, String> {
+        crate::llm::client::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            // No overall timeout: the event stream of a session is long-lived.
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot set up HTTP for MCP servers: {e}"))?;
+        Ok(SpawnEnv {
+            cwd,
+            hidden_env,
+            http,
+        })
+    }
+}
+
+/// The last lines a stdio server wrote to stderr.
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+const TAIL_LINES: usize = 12;
+const MAX_LINE: usize = 2000;
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut lines = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The last few lines, joined, for an error message; `None` when there were none.
+    pub fn last(&self, count: usize) -> Option<String> {
+        let lines = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let start = lines.len().saturating_sub(count);
+        let text: Vec<&str> = lines.iter().skip(start).map(String::as_str).collect();
+        (!text.is_empty()).then(|| text.join(" | "))
+    }
+}
+
+/// A transport ready to be served, and what we keep of it.
+pub enum Opened {
+    Stdio {
+        transport: TokioChildProcess,
+        /// The child's process group.
+        group: Option<i32>,
+    },
+    Http(StreamableHttpClientTransport<reqwest::Client>),
+}
+
+/// Open the transport of `server`; stderr of a stdio server goes to `tail` and the log.
+pub fn open(
+    server: &str,
+    transport: &Transport,
+    env: &SpawnEnv,
+    tail: &StderrTail,
+) -> Result<Opened, String> {
+    match transport {
+        Transport::Stdio {
+            command,
+            args,
+            env: extra,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args);
+            for hidden in &env.hidden_env {
+                if !extra.contains_key(hidden) {
+                    cmd.env_remove(hidden);
+                }
+            }
+            cmd.envs(extra);
+            let dir = match cwd {
+                Some(dir) => env.cwd.join(dir),
+                None => env.cwd.clone(),
+            };
+            cmd.current_dir(&dir);
+            die_with_parent(&mut cmd);
+            let mut wrapped = CommandWrap::from(cmd);
+            wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+            let (transport, stderr) = TokioChildProcess::builder(wrapped)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| spawn_error(command, &dir, &e))?;
+            let group = transport.id().and_then(|pid| i32::try_from(pid).ok());
+            if let Some(stderr) = stderr {
+                tokio::spawn(read_stderr(server.to_string(), stderr, tail.clone()));
+            }
+            Ok(Opened::Stdio { transport, group })
+        }
+        Transport::Http {
+            url,
+            bearer_token_env,
+            headers,
+        } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(var) = bearer_token_env {
+                let token = std::env::var(var)
+                    .ok()
+                    .filter(|t| !t.trim().is_empty())
+                    .ok_or_else(|| {
+                        format!("the environment variable {var} (bearer_token_env) is not set")
+                    })?;
+                config = config.auth_header(token);
+            }
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("`{name}` is not a valid header name"))?;
+                let value = reqwest::header::HeaderValue::from_str(value)
+                    .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+                custom.insert(name, value);
+            }
+            config = config.custom_headers(custom);
+            Ok(Opened::Http(StreamableHttpClientTransport::with_client(
+                env.http.clone(),
+                config,
+            )))
+        }
+    }
+}
+
+fn spawn_error(command: &str, dir: &std::path::Path, error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound if !dir.is_dir() => {
+            format!(
+                "cannot run `{command}`: its working directory {} does not exist",
+                dir.display()
+            )
+        }
+        std::io::ErrorKind::NotFound => {
+            format!("cannot run `{command}`: no such program (is it installed and on PATH?)")
+        }
+        _ => format!("cannot run `{command}`: {error}"),
+    }
+}
+
+/// The child gets SIGKILL when the agent dies, however it dies.
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    // SAFETY: the closure runs between fork and exec; it only makes two raw system calls
+    // (no allocation, no lock), which is what is allowed there.
+    let agent = i32::try_from(std::process::id()).unwrap_or(0);
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The agent may have died before the call above: then the parent is another.
+            if libc::getppid() != agent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Read a server's stderr to its end: every line to the log, the last ones to `tail`. Reading
+/// it at all matters: a chatty server would otherwise block on a full pipe.
+async fn read_stderr(server: String, mut stderr: tokio::process::ChildStderr, tail: StderrTail) {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let read = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        buffer.extend_from_slice(&chunk[..read]);
+        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buffer.drain(..=end).collect();
+            emit_line(&server, &line, &tail);
+        }
+        if buffer.len() > MAX_LINE {
+            let line: Vec<u8> = std::mem::take(&mut buffer);
+            emit_line(&server, &line, &tail);
+        }
+    }
+    if !buffer.is_empty() {
+        emit_line(&server, &buffer, &tail);
+    }
+}
+
+fn emit_line(server: &str, bytes: &[u8], tail: &StderrTail) {
+    let text = String::from_utf8_lossy(bytes);
+    let line = crate::tools::truncate::clip(text.trim_end(), MAX_LINE);
+    if line.is_empty() {
+        return;
+    }
+    tracing::info!(target: "mcp", server, stderr = line);
+    tail.push(line.to_string());
+}
+
+/// Signal a stdio server's whole process group.
+pub fn signal_group(group: i32, signal: i32) {
+    if group > 1 {
+        // SAFETY: killpg has no memory-safety preconditions; a stale group fails with ESRCH.
+        unsafe {
+            libc::killpg(group, signal);
+        }
+    }
+}
+
+/// Whether anything is left of a process group.
+pub fn group_alive(group: i32) -> bool {
+    // SAFETY: as above; signal 0 only checks.
+    group > 1 && unsafe { libc::killpg(group, 0) } == 0
+}
