@@ -63,10 +63,15 @@ fn start(configs: Vec<ServerConfig>, cwd: &Path) -> Arc<McpManager> {
     McpManager::start(configs, cwd.to_path_buf(), Vec::new()).unwrap()
 }
 
-/// An agent offering `mcp`'s tools, answering with `replies`.
+/// An agent offering `mcp`'s tools, answering with `replies` (from a model that takes
+/// images).
 async fn harness(mcp: &Arc<McpManager>, replies: Vec<Reply>) -> Harness {
     let source = mcp.clone() as Arc<dyn ToolSource>;
-    Harness::start_with(replies, move |config| config.tool_source = Some(source)).await
+    Harness::start_with(replies, move |config| {
+        config.tool_source = Some(source);
+        config.model.images = true;
+    })
+    .await
 }
 
 /// Wait for a file the fixture writes (a mark), at most 20 s.
