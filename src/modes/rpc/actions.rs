@@ -108,6 +108,7 @@ pub(super) async fn bash(context: &Context, command: String, cancel: Cancellatio
         on_update: Arc::new(|_| {}),
         settings: Arc::new(context.settings.tool_settings.clone()),
         hidden: None,
+        files: Default::default(),
     };
     let output = BashTool.execute(json!({ "command": command }), ctx).await;
     let details = output.details.unwrap_or(Value::Null);
