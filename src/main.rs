@@ -8,6 +8,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The agent runs each command below a copy of itself (see tools::process).
+    if let Some(code) = agent::tools::process::supervisor::run_if_asked() {
+        return code;
+    }
     let cli = Cli::parse();
     let settings = match agent::config::load(&cli) {
         Ok(settings) => settings,

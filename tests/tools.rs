@@ -11,7 +11,7 @@ use agent::tools::ToolSettings;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::chat;
-use support::harness::{Harness, end_of, wait_for_pid, wait_until_dead};
+use support::harness::{Harness, end_of, process_alive, wait_for_pid, wait_until_dead};
 use support::server::Reply;
 
 /// The result of call `id` in a run's events: (text, isError, details).
@@ -62,41 +62,86 @@ async fn a_background_daemon_holding_the_output_pipe_does_not_hang_bash() {
         json!({"command": "sleep 30 & echo $! > daemon.pid; echo started"}),
     )
     .await;
-    let (text, is_error, details) = result_of(&events, "c1");
-    assert_eq!(text, "started\n\n[exit code 0]");
-    assert!(!is_error);
-    assert_eq!(details.unwrap()["exitCode"], 0);
     let daemon = wait_for_pid(&h.dir.path().join("daemon.pid")).await;
+    let (text, is_error, details) = result_of(&events, "c1");
+    // What it left running is the user's, and the model is told about it.
+    assert_eq!(
+        text,
+        format!("started\n\n[left running in the background: pid {daemon} (sleep)]\n[exit code 0]")
+    );
+    assert!(!is_error);
+    let details = details.unwrap();
+    assert_eq!(details["exitCode"], 0);
+    assert_eq!(
+        details["leftRunning"],
+        json!([{"pid": daemon, "name": "sleep"}])
+    );
+    assert!(process_alive(daemon));
     // SAFETY: kill has no memory-safety preconditions; this is the daemon the test started.
     unsafe {
         libc::kill(daemon, libc::SIGKILL);
     }
 }
 
+/// A command whose processes get away from its process group: a `setsid` child it waits
+/// for, a daemon that double-forked into a session of its own (its parent gone), and a
+/// plain background child. Each writes its pid to a file.
+const ESCAPING: &str = "echo $$ > shell.pid; \
+    setsid sh -c 'echo $$ > session.pid; exec sleep 30' & \
+    setsid -f sh -c 'echo $$ > daemon.pid; exec sleep 31'; \
+    sleep 32 & echo $! > child.pid; \
+    while [ ! -s session.pid ] || [ ! -s daemon.pid ]; do sleep 0.01; done; \
+    echo waiting; wait";
+
+const ESCAPED_PIDS: [&str; 4] = ["shell.pid", "session.pid", "daemon.pid", "child.pid"];
+
 #[tokio::test]
-async fn a_timeout_kills_the_whole_process_group() {
+async fn a_timeout_kills_everything_the_command_started_even_outside_its_group() {
     let mut h = harness(|c| c.tool_settings.bash_timeout = Duration::from_secs(1)).await;
-    let events = run_one(
-        &mut h,
-        "bash",
-        json!({"command": "echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo waiting; wait"}),
-    )
-    .await;
+    let events = run_one(&mut h, "bash", json!({ "command": ESCAPING })).await;
     let (text, is_error, details) = result_of(&events, "c1");
     assert!(is_error);
     assert!(text.starts_with("waiting\n"), "{text}");
+    // bash, the setsid shell's sleep, the daemon's sleep and the background sleep (the
+    // waiting `sh -c` became `sleep` with exec).
     assert!(
-        text.ends_with("[timed out after 1 s; the command and everything it started were killed]"),
+        text.ends_with(
+            "[timed out after 1 s; killed the command and 3 processes it started, 2 of which had left its process group]"
+        ),
         "{text}"
     );
-    assert_eq!(details.unwrap()["exitCode"], Value::Null);
-    let shell = wait_for_pid(&h.dir.path().join("shell.pid")).await;
-    let child = wait_for_pid(&h.dir.path().join("child.pid")).await;
-    assert!(
-        wait_until_dead(child).await,
-        "the background child survived"
-    );
-    assert!(wait_until_dead(shell).await, "the shell survived");
+    let details = details.unwrap();
+    assert_eq!(details["exitCode"], Value::Null);
+    assert_eq!(details["killed"].as_array().unwrap().len(), 4, "{details}");
+    for file in ESCAPED_PIDS {
+        let pid = wait_for_pid(&h.dir.path().join(file)).await;
+        assert!(wait_until_dead(pid).await, "{file}: {pid} survived");
+    }
+}
+
+#[tokio::test]
+async fn dropping_a_running_command_kills_everything_it_started() {
+    use agent::tools::{Tool, ToolContext};
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        cancel: tokio_util::sync::CancellationToken::new(),
+        on_update: std::sync::Arc::new(|_| {}),
+        settings: std::sync::Arc::new(support::harness::tool_settings()),
+        hidden: None,
+        files: Default::default(),
+    };
+    let running = agent::tools::bash::BashTool.execute(json!({ "command": ESCAPING }), ctx);
+    let dropped = tokio::spawn(running);
+    let mut pids = Vec::new();
+    for file in ESCAPED_PIDS {
+        pids.push(wait_for_pid(&dir.path().join(file)).await);
+    }
+    // The agent quits mid-command: the call's future is dropped.
+    dropped.abort();
+    for (file, pid) in ESCAPED_PIDS.iter().zip(pids) {
+        assert!(wait_until_dead(pid).await, "{file}: {pid} survived");
+    }
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! The event loop shared by `-p` and `--mode json`: start one prompt, hand every event to
-//! the front end until `agent_end`, and turn SIGINT/SIGTERM into an abort (a second signal
-//! exits at once).
+//! the front end until `agent_end`, and turn SIGINT/SIGTERM/SIGHUP into an abort (a second
+//! signal exits at once).
 
 use super::signals::Interrupts;
 use crate::agent::Agent;
@@ -31,7 +31,7 @@ pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) ->
         agent.subscribe_without_deltas()
     };
     if let Err(e) = agent.prompt(UserMessage::text(prompt)) {
-        eprintln!("agent: {e}");
+        say!("agent: {e}");
         return 1;
     }
     let mut interrupts = Interrupts::new();
@@ -50,7 +50,7 @@ pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) ->
             }
         };
         let Some(event) = event else {
-            eprintln!("agent: error: the engine stopped unexpectedly");
+            say!("agent: error: the engine stopped unexpectedly");
             return 1;
         };
         let mut next = Some(event);
@@ -62,8 +62,15 @@ pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) ->
             next = events.try_recv().ok();
         }
         if !handler.pause() {
+            // The output is gone (the reader exited, the terminal closed): stop, but let
+            // the run end properly — its tools' processes killed, every result written —
+            // unless a signal says not to wait.
             agent.abort();
-            return 1;
+            tokio::select! {
+                () = agent.wait_for_idle() => {}
+                _ = interrupts.next() => {}
+            }
+            return interrupted.unwrap_or(1);
         }
     }
 }

@@ -44,7 +44,7 @@ impl Handler for Json {
             RunStatus::Completed => 0,
             RunStatus::Aborted => interrupted.unwrap_or(130),
             RunStatus::Failed | RunStatus::Limit => {
-                eprintln!(
+                say!(
                     "agent: error: {}",
                     error.as_deref().unwrap_or("the run failed")
                 );

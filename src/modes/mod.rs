@@ -2,6 +2,15 @@
 //! share how the session is opened, how an `Agent` is built from the settings, how the
 //! prompt is read, and how signals and output lines are handled.
 
+/// A line on stderr for the user. Unlike `eprintln!`, a stderr that is gone (the terminal
+/// hung up) is no panic: the line is dropped and the run still ends as it should.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod headless;
 pub mod json;
 mod output;

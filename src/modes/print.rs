@@ -27,20 +27,20 @@ impl Handler for Print {
                 max_attempts,
                 delay_ms,
                 error_message,
-            } => eprintln!(
+            } => say!(
                 "agent: {error_message} — retrying in {:.1} s ({attempt}/{max_attempts})",
                 delay_ms as f64 / 1000.0
             ),
             AgentEvent::ToolExecutionEnd {
                 tool_name, result, ..
             } => match Denial::of_details(result.details.as_ref()) {
-                Some(Denial::NoApprover) => eprintln!(
+                Some(Denial::NoApprover) => say!(
                     "agent: `{tool_name}` was not allowed to run (--permission-mode auto allows it)"
                 ),
-                Some(Denial::Rule) => eprintln!(
+                Some(Denial::Rule) => say!(
                     "agent: `{tool_name}` was not allowed to run (a [permissions] deny rule forbids it)"
                 ),
-                Some(Denial::ReadOnlyMode) => eprintln!(
+                Some(Denial::ReadOnlyMode) => say!(
                     "agent: `{tool_name}` was not allowed to run (--permission-mode read-only)"
                 ),
                 Some(Denial::User) | None => {}
@@ -67,7 +67,7 @@ fn finish(
     let mut answer = last.map(|m| m.text()).unwrap_or_default();
     // A refusal is the model's answer: printed as one, and the run still succeeded.
     if let Some(refusal) = last.and_then(|m| m.refusal.as_deref()) {
-        eprintln!("agent: the model refused");
+        say!("agent: the model refused");
         if !answer.is_empty() && !answer.ends_with('\n') {
             answer.push('\n');
         }
@@ -85,15 +85,15 @@ fn finish(
     match status {
         RunStatus::Completed => 0,
         RunStatus::Failed => {
-            eprintln!("agent: error: {error}");
+            say!("agent: error: {error}");
             1
         }
         RunStatus::Limit => {
-            eprintln!("agent: stopped: {error}");
+            say!("agent: stopped: {error}");
             1
         }
         RunStatus::Aborted => {
-            eprintln!("agent: aborted");
+            say!("agent: aborted");
             interrupted.unwrap_or(130)
         }
     }

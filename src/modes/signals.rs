@@ -1,11 +1,13 @@
-//! SIGINT / SIGTERM for headless runs: the first one aborts the run (exit 130 / 143 once it
-//! has ended); a second one exits at once.
+//! SIGINT / SIGTERM / SIGHUP for headless runs: the first one aborts the run (exit 130 /
+//! 143 / 129 once it has ended — its tools' processes killed and their results written);
+//! a second one exits at once. SIGHUP is the terminal closing under a `-p` run.
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 pub struct Interrupts {
     interrupt: Option<Signal>,
     terminate: Option<Signal>,
+    hangup: Option<Signal>,
 }
 
 impl Interrupts {
@@ -13,26 +15,25 @@ impl Interrupts {
         Interrupts {
             interrupt: signal(SignalKind::interrupt()).ok(),
             terminate: signal(SignalKind::terminate()).ok(),
+            hangup: signal(SignalKind::hangup()).ok(),
         }
     }
 
-    /// Wait for the next SIGINT or SIGTERM; returns the exit code it stands for.
+    /// Wait for the next SIGINT, SIGTERM or SIGHUP; returns the exit code it stands for.
     pub async fn next(&mut self) -> u8 {
-        let interrupt = async {
-            match &mut self.interrupt {
-                Some(s) => s.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        let terminate = async {
-            match &mut self.terminate {
-                Some(s) => s.recv().await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
-            _ = interrupt => 130,
-            _ = terminate => 143,
+            _ = recv(&mut self.interrupt) => 130,
+            _ = recv(&mut self.terminate) => 143,
+            _ = recv(&mut self.hangup) => 129,
         }
+    }
+}
+
+async fn recv(signal: &mut Option<Signal>) {
+    match signal {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }

@@ -15,6 +15,7 @@ pub mod ls;
 pub mod meta;
 pub mod path;
 pub mod permission;
+pub mod process;
 pub mod read;
 pub mod regular;
 pub mod rules;
@@ -97,6 +98,9 @@ pub struct ToolSettings {
     /// (`env`, a careless script) cannot put them into a tool result, the session file or
     /// the next request.
     pub hidden_env: Vec<String>,
+    /// The program that supervises each command (`process::supervisor`): this binary,
+    /// unless a test runs the tools from another one.
+    pub supervisor: PathBuf,
 }
 
 impl Default for ToolSettings {
@@ -106,6 +110,7 @@ impl Default for ToolSettings {
             execution: Execution::Parallel,
             max_parallel: 4,
             hidden_env: Vec::new(),
+            supervisor: PathBuf::from(process::DEFAULT_SUPERVISOR),
         }
     }
 }

@@ -39,6 +39,15 @@ pub fn provider_settings(base_url: &str) -> ProviderSettings {
     }
 }
 
+/// The default tool settings, with the agent binary as the commands' supervisor (a test
+/// binary cannot be one).
+pub fn tool_settings() -> ToolSettings {
+    ToolSettings {
+        supervisor: env!("CARGO_BIN_EXE_agent").into(),
+        ..ToolSettings::default()
+    }
+}
+
 pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
     AgentConfig {
         provider: Arc::new(
@@ -53,7 +62,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         system_prompt: "You are a test.".into(),
         tools: Tools::from_names(&["read", "bash"]).unwrap(),
         tool_source: None,
-        tool_settings: ToolSettings::default(),
+        tool_settings: tool_settings(),
         permission_mode: PermissionMode::Auto,
         permission_rules: Default::default(),
         can_ask: false,

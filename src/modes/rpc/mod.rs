@@ -126,7 +126,16 @@ pub async fn run(
         }
         drain(&mut events, &mut out);
         if out.flush().is_err() {
+            // Nobody reads any more: stop, letting the run end properly (tools' processes
+            // killed, results written) unless a signal says not to wait.
             agent.abort();
+            if let Some(in_flight) = slow.take() {
+                in_flight.cancel.cancel();
+            }
+            tokio::select! {
+                () = agent.wait_for_idle() => {}
+                _ = interrupts.next() => {}
+            }
             return 1;
         }
         if !input_open && slow.is_none() && waiting.is_empty() && !agent.is_running() {

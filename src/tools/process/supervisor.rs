@@ -1,0 +1,185 @@
+//! The supervisor: a small process between the agent and each command it runs, so that
+//! whatever a command starts can be found and killed — also when the agent itself is
+//! killed. It is the agent binary started again with `FLAG` (`/proc/self/exe`, so a rebuilt
+//! binary on disk does not matter), and it:
+//!
+//! - makes itself a child subreaper (`PR_SET_CHILD_SUBREAPER`): a process below it whose
+//!   parent dies (a `setsid -f` daemon, a double fork) becomes its child instead of init's,
+//!   so the whole tree stays below it, whatever process group or session it moved to;
+//! - starts the command in a process group of its own, stdin from /dev/null, stdout and
+//!   stderr into the output pipe the agent gave it as its own stderr (which it then closes,
+//!   so the agent sees the pipe end when the command's processes do), and with
+//!   `PR_SET_PDEATHSIG` set, so the command dies if the supervisor is killed;
+//! - reports on its stdout (`report::Line`, one JSON line each): started, exited, done;
+//! - kills the whole tree below it (`tree::kill_subtree`) when the agent asks (a `k` on its
+//!   stdin) or goes away (end of file on its stdin: the agent quit, crashed or was killed —
+//!   a pipe ends with its process, whichever thread started the supervisor, which is why
+//!   this is not left to `PR_SET_PDEATHSIG`, a signal tied to the thread that forked);
+//! - when the command ends on its own, lists what it left running and exits: a server the
+//!   command started in the background is the user's, and keeps running.
+
+use super::report::{Line, Outcome, Proc, Survivor};
+use super::tree::{self, Process};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The first argument that makes the agent binary a supervisor.
+pub const FLAG: &str = "__agent-process-supervisor";
+
+/// How long the killing of a tree may take before what still lives is reported.
+const PATIENCE: Duration = Duration::from_secs(2);
+
+/// Run as a supervisor if this process was started as one (`agent FLAG PROGRAM ARGS...`):
+/// `Some(exit code)` then, `None` for an ordinary start.
+pub fn run_if_asked() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != FLAG {
+        return None;
+    }
+    let Some(program) = args.next() else {
+        report(&Line::Failed {
+            message: "no command given to the supervisor".to_string(),
+        });
+        return Some(ExitCode::FAILURE);
+    };
+    Some(supervise(program, args.collect()))
+}
+
+enum Event {
+    /// The agent asked for the kill, or went away.
+    Kill,
+    Exited(std::process::ExitStatus),
+}
+
+fn supervise(program: OsString, args: Vec<OsString>) -> ExitCode {
+    // SAFETY: these calls have no memory-safety preconditions.
+    let me = unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        libc::getpid()
+    };
+    let started = start(program, args, me);
+    let mut child = match started {
+        Ok(child) => child,
+        Err(e) => {
+            report(&Line::Failed {
+                message: e.to_string(),
+            });
+            return ExitCode::FAILURE;
+        }
+    };
+    let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    report(&Line::Started { pid });
+    let (events, received) = mpsc::channel();
+    let kill = events.clone();
+    std::thread::spawn(move || {
+        let mut byte = [0u8; 1];
+        let mut stdin = std::io::stdin().lock();
+        // Any byte but `k` is ignored; `k`, end of file or an error kills.
+        while matches!(stdin.read(&mut byte), Ok(1) if byte[0] != b'k') {}
+        let _ = kill.send(Event::Kill);
+    });
+    std::thread::spawn(move || {
+        if let Ok(status) = child.wait() {
+            let _ = events.send(Event::Exited(status));
+        }
+    });
+    match received.recv() {
+        Ok(Event::Exited(status)) => {
+            report(&exited(status));
+            let left_running = tree::descendants(me)
+                .iter()
+                .filter(|p| p.is_alive())
+                .map(|p| proc_of(p, pid))
+                .collect();
+            report(&Line::Done(Outcome {
+                left_running,
+                ..Outcome::default()
+            }));
+        }
+        Ok(Event::Kill) | Err(_) => {
+            let sweep = tree::kill_subtree(me, PATIENCE);
+            if let Ok(Event::Exited(status)) = received.recv_timeout(PATIENCE) {
+                report(&exited(status));
+            }
+            report(&Line::Done(Outcome {
+                killed: sweep.killed.iter().map(|p| proc_of(p, pid)).collect(),
+                survivors: sweep
+                    .survivors
+                    .iter()
+                    .map(|s| Survivor {
+                        process: proc_of(&s.process, pid),
+                        reason: s.reason.clone(),
+                    })
+                    .collect(),
+                left_running: Vec::new(),
+            }));
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Start the command with the output pipe (our stderr) as its stdout and stderr, then
+/// let go of our own copy of the pipe.
+fn start(program: OsString, args: Vec<OsString>, me: i32) -> std::io::Result<std::process::Child> {
+    let output = std::io::stderr().as_fd().try_clone_to_owned()?;
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(output.try_clone()?))
+        .stderr(Stdio::from(output))
+        .process_group(0);
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
+    // system calls (prctl, getppid).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The supervisor died before the signal was armed: do not run at all.
+            if libc::getppid() != me {
+                return Err(std::io::Error::other("the supervisor is gone"));
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn()?;
+    drop(command);
+    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+    // SAFETY: dup2 onto stderr with a descriptor this function owns; nothing else in this
+    // process holds on to the old stderr.
+    if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 2) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(child)
+}
+
+fn exited(status: std::process::ExitStatus) -> Line {
+    Line::Exited {
+        code: status.code(),
+        signal: status.signal(),
+    }
+}
+
+fn proc_of(process: &Process, command: i32) -> Proc {
+    Proc {
+        pid: process.pid,
+        name: process.name.clone(),
+        left_group: process.group != command,
+    }
+}
+
+/// One report line on stdout. Nobody reads it when the agent is gone: errors are ignored.
+fn report(line: &Line) {
+    if let Ok(mut text) = serde_json::to_vec(line) {
+        text.push(b'\n');
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(&text);
+        let _ = stdout.flush();
+    }
+}
