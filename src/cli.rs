@@ -2,7 +2,7 @@
 
 use crate::llm::request::ThinkingLevel;
 use crate::tools::permission::PermissionMode;
-use clap::{Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -18,9 +18,15 @@ pub enum Mode {
     version,
     about = "An interactive terminal coding agent",
     after_help = "Without -p or --mode, starts the interactive interface. Configuration: \
-                  $AGENT_HOME/config.toml (see config.example.toml)."
+                  $AGENT_HOME/config.toml (see config.example.toml).",
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
 )]
 pub struct Cli {
+    /// `agent mcp …`: manage MCP servers instead of running the agent.
+    #[command(subcommand)]
+    pub command: Option<Subcommands>,
+
     /// The prompt; `-` reads it from stdin
     #[arg(value_name = "PROMPT")]
     pub prompt: Vec<String>,
@@ -110,8 +116,49 @@ pub struct Cli {
     pub append_system_prompt: Option<String>,
 
     /// Config file instead of the default
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Subcommands {
+    /// List, add or remove MCP servers in config.toml (comments are kept)
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// List the configured MCP servers
+    List,
+    /// Add a server: `agent mcp add NAME -- COMMAND ARGS…` (stdio) or `agent mcp add NAME
+    /// --url URL` (streamable HTTP)
+    Add {
+        /// The server's name (its tools are offered as mcp__NAME__TOOL)
+        name: String,
+        /// The URL of a streamable-HTTP server
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// An environment variable for a stdio server (repeatable)
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// The variable holding the bearer token of an HTTP server
+        #[arg(long = "bearer-token-env", value_name = "VAR")]
+        bearer_token_env: Option<String>,
+        /// The command of a stdio server and its arguments, after `--`
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server
+    Remove {
+        /// The server's name
+        name: String,
+    },
 }
 
 impl Cli {

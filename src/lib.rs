@@ -9,6 +9,7 @@ pub mod context_files;
 pub mod llm;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_command;
 pub mod modes;
 pub mod prompt;
 pub mod protocol;

@@ -2,7 +2,7 @@
 //! over to the chosen front end. Exit codes: 0 completed, 1 failed, 2 usage error,
 //! 130 interrupted.
 
-use agent::cli::{Cli, FrontEnd};
+use agent::cli::{Cli, FrontEnd, Subcommands};
 use agent::modes;
 use clap::Parser;
 use std::process::ExitCode;
@@ -13,6 +13,9 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = Cli::parse();
+    if let Some(Subcommands::Mcp(args)) = &cli.command {
+        return ExitCode::from(agent::mcp_command::run(args, cli.config.as_deref()));
+    }
     let settings = match agent::config::load(&cli) {
         Ok(settings) => settings,
         Err(e) => {

@@ -4,6 +4,7 @@
 
 mod builtin;
 pub mod file;
+pub mod mcp_edit;
 mod models;
 mod timeouts;
 

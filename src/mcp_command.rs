@@ -1,0 +1,131 @@
+//! `agent mcp list | add NAME -- COMMAND ARGS… | add NAME --url URL | remove NAME`: the
+//! user's MCP servers in config.toml, listed or edited without opening the file (comments
+//! and layout kept, `config::mcp_edit`). The file is replaced atomically and keeps its mode.
+
+use crate::cli::{McpAction, McpArgs};
+use crate::config::mcp_edit::{self, NewServer};
+use crate::mcp::config::Transport;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Run the subcommand; the exit code (0 done, 1 failed, 2 usage).
+pub fn run(args: &McpArgs, config: Option<&Path>) -> u8 {
+    let path = match config {
+        Some(path) => path.to_path_buf(),
+        None => match crate::config::paths() {
+            Ok(paths) => paths.config_file,
+            Err(e) => {
+                eprintln!("agent: {e}");
+                return 1;
+            }
+        },
+    };
+    let result = match &args.action {
+        McpAction::List => list(&path),
+        McpAction::Add {
+            name,
+            url,
+            env,
+            bearer_token_env,
+            command,
+        } => parse_env(env).and_then(|env| {
+            let server = NewServer {
+                name: name.clone(),
+                command: command.clone(),
+                url: url.clone(),
+                env,
+                bearer_token_env: bearer_token_env.clone(),
+            };
+            edit(&path, |text| mcp_edit::add(text, &server))?;
+            println!("Added MCP server `{name}` to {}.", path.display());
+            Ok(())
+        }),
+        McpAction::Remove { name } => edit(&path, |text| mcp_edit::remove(text, name)).map(|()| {
+            println!("Removed MCP server `{name}` from {}.", path.display());
+        }),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("agent: {e}");
+            1
+        }
+    }
+}
+
+fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>, String> {
+    pairs
+        .iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+            _ => Err(format!("--env takes KEY=VALUE, not `{pair}`")),
+        })
+        .collect()
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn list(path: &Path) -> Result<(), String> {
+    let text = read(path)?;
+    let servers =
+        mcp_edit::list(&text).map_err(|e| format!("config error in {}: {e}", path.display()))?;
+    if servers.is_empty() {
+        println!(
+            "No MCP servers in {}. Add one with: agent mcp add NAME -- COMMAND ARGS…  or  agent mcp add NAME --url URL",
+            path.display()
+        );
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    for (name, table) in servers {
+        let line = match table.resolve(&name) {
+            Ok(server) => {
+                let target = match &server.transport {
+                    Transport::Stdio { command, args, .. } => {
+                        let mut words = vec![command.clone()];
+                        words.extend(args.iter().cloned());
+                        format!("stdio  {}", words.join(" "))
+                    }
+                    Transport::Http { url, .. } => format!("http   {url}"),
+                };
+                let state = if server.enabled { "" } else { "  (disabled)" };
+                format!("{name}  {target}{state}")
+            }
+            Err(e) => format!("{name}  invalid: `{}`: {}", e.key, e.message),
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    Ok(())
+}
+
+/// Read the config, change it, write it back in one step (a temporary file renamed over it,
+/// with the old file's permissions).
+fn edit(path: &Path, change: impl FnOnce(&str) -> Result<String, String>) -> Result<(), String> {
+    let text = read(path)?;
+    let edited = change(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut file = tempfile::Builder::new()
+        .prefix(".config.toml.")
+        .tempfile_in(&dir)
+        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+    file.write_all(edited.as_bytes())
+        .and_then(|()| file.as_file().sync_all())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        let _ = file.as_file().set_permissions(metadata.permissions());
+    }
+    file.persist(path)
+        .map_err(|e| format!("cannot replace {}: {}", path.display(), e.error))?;
+    Ok(())
+}
