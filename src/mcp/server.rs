@@ -162,9 +162,7 @@ impl Server {
             return;
         }
         let _one = self.starting.lock().await;
-        if let Err(error) = self.attempt().await {
-            self.state().notice = Some(error);
-        }
+        let _ = self.attempt(true).await;
     }
 
     /// Wait until the server is no longer starting (its start has its own time limit).
@@ -178,8 +176,9 @@ impl Server {
         self.state().notice.take()
     }
 
-    /// One start: connect and list the tools within the startup limit.
-    async fn attempt(self: &Arc<Self>) -> Result<Arc<Connection>, String> {
+    /// One start: connect and list the tools within the startup limit. A failed first start
+    /// (`first`) leaves a notice for the user, in place before anyone hears of the failure.
+    async fn attempt(self: &Arc<Self>, first: bool) -> Result<Arc<Connection>, String> {
         self.set_status(Status::Starting);
         let limit = self.config.startup_timeout;
         let tail = StderrTail::default();
@@ -205,6 +204,9 @@ impl Server {
         {
             let mut state = self.state();
             state.error = Some(failure.clone());
+            if first {
+                state.notice = Some(failure.clone());
+            }
             state.failures = state.failures.saturating_add(1);
             state.retry_at = Some(Instant::now() + backoff(state.failures));
         }
@@ -328,7 +330,7 @@ impl Server {
             ));
         }
         tracing::info!(server = %name, "restarting MCP server");
-        self.attempt().await.map_err(|error| {
+        self.attempt(false).await.map_err(|error| {
             format!("MCP server `{name}` is down ({why}) and could not be restarted: {error}")
         })
     }

@@ -110,6 +110,8 @@ pub struct App {
     pub exit: Option<u8>,
     pub dirty: bool,
     pub tasks: mpsc::UnboundedSender<TaskResult>,
+    /// The MCP servers (none unless set after `new`), for `/mcp` and the status line.
+    pub mcp: Arc<crate::mcp::McpManager>,
     /// Cancels running `!` shell commands (esc, ctrl+c).
     pub shell_cancel: tokio_util::sync::CancellationToken,
 }
@@ -150,6 +152,7 @@ impl App {
             dirty: true,
             tasks,
             shell_cancel: tokio_util::sync::CancellationToken::new(),
+            mcp: crate::mcp::McpManager::empty(),
         }
     }
 

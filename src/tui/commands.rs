@@ -1,5 +1,5 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
-//! `/session`, `/quit`) with completion, and `!command`, which runs a shell command and
+//! `/session`, `/mcp`, `/quit`) with completion, and `!command`, which runs a shell command and
 //! shows its output without sending it to the model. Anything slow runs as a task that
 //! reports back through `TaskResult`.
 
@@ -59,6 +59,11 @@ pub const COMMANDS: &[Command] = &[
         help: "This session's file, id and usage",
     },
     Command {
+        name: "mcp",
+        args: "",
+        help: "MCP servers: status, tools, why one is down",
+    },
+    Command {
         name: "quit",
         args: "",
         help: "Leave (the session is kept)",
@@ -113,6 +118,10 @@ impl App {
             "new" => self.new_session(),
             "resume" => self.open_picker(),
             "session" => self.session_info(),
+            "mcp" => {
+                let rows = super::mcp_view::rows(&self.mcp.views(), self.width, &self.theme);
+                self.push_rows(rows);
+            }
             "quit" | "exit" | "q" => self.exit = Some(0),
             _ => self.warning(&format!("Unknown command /{name} — /help lists them")),
         }

@@ -11,6 +11,7 @@ pub mod composer;
 mod keys;
 mod live;
 pub mod markdown;
+mod mcp_view;
 pub mod picker;
 mod probe;
 pub mod run;

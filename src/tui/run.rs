@@ -89,9 +89,16 @@ async fn event_loop(
         screen.size().width,
         tasks.clone(),
     );
+    app.mcp = prepared.mcp.clone();
+    let mut mcp_changes = app.mcp.subscribe();
+    let mut mcp_open = true;
     app.replay(REPLAY);
     for notice in start.notices.iter().chain(&prepared.notices) {
         app.warning(notice);
+    }
+    // A server that failed before we subscribed is reported now; later ones as they change.
+    for notice in app.mcp.take_notices() {
+        app.warning(&notice);
     }
     if super::probe::missing_key(&settings) {
         app.notice(&super::probe::welcome(&settings));
@@ -138,6 +145,18 @@ async fn event_loop(
             result = task_results.recv() => {
                 if let Some(result) = result {
                     app.on_task(result);
+                }
+            }
+            changed = mcp_changes.changed(), if mcp_open => {
+                if changed.is_ok() {
+                    // A server came up or went down: the status line says so, and a server
+                    // that could not start is reported once.
+                    for notice in app.mcp.take_notices() {
+                        app.warning(&notice);
+                    }
+                    app.dirty = true;
+                } else {
+                    mcp_open = false;
                 }
             }
             _ = wait(&mut terminate) => app.exit = Some(143),

@@ -25,7 +25,11 @@ pub fn cost(dollars: f64) -> String {
 pub fn status_line(app: &App, width: u16) -> Line<'static> {
     let theme = app.theme;
     let state = app.agent.snapshot();
-    let mut right = vec![state.model.clone()];
+    let mut right = Vec::new();
+    if let Some((ready, enabled)) = app.mcp.readiness() {
+        right.push(format!("mcp {ready}/{enabled}"));
+    }
+    right.push(state.model.clone());
     if state.thinking != crate::llm::request::ThinkingLevel::Off {
         right.push(format!("think {}", state.thinking.as_str()));
     }

@@ -202,6 +202,21 @@ pub fn stdio_command(mode: &str, marks: &Path) -> (String, Vec<String>, Vec<(Str
     )
 }
 
+/// A `[mcp_servers.NAME]` table (config.toml text) running the stdio fixture in `mode`.
+pub fn config_table(name: &str, mode: &str, marks: &Path) -> String {
+    let (command, args, env) = stdio_command(mode, marks);
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", serde_json::json!(v)))
+        .collect();
+    format!(
+        "[mcp_servers.{name}]\ncommand = {}\nargs = {}\nenv = {{ {} }}\n",
+        serde_json::json!(command),
+        serde_json::json!(args),
+        env.join(", ")
+    )
+}
+
 /// The body of `fixture_server_main`: serve over stdio when asked to, then exit.
 pub fn serve_stdio_if_asked() {
     let Ok(mode) = std::env::var("MCP_FIXTURE") else {
