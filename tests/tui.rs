@@ -494,3 +494,68 @@ async fn ctrl_t_expands_thoughts_already_shown() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn the_transcript_view_shows_everything_and_the_run_goes_on() {
+    let env = env();
+    let words: Vec<String> = (0..40).map(|i| format!("word{i} ")).collect();
+    let mut deltas: Vec<&str> = words.iter().map(String::as_str).collect();
+    deltas.push("END-OF-ANSWER");
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text_deltas(&deltas)).slowly(Duration::from_millis(40)),
+    ])
+    .await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    // A `!command` with more output than its cell shows.
+    tui.type_text("!seq 1 300");
+    tui.enter();
+    let screen = tui.wait_for_text("earlier lines").await;
+    let has_row = |s: &str, row: &str| s.lines().any(|l| l.trim_end() == row);
+    assert!(!has_row(&screen, "    150"), "{screen}");
+    idle_tui(&tui).await;
+    tui.type_text("stream please");
+    tui.enter();
+    tui.wait_for_text("word1").await;
+    // ctrl+o while the answer streams.
+    tui.send(b"\x0f");
+    tui.wait_for_text("Transcript (").await;
+    tui.send(b"g");
+    tui.wait_for("the start of the output", |s| has_row(s, "  ⎿ 1"))
+        .await;
+    tui.send(b"/150\r");
+    tui.wait_for("the match", |s| has_row(s, "    150")).await;
+    tui.send(b"\x1b");
+    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
+        .await;
+    let screen = tui.wait_for_text("END-OF-ANSWER").await;
+    idle_tui(&tui).await;
+    // The answer reached the scrollback whole, once.
+    let transcript = tui.transcript();
+    assert_eq!(transcript.matches("word0 word1").count(), 1, "{transcript}");
+    assert!(screen.contains("● ! seq 1 300"), "{screen}");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn a_running_shell_command_has_a_live_cell_and_esc_cancels_it() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("!echo started-here; sleep 30");
+    tui.enter();
+    let screen = tui
+        .wait_for("the live cell", |s| {
+            s.contains("esc to cancel") && s.contains("started-here")
+        })
+        .await;
+    assert!(screen.contains("! echo started-here; sleep 30"), "{screen}");
+    tui.send(b"\x1b");
+    tui.wait_for("the cell to end", |s| !s.contains("esc to cancel"))
+        .await;
+    tui.wait_for_text("● ! echo started-here; sleep 30").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

@@ -6,15 +6,16 @@ use super::cells;
 use super::composer::Composer;
 use super::markdown::StreamingMarkdown;
 use super::theme::Theme;
+use super::transcript::Entry;
 use crate::agent::Agent;
 use crate::config::Settings;
 use crate::modes::SessionInfo;
-use crate::protocol::event::{AgentEvent, AssistantMessageEvent, NoticeLevel, RunStatus};
-use crate::protocol::message::{AssistantContent, Message, StopReason, join_text};
+
+use crate::protocol::message::Message;
 use ratatui::text::Line;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::mpsc;
 
 /// Lines of a running command's output shown live.
@@ -25,8 +26,8 @@ pub enum TaskResult {
     Notice(String),
     Warning(String),
     Error(String),
-    /// Rows already built.
-    Rows(Vec<Line<'static>>),
+    /// A `!command` printed something or ended.
+    Shell(super::shell::ShellEvent),
     /// The model or thinking level changed: refresh the status line.
     Settings,
     /// Another session is now the current one: replay its transcript.
@@ -101,6 +102,10 @@ pub struct App {
     pub attempt_rows: usize,
     /// Rows already drawn that the next frame must take back from the screen.
     pub retract: usize,
+    /// The whole conversation, for the transcript view.
+    pub log: super::transcript::Log,
+    /// The transcript view, while it is open.
+    pub view: Option<super::transcript::View>,
     pub show_thinking: bool,
     /// Thoughts of the current exchange shown collapsed: ctrl+t shows them expanded.
     pub collapsed_thoughts: Vec<String>,
@@ -114,6 +119,10 @@ pub struct App {
     pub mcp: Arc<crate::mcp::McpManager>,
     /// Cancels running `!` shell commands (esc, ctrl+c).
     pub shell_cancel: tokio_util::sync::CancellationToken,
+    /// `!` commands running now.
+    pub shells: Vec<super::shell::ShellRun>,
+    /// How many `!` commands were started (their ids).
+    pub shell_runs_started: u64,
 }
 
 impl App {
@@ -144,6 +153,8 @@ impl App {
             out: Vec::new(),
             attempt_rows: 0,
             retract: 0,
+            log: Default::default(),
+            view: None,
             show_thinking: false,
             collapsed_thoughts: Vec::new(),
             quit_armed: None,
@@ -153,6 +164,8 @@ impl App {
             tasks,
             shell_cancel: tokio_util::sync::CancellationToken::new(),
             mcp: crate::mcp::McpManager::empty(),
+            shells: Vec::new(),
+            shell_runs_started: 0,
         }
     }
 
@@ -164,16 +177,19 @@ impl App {
     pub fn notice(&mut self, text: &str) {
         let rows = cells::notice(text, self.width, &self.theme);
         self.push_rows(rows);
+        self.log.push(Entry::Notice(text.to_string()));
     }
 
     pub fn warning(&mut self, text: &str) {
         let rows = cells::warning(text, self.width, &self.theme);
         self.push_rows(rows);
+        self.log.push(Entry::Warning(text.to_string()));
     }
 
     pub fn error(&mut self, text: &str) {
         let rows = cells::error(text, self.width, &self.theme);
         self.push_rows(rows);
+        self.log.push(Entry::Error(text.to_string()));
     }
 
     pub fn set_hint(&mut self, text: impl Into<String>) {
@@ -185,7 +201,12 @@ impl App {
         self.working.is_some()
     }
 
-    fn set_phase(&mut self, phase: Phase) {
+    /// Whether something on screen moves with time (a spinner, a timer).
+    pub fn is_animated(&self) -> bool {
+        self.working.is_some() || !self.shells.is_empty()
+    }
+
+    pub(super) fn set_phase(&mut self, phase: Phase) {
         if let Some((_, current)) = &mut self.working {
             *current = phase;
         }
@@ -194,6 +215,8 @@ impl App {
     /// Show the conversation so far (a resumed session): the last `limit` messages.
     pub fn replay(&mut self, limit: usize) {
         let messages = self.agent.messages();
+        // The transcript view has all of it.
+        self.log.push_messages(&messages);
         let start = messages.len().saturating_sub(limit);
         if start > 0 {
             self.notice(&format!("… {start} earlier messages in this session"));
@@ -216,352 +239,12 @@ impl App {
         self.dirty = true;
     }
 
-    pub fn on_agent_event(&mut self, event: AgentEvent) {
-        self.dirty = true;
-        match event {
-            AgentEvent::AgentStart => self.working = Some((Instant::now(), Phase::Waiting)),
-            AgentEvent::MessageStart { message } => match message.as_ref() {
-                Message::User(user) => {
-                    self.collapsed_thoughts.clear();
-                    let rows = cells::user(&user.plain_text(), self.width, &self.theme);
-                    self.push_rows(rows);
-                }
-                Message::Assistant(_) => {
-                    self.attempt_rows = 0;
-                    self.stream = Some(Stream {
-                        text: None,
-                        marked: false,
-                        thinking: None,
-                    });
-                    self.set_phase(Phase::Waiting);
-                }
-                Message::ToolResult(_) => {}
-            },
-            AgentEvent::MessageUpdate {
-                assistant_message_event,
-            } => self.on_delta(assistant_message_event),
-            AgentEvent::MessageEnd { message } => {
-                if let Message::Assistant(assistant) = message.as_ref() {
-                    self.end_stream(assistant);
-                }
-            }
-            AgentEvent::ToolExecutionStart {
-                tool_call_id,
-                tool_name,
-                args,
-            } => {
-                let view = self.tool_view(&tool_call_id, &tool_name, args);
-                view.state = ToolState::Running;
-                view.since = Instant::now();
-                self.set_phase(Phase::Tool(tool_name));
-            }
-            AgentEvent::ToolExecutionUpdate {
-                tool_call_id,
-                partial_result,
-                ..
-            } => {
-                if let Some(view) = self
-                    .tools
-                    .iter_mut()
-                    .find(|t| t.id.as_deref() == Some(&tool_call_id))
-                {
-                    let text = join_text(&partial_result.content);
-                    let lines: Vec<&str> = text.lines().collect();
-                    view.output = lines[lines.len().saturating_sub(LIVE_OUTPUT_ROWS)..]
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect();
-                }
-            }
-            AgentEvent::ToolExecutionEnd {
-                tool_call_id,
-                tool_name,
-                result,
-                is_error,
-            } => {
-                let index = self
-                    .tools
-                    .iter()
-                    .position(|t| t.id.as_deref() == Some(&tool_call_id));
-                let args = index
-                    .map(|i| self.tools.remove(i).args)
-                    .unwrap_or(Value::Null);
-                let rows = cells::tool(
-                    &tool_name,
-                    &args,
-                    &result.content,
-                    result.details.as_ref(),
-                    is_error,
-                    self.width,
-                    &self.theme,
-                );
-                self.push_rows(rows);
-                self.set_phase(Phase::Waiting);
-            }
-            AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
-            AgentEvent::AgentEnd { status, error, .. } => {
-                self.working = None;
-                self.approval = None;
-                // An answer that could not be saved ends without `message_end`; it is kept
-                // in memory, so it stays on screen too.
-                self.flush_stream();
-                self.stream = None;
-                self.tools.clear();
-                match status {
-                    RunStatus::Completed => {}
-                    RunStatus::Aborted => self.notice("Interrupted."),
-                    RunStatus::Failed => self.error(error.as_deref().unwrap_or("the run failed")),
-                    RunStatus::Limit => self.warning(&format!(
-                        "Stopped: {}",
-                        error.as_deref().unwrap_or("a limit was reached")
-                    )),
-                }
-            }
-            AgentEvent::AutoRetryStart {
-                attempt,
-                max_attempts,
-                delay_ms,
-                error_message,
-            } => {
-                self.take_back_attempt();
-                let seconds = (delay_ms as f64 / 1000.0).ceil();
-                self.warning(&format!(
-                    "{error_message} — retrying in {seconds} s ({attempt}/{max_attempts})"
-                ));
-                self.set_phase(Phase::Retrying {
-                    until: Instant::now() + Duration::from_millis(delay_ms),
-                    attempt,
-                    max: max_attempts,
-                });
-            }
-            AgentEvent::AutoRetryEnd { .. } => self.set_phase(Phase::Waiting),
-            AgentEvent::AutoCompactionStart { .. } => {
-                if self.working.is_none() {
-                    self.working = Some((Instant::now(), Phase::Compacting));
-                }
-                self.set_phase(Phase::Compacting);
-            }
-            AgentEvent::AutoCompactionEnd {
-                tokens_before,
-                tokens_after,
-                error_message,
-                ..
-            } => {
-                match error_message {
-                    Some(error) => self.warning(&format!("Compaction failed: {error}")),
-                    None => self.notice(&format!(
-                        "Compacted the conversation: {} → {} tokens",
-                        super::status::tokens(tokens_before),
-                        super::status::tokens(tokens_after)
-                    )),
-                }
-                self.set_phase(Phase::Waiting);
-            }
-            AgentEvent::ToolApprovalRequest {
-                tool_call_id,
-                tool_name,
-                args,
-                reason,
-            } => {
-                self.open_approval(super::approval::Approval::new(
-                    tool_call_id,
-                    tool_name,
-                    args,
-                    reason,
-                ));
-                self.set_phase(Phase::Approval);
-            }
-            AgentEvent::QueueUpdate {
-                steering,
-                follow_up,
-            } => {
-                self.steering = steering;
-                self.follow_up = follow_up;
-            }
-            AgentEvent::Notice { level, message } => match level {
-                NoticeLevel::Info => self.notice(&message),
-                NoticeLevel::Warning => self.warning(&message),
-            },
-        }
-    }
-
-    fn on_delta(&mut self, delta: AssistantMessageEvent) {
-        let width = self.width.saturating_sub(2);
-        let theme = self.theme;
-        let Some(stream) = self.stream.as_mut() else {
-            return;
-        };
-        match delta {
-            AssistantMessageEvent::TextStart { .. } => {
-                stream.text = Some(StreamingMarkdown::new(width, theme));
-                stream.marked = false;
-                self.set_phase(Phase::Responding);
-            }
-            AssistantMessageEvent::TextDelta { delta, .. } => {
-                if let Some(text) = stream.text.as_mut() {
-                    text.push(&delta);
-                    let rows = text.take_stable();
-                    self.commit_text(rows);
-                }
-            }
-            AssistantMessageEvent::TextEnd { .. } => {
-                if let Some(mut text) = stream.text.take() {
-                    let rows = text.finish();
-                    self.commit_text(rows);
-                }
-            }
-            AssistantMessageEvent::ThinkingStart { .. } => {
-                stream.thinking = Some(String::new());
-                self.set_phase(Phase::Thinking);
-            }
-            AssistantMessageEvent::ThinkingDelta { delta, .. } => {
-                if let Some(thinking) = stream.thinking.as_mut() {
-                    thinking.push_str(&delta);
-                }
-            }
-            AssistantMessageEvent::ThinkingEnd { .. } => {
-                if let Some(thinking) = stream.thinking.take()
-                    && !thinking.trim().is_empty()
-                {
-                    let rows =
-                        cells::thinking(&thinking, self.show_thinking, self.width, &self.theme);
-                    self.attempt_rows += rows.len();
-                    self.push_rows(rows);
-                    if !self.show_thinking {
-                        self.collapsed_thoughts.push(thinking);
-                    }
-                }
-            }
-            AssistantMessageEvent::ToolCallStart { content_index } => {
-                let name = self
-                    .agent
-                    .streaming_message()
-                    .and_then(|m| match m.content.get(content_index) {
-                        Some(AssistantContent::ToolCall(call)) => Some(call.name.clone()),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                self.tools.push(ToolView {
-                    content_index: Some(content_index),
-                    id: None,
-                    name,
-                    args: Value::Null,
-                    state: ToolState::Streaming,
-                    output: Vec::new(),
-                    since: Instant::now(),
-                });
-            }
-            AssistantMessageEvent::ToolCallDelta { .. }
-            | AssistantMessageEvent::ToolCallEnd { .. } => {}
-        }
-    }
-
-    /// A response failed and will be retried: what it showed goes away, so the retried
-    /// answer replaces it. Rows not drawn yet are dropped; drawn ones are taken back from
-    /// the screen at the next frame.
-    fn take_back_attempt(&mut self) {
-        let rows = std::mem::take(&mut self.attempt_rows);
-        let undrawn = rows.min(self.out.len());
-        self.out.truncate(self.out.len() - undrawn);
-        self.retract += rows - undrawn;
-    }
-
-    /// Rows of the streaming text that can no longer change go to the scrollback now.
-    fn commit_text(&mut self, rows: Vec<Line<'static>>) {
-        let theme = self.theme;
-        let Some(stream) = self.stream.as_mut() else {
-            return;
-        };
-        let mut out = Vec::with_capacity(rows.len() + 1);
-        for row in rows {
-            let mut row = cells::indent(row);
-            if !stream.marked && row.width() > 2 {
-                if out.is_empty() {
-                    out.push(cells::blank());
-                }
-                cells::mark_first(std::slice::from_mut(&mut row), &theme);
-                stream.marked = true;
-            } else if !stream.marked {
-                continue;
-            }
-            out.push(row);
-        }
-        self.attempt_rows += out.len();
-        self.push_rows(out);
-    }
-
-    fn end_stream(&mut self, assistant: &crate::protocol::message::AssistantMessage) {
-        self.flush_stream();
-        if let Some(text) = &assistant.refusal {
-            let rows = cells::refusal(text, self.width, &self.theme);
-            self.push_rows(rows);
-        }
-        if matches!(
-            assistant.stop_reason,
-            StopReason::Error | StopReason::Aborted
-        ) {
-            // A failed response's calls are answered (or dropped, if it is retried) without
-            // running: forget the live views of calls that never got an id.
-            self.tools.retain(|t| t.state != ToolState::Streaming);
-        }
-        for call in assistant.tool_calls() {
-            let index = assistant
-                .content
-                .iter()
-                .position(|b| matches!(b, AssistantContent::ToolCall(c) if c.id == call.id));
-            if let Some(view) = self
-                .tools
-                .iter_mut()
-                .find(|t| t.id.is_none() && t.content_index == index)
-            {
-                view.id = Some(call.id.clone());
-                view.name = call.name.clone();
-                view.args = call.arguments.clone();
-                view.state = ToolState::Pending;
-            }
-        }
-    }
-
-    /// Put what was streamed of the current answer into the transcript.
-    fn flush_stream(&mut self) {
-        if let Some(mut stream) = self.stream.take()
-            && let Some(mut text) = stream.text.take()
-        {
-            let rows = text.finish();
-            self.stream = Some(stream);
-            self.commit_text(rows);
-            self.stream = None;
-        }
-    }
-
-    /// The live view of a call, created if the stream never announced it.
-    fn tool_view(&mut self, id: &str, name: &str, args: Value) -> &mut ToolView {
-        let index = match self.tools.iter().position(|t| t.id.as_deref() == Some(id)) {
-            Some(index) => index,
-            None => {
-                self.tools.push(ToolView {
-                    content_index: None,
-                    id: Some(id.to_string()),
-                    name: name.to_string(),
-                    args: Value::Null,
-                    state: ToolState::Pending,
-                    output: Vec::new(),
-                    since: Instant::now(),
-                });
-                self.tools.len() - 1
-            }
-        };
-        let view = &mut self.tools[index];
-        view.args = args;
-        view
-    }
-
     pub fn on_task(&mut self, result: TaskResult) {
         match result {
             TaskResult::Notice(text) => self.notice(&text),
             TaskResult::Warning(text) => self.warning(&text),
             TaskResult::Error(text) => self.error(&text),
-            TaskResult::Rows(rows) => self.push_rows(rows),
+            TaskResult::Shell(event) => self.on_shell(event),
             TaskResult::Settings => self.dirty = true,
             TaskResult::Idle => {
                 if !self.agent.is_running() {
@@ -572,6 +255,7 @@ impl App {
             TaskResult::ApprovalPreview(id, preview) => self.set_approval_preview(&id, preview),
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
+                self.log.clear();
                 self.notice(&note);
                 self.replay(200);
             }

@@ -252,6 +252,8 @@ impl App {
             });
         }
         self.approval = Some(approval);
+        // The question must be seen: the transcript view gives way.
+        self.view = None;
     }
 
     pub fn set_approval_preview(&mut self, tool_call_id: &str, preview: Preview) {

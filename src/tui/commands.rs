@@ -1,7 +1,6 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
-//! `/session`, `/mcp`, `/quit`) with completion, and `!command`, which runs a shell command and
-//! shows its output without sending it to the model. Anything slow runs as a task that
-//! reports back through `TaskResult`.
+//! `/session`, `/mcp`, `/quit`) with completion. Anything slow runs as a task that reports
+//! back through `TaskResult`.
 
 use super::app::{App, TaskResult};
 use super::cells;
@@ -10,10 +9,8 @@ use crate::llm::client::Provider;
 use crate::llm::request::ThinkingLevel;
 use crate::modes::{SessionInfo, record_model, start_new_session};
 use crate::session::{self, Choice};
-use crate::tools::{Tool, ToolContext};
 use clap::ValueEnum;
 use ratatui::text::{Line, Span};
-use serde_json::json;
 use std::sync::Arc;
 
 pub struct Command {
@@ -345,43 +342,6 @@ impl App {
             super::status::tokens(state.context_tokens),
             super::status::tokens(state.context_window)
         ));
-    }
-
-    /// `!command`: run it with the bash tool in the working directory and show the output.
-    pub fn run_shell(&mut self, command: &str) {
-        let command = command.trim().to_string();
-        if command.is_empty() {
-            return;
-        }
-        let settings = self.settings.clone();
-        let tasks = self.tasks.clone();
-        let width = self.width;
-        let theme = self.theme;
-        let cancel = self.shell_cancel.clone();
-        tokio::spawn(async move {
-            let ctx = ToolContext {
-                cwd: settings.cwd.clone(),
-                cancel,
-                on_update: Arc::new(|_| {}),
-                settings: Arc::new(settings.tool_settings.clone()),
-                hidden: None,
-                files: Default::default(),
-            };
-            let args = json!({"command": command});
-            let output = crate::tools::bash::BashTool
-                .execute(args.clone(), ctx)
-                .await;
-            let rows = cells::tool(
-                "!",
-                &args,
-                &output.content,
-                output.details.as_ref(),
-                output.is_error,
-                width,
-                &theme,
-            );
-            let _ = tasks.send(TaskResult::Rows(rows));
-        });
     }
 }
 

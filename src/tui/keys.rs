@@ -37,7 +37,15 @@ impl App {
                 self.toggle_thinking();
                 return KeyOutcome::Handled;
             }
+            KeyCode::Char('o') if ctrl => {
+                self.toggle_view();
+                return KeyOutcome::Handled;
+            }
             _ => {}
+        }
+        if self.view.is_some() {
+            self.view_key(key);
+            return KeyOutcome::Handled;
         }
         if self.picker.is_some() {
             self.picker_key(key);

@@ -144,6 +144,37 @@ impl App {
                 ]));
             }
         }
+        for run in &self.shells {
+            rows.push(cells::blank());
+            rows.push(Line::from(vec![
+                Span::styled(format!("{} ", spinner(run.since)), theme.accent()),
+                Span::styled("! ", theme.bold()),
+                Span::styled(
+                    cells::cut(
+                        &super::wrap::visible(run.command.lines().next().unwrap_or("")),
+                        usize::from(width).saturating_sub(30),
+                    ),
+                    theme.dim(),
+                ),
+                Span::styled(
+                    format!("  {} · esc to cancel", elapsed(run.since)),
+                    theme.dim(),
+                ),
+            ]));
+            for (i, line) in run.output.iter().enumerate() {
+                let prefix = if i == 0 { "  ⎿ " } else { "    " };
+                rows.push(Line::from(vec![
+                    Span::styled(prefix, theme.dim()),
+                    Span::styled(
+                        cells::cut(
+                            &super::ansi::strip(line),
+                            usize::from(width).saturating_sub(4),
+                        ),
+                        theme.dim(),
+                    ),
+                ]));
+            }
+        }
         if let Some((since, phase)) = &self.working {
             // Waiting for an answer is timed from the question, not from the run's start.
             let timed_from = match (phase, &self.approval) {

@@ -10,7 +10,9 @@ use super::theme::Theme;
 use crate::config::Settings;
 use crate::modes::Prepared;
 use crossterm::event::{Event, EventStream};
-use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use crossterm::terminal::{
+    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+};
 use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
@@ -122,10 +124,11 @@ async fn event_loop(
     let mut terminate = signal(SignalKind::terminate()).ok();
     let mut hangup = signal(SignalKind::hangup()).ok();
     let mut last_frame = Instant::now() - FRAME;
+    let mut resized_in_view = false;
     loop {
         let mut outcome = Outcome::Nothing;
         let frame_at = app.dirty.then(|| (last_frame + FRAME).max(Instant::now()));
-        let tick_at = app.is_working().then(|| Instant::now() + TICK);
+        let tick_at = app.is_animated().then(|| Instant::now() + TICK);
         tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
@@ -172,6 +175,15 @@ async fn event_loop(
         match outcome {
             Outcome::Nothing => {}
             Outcome::Redraw => last_frame = Instant::now() - FRAME,
+            Outcome::Resized if screen.in_alternate() => {
+                // The normal screen's live area is placed again when the view closes.
+                resized_in_view = true;
+                if let Ok((width, height)) = crossterm::terminal::size() {
+                    screen.resize_alternate(Size::new(width, height));
+                    app.resize(width);
+                }
+                last_frame = Instant::now() - FRAME;
+            }
             Outcome::Resized => {
                 drop(input);
                 let row = cursor_row();
@@ -184,11 +196,28 @@ async fn event_loop(
                 last_frame = Instant::now() - FRAME;
             }
             Outcome::Suspend => {
+                if screen.in_alternate() {
+                    app.view = None;
+                    let _ = leave_view(screen);
+                }
                 drop(input);
                 suspend(&mut app, screen, modes);
                 input = EventStream::new();
                 last_frame = Instant::now() - FRAME;
             }
+        }
+        if app.view.is_none() && screen.in_alternate() {
+            let _ = leave_view(screen);
+            if std::mem::take(&mut resized_in_view) {
+                drop(input);
+                let row = cursor_row();
+                input = EventStream::new();
+                if let Ok((width, height)) = crossterm::terminal::size() {
+                    let _ = screen.resize(Size::new(width, height), row);
+                }
+            }
+            app.dirty = true;
+            last_frame = Instant::now() - FRAME;
         }
         if let Some((_, at)) = &app.hint
             && at.elapsed() > Duration::from_secs(4)
@@ -198,6 +227,10 @@ async fn event_loop(
         }
         if let Some(code) = app.exit {
             app.shell_cancel.cancel();
+            if screen.in_alternate() {
+                app.view = None;
+                let _ = leave_view(screen);
+            }
             // Whatever is pending still reaches the scrollback.
             let _ = draw(&mut app, screen);
             agent.abort();
@@ -283,8 +316,26 @@ fn suspend(app: &mut App, screen: &mut Screen<Backend>, modes: &mut TerminalMode
     app.dirty = true;
 }
 
+/// Back from the transcript view to the normal screen.
+fn leave_view(screen: &mut Screen<Backend>) -> std::io::Result<()> {
+    crossterm::execute!(screen.backend_mut(), LeaveAlternateScreen)?;
+    screen.leave_alternate();
+    Ok(())
+}
+
 fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
+    if app.view.is_some() {
+        // The transcript view: rows for the scrollback wait in `app.out` until it closes.
+        if !screen.in_alternate() {
+            crossterm::queue!(screen.backend_mut(), EnterAlternateScreen)?;
+            screen.enter_alternate();
+        }
+        screen.draw_alternate(|buffer| app.render_view(buffer))?;
+        crossterm::execute!(screen.backend_mut(), EndSynchronizedUpdate)?;
+        app.dirty = false;
+        return Ok(());
+    }
     let mut rows = std::mem::take(&mut app.out);
     let retract = std::mem::take(&mut app.retract);
     if retract > 0 && screen.retract(retract)? < retract {

@@ -36,6 +36,8 @@ pub struct Screen<B: Backend> {
     /// Rows this screen inserted that are still on screen above the live area (the rest
     /// went into the scrollback, out of reach; rows above them are not ours).
     since_mark: u16,
+    /// While a full-screen view is up on the alternate screen: what it shows now.
+    alternate: Option<Buffer>,
 }
 
 impl<B: Backend> Screen<B> {
@@ -51,6 +53,7 @@ impl<B: Backend> Screen<B> {
             repaint: true,
             cursor: Position::new(0, area.y),
             since_mark: 0,
+            alternate: None,
         })
     }
 
@@ -105,6 +108,57 @@ impl<B: Backend> Screen<B> {
             self.backend.hide_cursor()?;
         }
         self.backend.flush()
+    }
+
+    /// A full-screen view is up (the caller switched the terminal to its alternate screen,
+    /// which starts blank).
+    pub fn enter_alternate(&mut self) {
+        self.alternate = Some(Buffer::empty(Rect::new(
+            0,
+            0,
+            self.size.width,
+            self.size.height,
+        )));
+    }
+
+    pub fn in_alternate(&self) -> bool {
+        self.alternate.is_some()
+    }
+
+    /// Draw a frame of the full-screen view: only what changed since the last one.
+    pub fn draw_alternate(&mut self, render: impl FnOnce(&mut Buffer)) -> Result<(), B::Error> {
+        let area = Rect::new(0, 0, self.size.width, self.size.height);
+        let mut next = Buffer::empty(area);
+        render(&mut next);
+        let previous = match self.alternate.take() {
+            Some(previous) if previous.area == area => previous,
+            // A resize: start from a blank screen.
+            _ => {
+                self.backend.clear_region(ClearType::All)?;
+                Buffer::empty(area)
+            }
+        };
+        let changes = previous.diff(&next);
+        if !changes.is_empty() {
+            self.backend.draw(changes.into_iter())?;
+        }
+        self.alternate = Some(next);
+        self.backend.hide_cursor()?;
+        self.backend.flush()
+    }
+
+    /// The terminal is back on its normal screen (which it kept as it was): the live area
+    /// is drawn again in full.
+    pub fn leave_alternate(&mut self) {
+        self.alternate = None;
+        self.previous = Buffer::empty(self.area);
+        self.repaint = true;
+    }
+
+    /// The terminal changed size while the full-screen view is up.
+    pub fn resize_alternate(&mut self, size: Size) {
+        self.size = size;
+        self.alternate = None;
     }
 
     /// Put `lines` (one terminal row each, already wrapped to the width) into the history

@@ -1,0 +1,99 @@
+//! One transcript entry as rows, expanded: thoughts in full, a tool call with its whole
+//! argument summary and every line of its output (colours kept) or its whole diff.
+
+use super::log::Entry;
+use crate::tui::cells;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::{visible, wrap_line, wrap_text};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+pub fn rows(entry: &Entry, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    match entry {
+        Entry::User(text) => cells::user(text, width, theme),
+        Entry::Assistant(text) => cells::assistant_text(text, width, theme),
+        Entry::Thinking(text) => cells::thinking(text, true, width, theme),
+        Entry::Notice(text) => cells::notice(text, width, theme),
+        Entry::Warning(text) => cells::warning(text, width, theme),
+        Entry::Error(text) => cells::error(text, width, theme),
+        Entry::Tool {
+            name,
+            args,
+            output,
+            details,
+            is_error,
+        } => tool(
+            name,
+            args,
+            output,
+            details.as_ref(),
+            *is_error,
+            width,
+            theme,
+        ),
+    }
+}
+
+fn tool(
+    name: &str,
+    args: &Value,
+    output: &str,
+    details: Option<&Value>,
+    is_error: bool,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let marker = if is_error {
+        theme.error()
+    } else {
+        theme.success()
+    };
+    let summary = match name {
+        "!" => args
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        _ => cells::summarize_args(name, args),
+    };
+    let mut rows = vec![cells::blank()];
+    rows.extend(wrap_text(
+        &visible(&summary),
+        theme.dim(),
+        width,
+        &[
+            Span::styled("● ", marker),
+            Span::styled(format!("{name} "), theme.bold()),
+        ],
+        &[Span::raw("  ")],
+    ));
+    if let Some(diff) = details
+        .and_then(|d| d.get("diff"))
+        .and_then(Value::as_str)
+        .filter(|_| !is_error)
+    {
+        rows.extend(cells::diff_rows(diff, width, None, theme));
+        return rows;
+    }
+    let style = if is_error { theme.error() } else { theme.dim() };
+    let first = [Span::styled("  ⎿ ", theme.dim())];
+    let rest = [Span::raw("    ")];
+    let text = output.trim_end_matches('\n');
+    if text.is_empty() {
+        rows.push(Line::from(vec![
+            first[0].clone(),
+            Span::styled("(no output)", theme.dim()),
+        ]));
+        return rows;
+    }
+    let lines = if theme.color {
+        crate::tui::ansi::lines(text, style)
+    } else {
+        crate::tui::ansi::lines(&crate::tui::ansi::strip(text), style)
+    };
+    for (i, line) in lines.iter().enumerate() {
+        let prefix: &[Span<'static>] = if i == 0 { &first } else { &rest };
+        rows.extend(wrap_line(line, width, prefix, &rest));
+    }
+    rows
+}

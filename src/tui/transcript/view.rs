@@ -1,0 +1,381 @@
+//! The transcript view (ctrl+o): the whole conversation, every tool output expanded, on
+//! the terminal's alternate screen — scrolled by rows, searched with `/`, closed with esc
+//! or q, while the run goes on underneath.
+//!
+//! Only what is on screen is rendered: entries are wrapped when first shown and cached for
+//! the current width, and a position is an (entry, row) pair, so opening, scrolling and
+//! searching cost the same on a session of ten or ten thousand messages.
+
+use super::log::Log;
+use super::render;
+use crate::tui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Paragraph, Widget};
+use std::rc::Rc;
+
+/// A position in the transcript: an entry and a row of its rendering.
+type Position = (usize, usize);
+
+pub struct View {
+    /// The first row shown.
+    top: Position,
+    /// Keep the end in view as entries arrive (it opens at the end).
+    follow: bool,
+    /// `/` was pressed: the search being typed.
+    pub input: Option<String>,
+    query: Option<String>,
+    /// A short note in the footer ("no match").
+    note: Option<String>,
+    width: u16,
+    /// Rows shown at the last frame (for page keys).
+    page: usize,
+    cache: Vec<Option<Rc<Vec<Line<'static>>>>>,
+}
+
+impl View {
+    pub fn new() -> View {
+        View {
+            top: (0, 0),
+            follow: true,
+            input: None,
+            query: None,
+            note: None,
+            width: 0,
+            page: 10,
+            cache: Vec::new(),
+        }
+    }
+
+    fn rows(&mut self, log: &Log, index: usize, theme: &Theme) -> Rc<Vec<Line<'static>>> {
+        if self.cache.len() < log.len() {
+            self.cache.resize(log.len(), None);
+        }
+        if let Some(Some(rows)) = self.cache.get(index) {
+            return rows.clone();
+        }
+        let rows = Rc::new(
+            log.entries()
+                .get(index)
+                .map(|entry| render::rows(entry, self.width, theme))
+                .unwrap_or_default(),
+        );
+        if let Some(slot) = self.cache.get_mut(index) {
+            *slot = Some(rows.clone());
+        }
+        rows
+    }
+
+    /// The top position that shows the last `height` rows.
+    fn end_top(&mut self, log: &Log, height: usize, theme: &Theme) -> Position {
+        let mut needed = height;
+        let mut index = log.len();
+        while index > 0 {
+            index -= 1;
+            let count = self.rows(log, index, theme).len();
+            if count >= needed {
+                return (index, count - needed);
+            }
+            needed -= count;
+        }
+        (0, 0)
+    }
+
+    pub fn scroll(&mut self, log: &Log, delta: isize, theme: &Theme) {
+        self.note = None;
+        let end = self.end_top(log, self.page, theme);
+        let mut top = if self.follow { end } else { self.top };
+        if delta < 0 {
+            self.follow = false;
+            let mut left = delta.unsigned_abs();
+            while left > 0 {
+                if top.1 >= left {
+                    top.1 -= left;
+                    left = 0;
+                } else if top.0 == 0 {
+                    top.1 = 0;
+                    left = 0;
+                } else {
+                    left -= top.1 + 1;
+                    top.0 -= 1;
+                    top.1 = self.rows(log, top.0, theme).len().saturating_sub(1);
+                }
+            }
+        } else {
+            let mut left = delta.unsigned_abs();
+            while left > 0 && top < end {
+                let count = self.rows(log, top.0, theme).len();
+                if top.1 + left < count {
+                    top.1 += left;
+                    left = 0;
+                } else {
+                    left -= count - top.1;
+                    top = (top.0 + 1, 0);
+                }
+            }
+            if top >= end {
+                top = end;
+            }
+        }
+        self.follow = top >= end;
+        self.top = top;
+    }
+
+    pub fn page_down(&mut self, log: &Log, theme: &Theme) {
+        let page = isize::try_from(self.page.saturating_sub(1).max(1)).unwrap_or(isize::MAX);
+        self.scroll(log, page, theme);
+    }
+
+    pub fn page_up(&mut self, log: &Log, theme: &Theme) {
+        let page = isize::try_from(self.page.saturating_sub(1).max(1)).unwrap_or(isize::MAX);
+        self.scroll(log, -page, theme);
+    }
+
+    pub fn to_start(&mut self) {
+        self.follow = false;
+        self.top = (0, 0);
+    }
+
+    pub fn to_end(&mut self) {
+        self.follow = true;
+    }
+
+    /// Search for the typed text (enter).
+    pub fn submit_search(&mut self, log: &Log, theme: &Theme) {
+        if let Some(query) = self.input.take().filter(|q| !q.trim().is_empty()) {
+            self.query = Some(query);
+            self.find(log, true, false, theme);
+        }
+    }
+
+    /// The next (or previous) entry that holds the query; `again` skips the current one.
+    pub fn find(&mut self, log: &Log, forward: bool, again: bool, theme: &Theme) {
+        let Some(query) = self.query.clone().map(|q| q.to_lowercase()) else {
+            return;
+        };
+        let current = if self.follow {
+            self.end_top(log, self.page, theme).0
+        } else {
+            self.top.0
+        };
+        let holds = |i: &usize| {
+            log.entries()
+                .get(*i)
+                .is_some_and(|e| e.text().to_lowercase().contains(&query))
+        };
+        let found = if forward {
+            let from = if again { current + 1 } else { current };
+            (from..log.len()).find(holds)
+        } else {
+            (0..current).rev().find(holds)
+        };
+        match found {
+            Some(index) => {
+                // The first row of the entry that shows the text, else its first row.
+                let rows = self.rows(log, index, theme);
+                let row = rows
+                    .iter()
+                    .position(|r| r.to_string().to_lowercase().contains(&query))
+                    .unwrap_or(0);
+                self.follow = false;
+                self.top = (index, row);
+                let end = self.end_top(log, self.page, theme);
+                if self.top > end {
+                    self.top = end;
+                }
+                self.note = None;
+            }
+            None => {
+                self.note = Some(format!(
+                    "no {} match for “{query}”",
+                    if forward { "later" } else { "earlier" }
+                ));
+            }
+        }
+    }
+
+    /// Draw the view into `buffer` (the whole screen); `status` says what the run is doing.
+    pub fn render(&mut self, log: &Log, buffer: &mut Buffer, theme: &Theme, status: &str) {
+        let area = buffer.area;
+        if area.width != self.width {
+            self.width = area.width;
+            self.cache.clear();
+        }
+        let height = usize::from(area.height.saturating_sub(1));
+        self.page = height.max(1);
+        if self.follow {
+            self.top = self.end_top(log, height, theme);
+        }
+        let mut shown: Vec<Line<'static>> = Vec::with_capacity(height);
+        let (mut index, mut row) = self.top;
+        while shown.len() < height && index < log.len() {
+            let rows = self.rows(log, index, theme);
+            shown.extend(rows.iter().skip(row).take(height - shown.len()).cloned());
+            index += 1;
+            row = 0;
+        }
+        if let Some(query) = self.query.as_deref().filter(|q| !q.is_empty()) {
+            for line in &mut shown {
+                *line = highlight(line, query);
+            }
+        }
+        let body = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+        Paragraph::new(Text::from(shown)).render(body, buffer);
+        let footer = self.footer(log, status, theme);
+        let footer_area = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
+        Paragraph::new(footer).render(footer_area, buffer);
+    }
+
+    fn footer(&self, log: &Log, status: &str, theme: &Theme) -> Line<'static> {
+        if let Some(input) = &self.input {
+            return Line::from(vec![
+                Span::styled("/", theme.accent()),
+                Span::raw(input.clone()),
+                Span::styled("▏", theme.accent()),
+                Span::styled("  enter searches · esc cancels", theme.dim()),
+            ]);
+        }
+        let position = if self.follow {
+            "end".to_string()
+        } else {
+            format!("{} of {}", self.top.0 + 1, log.len())
+        };
+        let mut spans = vec![
+            Span::styled("Transcript ", theme.bold()),
+            Span::styled(format!("({position}) "), theme.dim()),
+        ];
+        if let Some(note) = &self.note {
+            spans.push(Span::styled(format!("{note} · "), theme.warning()));
+        }
+        if !status.is_empty() {
+            spans.push(Span::styled(format!("{status} · "), theme.accent()));
+        }
+        spans.push(Span::styled(
+            "↑↓ pgup pgdn g G · / search · n N · esc closes",
+            theme.dim(),
+        ));
+        Line::from(spans)
+    }
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View::new()
+    }
+}
+
+/// `line` with every (case-insensitive) occurrence of `query` reversed.
+fn highlight(line: &Line<'static>, query: &str) -> Line<'static> {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    let lower = text.to_lowercase();
+    let needle = query.to_lowercase();
+    // Lower-casing can change byte lengths; highlight only where positions agree.
+    if lower.len() != text.len() || !lower.contains(&needle) {
+        return line.clone();
+    }
+    let mut marks = Vec::new();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(&needle) {
+        marks.push(from + at..from + at + needle.len());
+        from += at + needle.len().max(1);
+    }
+    let mut spans = Vec::new();
+    let mut offset = 0;
+    for span in &line.spans {
+        let content = span.content.as_ref();
+        let (start, end) = (offset, offset + content.len());
+        let mut cut = start;
+        for mark in marks.iter().filter(|m| m.start < end && m.end > start) {
+            let (s, e) = (mark.start.max(start), mark.end.min(end));
+            if s > cut {
+                spans.push(Span::styled(
+                    content[cut - start..s - start].to_string(),
+                    span.style,
+                ));
+            }
+            spans.push(Span::styled(
+                content[s - start..e - start].to_string(),
+                span.style
+                    .patch(Style::new().add_modifier(Modifier::REVERSED)),
+            ));
+            cut = e;
+        }
+        if cut < end {
+            spans.push(Span::styled(content[cut - start..].to_string(), span.style));
+        }
+        offset = end;
+    }
+    Line::from(spans).style(line.style)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::transcript::log::Entry;
+
+    fn log(n: usize) -> Log {
+        let mut log = Log::default();
+        for i in 0..n {
+            log.push(Entry::User(format!("question {i}")));
+            log.push(Entry::Assistant(format!("answer {i}")));
+        }
+        log
+    }
+
+    fn screen(view: &mut View, log: &Log, height: u16) -> Vec<String> {
+        let mut buffer = Buffer::empty(Rect::new(0, 0, 40, height));
+        view.render(log, &mut buffer, &Theme::plain(), "");
+        buffer
+            .content
+            .chunks(40)
+            .map(|r| {
+                r.iter()
+                    .map(|c| c.symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn opens_at_the_end_and_scrolls_to_the_start() {
+        let log = log(50);
+        let mut view = View::new();
+        let rows = screen(&mut view, &log, 6);
+        assert_eq!(rows[4], "● answer 49");
+        view.to_start();
+        assert_eq!(screen(&mut view, &log, 6)[1], "› question 0");
+        view.scroll(&log, 2, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "");
+        assert_eq!(screen(&mut view, &log, 6)[1], "● answer 0");
+        view.scroll(&log, -1, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 0");
+        // Past the end it sticks to the end.
+        view.scroll(&log, 10_000, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[4], "● answer 49");
+    }
+
+    #[test]
+    fn search_jumps_to_matches_and_says_when_there_is_none() {
+        let log = log(50);
+        let mut view = View::new();
+        screen(&mut view, &log, 6);
+        view.to_start();
+        view.input = Some("ANSWER 17".into());
+        view.submit_search(&log, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "● answer 17");
+        view.find(&log, true, true, &Theme::plain());
+        assert!(screen(&mut view, &log, 6)[5].contains("no later match"));
+        view.input = Some("question 3".into());
+        view.submit_search(&log, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 30");
+        view.find(&log, true, true, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 31");
+        view.find(&log, false, true, &Theme::plain());
+        view.find(&log, false, true, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 3");
+    }
+}

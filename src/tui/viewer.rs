@@ -1,0 +1,79 @@
+//! Opening and closing the transcript view (ctrl+o), its keys, and what its footer says
+//! about the run going on underneath. A tool call that needs approval closes it, so the
+//! question is never hidden.
+
+use super::app::{App, Phase};
+use super::transcript::View;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+
+impl App {
+    pub fn toggle_view(&mut self) {
+        self.view = match self.view.take() {
+            Some(_) => None,
+            None => Some(View::new()),
+        };
+        self.dirty = true;
+    }
+
+    pub fn view_key(&mut self, key: KeyEvent) {
+        let theme = self.theme;
+        let Some(view) = self.view.as_mut() else {
+            return;
+        };
+        if let Some(input) = view.input.as_mut() {
+            match key.code {
+                KeyCode::Enter => view.submit_search(&self.log, &theme),
+                KeyCode::Esc => view.input = None,
+                KeyCode::Backspace => {
+                    input.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => input.push(c),
+                _ => {}
+            }
+            return;
+        }
+        let log = &self.log;
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => self.view = None,
+            KeyCode::Up | KeyCode::Char('k') => view.scroll(log, -1, &theme),
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => view.scroll(log, 1, &theme),
+            KeyCode::PageUp | KeyCode::Char('b') => view.page_up(log, &theme),
+            KeyCode::PageDown | KeyCode::Char(' ') => view.page_down(log, &theme),
+            KeyCode::Home | KeyCode::Char('g') => view.to_start(),
+            KeyCode::End | KeyCode::Char('G') => view.to_end(),
+            KeyCode::Char('/') => view.input = Some(String::new()),
+            KeyCode::Char('n') => view.find(log, true, true, &theme),
+            KeyCode::Char('N') => view.find(log, false, true, &theme),
+            _ => {}
+        }
+    }
+
+    /// Draw the open view over the whole (alternate) screen.
+    pub fn render_view(&mut self, buffer: &mut Buffer) {
+        let status = self.view_status();
+        let theme = self.theme;
+        if let Some(view) = self.view.as_mut() {
+            view.render(&self.log, buffer, &theme, &status);
+        }
+    }
+
+    fn view_status(&self) -> String {
+        let running = self.shells.len();
+        match &self.working {
+            Some((since, phase)) => {
+                let what = match phase {
+                    Phase::Tool(name) => format!("running {name}"),
+                    Phase::Thinking => "thinking".to_string(),
+                    Phase::Responding => "responding".to_string(),
+                    Phase::Compacting => "compacting".to_string(),
+                    Phase::Retrying { .. } => "retrying".to_string(),
+                    Phase::Approval | Phase::Waiting => "working".to_string(),
+                };
+                format!("{what} {}s", since.elapsed().as_secs())
+            }
+            None if running > 0 => format!("{running} ! command running"),
+            None => String::new(),
+        }
+    }
+}
