@@ -9,6 +9,8 @@ pub mod cells;
 pub mod commands;
 pub mod composer;
 mod events;
+mod frame_diff;
+pub mod history;
 mod keys;
 mod live;
 pub mod markdown;

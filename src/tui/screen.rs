@@ -94,7 +94,7 @@ impl<B: Backend> Screen<B> {
             self.previous = Buffer::empty(self.area);
             self.repaint = false;
         }
-        let changes = self.previous.diff(&next);
+        let changes = super::frame_diff::frame_updates(&self.previous, &next);
         if !changes.is_empty() {
             self.backend.draw(changes.into_iter())?;
         }
@@ -138,7 +138,7 @@ impl<B: Backend> Screen<B> {
                 Buffer::empty(area)
             }
         };
-        let changes = previous.diff(&next);
+        let changes = super::frame_diff::frame_updates(&previous, &next);
         if !changes.is_empty() {
             self.backend.draw(changes.into_iter())?;
         }

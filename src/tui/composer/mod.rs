@@ -1,7 +1,14 @@
 //! The composer: where the user writes. A ratatui-textarea with soft wrap, plus the
 //! agent's keys — Enter submits, Alt+Enter queues a follow-up, Shift+Enter / Ctrl+J insert a
-//! newline — and Up/Down recall earlier prompts when the cursor is on the first/last row.
+//! newline — Up/Down recall earlier prompts (kept across restarts, per directory) when the
+//! cursor is on the first/last row, ctrl+r searches them (`search`), and readline's editing
+//! keys work on whole grapheme clusters (`editing`).
 
+mod editing;
+mod search;
+
+use super::history::History;
+use super::screen::clamp_u16;
 use super::theme::Theme;
 use super::wrap::wrap_text;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -29,7 +36,10 @@ pub enum Action {
 
 pub struct Composer {
     textarea: TextArea<'static>,
-    history: Vec<String>,
+    history: History,
+    /// Why the last prompt could not be saved to the history file (shown once).
+    history_error: Option<String>,
+    search: Option<search::Search>,
     /// Index into `history` while recalling; the draft is what was typed before.
     recalling: Option<usize>,
     draft: String,
@@ -47,7 +57,9 @@ impl Composer {
         textarea.set_max_histories(200);
         Composer {
             textarea,
-            history: Vec::new(),
+            history: History::default(),
+            history_error: None,
+            search: None,
             recalling: None,
             draft: String::new(),
         }
@@ -96,18 +108,37 @@ impl Composer {
         self.textarea.insert_str(normalized);
     }
 
-    /// Remember a submitted prompt for Up/Down recall.
+    /// The prompt history to recall from and save to.
+    pub fn set_history(&mut self, history: History) {
+        self.history = history;
+    }
+
+    /// Remember a submitted prompt for Up/Down recall and ctrl+r, on disk too.
     pub fn remember(&mut self, text: &str) {
-        if text.trim().is_empty() || self.history.last().is_some_and(|last| last == text) {
-            return;
+        if let Err(e) = self.history.add(text) {
+            self.history_error.get_or_insert(e);
         }
-        self.history.push(text.to_string());
+    }
+
+    /// Why a prompt could not be saved, once.
+    pub fn take_history_error(&mut self) -> Option<String> {
+        self.history_error.take()
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if self.search.is_some() {
+            self.search_key(key);
+            return Action::Edited;
+        }
+        if let KeyCode::Char('r') = key.code
+            && ctrl
+        {
+            self.start_search();
+            return Action::Edited;
+        }
         match key.code {
             KeyCode::Enter if alt => self.take(Action::FollowUp),
             KeyCode::Enter if shift || ctrl => {
@@ -122,7 +153,9 @@ impl Composer {
             KeyCode::Up if !alt && self.cursor_row() == 0 && self.recall(-1) => Action::Edited,
             KeyCode::Down if !alt && self.on_last_row() && self.recall(1) => Action::Edited,
             _ => {
-                self.textarea.input(key);
+                if !self.edit_key(key) {
+                    self.textarea.input(key);
+                }
                 Action::Edited
             }
         }
@@ -164,7 +197,7 @@ impl Composer {
         };
         self.recalling = next;
         let text = match next {
-            Some(i) => self.history[i].clone(),
+            Some(i) => self.history.entries().get(i).cloned().unwrap_or_default(),
             None => std::mem::take(&mut self.draft),
         };
         let recalling = self.recalling;
@@ -175,6 +208,9 @@ impl Composer {
 
     /// Rows the composer needs at `width` (prompt sign included), capped.
     pub fn height(&self, width: u16) -> u16 {
+        if self.search.is_some() {
+            return 2;
+        }
         let inner = width.saturating_sub(PROMPT_WIDTH).max(1);
         // Counting stops at the cap: a huge paste costs no more than ten rows.
         let mut rows = 0usize;
@@ -184,13 +220,21 @@ impl Composer {
                 break;
             }
         }
-        super::screen::clamp_u16(rows).clamp(1, MAX_ROWS)
+        clamp_u16(rows).clamp(1, MAX_ROWS)
     }
 
     /// Draw into `area`; returns where the cursor is.
     pub fn render(&self, area: Rect, buffer: &mut Buffer, theme: &Theme) -> Option<Position> {
         if area.width <= PROMPT_WIDTH || area.height == 0 {
             return None;
+        }
+        if self.search.is_some() {
+            let rows = self.search_rows(area.width, theme);
+            let cursor_x = rows
+                .first()
+                .map(|r| clamp_u16(r.spans.iter().take(2).map(|s| s.width()).sum::<usize>()));
+            ratatui::widgets::Paragraph::new(ratatui::text::Text::from(rows)).render(area, buffer);
+            return cursor_x.map(|x| Position::new(area.x + x.min(area.width - 1), area.y));
         }
         buffer.set_string(area.x, area.y, PROMPT, theme.accent());
         let text_area = Rect {
