@@ -4,15 +4,32 @@
 
 use agent::cli::{Cli, FrontEnd, Subcommands};
 use agent::modes;
-use clap::Parser;
 use std::process::ExitCode;
+
+/// The command line, with `--help` naming every built-in provider (the list lives with the
+/// config, so it never goes stale).
+fn parse_command_line() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let names: Vec<&str> = agent::config::BUILTIN_PROVIDERS
+        .iter()
+        .map(|p| p.name)
+        .collect();
+    let command = Cli::command().mut_arg("provider", |arg| {
+        arg.help(format!(
+            "Provider from the config (built in: {})",
+            names.join(", ")
+        ))
+    });
+    let matches = command.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
 
 fn main() -> ExitCode {
     // The agent runs each command below a copy of itself (see tools::process).
     if let Some(code) = agent::tools::process::supervisor::run_if_asked() {
         return code;
     }
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     if let Some(Subcommands::Mcp(args)) = &cli.command {
         return ExitCode::from(agent::mcp_command::run(args, cli.config.as_deref()));
     }
@@ -84,6 +101,7 @@ fn main() -> ExitCode {
             let start = agent::tui::Start {
                 prompt: Some(cli.prompt.join(" ")),
                 pick_session,
+                resumed: cli.continue_session || cli.resume.is_some(),
                 notices: Vec::new(),
             };
             agent::tui::run(prepared, settings, start).await

@@ -242,6 +242,12 @@ impl Agent {
         }
     }
 
+    /// Whether mutating tools ask, run or are denied, from the next call on (calls waiting
+    /// for approval keep waiting).
+    pub fn set_permission_mode(&self, mode: PermissionMode) {
+        lock(&self.shared.state).permissions.mode = mode;
+    }
+
     pub fn set_steering_mode(&self, mode: QueueMode) {
         lock(&self.shared.state).steering.mode = mode;
     }

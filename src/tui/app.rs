@@ -96,6 +96,10 @@ pub struct App {
     pub picker: Option<super::picker::Picker>,
     /// The highlighted slash-command completion.
     pub completion: usize,
+    /// Esc closed the command popup (until the text changes).
+    pub popup_closed: bool,
+    /// The last compaction message shown: the same one is not repeated every turn.
+    pub last_compaction_note: Option<String>,
     /// Rows waiting to go into the scrollback.
     pub out: Vec<Line<'static>>,
     /// Rows of the current assistant response pushed so far (taken back if it is retried).
@@ -150,6 +154,8 @@ impl App {
             approval: None,
             picker: None,
             completion: 0,
+            popup_closed: false,
+            last_compaction_note: None,
             out: Vec::new(),
             attempt_rows: 0,
             retract: 0,
@@ -256,8 +262,9 @@ impl App {
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
                 self.log.clear();
-                self.notice(&note);
                 self.replay(200);
+                let resumed = self.resumed_note(&self.session.id.clone());
+                self.notice(&resumed.unwrap_or(note));
             }
         }
     }
@@ -278,6 +285,54 @@ impl App {
             "thinking is shown (ctrl+o: every earlier thought)"
         } else {
             "thinking is shown: this exchange's thoughts are expanded below"
+        });
+    }
+
+    /// Which session goes on: its first prompt, size, age and id.
+    pub fn resumed_note(&self, id: &str) -> Option<String> {
+        let messages = self.agent.messages();
+        let last = messages.last()?;
+        let first = messages.iter().find_map(|m| match m.as_ref() {
+            Message::User(user) => Some(user.plain_text()),
+            _ => None,
+        });
+        let name = first
+            .map(|t| {
+                let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
+                format!("“{}” ", super::width::cut(&words, 50))
+            })
+            .unwrap_or_else(|| "the session ".to_string());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        let age_ms = now.saturating_sub(last.timestamp()).max(0);
+        let age = match age_ms / 1000 {
+            0..60 => "just now".to_string(),
+            s @ 60..3600 => format!("{} min ago", s / 60),
+            s @ 3600..86_400 => format!("{} h ago", s / 3600),
+            s => format!("{} days ago", s / 86_400),
+        };
+        let count = messages.len();
+        Some(format!(
+            "Resumed {name}· {count} message{} · last one {age} · session {id}",
+            if count == 1 { "" } else { "s" }
+        ))
+    }
+
+    /// shift+tab: the next permission mode, ask → auto → read-only → ask.
+    pub fn cycle_permission_mode(&mut self) {
+        use crate::tools::permission::PermissionMode;
+        let next = match self.agent.snapshot().permission_mode {
+            PermissionMode::Ask => PermissionMode::Auto,
+            PermissionMode::Auto => PermissionMode::ReadOnly,
+            PermissionMode::ReadOnly => PermissionMode::Ask,
+        };
+        self.agent.set_permission_mode(next);
+        self.set_hint(match next {
+            PermissionMode::Ask => "ask mode: changes and commands wait for your approval",
+            PermissionMode::Auto => "auto mode: every tool runs without asking",
+            PermissionMode::ReadOnly => "read-only mode: nothing may change files or run programs",
         });
     }
 

@@ -231,8 +231,11 @@ impl App {
         let tasks = self.tasks.clone();
         let focus = (!focus.is_empty()).then(|| focus.to_string());
         tokio::spawn(async move {
-            if let Err(e) = agent.compact(focus).await {
-                let _ = tasks.send(TaskResult::Warning(format!("Nothing was compacted: {e}")));
+            // A compaction reports itself (auto_compaction_end); only a refusal is left.
+            if let Err(crate::agent::AgentError::Busy) = agent.compact(focus).await {
+                let _ = tasks.send(TaskResult::Warning(
+                    "The agent is working: wait for it, or press esc first".to_string(),
+                ));
             }
             let _ = tasks.send(TaskResult::Idle);
         });

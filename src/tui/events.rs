@@ -137,8 +137,11 @@ impl App {
                 });
             }
             AgentEvent::AutoRetryEnd { .. } => self.set_phase(Phase::Waiting),
+            // A `/compact` reports through the task channel too, and the two channels are
+            // read in no fixed order: a compaction already over when its events are read
+            // leaves nothing working.
             AgentEvent::AutoCompactionStart { .. } => {
-                if self.working.is_none() {
+                if self.working.is_none() && self.agent.is_running() {
                     self.working = Some((Instant::now(), Phase::Compacting));
                 }
                 self.set_phase(Phase::Compacting);
@@ -146,18 +149,15 @@ impl App {
             AgentEvent::AutoCompactionEnd {
                 tokens_before,
                 tokens_after,
+                aborted,
                 error_message,
-                ..
             } => {
-                match error_message {
-                    Some(error) => self.warning(&format!("Compaction failed: {error}")),
-                    None => self.notice(&format!(
-                        "Compacted the conversation: {} → {} tokens",
-                        super::status::tokens(tokens_before),
-                        super::status::tokens(tokens_after)
-                    )),
+                self.compaction_ended(tokens_before, tokens_after, aborted, error_message);
+                if self.agent.is_running() {
+                    self.set_phase(Phase::Waiting);
+                } else {
+                    self.working = None;
                 }
-                self.set_phase(Phase::Waiting);
             }
             AgentEvent::ToolApprovalRequest {
                 tool_call_id,
@@ -256,6 +256,50 @@ impl App {
             AssistantMessageEvent::ToolCallDelta { .. }
             | AssistantMessageEvent::ToolCallEnd { .. } => {}
         }
+    }
+
+    /// One message per compaction, saying what happened in words that fit: "nothing to
+    /// compact yet" is not a failure, a summary no smaller than what it replaced is said so,
+    /// and the same message is not repeated at every turn.
+    fn compaction_ended(&mut self, before: u64, after: u64, aborted: bool, error: Option<String>) {
+        let tokens = super::status::tokens;
+        let (text, warn) = match error {
+            Some(_) if aborted => ("Compaction stopped.".to_string(), false),
+            Some(e) if e.starts_with("nothing to compact") => (
+                "Nothing to compact yet: all of the conversation is recent.".to_string(),
+                false,
+            ),
+            Some(e) => (
+                format!("The conversation could not be compacted: {e}"),
+                true,
+            ),
+            None if after < before => (
+                format!(
+                    "Compacted the conversation: {} → {} tokens.",
+                    tokens(before),
+                    tokens(after)
+                ),
+                false,
+            ),
+            None => (
+                format!(
+                    "Compacted the conversation, but its summary ({} tokens) is no smaller than \
+                     what it replaced ({} tokens).",
+                    tokens(after),
+                    tokens(before)
+                ),
+                false,
+            ),
+        };
+        if self.last_compaction_note.as_deref() == Some(text.as_str()) {
+            return;
+        }
+        if warn {
+            self.warning(&text);
+        } else {
+            self.notice(&text);
+        }
+        self.last_compaction_note = Some(text);
     }
 
     /// A response failed and will be retried: what it showed goes away, so the retried

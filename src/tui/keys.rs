@@ -1,6 +1,6 @@
-//! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+d), the approval
-//! dialog and the session picker when they are open, slash-command completion, and the
-//! composer's submit / follow-up.
+//! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+o, ctrl+d,
+//! shift+tab), the transcript view, the approval dialog and the session picker when they
+//! are open, slash-command completion, and the composer's submit / follow-up.
 
 use super::app::App;
 use super::commands::completions;
@@ -55,9 +55,13 @@ impl App {
             self.approval_key(key);
             return KeyOutcome::Handled;
         }
-        let completing = !completions(self.composer.single_line()).is_empty();
+        let completing = !self.popup_closed && !completions(self.composer.single_line()).is_empty();
+        let before = self.composer.single_line().to_string();
         match key.code {
+            // Esc closes the command popup first; with nothing open it stops the agent.
+            KeyCode::Esc if completing => self.popup_closed = true,
             KeyCode::Esc => self.interrupt(),
+            KeyCode::BackTab => self.cycle_permission_mode(),
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.exit = Some(0),
             KeyCode::Up if alt => {
                 if let Some(message) = self.agent.unqueue_last() {
@@ -80,6 +84,14 @@ impl App {
                 let count = completions(self.composer.single_line()).len();
                 self.completion = (self.completion + 1).min(count.saturating_sub(1));
             }
+            // `/mo` + enter runs the highlighted command, as tab + enter would.
+            KeyCode::Enter if completing && key.modifiers.is_empty() => {
+                self.complete();
+                let command = self.composer.text();
+                self.composer.clear();
+                self.composer.remember(&command);
+                self.submit(command.trim_end().to_string());
+            }
             _ => match self.composer.handle_key(key) {
                 Action::Submit(text) => self.submit(text),
                 Action::FollowUp(text) => self.agent.follow_up(UserMessage::text(text)),
@@ -91,6 +103,9 @@ impl App {
                     )
                 }
             },
+        }
+        if self.composer.single_line() != before {
+            self.popup_closed = false;
         }
         KeyOutcome::Handled
     }
@@ -106,6 +121,9 @@ impl App {
 
     /// Enter: a command, a shell command, a prompt, or (while working) a steering message.
     pub fn submit(&mut self, text: String) {
+        if let Some(problem) = self.composer.take_history_error() {
+            self.warning(&problem);
+        }
         let trimmed = text.trim();
         // A known command runs, and a lone unknown word (`/bogus`) is a typo; anything
         // else that starts with a slash ("/tmp is full", "/etc/hosts") is a prompt.

@@ -253,10 +253,20 @@ impl App {
     }
 
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
-        if self.approval.is_some() || self.picker.is_some() {
+        if self.approval.is_some() || self.picker.is_some() || self.popup_closed {
             return Vec::new();
         }
-        completions(self.composer.single_line())
+        let matches = completions(self.composer.single_line());
+        let usage =
+            |command: &super::commands::Command| format!("  /{} {}", command.name, command.args);
+        // The help column starts after the longest usage shown, so the two never touch.
+        let column = matches
+            .iter()
+            .map(|c| super::width::str_width(&usage(c)))
+            .max()
+            .unwrap_or(0)
+            + 2;
+        matches
             .iter()
             .enumerate()
             .map(|(i, command)| {
@@ -265,11 +275,12 @@ impl App {
                 } else {
                     self.theme.dim()
                 };
-                let usage = format!("  /{} {}", command.name, command.args);
+                let usage = usage(command);
+                let pad = column.saturating_sub(super::width::str_width(&usage));
                 Line::from(vec![
-                    Span::styled(format!("{usage:<24}"), style),
+                    Span::styled(format!("{usage}{}", " ".repeat(pad)), style),
                     Span::styled(
-                        cells::cut(command.help, (width as usize).saturating_sub(25)),
+                        cells::cut(command.help, usize::from(width).saturating_sub(column)),
                         self.theme.dim(),
                     ),
                 ])

@@ -16,7 +16,7 @@ use crossterm::terminal::{
 use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
-use std::io::{BufWriter, IsTerminal, Stdout};
+use std::io::{BufWriter, IsTerminal, Stdout, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::signal::unix::{SignalKind, signal};
@@ -36,6 +36,8 @@ pub struct Start {
     pub prompt: Option<String>,
     /// `agent -r` without an id: open the session picker.
     pub pick_session: bool,
+    /// `-c` or `-r ID`: an earlier session goes on (say which).
+    pub resumed: bool,
     pub notices: Vec<String>,
 }
 
@@ -94,7 +96,17 @@ async fn event_loop(
     app.mcp = prepared.mcp.clone();
     let mut mcp_changes = app.mcp.subscribe();
     let mut mcp_open = true;
+    let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
+    app.composer.set_history(history);
+    if let Some(problem) = problem {
+        app.warning(&problem);
+    }
     app.replay(REPLAY);
+    if start.resumed
+        && let Some(note) = app.resumed_note(&app.session.id.clone())
+    {
+        app.notice(&note);
+    }
     for notice in start.notices.iter().chain(&prepared.notices) {
         app.warning(notice);
     }
@@ -133,6 +145,16 @@ async fn event_loop(
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     outcome = on_terminal_event(&mut app, event);
+                    // Everything already typed (a paste without bracketed paste) is taken
+                    // before the next frame: one frame for a thousand keys.
+                    while matches!(outcome, Outcome::Nothing | Outcome::Redraw)
+                        && let Some(Ok(event)) = ready_event(&mut input).await
+                    {
+                        outcome = outcome.max(on_terminal_event(&mut app, event));
+                    }
+                    if matches!(outcome, Outcome::Nothing | Outcome::Redraw) {
+                        kick_stalled_input();
+                    }
                 }
                 // The terminal is gone.
                 Some(Err(_)) | None => app.exit = Some(0),
@@ -256,7 +278,9 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// What the loop does after a terminal event.
+/// What the loop does after a terminal event (later variants win when several events
+/// are taken at once).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Outcome {
     Nothing,
     /// Redraw at once: what the user does shows without waiting for the next frame slot
@@ -264,6 +288,34 @@ enum Outcome {
     Redraw,
     Resized,
     Suspend,
+}
+
+/// The next terminal event if one is ready now. It polls with this task's own waker: a
+/// throwaway one (`now_or_never`) would be the one crossterm's reader thread wakes when
+/// input comes, and the loop would then wait for the key after next.
+async fn ready_event(input: &mut EventStream) -> Option<std::io::Result<Event>> {
+    std::future::poll_fn(|cx| match input.poll_next_unpin(cx) {
+        std::task::Poll::Ready(event) => std::task::Poll::Ready(event),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await
+}
+
+/// Input the terminal sent that crossterm has not read yet. crossterm reads at most 1 KB
+/// each time the terminal's input becomes readable and returns at the first key in it; the
+/// rest waits for the next readiness edge, which comes only with new input — so the tail
+/// of a long paste without bracketed paste would wait for the next key. Asking the
+/// terminal for its attributes (DA1) makes it send a short answer, which is that edge;
+/// crossterm keeps the answer to itself.
+fn kick_stalled_input() {
+    let mut pending: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which points at `pending`.
+    let result = unsafe { libc::ioctl(libc::STDIN_FILENO, libc::FIONREAD, &mut pending) };
+    if result == 0 && pending > 0 {
+        let mut out = std::io::stdout();
+        let _ = out.write_all(b"\x1b[c");
+        let _ = out.flush();
+    }
 }
 
 fn on_terminal_event(app: &mut App, event: Event) -> Outcome {

@@ -49,6 +49,7 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
             right.push(format!("ctx {percent}%"));
         }
     }
+    right.insert(0, format!("{} mode", state.permission_mode.as_str()));
     let right = right.join(" · ");
     let left = match (&state.session_error, &app.hint) {
         (Some(error), _) => Span::styled(format!("⚠ {error}"), theme.warning()),

@@ -1,6 +1,6 @@
 //! The real `agent` binary in a pseudo-terminal (portable-pty), its output fed to a
 //! terminal emulator (vt100) so tests read the screen as a person would. Like a real
-//! terminal, it answers the cursor-position query the interface sends when it starts.
+//! terminal, it answers the cursor-position (DSR) and device-attributes (DA1) queries.
 
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
@@ -87,6 +87,10 @@ impl Tui {
                     let (row, col) = parser.screen().cursor_position();
                     let answer = format!("\x1b[{};{}R", row + 1, col + 1);
                     let _ = reply.lock().unwrap().write_all(answer.as_bytes());
+                }
+                // Primary device attributes: "what are you?" (a VT220 with colours).
+                if chunk[..n].windows(3).any(|w| w == b"\x1b[c") {
+                    let _ = reply.lock().unwrap().write_all(b"\x1b[?62;22c");
                 }
             }
         });
