@@ -365,7 +365,9 @@ async fn the_session_picker_resumes_an_earlier_conversation() {
     tui.wait_for_text("Resume a session").await;
     tui.wait_for_text("alpha question").await;
     tui.enter();
-    let screen = tui.wait_for_text("Resumed session").await;
+    let screen = tui
+        .wait_for_text("Resumed “alpha question” · 2 messages")
+        .await;
     assert!(screen.contains("Alpha answer."), "{screen}");
     tui.type_text("continue");
     tui.enter();
