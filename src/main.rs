@@ -125,5 +125,7 @@ fn main() -> ExitCode {
     });
     // Don't wait for stray blocking work (e.g. a stdin read) on the way out.
     runtime.shutdown_background();
+    // Long outputs of a conversation without a session file go with it.
+    agent::tools::spill::clean_up_at_exit();
     ExitCode::from(code)
 }

@@ -130,6 +130,7 @@ async fn dropping_a_running_command_kills_everything_it_started() {
         settings: std::sync::Arc::new(support::harness::tool_settings()),
         hidden: None,
         files: Default::default(),
+        spill: Default::default(),
     };
     let running = agent::tools::bash::BashTool.execute(json!({ "command": ESCAPING }), ctx);
     let dropped = tokio::spawn(running);
@@ -368,4 +369,80 @@ async fn write_refuses_a_file_changed_since_it_was_read_until_it_is_read_again()
     let (text, is_error, _) = result_of(&events, "c5");
     assert!(!is_error, "{text}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine\n");
+}
+
+/// `agent --mode json ARGS... go` with `TMPDIR` set to `tmp`, asking for one command whose
+/// output is too long to show whole: where its full output went.
+async fn full_output_of_a_long_command(
+    env: &support::env::Env,
+    tmp: &std::path::Path,
+    args: &[&str],
+) -> std::path::PathBuf {
+    let server = support::server::FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "seq 1 100000"}),
+        )),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut cmd = env.agent(&server, args);
+    cmd.args(["--mode", "json", "--permission-mode", "auto", "go"])
+        .env("TMPDIR", tmp);
+    let out = support::process::run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let end = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end")
+        .expect("a tool result");
+    let path = end["result"]["details"]["fullOutputPath"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no full-output file: {end}"));
+    path.into()
+}
+
+fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_commands_full_output_is_kept_beside_its_session_and_not_in_tmp() {
+    let env = support::env::env();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = full_output_of_a_long_command(&env, tmp.path(), &[]).await;
+    let session = env.only_session();
+    let name = session.file_name().unwrap().to_str().unwrap();
+    let beside = session.with_file_name(name.replace(".jsonl", ".files"));
+    assert_eq!(path.parent(), Some(beside.as_path()));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap().lines().count(),
+        100000,
+        "kept after the agent exits, as long as the session is"
+    );
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
+}
+
+#[tokio::test]
+async fn without_a_session_the_full_output_is_private_and_removed_at_exit() {
+    let env = support::env::env();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = full_output_of_a_long_command(&env, tmp.path(), &["--no-session"]).await;
+    let dir = path.parent().unwrap();
+    assert_eq!(dir.parent(), Some(tmp.path()), "{}", path.display());
+    assert!(
+        !path.exists() && !dir.exists(),
+        "{} is left",
+        path.display()
+    );
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
+    assert!(env.session_files().is_empty());
 }

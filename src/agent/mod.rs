@@ -22,6 +22,7 @@ use crate::protocol::message::{AssistantMessage, Message, Usage, UserMessage};
 use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
 use crate::tools::source::ToolSource;
+use crate::tools::spill::SpillDir;
 use crate::tools::{ToolSettings, Tools};
 use compaction::CompactionSettings;
 use history::History;
@@ -147,6 +148,9 @@ impl Agent {
             approvals: HashMap::new(),
             permissions: Permissions::with_rules(config.permission_mode, config.permission_rules),
             files: Default::default(),
+            spill: Arc::new(SpillDir::for_session(
+                config.session.as_ref().map(|s| s.path()),
+            )),
             can_ask: config.can_ask,
             task: None,
             session_error: None,
@@ -380,6 +384,7 @@ impl Agent {
             state.history = History::new(history);
             // Another conversation: the model has seen none of its files yet.
             state.files = Default::default();
+            state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
             state.session_error = None;
             state.usage = usage;
             std::mem::replace(&mut *lock(&self.shared.session), session)
@@ -395,6 +400,12 @@ impl Agent {
             Some(error) => Err(AgentError::Unsaved(error)),
             None => Ok(()),
         }
+    }
+
+    /// Where the current conversation's tools keep output too long to show whole; a front
+    /// end running a command for the user (`!command`, RPC `bash`) keeps it there too.
+    pub fn spill_dir(&self) -> Arc<SpillDir> {
+        lock(&self.shared.state).spill.clone()
     }
 
     /// Take back the most recently queued message (follow-ups first), e.g. to edit it.

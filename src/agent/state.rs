@@ -18,6 +18,7 @@ use crate::session::{SessionError, SessionWriter};
 use crate::tools::freshness::FileMemory;
 use crate::tools::permission::Permissions;
 use crate::tools::source::ToolSource;
+use crate::tools::spill::SpillDir;
 use crate::tools::{ToolSettings, Tools};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -72,6 +73,8 @@ pub(crate) struct State {
     pub usage: Usage,
     /// What the model has seen of each file in this conversation (`write` checks it).
     pub files: Arc<FileMemory>,
+    /// Where tools keep output too long to show whole: beside the session file.
+    pub spill: Arc<SpillDir>,
 }
 
 pub(crate) struct Shared {

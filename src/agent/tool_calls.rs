@@ -327,9 +327,13 @@ impl Run {
         self.phase.enter("tool_running");
         let shared = self.shared.clone();
         let (id, name) = (call.id.clone(), call.name.clone());
-        let (hidden, files) = {
+        let (hidden, files, spill) = {
             let state = lock(&self.shared.state);
-            (state.permissions.hidden(), state.files.clone())
+            (
+                state.permissions.hidden(),
+                state.files.clone(),
+                state.spill.clone(),
+            )
         };
         let ctx = ToolContext {
             cwd: self.settings.cwd.clone(),
@@ -344,6 +348,7 @@ impl Run {
             settings: self.settings.tool_settings.clone(),
             hidden,
             files,
+            spill,
         };
         let place_now = semaphore.clone().try_acquire_owned().ok();
         let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());

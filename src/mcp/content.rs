@@ -7,12 +7,13 @@
 
 use crate::protocol::message::Content;
 use crate::tools::ToolOutput;
+use crate::tools::spill::SpillDir;
 use crate::tools::truncate::{MAX_BYTES, MAX_LINES, count_lines};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::json;
 
 /// The result of an MCP call as the model and front ends see it.
-pub fn to_output(result: CallToolResult) -> ToolOutput {
+pub fn to_output(result: CallToolResult, spill: &SpillDir) -> ToolOutput {
     let mut content: Vec<Content> = Vec::with_capacity(result.content.len());
     for block in result.content {
         content.push(block_to_content(block));
@@ -27,7 +28,7 @@ pub fn to_output(result: CallToolResult) -> ToolOutput {
         content.push(Content::text("(no output)"));
     }
     let is_error = result.is_error.unwrap_or(false);
-    let (content, full_output) = limit(content);
+    let (content, full_output) = limit(content, spill);
     let details = full_output.map(|path| json!({"fullOutputPath": path}));
     ToolOutput {
         content,
@@ -93,7 +94,7 @@ fn block_to_content(block: ContentBlock) -> Content {
 
 /// Keep the text within what the model should read: when all text together is longer, the
 /// text blocks are joined, the beginning kept, and the whole saved to a file.
-fn limit(content: Vec<Content>) -> (Vec<Content>, Option<String>) {
+fn limit(content: Vec<Content>, spill: &SpillDir) -> (Vec<Content>, Option<String>) {
     let texts: Vec<&str> = content
         .iter()
         .filter_map(|c| match c {
@@ -107,7 +108,7 @@ fn limit(content: Vec<Content>) -> (Vec<Content>, Option<String>) {
         return (content, None);
     }
     let whole = texts.join("\n");
-    let saved = save_whole(whole.as_bytes());
+    let saved = save_whole(whole.as_bytes(), spill);
     let (head, kept_lines) = head(&whole, MAX_LINES, MAX_BYTES);
     let mut text = head.to_string();
     text.push_str(&format!(
@@ -127,20 +128,17 @@ fn limit(content: Vec<Content>) -> (Vec<Content>, Option<String>) {
     (limited, saved)
 }
 
-/// Save a result too long to show in a file of its own, as bash does with long output;
-/// `None` (and a log line) when that fails — the cut result still goes to the model.
-fn save_whole(bytes: &[u8]) -> Option<String> {
+/// Save a result too long to show in a file of its own (in the session's directory), as
+/// bash does with long output; `None` (and a log line) when that fails — the cut result
+/// still goes to the model.
+fn save_whole(bytes: &[u8], spill: &SpillDir) -> Option<String> {
     use std::io::Write;
-    let saved = tempfile::Builder::new()
-        .prefix("agent-mcp-")
-        .suffix(".txt")
-        .tempfile()
-        .and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.keep().map_err(|e| e.error)
-        });
+    let saved = spill.create("mcp-", ".txt").and_then(|(mut file, path)| {
+        file.write_all(bytes)?;
+        Ok(path)
+    });
     match saved {
-        Ok((_, path)) => Some(path.display().to_string()),
+        Ok(path) => Some(path.display().to_string()),
         Err(error) => {
             tracing::warn!(%error, "could not save a long MCP result");
             None
@@ -187,7 +185,7 @@ mod tests {
             ContentBlock::ResourceLink(Resource::new("file:///c", "c")),
         ]);
         result.structured_content = Some(json!({"ignored": "there is text"}));
-        let output = to_output(result);
+        let output = to_output(result, &SpillDir::default());
         assert!(!output.is_error);
         assert_eq!(
             output.content,
@@ -211,19 +209,21 @@ mod tests {
     fn structured_content_is_shown_when_there_is_no_text_and_errors_stay_errors() {
         let mut result = CallToolResult::error(vec![]);
         result.structured_content = Some(json!({"sum": 3}));
-        let output = to_output(result);
+        let output = to_output(result, &SpillDir::default());
         assert!(output.is_error);
         assert_eq!(output.content, vec![Content::text("{\n  \"sum\": 3\n}")]);
-        let empty = to_output(CallToolResult::success(vec![]));
+        let empty = to_output(CallToolResult::success(vec![]), &SpillDir::default());
         assert_eq!(empty.content, vec![Content::text("(no output)")]);
     }
 
     #[test]
     fn long_text_is_cut_and_saved_whole() {
         let long: String = (0..3000).map(|i| format!("line {i}\n")).collect();
-        let output = to_output(CallToolResult::success(vec![ContentBlock::text(
-            long.clone(),
-        )]));
+        let spill = SpillDir::default();
+        let output = to_output(
+            CallToolResult::success(vec![ContentBlock::text(long.clone())]),
+            &spill,
+        );
         let Content::Text { text } = &output.content[0] else {
             panic!("{:?}", output.content)
         };
@@ -237,7 +237,12 @@ mod tests {
             .unwrap()
             .to_string();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), long);
-        let _ = std::fs::remove_file(path);
+        assert!(path.starts_with(spill.made().unwrap().to_string_lossy().as_ref()));
+        drop(spill);
+        assert!(
+            !std::path::Path::new(&path).exists(),
+            "kept no longer than the conversation"
+        );
         assert_eq!(head("ab\ncd\n", 1, 100), ("ab\n", 1));
         assert_eq!(head("héllo", 10, 2), ("h", 1));
     }

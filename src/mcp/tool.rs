@@ -201,7 +201,7 @@ impl Call {
         match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 server.answered();
-                content::to_output(result)
+                content::to_output(result, &ctx.spill)
             }
             Ok(_) => ToolOutput::error(format!(
                 "MCP server `{}` answered the call with something that is not a tool result.",

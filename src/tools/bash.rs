@@ -3,7 +3,8 @@
 //! command and everything it started — also processes that left its process group or
 //! session — and the result says what was killed, what could not be, and what a command
 //! that ended on its own left running. Output streams as throttled updates; the model gets
-//! the tail, and when that is not all of it, the path of a file holding the full output.
+//! the tail, and when that is not all of it, the path of a file holding the full output
+//! (in the session's own directory, `tools::spill`).
 //! The tool returns when bash exits, even if a background process it started keeps the
 //! pipe open.
 
@@ -116,7 +117,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     )
     .await?;
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-    let mut output = Collector::default();
+    let mut output = Collector::new(ctx.spill.clone());
     let mut chunk = vec![0u8; 16 * 1024];
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);

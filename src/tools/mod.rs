@@ -22,6 +22,7 @@ pub mod rules;
 pub mod schema;
 pub mod shell;
 pub mod source;
+pub mod spill;
 pub mod truncate;
 pub mod visibility;
 mod walk;
@@ -83,6 +84,8 @@ pub struct ToolContext {
     pub hidden: Option<Arc<visibility::Hidden>>,
     /// What the model has seen of each file (`read` records, `write` checks).
     pub files: Arc<freshness::FileMemory>,
+    /// Where output too long to show whole is kept (the session's own directory).
+    pub spill: Arc<spill::SpillDir>,
 }
 
 /// Tool settings from config.

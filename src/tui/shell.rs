@@ -46,6 +46,7 @@ impl App {
         let settings = self.settings.clone();
         let tasks = self.tasks.clone();
         let cancel = self.shell_cancel.clone();
+        let spill = self.agent.spill_dir();
         tokio::spawn(async move {
             let updates = tasks.clone();
             let ctx = ToolContext {
@@ -58,6 +59,7 @@ impl App {
                 settings: Arc::new(settings.tool_settings.clone()),
                 hidden: None,
                 files: Default::default(),
+                spill,
             };
             let args = json!({"command": command});
             let output = crate::tools::bash::BashTool

@@ -42,7 +42,10 @@ impl Env {
         if let Ok(dirs) = std::fs::read_dir(self.home.path().join("sessions")) {
             for dir in dirs.flatten() {
                 for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
-                    files.push(file.path());
+                    // Beside each session file may be a directory of tool outputs.
+                    if file.path().extension().is_some_and(|e| e == "jsonl") {
+                        files.push(file.path());
+                    }
                 }
             }
         }

@@ -109,6 +109,7 @@ pub(super) async fn bash(context: &Context, command: String, cancel: Cancellatio
         settings: Arc::new(context.settings.tool_settings.clone()),
         hidden: None,
         files: Default::default(),
+        spill: context.agent.spill_dir(),
     };
     let output = BashTool.execute(json!({ "command": command }), ctx).await;
     let details = output.details.unwrap_or(Value::Null);

@@ -1,10 +1,13 @@
 //! A running command's output: the last part kept in memory for the model and for live
-//! updates, and — once there is more than the model will be shown — all of it in a file.
+//! updates, and — once there is more than the model will be shown — all of it in a file in
+//! the conversation's spill directory (`tools::spill`: beside the session file).
 
 use crate::protocol::event::ToolResultPayload;
 use crate::protocol::message::Content;
+use crate::tools::spill::SpillDir;
 use crate::tools::truncate::{MAX_BYTES, MAX_LINES, tail};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 
 /// The in-memory tail kept while a command runs.
@@ -14,16 +17,28 @@ const UPDATE_LINES: usize = 50;
 
 /// Keeps the last `TAIL_BYTES` of output in memory and, once output outgrows what the model
 /// will be shown (in bytes or in lines), all of it in a file.
-#[derive(Default)]
 pub struct Collector {
     tail: Vec<u8>,
     total_bytes: usize,
     total_lines: usize,
     spill: Option<(tokio::fs::File, PathBuf)>,
     spill_failed: bool,
+    spill_dir: Arc<SpillDir>,
 }
 
 impl Collector {
+    /// Full output, when there is too much, goes to a file in `spill_dir`.
+    pub fn new(spill_dir: Arc<SpillDir>) -> Collector {
+        Collector {
+            tail: Vec::new(),
+            total_bytes: 0,
+            total_lines: 0,
+            spill: None,
+            spill_failed: false,
+            spill_dir,
+        }
+    }
+
     pub async fn push(&mut self, bytes: &[u8]) {
         self.total_bytes += bytes.len();
         self.total_lines += bytes.iter().filter(|b| **b == b'\n').count();
@@ -46,14 +61,13 @@ impl Collector {
 
     /// Start the full-output file with what is already in memory (all of it, so far).
     async fn start_spill(&mut self) {
-        let created = tempfile::Builder::new()
-            .prefix("agent-bash-")
-            .suffix(".log")
-            .tempfile()
-            .and_then(|file| file.keep().map_err(|e| e.error));
-        let Ok((file, path)) = created else {
-            self.spill_failed = true;
-            return;
+        let (file, path) = match self.spill_dir.create("bash-", ".log") {
+            Ok(created) => created,
+            Err(error) => {
+                tracing::warn!(%error, "could not save a command's full output");
+                self.spill_failed = true;
+                return;
+            }
         };
         let mut file = tokio::fs::File::from_std(file);
         if file.write_all(&self.tail).await.is_err() {
