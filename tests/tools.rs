@@ -55,11 +55,13 @@ async fn harness(adjust: impl FnOnce(&mut agent::agent::AgentConfig)) -> Harness
 #[tokio::test]
 async fn a_background_daemon_holding_the_output_pipe_does_not_hang_bash() {
     let mut h = harness(|_| {}).await;
-    // The daemon inherits stdout and keeps it open for 30 s; the command itself ends now.
+    // The daemon inherits stdout and keeps it open for 30 s; the command itself ends as soon
+    // as the daemon is `sleep` (not still the shell that forked it, named `bash`).
     let events = run_one(
         &mut h,
         "bash",
-        json!({"command": "sleep 30 & echo $! > daemon.pid; echo started"}),
+        json!({"command": "sleep 30 & echo $! > daemon.pid; \
+            until [ \"$(cat /proc/$!/comm)\" = sleep ]; do :; done; echo started"}),
     )
     .await;
     let daemon = wait_for_pid(&h.dir.path().join("daemon.pid")).await;
@@ -143,6 +145,38 @@ async fn dropping_a_running_command_kills_everything_it_started() {
     for (file, pid) in ESCAPED_PIDS.iter().zip(pids) {
         assert!(wait_until_dead(pid).await, "{file}: {pid} survived");
     }
+}
+
+#[tokio::test]
+async fn what_a_finished_command_left_running_stays_only_when_the_agent_says_so() {
+    use agent::tools::process;
+    use std::ffi::OsStr;
+    let dir = tempfile::tempdir().unwrap();
+    let (_output, writer) = std::io::pipe().unwrap();
+    let argv = [
+        OsStr::new("bash"),
+        OsStr::new("-c"),
+        OsStr::new("sleep 30 & echo $! > background.pid"),
+    ];
+    let mut running = process::start(
+        &support::harness::tool_settings().supervisor,
+        &argv,
+        std::os::fd::OwnedFd::from(writer),
+        |command| {
+            command.current_dir(dir.path());
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(running.exited().await, Some(process::Exit::Code(0)));
+    let background = wait_for_pid(&dir.path().join("background.pid")).await;
+    // The agent goes away just as the command ends (the command may even have died of
+    // SIGPIPE on output nobody read any more): that is no leave to keep the rest running.
+    drop(running);
+    assert!(
+        wait_until_dead(background).await,
+        "{background} outlived the agent"
+    );
 }
 
 #[tokio::test]

@@ -131,17 +131,22 @@ impl Supervised {
 
     /// Kill the command and everything it started; what became of them.
     pub async fn kill(mut self) -> Finished {
-        if let Some(mut control) = self.control.take() {
-            // Should the write fail, the supervisor is gone or sees the pipe end: the
-            // same kill either way.
-            let _ = control.write_all(b"k").await;
-        }
+        self.say(supervisor::KILL).await;
         self.finish().await
     }
 
-    /// After the command ended on its own: what it left running.
-    pub async fn wait(self) -> Finished {
+    /// After the command ended on its own (`exited` said so): leave what it left running,
+    /// and say what that is.
+    pub async fn wait(mut self) -> Finished {
+        self.say(supervisor::LEAVE).await;
         self.finish().await
+    }
+
+    async fn say(&mut self, word: u8) {
+        if let Some(mut control) = self.control.take() {
+            // Should the write fail, the supervisor is gone or sees the pipe end: a kill.
+            let _ = control.write_all(&[word]).await;
+        }
     }
 
     async fn finish(mut self) -> Finished {

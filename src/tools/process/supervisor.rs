@@ -15,8 +15,12 @@
 //!   stdin) or goes away (end of file on its stdin: the agent quit, crashed or was killed —
 //!   a pipe ends with its process, whichever thread started the supervisor, which is why
 //!   this is not left to `PR_SET_PDEATHSIG`, a signal tied to the thread that forked);
-//! - when the command ends on its own, lists what it left running and exits: a server the
-//!   command started in the background is the user's, and keeps running.
+//! - when the command ends on its own, reports that and waits for the agent's word: an
+//!   `l` (the agent saw the end too) lists what the command left running and exits — a
+//!   server it started in the background is the user's, and keeps running; a `k` or end of
+//!   file kills it all after all. Deciding on the agent's word, not on the command's end,
+//!   matters when the agent goes away first: a command writing to the output nobody reads
+//!   any more dies of SIGPIPE, which is no reason to leave its other processes running.
 
 use super::report::{Line, Outcome, Proc, Survivor};
 use super::tree::{self, Process};
@@ -30,6 +34,11 @@ use std::time::Duration;
 
 /// The first argument that makes the agent binary a supervisor.
 pub const FLAG: &str = "__agent-process-supervisor";
+
+/// The agent's word on the supervisor's stdin: kill everything now.
+pub const KILL: u8 = b'k';
+/// The agent's word once the command has ended on its own: leave what it left running.
+pub const LEAVE: u8 = b'l';
 
 /// How long the killing of a tree may take before what still lives is reported.
 const PATIENCE: Duration = Duration::from_secs(2);
@@ -53,6 +62,8 @@ pub fn run_if_asked() -> Option<ExitCode> {
 enum Event {
     /// The agent asked for the kill, or went away.
     Kill,
+    /// The agent saw the command end on its own: what it left running stays.
+    Leave,
     Exited(std::process::ExitStatus),
 }
 
@@ -75,51 +86,66 @@ fn supervise(program: OsString, args: Vec<OsString>) -> ExitCode {
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     report(&Line::Started { pid });
     let (events, received) = mpsc::channel();
-    let kill = events.clone();
-    std::thread::spawn(move || {
+    let agent = events.clone();
+    let listening = std::thread::Builder::new().spawn(move || {
         let mut byte = [0u8; 1];
         let mut stdin = std::io::stdin().lock();
-        // Any byte but `k` is ignored; `k`, end of file or an error kills.
-        while matches!(stdin.read(&mut byte), Ok(1) if byte[0] != b'k') {}
-        let _ = kill.send(Event::Kill);
+        // `l` leaves what the command left running; any other byte is ignored; `k`, end of
+        // file or an error kills.
+        let word = loop {
+            match stdin.read(&mut byte) {
+                Ok(1) if byte[0] == LEAVE => break Event::Leave,
+                Ok(1) if byte[0] != KILL => {}
+                _ => break Event::Kill,
+            }
+        };
+        let _ = agent.send(word);
     });
-    std::thread::spawn(move || {
+    let waiting = std::thread::Builder::new().spawn(move || {
         if let Ok(status) = child.wait() {
             let _ = events.send(Event::Exited(status));
         }
     });
-    match received.recv() {
-        Ok(Event::Exited(status)) => {
-            report(&exited(status));
-            let left_running = tree::descendants(me)
-                .iter()
-                .filter(|p| p.is_alive())
-                .map(|p| proc_of(p, pid))
-                .collect();
-            report(&Line::Done(Outcome {
-                left_running,
-                ..Outcome::default()
-            }));
-        }
-        Ok(Event::Kill) | Err(_) => {
-            let sweep = tree::kill_subtree(me, PATIENCE);
-            if let Ok(Event::Exited(status)) = received.recv_timeout(PATIENCE) {
-                report(&exited(status));
-            }
-            report(&Line::Done(Outcome {
-                killed: sweep.killed.iter().map(|p| proc_of(p, pid)).collect(),
-                survivors: sweep
-                    .survivors
-                    .iter()
-                    .map(|s| Survivor {
-                        process: proc_of(&s.process, pid),
-                        reason: s.reason.clone(),
-                    })
-                    .collect(),
-                left_running: Vec::new(),
-            }));
-        }
+    if listening.is_err() || waiting.is_err() {
+        // Without both threads the agent's word or the command's end could go unseen.
+        report(&sweep(me, pid));
+        return ExitCode::FAILURE;
     }
+    // Only once the command has ended may its background processes be left.
+    let (mut exit, mut leave) = (None, false);
+    let word = loop {
+        match received.recv() {
+            Ok(Event::Exited(status)) => {
+                report(&exited(status));
+                exit = Some(status);
+                if leave {
+                    break Event::Leave;
+                }
+            }
+            Ok(Event::Leave) if exit.is_some() => break Event::Leave,
+            Ok(Event::Leave) => leave = true,
+            Ok(Event::Kill) | Err(_) => break Event::Kill,
+        }
+    };
+    if matches!(word, Event::Leave) {
+        let left_running = tree::descendants(me)
+            .iter()
+            .filter(|p| p.is_alive())
+            .map(|p| proc_of(p, pid))
+            .collect();
+        report(&Line::Done(Outcome {
+            left_running,
+            ..Outcome::default()
+        }));
+        return ExitCode::SUCCESS;
+    }
+    let done = sweep(me, pid);
+    if exit.is_none()
+        && let Ok(Event::Exited(status)) = received.recv_timeout(PATIENCE)
+    {
+        report(&exited(status));
+    }
+    report(&done);
     ExitCode::SUCCESS
 }
 
@@ -157,6 +183,23 @@ fn start(program: OsString, args: Vec<OsString>, me: i32) -> std::io::Result<std
         return Err(std::io::Error::last_os_error());
     }
     Ok(child)
+}
+
+/// Kill everything below the supervisor; the report of what that did.
+fn sweep(me: i32, command: i32) -> Line {
+    let sweep = tree::kill_subtree(me, PATIENCE);
+    Line::Done(Outcome {
+        killed: sweep.killed.iter().map(|p| proc_of(p, command)).collect(),
+        survivors: sweep
+            .survivors
+            .iter()
+            .map(|s| Survivor {
+                process: proc_of(&s.process, command),
+                reason: s.reason.clone(),
+            })
+            .collect(),
+        left_running: Vec::new(),
+    })
 }
 
 fn exited(status: std::process::ExitStatus) -> Line {
