@@ -166,3 +166,23 @@ async fn sighup_to_rpc_mode_aborts_the_run_and_reports_the_result_before_exiting
     assert_all_dead(&pids).await;
     assert_eq!(result_in_session(&env)["isError"], true);
 }
+
+#[tokio::test]
+async fn the_interfaces_own_command_is_stopped_with_everything_it_started() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start(&server, &[]);
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text(&format!("!{ESCAPING}"));
+    tui.enter();
+    let pids = started_pids(env.cwd.path()).await;
+    // esc stops the user's command as it stops a run: the same supervisor, the same sweep.
+    tui.send(b"\x1b");
+    assert_all_dead(&pids).await;
+    tui.wait_for_text("aborted by the user; killed the command and")
+        .await;
+    tui.type_text("/quit");
+    tui.enter();
+    assert_eq!(tui.exit_code().await, 0);
+    assert!(server.requests().is_empty(), "the model never saw it");
+}
