@@ -190,9 +190,25 @@ async fn json_mode_writes_every_event_as_a_line() {
     let session_file = lines[0]["path"].as_str().expect("a session file");
     assert!(std::path::Path::new(session_file).starts_with(env.home.path().join("sessions")));
     assert_eq!(lines[0]["cwd"], env.cwd.path().to_str().unwrap());
-    assert_eq!(lines[1]["type"], "agent_start");
+    assert_eq!(lines[1]["type"], "state");
+    assert_eq!(lines[2]["type"], "agent_start");
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(types.last(), Some(&"agent_end"));
+    let states: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "state")
+        .map(|l| l["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "preparing",
+            "model_running",
+            "tool_running",
+            "model_running",
+            "completed"
+        ]
+    );
     assert!(types.contains(&"tool_execution_start") && types.contains(&"tool_execution_end"));
     let deltas: Vec<&Value> = lines
         .iter()

@@ -47,6 +47,8 @@ async fn rpc_answers_bad_lines_and_keeps_running() {
     assert_eq!(state["success"], true);
     assert_eq!(state["data"]["model"], "test-model");
     assert_eq!(state["data"]["isStreaming"], false);
+    assert_eq!(state["data"]["state"], "idle");
+    assert!(state["data"]["stateElapsedMs"].is_u64(), "{state}");
     assert_eq!(state["data"]["steeringMode"], "one-at-a-time");
     rpc.send(json!({"id": "x1", "type": "set_follow_up_mode", "mode": "all"}))
         .await;
@@ -198,11 +200,24 @@ async fn rpc_approvals_round_trip() {
     let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
     rpc.send(json!({"id": "p", "type": "prompt", "message": "make a file"}))
         .await;
-    let request = rpc
-        .until(|l| l["type"] == "tool_approval_request")
-        .await
-        .pop()
-        .unwrap();
+    let mut lines = rpc.until(|l| l["type"] == "tool_approval_request").await;
+    let request = lines.pop().unwrap();
+    let states: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "state")
+        .map(|l| l["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "preparing",
+            "model_running",
+            "tool_running",
+            "awaiting_human"
+        ]
+    );
+    rpc.send(json!({"id": "s", "type": "get_state"})).await;
+    assert_eq!(rpc.response("s").await["data"]["state"], "awaiting_human");
     assert_eq!(request["toolCallId"], "c1");
     assert_eq!(request["toolName"], "bash");
     assert_eq!(request["args"]["command"], "touch approved");
@@ -211,8 +226,30 @@ async fn rpc_approvals_round_trip() {
     assert_eq!(rpc.response("bad").await["success"], false);
     rpc.send(json!({"id": "ok", "type": "approve", "toolCallId": "c1", "decision": "allow"}))
         .await;
-    let lines = rpc.until(|l| l["type"] == "agent_end").await;
-    assert_eq!(lines.last().unwrap()["status"], "completed");
+    let lines = rpc
+        .until(|l| l["type"] == "state" && l["state"] == "idle")
+        .await;
+    let end = lines.iter().find(|l| l["type"] == "agent_end").unwrap();
+    assert_eq!(end["status"], "completed");
+    let states: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "state")
+        .map(|l| {
+            (
+                l["previous"].as_str().unwrap(),
+                l["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("awaiting_human", "tool_running"),
+            ("tool_running", "model_running"),
+            ("model_running", "completed"),
+            ("completed", "idle")
+        ]
+    );
     assert!(env.cwd.path().join("approved").exists());
     assert_eq!(rpc.exit_code().await, 0);
 }
@@ -307,6 +344,13 @@ async fn rpc_abort_stops_a_compaction_in_progress_and_later_commands_follow() {
     assert_eq!(end["aborted"], true, "{end}");
     let state = lines.last().unwrap();
     assert_eq!(state["data"]["isStreaming"], false, "{state}");
+    assert_eq!(state["data"]["state"], "idle", "{state}");
+    let compaction_states: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "state")
+        .map(|l| l["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(compaction_states, ["idle"], "{lines:?}");
     assert_eq!(
         state["data"]["messageCount"], 4,
         "nothing was lost: {state}"

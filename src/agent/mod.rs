@@ -17,7 +17,7 @@ mod tool_calls;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::ThinkingLevel;
-use crate::protocol::event::{AgentEvent, CompactionReason};
+use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
 use crate::protocol::message::{AssistantMessage, Message, Usage, UserMessage};
 use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
@@ -111,6 +111,9 @@ pub struct Snapshot {
     /// Set while the session file could not be written: why (the file and the OS error).
     /// Cleared by the next write that succeeds.
     pub session_error: Option<String>,
+    /// Where the agent's state machine is, and how long it has been there.
+    pub state: RunState,
+    pub state_elapsed: std::time::Duration,
 }
 
 pub struct Agent {
@@ -164,6 +167,7 @@ impl Agent {
                 session: Mutex::new(config.session),
                 emitter: Default::default(),
                 idle,
+                clock: phase::StateClock::new(),
                 runtime: tokio::runtime::Handle::current(),
             }),
         }
@@ -288,6 +292,7 @@ impl Agent {
             state.running = true;
             state.cancel = Some(cancel.clone());
             self.shared.idle.send_replace(false);
+            self.shared.enter(RunState::Compacting);
             cancel
         };
         // However this future ends — finished, or dropped by a front end that stopped
@@ -428,6 +433,7 @@ impl Agent {
     pub fn snapshot(&self) -> Snapshot {
         let settings = self.shared.settings();
         let state = lock(&self.shared.state);
+        let (run_state, state_elapsed) = self.shared.clock.current();
         Snapshot {
             provider: settings.provider.settings().name.clone(),
             model: settings.model.id.clone(),
@@ -442,6 +448,8 @@ impl Agent {
             context_tokens: state.history.context_tokens(),
             context_window: settings.model.context_window,
             session_error: state.session_error.clone(),
+            state: run_state,
+            state_elapsed,
         }
     }
 }

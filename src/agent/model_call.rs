@@ -8,7 +8,7 @@ use super::state::lock;
 use crate::llm::assembler::Assembler;
 use crate::llm::error::{ProviderError, Retry};
 use crate::llm::request::ModelRequest;
-use crate::protocol::event::{AgentEvent, CompactionReason};
+use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
 use crate::protocol::message::{AssistantMessage, Message, StopReason};
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ impl Run {
             }
             self.shared.refresh_tools();
             self.settings = self.shared.settings();
-            self.phase.enter("model_running");
+            self.shared.enter(RunState::ModelRunning);
             let (message, error) = self.attempt().await;
             // Too long for the model: compact, then try the turn once more.
             if let Some(error) = error.as_ref().filter(|e| e.is_context_overflow())
@@ -39,7 +39,7 @@ impl Run {
                 self.shared.emit(AgentEvent::MessageEnd {
                     message: Arc::new(Message::Assistant(message.clone())),
                 });
-                self.phase.enter("compacting");
+                self.shared.enter(RunState::Compacting);
                 let settings = self.settings.clone();
                 if compact(
                     &self.shared,
@@ -96,7 +96,7 @@ impl Run {
             });
             retries += 1;
             tracing::warn!(attempt = retries, delay_ms = crate::time::millis(delay), error = %error, "retrying model call");
-            self.phase.enter("retrying");
+            self.shared.enter(RunState::Retrying);
             self.shared.emit(AgentEvent::AutoRetryStart {
                 attempt: retries,
                 max_attempts: self.settings.retry.max_retries,

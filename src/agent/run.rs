@@ -4,9 +4,8 @@
 
 use super::compaction::compact;
 use super::guard::LoopGuard;
-use super::phase::PhaseLog;
 use super::state::{RunSettings, Shared, State, lock};
-use crate::protocol::event::{AgentEvent, CompactionReason, NoticeLevel, RunStatus};
+use crate::protocol::event::{AgentEvent, CompactionReason, NoticeLevel, RunState, RunStatus};
 use crate::protocol::message::{Message, StopReason, UserMessage};
 use crate::session::format::NewEntry;
 use futures_util::FutureExt;
@@ -28,7 +27,6 @@ pub(crate) struct Run {
     pub shared: Arc<Shared>,
     pub cancel: CancellationToken,
     pub settings: Arc<RunSettings>,
-    pub phase: PhaseLog,
     /// Everything this run added to the history, for `agent_end`.
     pub new_messages: Vec<Arc<Message>>,
     pub turns: u32,
@@ -45,6 +43,7 @@ pub(crate) fn spawn_run(shared: &Arc<Shared>, state: &mut State, prompts: Vec<Us
     state.running = true;
     state.cancel = Some(cancel.clone());
     shared.idle.send_replace(false);
+    shared.enter(RunState::Preparing);
     let task = shared.runtime.spawn(run(shared.clone(), prompts, cancel));
     state.task = Some(task);
 }
@@ -66,7 +65,6 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
         cancel,
         guard: LoopGuard::new(settings.limits.loop_guard.clone()),
         settings,
-        phase: PhaseLog::new(),
         new_messages: Vec::new(),
         turns: 0,
         tool_calls: 0,
@@ -101,6 +99,7 @@ pub(crate) fn settle(shared: &Arc<Shared>, state: &mut State) {
     leftover.extend(state.follow_up.take_all());
     if leftover.is_empty() {
         state.running = false;
+        shared.enter(RunState::Idle);
         shared.idle.send_replace(true);
     } else {
         shared.emit(Shared::queue_update_event(state));
@@ -228,7 +227,7 @@ impl Run {
             .saturating_sub(compaction.reserve_tokens);
         let size = lock(&self.shared.state).history.context_tokens();
         if size > limit {
-            self.phase.enter("compacting");
+            self.shared.enter(RunState::Compacting);
             let _ = compact(
                 &self.shared,
                 &self.settings,
@@ -348,10 +347,10 @@ impl Run {
             Outcome::Aborted => (RunStatus::Aborted, Some("aborted by the user".to_string())),
             Outcome::Limit(error) => (RunStatus::Limit, Some(error)),
         };
-        self.phase.enter(match status {
-            RunStatus::Completed | RunStatus::Limit => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Aborted => "aborted",
+        self.shared.enter(match status {
+            RunStatus::Completed | RunStatus::Limit => RunState::Completed,
+            RunStatus::Failed => RunState::Failed,
+            RunStatus::Aborted => RunState::Aborted,
         });
         if let Some(error) = &error {
             tracing::info!(status = ?status, %error, "run ended");

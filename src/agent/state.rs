@@ -6,12 +6,13 @@ use super::Approval;
 use super::compaction::CompactionSettings;
 use super::history::History;
 use super::limits::{Limits, RetryPolicy};
+use super::phase::StateClock;
 use super::queue::MessageQueue;
 use crate::llm::assembler::Assembler;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::{ThinkingLevel, ToolSpec};
-use crate::protocol::event::AgentEvent;
+use crate::protocol::event::{AgentEvent, RunState};
 use crate::protocol::message::Usage;
 use crate::session::format::{NewEntry, new_entry_id};
 use crate::session::{SessionError, SessionWriter};
@@ -87,12 +88,19 @@ pub(crate) struct Shared {
     pub emitter: Emitter,
     /// `true` while no run is active.
     pub idle: watch::Sender<bool>,
+    /// The state machine front ends see (`state` events, `get_state`).
+    pub clock: StateClock,
     pub runtime: tokio::runtime::Handle,
 }
 
 impl Shared {
     pub fn emit(&self, event: AgentEvent) {
         self.emitter.emit(event);
+    }
+
+    /// Move the agent's state machine to `next` (announced with a `state` event).
+    pub fn enter(&self, next: RunState) {
+        self.clock.enter(next, &self.emitter);
     }
 
     pub fn settings(&self) -> Arc<RunSettings> {

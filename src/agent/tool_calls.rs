@@ -11,7 +11,7 @@ use super::guard::GuardAction;
 use super::run::{Outcome, Run};
 use super::state::lock;
 use crate::llm::error::snippet;
-use crate::protocol::event::{AgentEvent, ToolResultPayload};
+use crate::protocol::event::{AgentEvent, RunState, ToolResultPayload};
 use crate::protocol::message::{
     Content, Message, ToolCall, ToolResultMessage, UserMessage, now_millis,
 };
@@ -61,6 +61,9 @@ enum Slot {
 impl Run {
     pub(crate) async fn run_tool_calls(&mut self, calls: &[ToolCall]) -> ToolRound {
         let mut round = ToolRound::default();
+        if !calls.is_empty() {
+            self.shared.enter(RunState::ToolRunning);
+        }
         let mut next = 0;
         while next < calls.len() {
             let size = self.batch_size(&calls[next..]);
@@ -324,7 +327,6 @@ impl Run {
         semaphore: &Arc<Semaphore>,
         halted: &Arc<AtomicBool>,
     ) -> JoinHandle<Option<ToolOutput>> {
-        self.phase.enter("tool_running");
         let shared = self.shared.clone();
         let (id, name) = (call.id.clone(), call.name.clone());
         let (hidden, files, spill) = {
@@ -406,7 +408,7 @@ impl Run {
             state.approvals.insert(call.id.clone(), sender);
             receiver
         };
-        self.phase.enter("awaiting_human");
+        self.shared.enter(RunState::AwaitingHuman);
         self.shared.emit(AgentEvent::ToolApprovalRequest {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -420,6 +422,8 @@ impl Run {
             }
             decision = receiver => decision,
         };
+        // Answered: the round goes on with its calls.
+        self.shared.enter(RunState::ToolRunning);
         match decision {
             Ok(Approval::Allow) => Ok(()),
             Ok(Approval::AllowSession) => {

@@ -90,6 +90,49 @@ pub enum AgentEvent {
         level: NoticeLevel,
         message: String,
     },
+    /// The agent moved from `previous` to `state`; `elapsed_ms` is how long it was in
+    /// `previous`.
+    State {
+        state: RunState,
+        previous: RunState,
+        elapsed_ms: u64,
+    },
+}
+
+/// Where the agent is: a run goes `preparing` → (`model_running` → `tool_running` ⇄
+/// `awaiting_human`, with `retrying` and `compacting` on the way)… → `completed`, `failed`
+/// or `aborted`, then `idle` (or `preparing` again when messages were queued).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Preparing,
+    ModelRunning,
+    ToolRunning,
+    AwaitingHuman,
+    Retrying,
+    Compacting,
+    Completed,
+    Failed,
+    Aborted,
+    Idle,
+}
+
+impl RunState {
+    /// The wire name (`model_running`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Preparing => "preparing",
+            RunState::ModelRunning => "model_running",
+            RunState::ToolRunning => "tool_running",
+            RunState::AwaitingHuman => "awaiting_human",
+            RunState::Retrying => "retrying",
+            RunState::Compacting => "compacting",
+            RunState::Completed => "completed",
+            RunState::Failed => "failed",
+            RunState::Aborted => "aborted",
+            RunState::Idle => "idle",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -207,5 +250,18 @@ mod tests {
             serde_json::to_value(&start).unwrap(),
             json!({"type": "tool_execution_start", "toolCallId": "c", "toolName": "read", "args": {}})
         );
+        let state = AgentEvent::State {
+            state: RunState::AwaitingHuman,
+            previous: RunState::ToolRunning,
+            elapsed_ms: 12,
+        };
+        let line = serde_json::to_string(&state).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"state","state":"awaiting_human","previous":"tool_running","elapsedMs":12}"#
+        );
+        for state in [RunState::ModelRunning, RunState::Idle] {
+            assert_eq!(serde_json::to_value(state).unwrap(), json!(state.as_str()));
+        }
     }
 }

@@ -96,7 +96,8 @@ impl App {
                 self.push_rows(rows);
                 self.set_phase(Phase::Waiting);
             }
-            AgentEvent::TurnStart => {}
+            // The status line reads the state from the agent (`Snapshot::state`).
+            AgentEvent::TurnStart | AgentEvent::State { .. } => {}
             AgentEvent::TurnEnd {
                 message,
                 tool_results,

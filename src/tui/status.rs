@@ -1,9 +1,12 @@
-//! The status line under the composer: what is happening (or a hint) on the left; model,
-//! thinking level, tokens, cost and context use on the right.
+//! The status line under the composer: what is happening (the agent's state and how long
+//! it has lasted, or a hint) on the left; model, thinking level, tokens, cost and context use
+//! on the right.
 
 use super::app::App;
 use super::width::str_width;
+use crate::protocol::event::RunState;
 use ratatui::text::{Line, Span};
+use std::time::Duration;
 
 /// 950, 12.3k, 1.2M.
 pub fn tokens(count: u64) -> String {
@@ -20,6 +23,28 @@ pub fn cost(dollars: f64) -> String {
     } else {
         format!("${dollars:.2}")
     }
+}
+
+/// 4s, 2m 05s.
+pub fn duration(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    if seconds < 60 {
+        format!("{seconds}s")
+    } else {
+        format!("{}m {:02}s", seconds / 60, seconds % 60)
+    }
+}
+
+/// `model running 4s · ` while a run is in a state; nothing when idle.
+fn state_prefix(state: RunState, elapsed: Duration) -> String {
+    if state == RunState::Idle {
+        return String::new();
+    }
+    format!(
+        "{} {} · ",
+        state.as_str().replace('_', " "),
+        duration(elapsed)
+    )
 }
 
 pub fn status_line(app: &App, width: u16) -> Line<'static> {
@@ -55,7 +80,10 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
         (Some(error), _) => Span::styled(format!("⚠ {error}"), theme.warning()),
         (None, Some((hint, _))) => Span::styled(hint.clone(), theme.dim()),
         (None, None) if app.is_working() => Span::styled(
-            "esc interrupts · enter steers · alt+enter queues",
+            format!(
+                "{}esc interrupts · enter steers · alt+enter queues",
+                state_prefix(state.state, state.state_elapsed)
+            ),
             theme.dim(),
         ),
         (None, None) => Span::styled("/ commands · ! shell · ctrl+c twice quits", theme.dim()),
@@ -82,5 +110,16 @@ mod tests {
         assert_eq!(tokens(1_234_567), "1.2M");
         assert_eq!(cost(0.0042), "$0.0042");
         assert_eq!(cost(1.5), "$1.50");
+        assert_eq!(duration(Duration::from_millis(4_900)), "4s");
+        assert_eq!(duration(Duration::from_secs(125)), "2m 05s");
+    }
+
+    #[test]
+    fn the_state_shows_with_its_duration_unless_idle() {
+        assert_eq!(
+            state_prefix(RunState::AwaitingHuman, Duration::from_secs(3)),
+            "awaiting human 3s · "
+        );
+        assert_eq!(state_prefix(RunState::Idle, Duration::from_secs(3)), "");
     }
 }

@@ -25,6 +25,9 @@ pub struct Harness {
     pub agent: Agent,
     pub events: UnboundedReceiver<AgentEvent>,
     pub dir: TempDir,
+    /// The `state` events seen so far, as `previous>state`: kept out of the event lists the
+    /// tests assert on, which are about the conversation.
+    pub states: Vec<String>,
 }
 
 pub fn provider_settings(base_url: &str) -> ProviderSettings {
@@ -134,6 +137,7 @@ impl Harness {
             agent,
             events,
             dir,
+            states: Vec::new(),
         }
     }
 
@@ -149,6 +153,7 @@ impl Harness {
             agent,
             events,
             dir,
+            states: Vec::new(),
         }
     }
 
@@ -156,11 +161,34 @@ impl Harness {
         self.agent.prompt(UserMessage::text(text)).unwrap();
     }
 
+    /// The next event that is not a `state` event (those go to `states`).
     pub async fn next_event(&mut self) -> AgentEvent {
+        loop {
+            let event = self.next_any_event().await;
+            match state_step(&event) {
+                Some(step) => self.states.push(step),
+                None => return event,
+            }
+        }
+    }
+
+    /// The next event, `state` events included.
+    pub async fn next_any_event(&mut self) -> AgentEvent {
         tokio::time::timeout(Duration::from_secs(20), self.events.recv())
             .await
             .expect("timed out waiting for an event")
             .expect("event channel closed")
+    }
+
+    /// Read events (dropping all but `state` events) until the agent's state machine
+    /// reaches `idle`.
+    pub async fn until_idle_state(&mut self) {
+        while self.states.last().is_none_or(|s| !s.ends_with(">idle")) {
+            let event = self.next_any_event().await;
+            if let Some(step) = state_step(&event) {
+                self.states.push(step);
+            }
+        }
     }
 
     /// Events up to and including the first one matching `pred`.
@@ -179,6 +207,16 @@ impl Harness {
     pub async fn until_end(&mut self) -> Vec<AgentEvent> {
         self.until(|e| matches!(e, AgentEvent::AgentEnd { .. }))
             .await
+    }
+}
+
+/// A `state` event as `previous>state`.
+pub fn state_step(event: &AgentEvent) -> Option<String> {
+    match event {
+        AgentEvent::State {
+            state, previous, ..
+        } => Some(format!("{}>{}", previous.as_str(), state.as_str())),
+        _ => None,
     }
 }
 

@@ -25,6 +25,8 @@ pub(super) fn state(context: &Context) -> Value {
         "provider": state.provider,
         "thinkingLevel": state.thinking.as_str(),
         "isStreaming": state.is_running,
+        "state": state.state.as_str(),
+        "stateElapsedMs": crate::time::millis(state.state_elapsed),
         "sessionId": session.id,
         "sessionFile": session.path,
         "messageCount": state.message_count,
