@@ -76,6 +76,24 @@ async fn mcp_subcommands_edit_the_config_and_keep_its_comments() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = agent(&["mcp", "list", "--config", &other_arg]).await;
     assert_eq!(out.stdout, "x  http   http://h/mcp\n");
+    // A config that is a symlink stays one; the file it points to is edited.
+    let real = env.home.path().join("dotfiles.toml");
+    std::fs::write(&real, "# linked\n").unwrap();
+    let link = env.home.path().join("linked.toml");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let link_arg = link.display().to_string();
+    let out = agent(&["mcp", "add", "y", "--config", &link_arg, "--", "srv"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        "# linked\n[mcp_servers.y]\ncommand = \"srv\"\n"
+    );
     let out = agent(&["mcp", "remove", "docs"]).await;
     assert_eq!(out.code, 1);
     assert!(

@@ -20,8 +20,7 @@ pub struct NewServer {
 /// result would not be a valid config.
 pub fn add(text: &str, server: &NewServer) -> Result<String, String> {
     let mut doc = parse(text)?;
-    let servers = servers_table(&mut doc)?;
-    if servers.contains_key(&server.name) {
+    if servers_table(&mut doc)?.contains_key(&server.name) {
         return Err(format!(
             "an MCP server named `{}` is configured already (remove it first: agent mcp remove {})",
             server.name, server.name
@@ -56,7 +55,14 @@ pub fn add(text: &str, server: &NewServer) -> Result<String, String> {
             return Err("give the server's command after -- (agent mcp add NAME -- COMMAND ARGS…) or --url URL".into());
         }
     }
-    servers.insert(&server.name, Item::Table(table));
+    // Comments at the very end of the file (often a commented-out example) stay above the
+    // new table instead of being written after it.
+    let trailing = doc.trailing().as_str().unwrap_or("").to_string();
+    if !trailing.trim().is_empty() {
+        table.decor_mut().set_prefix(trailing);
+        doc.set_trailing("");
+    }
+    servers_table(&mut doc)?.insert(&server.name, Item::Table(table));
     let edited = doc.to_string();
     check(&edited, &server.name)?;
     Ok(edited)
@@ -69,8 +75,20 @@ pub fn remove(text: &str, name: &str) -> Result<String, String> {
         .get_mut("mcp_servers")
         .and_then(Item::as_table_like_mut)
         .and_then(|servers| servers.remove(name));
-    if removed.is_none() {
+    let Some(removed) = removed else {
         return Err(format!("no MCP server named `{name}` is configured"));
+    };
+    // Comments written above the table are the user's, not the server's: they stay, at the
+    // end of the file (where `add` found them if it put them there).
+    let comments = removed
+        .as_table()
+        .and_then(|t| t.decor().prefix())
+        .and_then(|p| p.as_str())
+        .filter(|p| !p.trim().is_empty())
+        .map(str::to_string);
+    if let Some(comments) = comments {
+        let trailing = doc.trailing().as_str().unwrap_or("").to_string();
+        doc.set_trailing(format!("{comments}{trailing}"));
     }
     // An `[mcp_servers]` table left empty and never written by the user goes too.
     let empty = doc
@@ -163,6 +181,28 @@ mod tests {
                 .unwrap_err()
                 .contains("no MCP server named `files`")
         );
+    }
+
+    #[test]
+    fn comments_at_the_end_stay_above_the_new_server_and_survive_its_removal() {
+        let text = "model = \"m\"\n\n# [mcp_servers.old]\n# command = \"x\"\n";
+        let server = NewServer {
+            name: "new".into(),
+            command: vec!["srv".into()],
+            ..NewServer::default()
+        };
+        let added = add(text, &server).unwrap();
+        assert_eq!(
+            added,
+            "model = \"m\"\n\n# [mcp_servers.old]\n# command = \"x\"\n[mcp_servers.new]\ncommand = \"srv\"\n"
+        );
+        assert_eq!(remove(&added, "new").unwrap(), text);
+        let only_comment = add("# linked\n", &server).unwrap();
+        assert!(
+            only_comment.starts_with("# linked\n[mcp_servers.new]"),
+            "{only_comment}"
+        );
+        assert_eq!(remove(&only_comment, "new").unwrap(), "# linked\n");
     }
 
     #[test]
