@@ -1,7 +1,8 @@
 //! Whole-scenario benchmarks of the real `agent` binary, as docs/benchmarks.md describes:
 //! start-up, headless runs with tool rounds and long answers, resuming a 100 MB session, the
-//! interface's start, keypress latency and idle wakeups, and memory over 1,000 turns. It
-//! starts its own loopback model server and needs nothing but the repository:
+//! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
+//! tool rounds, and memory over 1,000 turns. It starts its own loopback model server (and
+//! MCP server) and needs nothing but the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
 //!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
@@ -12,6 +13,9 @@
 #[allow(dead_code)]
 #[path = "../../tests/support/chat.rs"]
 mod chat;
+mod mcp;
+#[path = "../../tests/support/mcp_fixture.rs"]
+mod mcp_fixture;
 mod measure;
 #[allow(dead_code)]
 #[path = "../../tests/support/pty.rs"]
@@ -379,6 +383,8 @@ fn want(filters: &[String], name: &str) -> bool {
 }
 
 fn main() -> anyhow::Result<()> {
+    // The MCP scenarios run this binary as their MCP server (`MCP_FIXTURE=stdio`).
+    mcp_fixture::serve_stdio_if_asked();
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().map(String::as_str) == Some("__measure") {
         return measure::runner_main(&raw[1..]);
@@ -416,6 +422,10 @@ fn main() -> anyhow::Result<()> {
             keypress_latency(&bench, 10).await?;
             keypress_latency(&bench, 10_000).await?;
             idle_wakeups(&bench).await;
+        }
+        if want(&args, "mcp") {
+            mcp::start_with_servers(&bench).await?;
+            mcp::tool_round(&bench).await?;
         }
         if want(&args, "tools") {
             tool_rounds(&bench, &["-p"], "10 tool rounds + 2,000-delta answer, `-p`").await?;
