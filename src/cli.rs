@@ -82,6 +82,11 @@ pub struct Cli {
     #[arg(long = "permission-mode", value_enum, value_name = "MODE")]
     pub permission_mode: Option<PermissionMode>,
 
+    /// The OS sandbox commands run in (default workspace-write: writes only in the working
+    /// directory, the temp directory and [sandbox] writable_roots; no network)
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
+
     /// Comma-separated tools the model may use (default: all)
     #[arg(
         long,

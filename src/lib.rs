@@ -13,6 +13,7 @@ pub mod mcp_command;
 pub mod modes;
 pub mod prompt;
 pub mod protocol;
+pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod time;

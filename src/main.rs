@@ -33,13 +33,17 @@ fn main() -> ExitCode {
     if let Some(Subcommands::Mcp(args)) = &cli.command {
         return ExitCode::from(agent::mcp_command::run(args, cli.config.as_deref()));
     }
-    let settings = match agent::config::load(&cli) {
+    let mut settings = match agent::config::load(&cli) {
         Ok(settings) => settings,
         Err(e) => {
             eprintln!("agent: {e}");
             return ExitCode::from(e.exit_code());
         }
     };
+    // Whether this machine enforces the command sandbox: the probe forks, so it runs while
+    // the process has one thread.
+    settings.tool_settings.sandbox =
+        agent::sandbox::Sandbox::start(&settings.sandbox, &settings.cwd);
     // The provider keys leave the process environment before any thread exists (so a tool
     // cannot read them from /proc/<pid>/environ) and are masked in everything written.
     // SAFETY: still single-threaded here: the logger, the async runtime and every task

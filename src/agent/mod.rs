@@ -70,6 +70,8 @@ pub enum Approval {
     Allow,
     /// Allow, and allow the same call again for the rest of the session.
     AllowSession,
+    /// Allow this once, outside the command sandbox.
+    AllowUnsandboxed,
     /// Deny, optionally telling the model why.
     Deny(Option<String>),
 }
@@ -124,6 +126,7 @@ impl Agent {
     /// Must be called inside a tokio runtime; runs are spawned on it.
     pub fn new(config: AgentConfig) -> Agent {
         let tool_specs = config.tools.specs();
+        let sandbox = config.tool_settings.sandbox.status.clone();
         let settings = RunSettings {
             provider: config.provider,
             model: config.model,
@@ -149,7 +152,8 @@ impl Agent {
             follow_up: MessageQueue::new(config.follow_up_mode),
             cancel: None,
             approvals: HashMap::new(),
-            permissions: Permissions::with_rules(config.permission_mode, config.permission_rules),
+            permissions: Permissions::with_rules(config.permission_mode, config.permission_rules)
+                .with_sandbox(sandbox),
             files: Default::default(),
             spill: Arc::new(SpillDir::for_session(
                 config.session.as_ref().map(|s| s.path()),

@@ -16,14 +16,22 @@ use crate::protocol::message::{
     Content, Message, ToolCall, ToolResultMessage, UserMessage, now_millis,
 };
 use crate::tools::meta::Denial;
-use crate::tools::permission::Verdict;
-use crate::tools::{Execution, Tool, ToolContext, ToolOutput};
+use crate::tools::permission::{PermissionMode, Verdict};
+use crate::tools::{Execution, Tool, ToolContext, ToolOutput, ToolSettings};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinHandle;
+
+/// Whether a call that may run runs inside the command sandbox (when there is one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sandboxed {
+    Yes,
+    /// The user chose "allow without sandbox".
+    No,
+}
 
 pub const SKIPPED_TEXT: &str = "Skipped due to queued user message.";
 
@@ -134,7 +142,9 @@ impl Run {
             self.emit_start(call);
             slots.push(match self.prepare(call).await {
                 Err(output) => Slot::Ready(output),
-                Ok(tool) => Slot::Running(self.spawn_call(call, tool, &semaphore, &halted)),
+                Ok((tool, sandboxed)) => {
+                    Slot::Running(self.spawn_call(call, tool, sandboxed, &semaphore, &halted))
+                }
             });
         }
         for (call, slot) in batch.iter().zip(slots) {
@@ -149,6 +159,10 @@ impl Run {
                         call.name
                     )))
                 }),
+            };
+            let output = match output {
+                Some(output) => Some(self.offer_rerun_outside_sandbox(call, output).await),
+                None => None,
             };
             let Some(mut output) = output else {
                 // Never started: the batch was halted, steering arrived, or the run was
@@ -285,7 +299,7 @@ impl Run {
 
     /// Everything before a call may run: the tool exists, its arguments parse and fit the
     /// schema, and it is permitted. `Err` is the result the model gets instead.
-    async fn prepare(&mut self, call: &ToolCall) -> Result<Arc<dyn Tool>, ToolOutput> {
+    async fn prepare(&mut self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Sandboxed), ToolOutput> {
         let Some(tool) = self.settings.tools.get(&call.name).cloned() else {
             return Err(ToolOutput::error(format!(
                 "Tool `{}` does not exist. Available tools: {}.",
@@ -305,7 +319,7 @@ impl Run {
             .tools
             .validate(&call.name, &call.arguments)
             .map_err(ToolOutput::error)?;
-        self.check_permission(tool.as_ref(), call).await?;
+        let sandboxed = self.check_permission(tool.as_ref(), call).await?;
         if !tool.read_only() {
             // What the model did so far is on disk before anything changes the world.
             self.shared.sync_session().await;
@@ -313,7 +327,7 @@ impl Run {
                 return Err(ToolOutput::error(format!("Not executed: {error}.")));
             }
         }
-        Ok(tool)
+        Ok((tool, sandboxed))
     }
 
     /// Start a prepared call on its own task (so a panicking tool becomes an error result
@@ -324,6 +338,7 @@ impl Run {
         &mut self,
         call: &ToolCall,
         tool: Arc<dyn Tool>,
+        sandboxed: Sandboxed,
         semaphore: &Arc<Semaphore>,
         halted: &Arc<AtomicBool>,
     ) -> JoinHandle<Option<ToolOutput>> {
@@ -347,7 +362,7 @@ impl Run {
                     partial_result: partial,
                 });
             }),
-            settings: self.settings.tool_settings.clone(),
+            settings: self.tool_settings(sandboxed),
             hidden,
             files,
             spill,
@@ -383,19 +398,100 @@ impl Run {
         })
     }
 
-    /// `Ok` when the call may run; `Err` with the result the model gets otherwise (a
-    /// denial says why in `details.denied`).
+    /// The tool settings a call runs with: without the sandbox's policy when the user
+    /// allowed it to run outside.
+    fn tool_settings(&self, sandboxed: Sandboxed) -> Arc<ToolSettings> {
+        let settings = &self.settings.tool_settings;
+        if sandboxed == Sandboxed::No && settings.sandbox.policy.is_some() {
+            let mut outside = ToolSettings::clone(settings);
+            outside.sandbox.policy = None;
+            Arc::new(outside)
+        } else {
+            settings.clone()
+        }
+    }
+
+    /// A command the sandbox stopped, in ask mode with someone to ask: offer to run it
+    /// again outside the sandbox (one approval). The result is the rerun's, or the
+    /// sandboxed one when the user declines.
+    async fn offer_rerun_outside_sandbox(
+        &mut self,
+        call: &ToolCall,
+        output: ToolOutput,
+    ) -> ToolOutput {
+        let Some(boundary) = output
+            .details
+            .as_ref()
+            .and_then(|d| d.pointer("/sandbox/blocked"))
+            .and_then(|b| b.as_str())
+            .map(str::to_string)
+        else {
+            return output;
+        };
+        let Some(tool) = self.settings.tools.get(&call.name).cloned() else {
+            return output;
+        };
+        let receiver = {
+            let mut state = lock(&self.shared.state);
+            if !state.can_ask || state.permissions.mode != PermissionMode::Ask {
+                return output;
+            }
+            let (sender, receiver) = oneshot::channel();
+            state.approvals.insert(call.id.clone(), sender);
+            receiver
+        };
+        self.phase.enter("awaiting_human");
+        self.shared.emit(AgentEvent::ToolApprovalRequest {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+            reason: format!(
+                "the sandbox stopped it ({boundary}); allow to run it again outside the sandbox"
+            ),
+        });
+        let decision = tokio::select! {
+            _ = self.cancel.cancelled() => {
+                lock(&self.shared.state).approvals.remove(&call.id);
+                return output;
+            }
+            decision = receiver => decision,
+        };
+        match decision {
+            Ok(Approval::Allow | Approval::AllowSession | Approval::AllowUnsandboxed) => {}
+            _ => return output,
+        }
+        self.phase.enter("tool_running");
+        let semaphore = Arc::new(Semaphore::new(1));
+        let halted = Arc::new(AtomicBool::new(false));
+        let task = self.spawn_call(call, tool, Sandboxed::No, &semaphore, &halted);
+        match task.await {
+            Ok(Some(mut rerun)) => {
+                rerun.content.insert(
+                    0,
+                    Content::text(format!(
+                        "(The sandbox stopped the first run: {boundary}. The user allowed \
+                         running it again outside the sandbox; this is that run.)"
+                    )),
+                );
+                rerun
+            }
+            _ => output,
+        }
+    }
+
+    /// `Ok` when the call may run, and whether inside the sandbox; `Err` with the result
+    /// the model gets otherwise (a denial says why in `details.denied`).
     async fn check_permission(
         &mut self,
         tool: &dyn Tool,
         call: &ToolCall,
-    ) -> Result<(), ToolOutput> {
+    ) -> Result<Sandboxed, ToolOutput> {
         let denied = |why: Denial, text: String| {
             ToolOutput::error(text).with_details(json!({"denied": why.as_str()}))
         };
         let verdict = lock(&self.shared.state).permissions.judge(tool, call);
         let (reason, unanswered) = match verdict {
-            Verdict::Allow => return Ok(()),
+            Verdict::Allow => return Ok(Sandboxed::Yes),
             Verdict::Deny(why, text) => return Err(denied(why, text)),
             Verdict::Ask { reason, unanswered } => (reason, unanswered),
         };
@@ -425,10 +521,11 @@ impl Run {
         // Answered: the round goes on with its calls.
         self.shared.enter(RunState::ToolRunning);
         match decision {
-            Ok(Approval::Allow) => Ok(()),
+            Ok(Approval::Allow) => Ok(Sandboxed::Yes),
+            Ok(Approval::AllowUnsandboxed) => Ok(Sandboxed::No),
             Ok(Approval::AllowSession) => {
                 lock(&self.shared.state).permissions.allow_for_session(call);
-                Ok(())
+                Ok(Sandboxed::Yes)
             }
             Ok(Approval::Deny(message)) => {
                 let mut text = format!("The user denied this `{}` call.", call.name);

@@ -40,6 +40,9 @@ pub struct FileConfig {
     pub compaction: CompactionConfig,
     #[serde(default)]
     pub guard: GuardConfig,
+    /// `[sandbox]`: the OS sandbox commands run in.
+    #[serde(default)]
+    pub sandbox: SandboxTable,
     /// `[mcp_servers.NAME]`: MCP servers whose tools the model may use.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerTable>,
@@ -92,6 +95,15 @@ pub struct PermissionsConfig {
     pub ask: Vec<String>,
     #[serde(default)]
     pub deny: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxTable {
+    pub mode: Option<crate::sandbox::SandboxMode>,
+    pub network: Option<bool>,
+    #[serde(default)]
+    pub writable_roots: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

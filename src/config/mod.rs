@@ -6,6 +6,7 @@ mod builtin;
 pub mod file;
 pub mod mcp_edit;
 mod models;
+mod sandbox;
 mod timeouts;
 
 use crate::agent::compaction::CompactionSettings;
@@ -69,6 +70,8 @@ pub struct Settings {
     pub overrides: Overrides,
     /// The MCP servers of `[mcp_servers]`, in name order (none with `--no-tools`).
     pub mcp_servers: Vec<ServerConfig>,
+    /// `[sandbox]` and `--sandbox`; `tool_settings.sandbox` is what came of it here.
+    pub sandbox: crate::sandbox::SandboxConfig,
 }
 
 impl Settings {
@@ -396,6 +399,8 @@ fn resolve(
             .keep_recent_tokens
             .unwrap_or(compaction_defaults.keep_recent_tokens),
     };
+    let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd)
+        .map_err(|(key, message)| file_error(&key, message))?;
     let model_from_flags = cli.provider.is_some() || cli.model.is_some() || cli.base_url.is_some();
     let mut mcp_servers = Vec::new();
     for (name, table) in &file.mcp_servers {
@@ -438,6 +443,7 @@ fn resolve(
         model_from_flags,
         overrides,
         mcp_servers,
+        sandbox,
         cwd,
     })
 }

@@ -84,6 +84,7 @@ pub async fn prepare(
         .await
         .map_err(|e| e.to_string())?;
     let mut notices = opened.notices;
+    notices.extend(settings.tool_settings.sandbox.notice());
     if !settings.model_from_flags
         && let Some((provider, model)) = &opened.model
         && (provider != &settings.provider.name || model != &settings.model.id)

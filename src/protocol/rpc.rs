@@ -90,6 +90,8 @@ pub enum StreamingBehavior {
 pub enum Decision {
     Allow,
     AllowSession,
+    /// Allow this once, outside the command sandbox.
+    AllowUnsandboxed,
     Deny,
 }
 

@@ -14,6 +14,7 @@ mod status;
 use super::process::{self, Supervised};
 use super::{OutputKind, Subject, Tool, ToolContext, ToolOutput, parse_args};
 use crate::protocol::message::Content;
+use crate::sandbox::diagnose::diagnose;
 use futures_util::future::BoxFuture;
 use output::Collector;
 use serde::Deserialize;
@@ -100,11 +101,13 @@ impl Tool for BashTool {
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Result<ToolOutput> {
     let (reader, writer) = std::io::pipe()?;
     let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
+    let sandbox = ctx.settings.sandbox.policy.as_deref();
     // Dropped before the command ends on its own (this future dropped: the agent quits
     // mid-command), it takes everything the command started with it.
     let mut running: Supervised = process::start(
         &ctx.settings.supervisor,
         &argv,
+        sandbox,
         OwnedFd::from(writer),
         |cmd| {
             cmd.current_dir(&ctx.cwd)
@@ -161,8 +164,17 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
     let (mut text, truncated, spill_path) = output.finish().await;
     let status = status::status(ending, &finished, command_pid);
+    let blocked = sandbox
+        .filter(|_| status.is_error)
+        .and_then(|policy| diagnose(policy, &ctx.cwd, &text));
     text.push_str("\n\n");
     text.push_str(&status.lines.join("\n"));
+    if let Some(blocked) = &blocked {
+        text.push_str(&format!(
+            "\nBlocked by the sandbox: {}. {}",
+            blocked.boundary, blocked.remedy
+        ));
+    }
     let mut details = json!({
         "exitCode": status.exit_code,
         "fullOutputPath": spill_path.as_deref().map(Path::display).map(|p| p.to_string()),
@@ -171,6 +183,12 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     });
     if let (Some(details), Value::Object(processes)) = (details.as_object_mut(), status.details) {
         details.extend(processes);
+    }
+    if let (Some(details), Some(blocked)) = (details.as_object_mut(), blocked) {
+        details.insert(
+            "sandbox".to_string(),
+            json!({"blocked": blocked.boundary, "remedy": blocked.remedy}),
+        );
     }
     Ok(ToolOutput {
         content: vec![Content::text(text)],

@@ -104,6 +104,10 @@ pub struct ToolSettings {
     /// The program that supervises each command (`process::supervisor`): this binary,
     /// unless a test runs the tools from another one.
     pub supervisor: PathBuf,
+    /// The OS sandbox commands run in (`crate::sandbox`); its policy is `None` when
+    /// commands run unsandboxed (`--sandbox off`, the sandbox unavailable, or a call the
+    /// user allowed to run outside it).
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl Default for ToolSettings {
@@ -114,6 +118,7 @@ impl Default for ToolSettings {
             max_parallel: 4,
             hidden_env: Vec::new(),
             supervisor: PathBuf::from(process::DEFAULT_SUPERVISOR),
+            sandbox: crate::sandbox::Sandbox::default(),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! mutating tool; a call the user allowed for the session runs; an ask rule asks; a write
 //! or edit outside the working directory asks (unless the mode is auto); allow rules allow
 //! (every part of a shell command must be allowed); anything left follows the mode —
-//! read-only tools run, mutating ones run in auto mode and ask in ask mode.
+//! read-only tools run, mutating ones run in auto mode and ask in ask mode. A command that
+//! would run without asking asks instead when the sandbox it should run in is unavailable.
 
 use super::Tool;
 use super::meta::Denial;
@@ -87,6 +88,8 @@ pub struct Permissions {
     hidden: Option<Arc<Hidden>>,
     /// Calls allowed for the session ("allow for session"): tool name + exact arguments.
     session_allowed: HashSet<String>,
+    /// Whether commands run in the sandbox.
+    sandbox: crate::sandbox::Status,
 }
 
 impl Permissions {
@@ -96,7 +99,33 @@ impl Permissions {
             hidden: Hidden::from_rules(&rules.rules, &rules.cwd),
             rules,
             session_allowed: HashSet::new(),
+            sandbox: crate::sandbox::Status::Off,
         }
+    }
+
+    /// Whether commands run in the sandbox: an unavailable one makes them ask.
+    pub fn with_sandbox(mut self, status: crate::sandbox::Status) -> Self {
+        self.sandbox = status;
+        self
+    }
+
+    pub fn judge(&self, tool: &dyn Tool, call: &ToolCall) -> Verdict {
+        let verdict = self.judge_rules(tool, call);
+        if verdict == Verdict::Allow
+            && matches!(tool.subject(), super::Subject::Command(_))
+            && let crate::sandbox::Status::Unavailable(why) = &self.sandbox
+        {
+            return Verdict::ask_because(
+                &call.name,
+                format!(
+                    "the command sandbox is unavailable ({why}), so commands do not run \
+                     without asking"
+                ),
+                "The user can run the agent with `--sandbox off` to run commands unsandboxed \
+                 without asking.",
+            );
+        }
+        verdict
     }
 
     /// What tree searches must leave out, for the tools' context.
@@ -104,7 +133,7 @@ impl Permissions {
         self.hidden.clone()
     }
 
-    pub fn judge(&self, tool: &dyn Tool, call: &ToolCall) -> Verdict {
+    fn judge_rules(&self, tool: &dyn Tool, call: &ToolCall) -> Verdict {
         let target = Target::of(tool, call, &self.rules.cwd);
         let rules = &self.rules.rules;
         if let Some(rule) = rules.denied_by(call, &target) {
@@ -338,6 +367,26 @@ mod tests {
         assert!(matches!(verdict, Verdict::Deny(..)), "{verdict:?}");
         let verdict = judge(&p, "bash", json!({"command": "echo ok\n)"}));
         assert_eq!(verdict, Verdict::Allow);
+    }
+
+    #[test]
+    fn an_unavailable_sandbox_makes_commands_ask_even_in_auto_mode() {
+        let (p, _dir) = permissions(PermissionMode::Auto, &["bash(ls*)"], &[], &[]);
+        let p = p.with_sandbox(crate::sandbox::Status::Unavailable("no Landlock".into()));
+        let verdict = judge(&p, "bash", json!({"command": "ls"}));
+        assert!(
+            matches!(&verdict, Verdict::Ask { reason, unanswered }
+                if reason.contains("sandbox is unavailable (no Landlock)")
+                    && unanswered.contains("--sandbox off")),
+            "{verdict:?}"
+        );
+        // Only commands: the sandbox has nothing to do with writing a file.
+        assert_eq!(
+            judge(&p, "write", json!({"path": "a.txt", "content": ""})),
+            Verdict::Allow
+        );
+        let p = p.with_sandbox(crate::sandbox::Status::Enforced);
+        assert_eq!(judge(&p, "bash", json!({"command": "ls"})), Verdict::Allow);
     }
 
     #[test]

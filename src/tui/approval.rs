@@ -179,22 +179,37 @@ impl Approval {
         rows
     }
 
+    /// Whether the call runs a command (which the sandbox applies to).
+    fn is_command(&self) -> bool {
+        crate::tools::builtin_tool(&self.tool_name)
+            .is_some_and(|t| matches!(t.subject(), Subject::Command(_)))
+    }
+
     fn key_rows(&self, theme: &Theme) -> Vec<Line<'static>> {
         match &self.message {
             Some(message) => vec![Line::from(vec![
                 Span::styled("  Tell the model why: ", theme.bold()),
                 Span::raw(message.clone()),
             ])],
-            None => vec![Line::from(vec![
-                Span::styled("  y", theme.bold()),
-                Span::raw(" allow once  "),
-                Span::styled("a", theme.bold()),
-                Span::raw(" allow for this session  "),
-                Span::styled("n", theme.bold()),
-                Span::raw(" deny  "),
-                Span::styled("m", theme.bold()),
-                Span::raw(" deny with a message"),
-            ])],
+            None => {
+                let mut keys = vec![
+                    Span::styled("  y", theme.bold()),
+                    Span::raw(" allow once  "),
+                    Span::styled("a", theme.bold()),
+                    Span::raw(" allow for this session  "),
+                ];
+                if self.is_command() {
+                    keys.push(Span::styled("u", theme.bold()));
+                    keys.push(Span::raw(" allow without sandbox  "));
+                }
+                keys.extend([
+                    Span::styled("n", theme.bold()),
+                    Span::raw(" deny  "),
+                    Span::styled("m", theme.bold()),
+                    Span::raw(" deny with a message"),
+                ]);
+                vec![Line::from(keys)]
+            }
         }
     }
 
@@ -307,6 +322,7 @@ impl App {
         match key.code {
             KeyCode::Char('y') | KeyCode::Enter => self.answer(Decision::Allow),
             KeyCode::Char('a') => self.answer(Decision::AllowSession),
+            KeyCode::Char('u') if approval.is_command() => self.answer(Decision::AllowUnsandboxed),
             KeyCode::Char('n') => self.answer(Decision::Deny(None)),
             KeyCode::Char('m') => approval.message = Some(String::new()),
             KeyCode::Up | KeyCode::Char('k') => approval.scroll_by(-1),

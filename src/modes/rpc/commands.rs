@@ -97,6 +97,7 @@ fn execute(context: &Context, command: Command) -> Outcome {
             let decision = match decision {
                 Decision::Allow => Approval::Allow,
                 Decision::AllowSession => Approval::AllowSession,
+                Decision::AllowUnsandboxed => Approval::AllowUnsandboxed,
                 Decision::Deny => Approval::Deny(message),
             };
             agent

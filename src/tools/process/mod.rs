@@ -12,6 +12,7 @@ pub mod report;
 pub mod supervisor;
 pub mod tree;
 
+use crate::sandbox::Policy;
 use report::{Line, Outcome};
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
@@ -46,17 +47,22 @@ pub struct Supervised {
 }
 
 /// Start `argv` below the supervisor program `supervisor`, with stdout and stderr into
-/// `output`. `configure` sets the working directory and environment (the supervisor's,
-/// which the command inherits).
+/// `output`, inside the sandbox `sandbox` when one is given. `configure` sets the working
+/// directory and environment (the supervisor's, which the command inherits).
 pub async fn start(
     supervisor: &Path,
     argv: &[&OsStr],
+    sandbox: Option<&Policy>,
     output: OwnedFd,
     configure: impl FnOnce(&mut tokio::process::Command),
 ) -> std::io::Result<Supervised> {
     let mut command = tokio::process::Command::new(supervisor);
+    command.arg(supervisor::FLAG);
+    if let Some(policy) = sandbox {
+        let policy = serde_json::to_string(policy).map_err(std::io::Error::other)?;
+        command.arg(supervisor::SANDBOX_FLAG).arg(policy);
+    }
     command
-        .arg(supervisor::FLAG)
         .args(argv)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

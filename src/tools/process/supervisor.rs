@@ -20,10 +20,15 @@
 //!   server it started in the background is the user's, and keeps running; a `k` or end of
 //!   file kills it all after all. Deciding on the agent's word, not on the command's end,
 //!   matters when the agent goes away first: a command writing to the output nobody reads
-//!   any more dies of SIGPIPE, which is no reason to leave its other processes running.
+//!   any more dies of SIGPIPE, which is no reason to leave its other processes running;
+//! - with `SANDBOX_FLAG POLICY` (JSON) before the program, starts the command inside the
+//!   OS sandbox (`crate::sandbox`), applied between fork and exec so that everything the
+//!   command starts inherits it. The supervisor itself stays outside, free to read `/proc`
+//!   and to kill.
 
 use super::report::{Line, Outcome, Proc, Survivor};
 use super::tree::{self, Process};
+use crate::sandbox::Policy;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
@@ -40,6 +45,9 @@ pub const KILL: u8 = b'k';
 /// The agent's word once the command has ended on its own: leave what it left running.
 pub const LEAVE: u8 = b'l';
 
+/// Before the program: the next argument is the sandbox policy (JSON) for the command.
+pub const SANDBOX_FLAG: &str = "--sandbox-policy";
+
 /// How long the killing of a tree may take before what still lives is reported.
 const PATIENCE: Duration = Duration::from_secs(2);
 
@@ -50,13 +58,28 @@ pub fn run_if_asked() -> Option<ExitCode> {
     if args.next()? != FLAG {
         return None;
     }
-    let Some(program) = args.next() else {
+    let mut program = args.next();
+    let mut sandbox = None;
+    if program.as_deref() == Some(std::ffi::OsStr::new(SANDBOX_FLAG)) {
+        let policy = args.next().unwrap_or_default();
+        match serde_json::from_str::<Policy>(&policy.to_string_lossy()) {
+            Ok(policy) => sandbox = Some(policy),
+            Err(e) => {
+                report(&Line::Failed {
+                    message: format!("the supervisor got an unreadable sandbox policy: {e}"),
+                });
+                return Some(ExitCode::FAILURE);
+            }
+        }
+        program = args.next();
+    }
+    let Some(program) = program else {
         report(&Line::Failed {
             message: "no command given to the supervisor".to_string(),
         });
         return Some(ExitCode::FAILURE);
     };
-    Some(supervise(program, args.collect()))
+    Some(supervise(program, args.collect(), sandbox.as_ref()))
 }
 
 enum Event {
@@ -67,13 +90,13 @@ enum Event {
     Exited(std::process::ExitStatus),
 }
 
-fn supervise(program: OsString, args: Vec<OsString>) -> ExitCode {
+fn supervise(program: OsString, args: Vec<OsString>, sandbox: Option<&Policy>) -> ExitCode {
     // SAFETY: these calls have no memory-safety preconditions.
     let me = unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::getpid()
     };
-    let started = start(program, args, me);
+    let started = start(program, args, me, sandbox);
     let mut child = match started {
         Ok(child) => child,
         Err(e) => {
@@ -150,9 +173,26 @@ fn supervise(program: OsString, args: Vec<OsString>) -> ExitCode {
 }
 
 /// Start the command with the output pipe (our stderr) as its stdout and stderr, then
-/// let go of our own copy of the pipe.
-fn start(program: OsString, args: Vec<OsString>, me: i32) -> std::io::Result<std::process::Child> {
+/// let go of our own copy of the pipe. Called while the supervisor has one thread, so the
+/// sandbox's probe may fork.
+fn start(
+    program: OsString,
+    args: Vec<OsString>,
+    me: i32,
+    sandbox: Option<&Policy>,
+) -> std::io::Result<std::process::Child> {
     let output = std::io::stderr().as_fd().try_clone_to_owned()?;
+    #[cfg(target_os = "macos")]
+    let (program, args) = match sandbox {
+        Some(policy) => {
+            let mut argv = vec![program];
+            argv.extend(args);
+            let mut wrapped = crate::sandbox::seatbelt::wrap(policy, &argv).into_iter();
+            let program = wrapped.next().unwrap_or_default();
+            (program, wrapped.collect())
+        }
+        None => (program, args),
+    };
     let mut command = std::process::Command::new(program);
     command
         .args(args)
@@ -174,7 +214,19 @@ fn start(program: OsString, args: Vec<OsString>, me: i32) -> std::io::Result<std
             Ok(())
         });
     }
-    let child = command.spawn()?;
+    #[cfg(target_os = "linux")]
+    if let Some(policy) = sandbox {
+        let mut prepared = crate::sandbox::linux::Prepared::new(policy)
+            .map_err(|e| std::io::Error::other(format!("the sandbox could not be set up: {e}")))?;
+        // SAFETY: `apply_in_child` only makes system calls on memory prepared here.
+        unsafe {
+            command.pre_exec(move || prepared.apply_in_child());
+        }
+    }
+    let child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return Err(explain_spawn_failure(e, sandbox)),
+    };
     drop(command);
     let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
     // SAFETY: dup2 onto stderr with a descriptor this function owns; nothing else in this
@@ -200,6 +252,21 @@ fn sweep(me: i32, command: i32) -> Line {
             .collect(),
         left_running: Vec::new(),
     })
+}
+
+/// A start that failed inside the sandbox says which part of it failed (the errno alone
+/// does not): the probe applies the sandbox again in a child of its own.
+fn explain_spawn_failure(error: std::io::Error, sandbox: Option<&Policy>) -> std::io::Error {
+    let Some(policy) = sandbox else {
+        return error;
+    };
+    match crate::sandbox::probe(policy) {
+        Err(reason) => std::io::Error::other(format!(
+            "the sandbox could not be applied: {reason}; run the agent with `--sandbox off` \
+             to run commands without it"
+        )),
+        Ok(()) => error,
+    }
 }
 
 fn exited(status: std::process::ExitStatus) -> Line {
