@@ -8,6 +8,7 @@ pub mod guard;
 mod history;
 pub mod limits;
 mod model_call;
+pub mod permissions;
 mod phase;
 pub mod queue;
 mod run;

@@ -40,6 +40,9 @@ pub struct FileConfig {
     pub compaction: CompactionConfig,
     #[serde(default)]
     pub guard: GuardConfig,
+    /// Where each `[permissions]` rule is written (not a key: read from the text).
+    #[serde(skip)]
+    pub rule_lines: RuleLines,
     /// `[sandbox]`: the OS sandbox commands run in.
     #[serde(default)]
     pub sandbox: SandboxTable,
@@ -139,14 +142,66 @@ pub struct GuardConfig {
     pub repeat_threshold: Option<u32>,
 }
 
+/// The line of each rule of `[permissions]` allow, ask and deny (1-based; `None` where
+/// unknown), so that a verdict can cite `config.toml:14`.
+#[derive(Debug, Default)]
+pub struct RuleLines {
+    pub allow: Vec<Option<usize>>,
+    pub ask: Vec<Option<usize>>,
+    pub deny: Vec<Option<usize>>,
+}
+
+impl RuleLines {
+    fn of(text: &str) -> RuleLines {
+        let Ok(document) = toml_edit::Document::parse(text) else {
+            return RuleLines::default();
+        };
+        let lines = |key: &str| -> Vec<Option<usize>> {
+            document
+                .as_item()
+                .get("permissions")
+                .and_then(|p| p.get(key))
+                .and_then(|list| list.as_array())
+                .map(|array| {
+                    array
+                        .iter()
+                        .map(|value| {
+                            value.span().map(|span| {
+                                text[..span.start.min(text.len())].matches('\n').count() + 1
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        RuleLines {
+            allow: lines("allow"),
+            ask: lines("ask"),
+            deny: lines("deny"),
+        }
+    }
+
+    pub fn line(&self, kind: crate::tools::rules::RuleKind, index: usize) -> Option<usize> {
+        use crate::tools::rules::RuleKind;
+        let list = match kind {
+            RuleKind::Allow => &self.allow,
+            RuleKind::Ask => &self.ask,
+            RuleKind::Deny => &self.deny,
+        };
+        list.get(index).copied().flatten()
+    }
+}
+
 /// Parse config text. The error names the key (dotted path) and line where possible.
 pub fn parse(text: &str) -> Result<FileConfig, (Option<String>, String)> {
     let deserializer = toml::Deserializer::parse(text).map_err(|e| (None, describe(text, &e)))?;
-    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+    let mut config: FileConfig = serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
         let key = (path != ".").then_some(path);
         (key, describe(text, e.inner()))
-    })
+    })?;
+    config.rule_lines = RuleLines::of(text);
+    Ok(config)
 }
 
 fn describe(text: &str, error: &toml::de::Error) -> String {
@@ -187,6 +242,18 @@ mod tests {
             || line
                 .split_once(" = ")
                 .is_some_and(|(k, _)| !k.contains(' '))
+    }
+
+    #[test]
+    fn rules_know_their_lines() {
+        let config = parse(
+            "model = \"x\"\n[permissions]\nallow = [\n  \"read\",\n  \"bash(ls*)\",\n]\ndeny = [\"bash(rm *)\"]\n",
+        )
+        .unwrap();
+        use crate::tools::rules::RuleKind;
+        assert_eq!(config.rule_lines.line(RuleKind::Allow, 1), Some(5));
+        assert_eq!(config.rule_lines.line(RuleKind::Deny, 0), Some(7));
+        assert_eq!(config.rule_lines.line(RuleKind::Ask, 0), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod builtin;
 pub mod file;
 pub mod mcp_edit;
 mod models;
+pub mod permissions_edit;
 mod sandbox;
 mod timeouts;
 
@@ -70,6 +71,9 @@ pub struct Settings {
     pub overrides: Overrides,
     /// The MCP servers of `[mcp_servers]`, in name order (none with `--no-tools`).
     pub mcp_servers: Vec<ServerConfig>,
+    /// The config file read (or that would be: it may not exist), where `/permissions`
+    /// writes a rule.
+    pub config_path: PathBuf,
     /// `[sandbox]` and `--sandbox`; `tool_settings.sandbox` is what came of it here.
     pub sandbox: crate::sandbox::SandboxConfig,
 }
@@ -364,13 +368,18 @@ fn resolve(
         }
         tool_settings.max_parallel = max;
     }
-    let permission_rules = RuleSet::parse(
+    let mut permission_rules = RuleSet::parse(
         &file.permissions.allow,
         &file.permissions.ask,
         &file.permissions.deny,
         &cwd,
     )
     .map_err(|e| file_error(&e.key, e.message))?;
+    permission_rules.locate(|kind, index| {
+        file.rule_lines
+            .line(kind, index)
+            .map(|line| format!("{}:{line}", config_path.display()))
+    });
     let log_level = std::env::var("RUST_LOG")
         .ok()
         .filter(|v| !v.is_empty())
@@ -444,6 +453,7 @@ fn resolve(
         overrides,
         mcp_servers,
         sandbox,
+        config_path: config_path.to_path_buf(),
         cwd,
     })
 }

@@ -39,6 +39,8 @@ pub enum Command {
         message: Option<String>,
     },
     GetState,
+    /// The permission mode, the sandbox, the rules with their sources, the session grants.
+    GetPermissions,
     GetMessages,
     SetSteeringMode {
         mode: QueueMode,

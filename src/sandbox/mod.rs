@@ -142,12 +142,24 @@ pub enum Status {
     Unavailable(String),
 }
 
-/// The sandbox as the tools see it: the policy commands run under (`None`: none) and
-/// whether it is enforced.
-#[derive(Clone, Debug, Default)]
+/// The sandbox as the tools see it: the mode asked for, the policy commands run under
+/// (`None`: none) and whether it is enforced.
+#[derive(Clone, Debug)]
 pub struct Sandbox {
+    pub mode: SandboxMode,
     pub policy: Option<Arc<Policy>>,
     pub status: Status,
+}
+
+/// No sandbox (`--sandbox off`).
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox {
+            mode: SandboxMode::Off,
+            policy: None,
+            status: Status::Off,
+        }
+    }
 }
 
 impl Sandbox {
@@ -159,10 +171,12 @@ impl Sandbox {
         };
         match probe(&policy) {
             Ok(()) => Sandbox {
+                mode: config.mode,
                 policy: Some(Arc::new(policy)),
                 status: Status::Enforced,
             },
             Err(reason) => Sandbox {
+                mode: config.mode,
                 policy: None,
                 status: Status::Unavailable(reason),
             },

@@ -26,6 +26,7 @@ pub mod spill;
 pub mod truncate;
 pub mod visibility;
 mod walk;
+mod wrappers;
 pub mod write;
 
 use crate::llm::request::ToolSpec;

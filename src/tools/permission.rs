@@ -12,7 +12,7 @@ use super::rules::{RuleSet, Target};
 use super::visibility::Hidden;
 use crate::protocol::message::ToolCall;
 use serde::Deserialize;
-use std::collections::HashSet;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -53,14 +53,6 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// An ask that a non-interactive run answers with `cannot_ask_message`'s advice.
-    fn ask_for_mode(tool: &str) -> Verdict {
-        Verdict::Ask {
-            reason: format!("`{tool}` can change files or run programs"),
-            unanswered: cannot_ask_message(tool),
-        }
-    }
-
     fn ask_because(tool: &str, reason: String, remedy: &str) -> Verdict {
         Verdict::Ask {
             unanswered: format!(
@@ -86,8 +78,9 @@ pub struct Permissions {
     rules: PermissionRules,
     /// What the rules hide from tree searches.
     hidden: Option<Arc<Hidden>>,
-    /// Calls allowed for the session ("allow for session"): tool name + exact arguments.
-    session_allowed: HashSet<String>,
+    /// Calls allowed for the session ("allow for session"): tool name + exact arguments,
+    /// and how the grant is shown (`bash: ls -la`).
+    session_allowed: BTreeMap<String, String>,
     /// Whether commands run in the sandbox.
     sandbox: crate::sandbox::Status,
 }
@@ -98,7 +91,7 @@ impl Permissions {
             mode,
             hidden: Hidden::from_rules(&rules.rules, &rules.cwd),
             rules,
-            session_allowed: HashSet::new(),
+            session_allowed: BTreeMap::new(),
             sandbox: crate::sandbox::Status::Off,
         }
     }
@@ -140,8 +133,10 @@ impl Permissions {
             return Verdict::Deny(
                 Denial::Rule,
                 format!(
-                    "Permission denied: the rule `{rule}` in the user's [permissions] deny list \
-                 forbids this call. Do not try to get around it."
+                    "Permission denied: the deny rule {} in [permissions] forbids this call{}. \
+                     Do not try to get around it.",
+                    rule.cited(),
+                    matching(rule, &target)
                 ),
             );
         }
@@ -156,14 +151,32 @@ impl Permissions {
                 ),
             );
         }
-        if self.session_allowed.contains(&rule_key(call)) {
+        if self.session_allowed.contains_key(&rule_key(call)) {
             return Verdict::Allow;
         }
         if let Some(rule) = rules.asked_by(call, &target) {
             return Verdict::ask_because(
                 &call.name,
-                format!("it matches the ask rule `{rule}`"),
+                match rule.matched_part(&target) {
+                    Some(part) => format!("the ask rule {} matches `{part}`", rule.cited()),
+                    None => format!("the ask rule {} matches it", rule.cited()),
+                },
                 "The user must run it themselves or change the [permissions] ask list.",
+            );
+        }
+        if let Target::Command {
+            shape: Some(shape), ..
+        } = &target
+            && !shape.opaque.is_empty()
+        {
+            return Verdict::ask_because(
+                &call.name,
+                format!(
+                    "{}: a command that cannot be checked before it runs always asks",
+                    shape.opaque.join("; ")
+                ),
+                "The user must run it themselves, or the model can write the command out \
+                 literally.",
             );
         }
         if mutating
@@ -199,13 +212,85 @@ impl Permissions {
                 ),
             );
         }
-        Verdict::ask_for_mode(&call.name)
+        let uncovered = rules.uncovered(call, &target);
+        let writes_files = matches!(
+            &target,
+            Target::Command { shape: Some(shape), .. } if shape.writes_files
+        );
+        let reason = if !uncovered.is_empty() {
+            let parts: Vec<String> = uncovered.iter().take(3).map(|s| format!("`{s}`")).collect();
+            format!(
+                "the permission mode is ask and no allow rule covers {}{}",
+                parts.join(", "),
+                if uncovered.len() > 3 { ", …" } else { "" }
+            )
+        } else if writes_files && rules.allows_all_but_redirections(call, &target) {
+            "the permission mode is ask, and the command writes files through a redirection \
+             (`>`), which allow rules never cover"
+                .to_string()
+        } else {
+            format!(
+                "`{}` can change files or run programs, and the permission mode is ask",
+                call.name
+            )
+        };
+        Verdict::ask_because(
+            &call.name,
+            reason,
+            "The user can allow it by re-running with --permission-mode auto, or with a rule in \
+             [permissions] allow.",
+        )
     }
 
     /// Allow this exact call (same tool, same arguments) for the rest of the session.
     pub fn allow_for_session(&mut self, call: &ToolCall) {
-        self.session_allowed.insert(rule_key(call));
+        let shown = ["command", "path"]
+            .iter()
+            .find_map(|key| call.arguments.get(key).and_then(|v| v.as_str()))
+            .map(|subject| format!("{}: {subject}", call.name))
+            .unwrap_or_else(|| rule_key(call));
+        self.session_allowed.insert(rule_key(call), shown);
     }
+
+    /// The session grants, as shown, in a stable order (revoked by their index).
+    pub fn session_grants(&self) -> Vec<String> {
+        self.session_allowed.values().cloned().collect()
+    }
+
+    /// Take back the session grant at `index` of `session_grants`; what it was.
+    pub fn revoke_grant(&mut self, index: usize) -> Option<String> {
+        let key = self.session_allowed.keys().nth(index)?.clone();
+        self.session_allowed.remove(&key)
+    }
+
+    /// The `[permissions]` rules in force.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules.rules
+    }
+
+    /// Add a rule for the rest of the session (the `/permissions` view also writes it to
+    /// the config).
+    pub fn add_rule(&mut self, kind: super::rules::RuleKind, rule: super::rules::Rule) {
+        self.rules.rules.add(kind, rule);
+        self.hidden = Hidden::from_rules(&self.rules.rules, &self.rules.cwd);
+    }
+
+    /// The working directory path rules are relative to.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.rules.cwd
+    }
+
+    /// Whether commands run in the sandbox.
+    pub fn sandbox(&self) -> &crate::sandbox::Status {
+        &self.sandbox
+    }
+}
+
+/// ` (it matches `rm -rf build`)`: the part of the call a rule matched.
+fn matching(rule: &super::rules::Rule, target: &Target) -> String {
+    rule.matched_part(target)
+        .map(|part| format!(" (it matches `{part}`)"))
+        .unwrap_or_default()
 }
 
 fn rule_key(call: &ToolCall) -> String {

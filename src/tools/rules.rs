@@ -21,6 +21,8 @@ pub struct Rule {
     pattern: Pattern,
     /// As written in the config, for messages.
     text: String,
+    /// Where it was written (`/home/u/.config/agent/config.toml:14`), when known.
+    source: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -85,7 +87,45 @@ impl Rule {
             tool: tool.to_string(),
             pattern,
             text: trimmed.to_string(),
+            source: None,
         })
+    }
+
+    /// The rule as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Where it was written, when known.
+    pub fn source(&self) -> Option<&str> {
+        self.source.as_deref()
+    }
+
+    /// `` `bash(rm -rf *)` (config.toml:14) ``: the rule and where it comes from.
+    pub fn cited(&self) -> String {
+        match &self.source {
+            Some(source) => format!("`{}` ({source})", self.text),
+            None => format!("`{}`", self.text),
+        }
+    }
+
+    /// The part of the call the rule matched: the command segment, or the path.
+    pub fn matched_part(&self, target: &Target) -> Option<String> {
+        match (&self.pattern, target) {
+            (Pattern::Command(pattern), Target::Command { text, shape }) => shape
+                .as_ref()
+                .and_then(|shape| {
+                    shape
+                        .segments
+                        .iter()
+                        .find(|s| wildcard(pattern, s))
+                        .cloned()
+                })
+                .or_else(|| Some(text.clone())),
+            (_, Target::Command { text, .. }) => Some(text.clone()),
+            (_, Target::Path { path, .. }) => Some(path.display().to_string()),
+            _ => None,
+        }
     }
 
     /// Whether the rule covers the whole call of `tool` (for allow: every part of a
@@ -240,6 +280,24 @@ pub struct RuleSet {
     deny: Vec<Rule>,
 }
 
+/// Which list of `[permissions]` a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleKind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl RuleKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        }
+    }
+}
+
 impl RuleSet {
     pub fn parse(
         allow: &[String],
@@ -264,6 +322,86 @@ impl RuleSet {
             ask: list(ask, "ask")?,
             deny: list(deny, "deny")?,
         })
+    }
+
+    /// Say where each rule was written: `sources(kind, index)` for the rule at `index` of
+    /// the `kind` list.
+    pub fn locate(&mut self, sources: impl Fn(RuleKind, usize) -> Option<String>) {
+        for (kind, list) in [
+            (RuleKind::Allow, &mut self.allow),
+            (RuleKind::Ask, &mut self.ask),
+            (RuleKind::Deny, &mut self.deny),
+        ] {
+            for (i, rule) in list.iter_mut().enumerate() {
+                rule.source = sources(kind, i);
+            }
+        }
+    }
+
+    /// Every rule with its list, in order: allow, ask, deny.
+    pub fn all(&self) -> impl Iterator<Item = (RuleKind, &Rule)> {
+        self.allow
+            .iter()
+            .map(|r| (RuleKind::Allow, r))
+            .chain(self.ask.iter().map(|r| (RuleKind::Ask, r)))
+            .chain(self.deny.iter().map(|r| (RuleKind::Deny, r)))
+    }
+
+    /// Add a rule (from the `/permissions` view) to the `kind` list.
+    pub fn add(&mut self, kind: RuleKind, rule: Rule) {
+        match kind {
+            RuleKind::Allow => self.allow.push(rule),
+            RuleKind::Ask => self.ask.push(rule),
+            RuleKind::Deny => self.deny.push(rule),
+        }
+    }
+
+    /// The segments of a command no allow rule covers (for the reason of an ask).
+    pub fn uncovered(&self, call: &ToolCall, target: &Target) -> Vec<String> {
+        let Target::Command {
+            shape: Some(shape), ..
+        } = target
+        else {
+            return Vec::new();
+        };
+        let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.names(&call.name)).collect();
+        shape
+            .judged()
+            .filter(|segment| {
+                !rules.iter().any(|r| match &r.pattern {
+                    Pattern::Command(pattern) => wildcard(pattern, segment),
+                    Pattern::Whole => true,
+                    _ => false,
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Whether allow rules would cover the command if it wrote no files (for the reason of
+    /// an ask).
+    pub fn allows_all_but_redirections(&self, call: &ToolCall, target: &Target) -> bool {
+        match target {
+            Target::Command {
+                text,
+                shape: Some(shape),
+            } => {
+                let shape = CommandShape {
+                    segments: shape.segments.clone(),
+                    wrappers: shape.wrappers.clone(),
+                    opaque: shape.opaque.clone(),
+                    writes_files: false,
+                };
+                self.allows(
+                    call,
+                    &Target::Command {
+                        text: text.clone(),
+                        shape: Some(shape),
+                    },
+                )
+            }
+            _ => false,
+        }
     }
 
     /// The first deny rule touching the call.
@@ -298,8 +436,9 @@ impl RuleSet {
     }
 
     /// Whether allow rules cover the whole call. A bash command needs every segment
-    /// covered, must parse, and must not write files through a redirection — unless a
-    /// bare `bash` rule allows every command.
+    /// covered (a wrapper's by what it runs), must parse, must not write files through a
+    /// redirection, and must have nothing opaque (`eval`) — unless a bare `bash` rule
+    /// allows every command.
     pub fn allows(&self, call: &ToolCall, target: &Target) -> bool {
         let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.names(&call.name)).collect();
         if rules.iter().any(|r| matches!(r.pattern, Pattern::Whole)) {
@@ -307,8 +446,12 @@ impl RuleSet {
         }
         match target {
             Target::Command { shape, .. } => match shape {
-                Some(shape) if !shape.writes_files && !shape.segments.is_empty() => {
-                    shape.segments.iter().all(|segment| {
+                Some(shape)
+                    if !shape.writes_files
+                        && shape.opaque.is_empty()
+                        && shape.judged().next().is_some() =>
+                {
+                    shape.judged().all(|segment| {
                         rules.iter().any(|r| match &r.pattern {
                             Pattern::Command(pattern) => wildcard(pattern, segment),
                             _ => false,

@@ -1,10 +1,16 @@
 //! Splitting a shell command into the simple commands that permission rules judge, with a
 //! real bash parser (tree-sitter-bash): `a && b`, `a || b`, `a; b`, `a | b`, newlines,
 //! `$(…)`, backticks, `<(…)`, subshells, loops and function bodies all yield their inner
-//! commands. Also notes whether the command writes files through redirections, since a
-//! rule such as `bash(echo *)` must not thereby allow `echo x > ~/.bashrc`.
+//! commands. Wrappers are looked through (`wrappers`): `sudo rm x` yields `rm x` too, and
+//! `bash -c 'a; b'` the commands of its script. Also notes whether the command writes files
+//! through redirections, since a rule such as `bash(echo *)` must not thereby allow
+//! `echo x > ~/.bashrc`, and what in it cannot be known before it runs (`eval`).
 
+use super::wrappers::{self, Inner, Word};
 use tree_sitter::{Node, Parser};
+
+/// How deep wrappers and scripts in scripts are looked into before giving up.
+const MAX_DEPTH: usize = 8;
 
 /// What a command line is made of, as far as permissions care.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -14,11 +20,32 @@ pub struct CommandShape {
     pub segments: Vec<String>,
     /// Some redirection writes to a file (not `/dev/null`, not a file descriptor).
     pub writes_files: bool,
+    /// Indices of `segments` that are wrappers (`sudo x`, `FOO=1 x`, `bash -c '…'`): what
+    /// they run follows as segments of its own, and allow rules judge that instead.
+    pub wrappers: Vec<usize>,
+    /// Why parts of the command cannot be judged before they run (`eval`, a script that is
+    /// not a literal): such a command always asks.
+    pub opaque: Vec<String>,
+}
+
+impl CommandShape {
+    /// The segments allow rules must cover: every one but the wrappers.
+    pub fn judged(&self) -> impl Iterator<Item = &String> {
+        self.segments
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.wrappers.contains(i))
+            .map(|(_, s)| s)
+    }
 }
 
 /// Parse `command`; `None` when bash would not accept it (or the parser gave up), in which
 /// case no rule can allow it.
 pub fn parse(command: &str) -> Option<CommandShape> {
+    parse_at(command, 0)
+}
+
+fn parse_at(command: &str, depth: usize) -> Option<CommandShape> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
@@ -29,7 +56,7 @@ pub fn parse(command: &str) -> Option<CommandShape> {
         return None;
     }
     let mut shape = CommandShape::default();
-    collect(root, command.as_bytes(), &mut shape)?;
+    collect(root, command.as_bytes(), &mut shape, depth)?;
     Some(shape)
 }
 
@@ -43,7 +70,7 @@ const SIMPLE_COMMANDS: &[&str] = &[
     "variable_assignments",
 ];
 
-fn collect(node: Node<'_>, source: &[u8], shape: &mut CommandShape) -> Option<()> {
+fn collect(node: Node<'_>, source: &[u8], shape: &mut CommandShape, depth: usize) -> Option<()> {
     if node.is_error() || node.is_missing() {
         return None;
     }
@@ -58,15 +85,164 @@ fn collect(node: Node<'_>, source: &[u8], shape: &mut CommandShape) -> Option<()
         shape
             .segments
             .push(collapse_whitespace(node.utf8_text(source).ok()?));
+        if kind == "command" {
+            let index = shape.segments.len() - 1;
+            let (words, assigned) = command_words(node, source);
+            if assigned && !words.is_empty() {
+                // `VAR=… cmd` runs `cmd`.
+                shape.wrappers.push(index);
+                shape.segments.push(join(&words));
+                let index = shape.segments.len() - 1;
+                look_inside(&words, index, shape, depth);
+            } else {
+                look_inside(&words, index, shape, depth);
+            }
+        }
     }
     if kind == "file_redirect" && redirect_writes(node, source) {
         shape.writes_files = true;
     }
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
-        collect(child, source, shape)?;
+        collect(child, source, shape, depth)?;
     }
     Some(())
+}
+
+/// Add what the simple command `words` (segment `index`) runs, if it is a wrapper.
+fn look_inside(words: &[Word], index: usize, shape: &mut CommandShape, depth: usize) {
+    if depth >= MAX_DEPTH {
+        shape
+            .opaque
+            .push("wrappers nested too deeply to check".to_string());
+        return;
+    }
+    match wrappers::inner(words) {
+        Inner::None => {}
+        Inner::Command(inner) => {
+            shape.wrappers.push(index);
+            shape.segments.push(join(&inner));
+            let inner_index = shape.segments.len() - 1;
+            look_inside(&inner, inner_index, shape, depth + 1);
+        }
+        // `find` itself runs too, so it stays judged.
+        Inner::Commands(commands) => {
+            for inner in commands {
+                shape.segments.push(join(&inner));
+                let inner_index = shape.segments.len() - 1;
+                look_inside(&inner, inner_index, shape, depth + 1);
+            }
+        }
+        Inner::Script(script) => {
+            shape.wrappers.push(index);
+            match parse_at(&script, depth + 1) {
+                Some(inner) => {
+                    let offset = shape.segments.len();
+                    shape.segments.extend(inner.segments);
+                    shape
+                        .wrappers
+                        .extend(inner.wrappers.iter().map(|i| i + offset));
+                    shape.opaque.extend(inner.opaque);
+                    shape.writes_files |= inner.writes_files;
+                }
+                None => shape.opaque.push(format!(
+                    "the script `{}` does not parse",
+                    collapse_whitespace(&script)
+                )),
+            }
+        }
+        Inner::Opaque(why) => shape.opaque.push(why),
+    }
+}
+
+fn join(words: &[Word]) -> String {
+    collapse_whitespace(
+        &words
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// The words of a `command` node (name first; literals unquoted) and whether variable
+/// assignments come before it.
+fn command_words(node: Node<'_>, source: &[u8]) -> (Vec<Word>, bool) {
+    let mut words = Vec::new();
+    let mut assigned = false;
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        match child.kind() {
+            "variable_assignment" => assigned = true,
+            kind if kind.ends_with("redirect") => {}
+            _ => words.push(word(child, source)),
+        }
+    }
+    (words, assigned)
+}
+
+fn word(node: Node<'_>, source: &[u8]) -> Word {
+    match literal(node, source) {
+        Some(text) => Word {
+            text,
+            literal: true,
+        },
+        None => Word {
+            text: node.utf8_text(source).unwrap_or_default().to_string(),
+            literal: false,
+        },
+    }
+}
+
+/// The value of a word that has no expansion in it, quotes and escapes removed.
+fn literal(node: Node<'_>, source: &[u8]) -> Option<String> {
+    let text = node.utf8_text(source).ok()?;
+    let mut cursor = node.walk();
+    match node.kind() {
+        "word" | "number" => Some(unescape(text, |_| true)),
+        "raw_string" => Some(text.strip_prefix('\'')?.strip_suffix('\'')?.to_string()),
+        "string" => {
+            if node
+                .named_children(&mut cursor)
+                .any(|c| c.kind() != "string_content")
+            {
+                return None;
+            }
+            let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+            Some(unescape(inner, |c| {
+                matches!(c, '"' | '\\' | '$' | '`' | '\n')
+            }))
+        }
+        "concatenation" | "command_name" => {
+            let parts: Option<Vec<String>> = node
+                .named_children(&mut cursor)
+                .map(|c| literal(c, source))
+                .collect();
+            let parts = parts?;
+            (!parts.is_empty()).then(|| parts.concat())
+        }
+        _ => None,
+    }
+}
+
+/// Remove the backslash before each character `escapable` accepts (a backslash before a
+/// newline removes both).
+fn unescape(text: &str, escapable: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek().copied()) {
+            ('\\', Some('\n')) => {
+                chars.next();
+            }
+            ('\\', Some(next)) if escapable(next) => {
+                out.push(next);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// Whether a `file_redirect` opens a file for writing.
@@ -134,7 +310,7 @@ mod tests {
             segments("if test -f a; then cat a; fi"),
             ["test -f a", "cat a"]
         );
-        assert_eq!(segments("FOO=1 make"), ["FOO=1 make"]);
+        assert_eq!(segments("FOO=1 make"), ["FOO=1 make", "make"]);
         assert_eq!(segments("X=$(id)"), ["X=$(id)", "id"]);
         assert_eq!(segments("export A=1"), ["export A=1"]);
     }

@@ -61,6 +61,11 @@ pub const COMMANDS: &[Command] = &[
         help: "MCP servers: status, tools, why one is down",
     },
     Command {
+        name: "permissions",
+        args: "[revoke N | allow|ask|deny RULE]",
+        help: "Mode, sandbox, rules and session grants; revoke a grant, add a rule",
+    },
+    Command {
         name: "quit",
         args: "",
         help: "Leave (the session is kept)",
@@ -119,6 +124,7 @@ impl App {
                 let rows = super::mcp_view::rows(&self.mcp.views(), self.width, &self.theme);
                 self.push_rows(rows);
             }
+            "permissions" => self.permissions_command(arg),
             "quit" | "exit" | "q" => self.exit = Some(0),
             _ => self.warning(&format!("Unknown command /{name} — /help lists them")),
         }

@@ -107,6 +107,11 @@ fn execute(context: &Context, command: Command) -> Outcome {
         Command::SetSteeringMode { mode } => agent.set_steering_mode(mode),
         Command::SetFollowUpMode { mode } => agent.set_follow_up_mode(mode),
         Command::GetState => return Ok(Some(queries::state(context))),
+        Command::GetPermissions => {
+            return Ok(Some(
+                serde_json::to_value(agent.permissions()).map_err(|e| e.to_string())?,
+            ));
+        }
         Command::GetMessages => return Ok(Some(json!({ "messages": agent.messages() }))),
         Command::GetSessionStats => return Ok(Some(queries::session_stats(context))),
         Command::GetLastAssistantText => return Ok(Some(queries::last_assistant_text(context))),

@@ -1,0 +1,103 @@
+//! What the `/permissions` view and RPC `get_permissions` show — the mode, the sandbox,
+//! every rule with the file and line it came from, the session grants — and the changes
+//! they make: revoking a grant, adding a rule for the rest of the session (the front end
+//! writes it to the config too).
+
+use super::Agent;
+use super::state::lock;
+use crate::sandbox::Status;
+use crate::tools::rules::{Rule, RuleKind};
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionsView {
+    /// `ask`, `auto` or `read-only`.
+    pub mode: &'static str,
+    pub sandbox: SandboxView,
+    pub rules: Vec<RuleView>,
+    /// As shown (`bash: ls -la`), in the order `revoke_grant` counts them.
+    pub session_grants: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxView {
+    /// `off`, `read-only` or `workspace-write`.
+    pub mode: &'static str,
+    /// `enforced`, `off` or `unavailable`.
+    pub status: &'static str,
+    /// Why it is unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub network: bool,
+    pub writable_roots: Vec<String>,
+    /// Paths that stay read-only inside the writable roots.
+    pub read_only: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleView {
+    /// `allow`, `ask` or `deny`.
+    pub kind: &'static str,
+    pub rule: String,
+    /// `FILE:LINE`, or null for a rule added in this session.
+    pub source: Option<String>,
+}
+
+impl Agent {
+    /// The permissions in force now.
+    pub fn permissions(&self) -> PermissionsView {
+        let settings = self.shared.settings();
+        let sandbox = &settings.tool_settings.sandbox;
+        let state = lock(&self.shared.state);
+        let permissions = &state.permissions;
+        let (status, reason) = match permissions.sandbox() {
+            Status::Off => ("off", None),
+            Status::Enforced => ("enforced", None),
+            Status::Unavailable(why) => ("unavailable", Some(why.clone())),
+        };
+        let policy = sandbox.policy.as_deref();
+        let paths = |list: Option<&Vec<std::path::PathBuf>>| -> Vec<String> {
+            list.into_iter()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .collect()
+        };
+        PermissionsView {
+            mode: permissions.mode.as_str(),
+            sandbox: SandboxView {
+                mode: sandbox.mode.as_str(),
+                status,
+                reason,
+                network: policy.is_none_or(|p| p.network),
+                writable_roots: paths(policy.map(|p| &p.writable)),
+                read_only: paths(policy.map(|p| &p.protected)),
+            },
+            rules: permissions
+                .rules()
+                .all()
+                .map(|(kind, rule)| RuleView {
+                    kind: kind.as_str(),
+                    rule: rule.text().to_string(),
+                    source: rule.source().map(str::to_string),
+                })
+                .collect(),
+            session_grants: permissions.session_grants(),
+        }
+    }
+
+    /// Take back session grant `index` (0-based, as `permissions` lists them); what it was.
+    pub fn revoke_grant(&self, index: usize) -> Option<String> {
+        lock(&self.shared.state).permissions.revoke_grant(index)
+    }
+
+    /// Parse `text` as a rule and add it to the `kind` list for the rest of the session.
+    pub fn add_rule(&self, kind: RuleKind, text: &str) -> Result<(), String> {
+        let mut state = lock(&self.shared.state);
+        let rule = Rule::parse(text, state.permissions.cwd())?;
+        state.permissions.add_rule(kind, rule);
+        Ok(())
+    }
+}
