@@ -58,8 +58,8 @@ enum Expect {
 }
 use Expect::{Allow, Ask, Deny};
 
-const RM: &str = "the deny rule `bash(rm -rf *)` (config.toml:40)";
-const CURL: &str = "the deny rule `bash(curl *)` (config.toml:41)";
+const RM: &str = "the rule `bash(rm -rf *)` (config.toml:40) in the [permissions] deny list";
+const CURL: &str = "the rule `bash(curl *)` (config.toml:41) in the [permissions] deny list";
 const PUSH: &str = "the ask rule `bash(git push*)` (config.toml:30)";
 const PUBLISH: &str = "the ask rule `bash(npm publish*)` (config.toml:31)";
 

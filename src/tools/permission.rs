@@ -133,8 +133,8 @@ impl Permissions {
             return Verdict::Deny(
                 Denial::Rule,
                 format!(
-                    "Permission denied: the deny rule {} in [permissions] forbids this call{}. \
-                     Do not try to get around it.",
+                    "Permission denied: the rule {} in the [permissions] deny list forbids this \
+                     call{}. Do not try to get around it.",
                     rule.cited(),
                     matching(rule, &target)
                 ),

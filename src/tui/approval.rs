@@ -192,23 +192,23 @@ impl Approval {
                 Span::raw(message.clone()),
             ])],
             None => {
-                let mut keys = vec![
+                let mut rows = vec![Line::from(vec![
                     Span::styled("  y", theme.bold()),
                     Span::raw(" allow once  "),
                     Span::styled("a", theme.bold()),
                     Span::raw(" allow for this session  "),
-                ];
-                if self.is_command() {
-                    keys.push(Span::styled("u", theme.bold()));
-                    keys.push(Span::raw(" allow without sandbox  "));
-                }
-                keys.extend([
                     Span::styled("n", theme.bold()),
                     Span::raw(" deny  "),
                     Span::styled("m", theme.bold()),
                     Span::raw(" deny with a message"),
-                ]);
-                vec![Line::from(keys)]
+                ])];
+                if self.is_command() {
+                    rows.push(Line::from(vec![
+                        Span::styled("  u", theme.bold()),
+                        Span::raw(" allow once, outside the command sandbox"),
+                    ]));
+                }
+                rows
             }
         }
     }

@@ -62,8 +62,8 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "permissions",
-        args: "[revoke N | allow|ask|deny RULE]",
-        help: "Mode, sandbox, rules and session grants; revoke a grant, add a rule",
+        args: "[revoke N]",
+        help: "Mode, sandbox, rules, session grants; revoke N, or allow|ask|deny RULE",
     },
     Command {
         name: "quit",
