@@ -56,6 +56,7 @@ async fn bash(cwd: &Path, sandbox: Sandbox, command: &str) -> ToolOutput {
         settings: Arc::new(settings),
         hidden: None,
         files: Default::default(),
+        spill: Default::default(),
     };
     agent::tools::bash::BashTool
         .execute(json!({ "command": command }), ctx)

@@ -161,6 +161,7 @@ async fn what_a_finished_command_left_running_stays_only_when_the_agent_says_so(
     let mut running = process::start(
         &support::harness::tool_settings().supervisor,
         &argv,
+        None,
         std::os::fd::OwnedFd::from(writer),
         |command| {
             command.current_dir(dir.path());
