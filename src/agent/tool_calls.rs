@@ -440,7 +440,7 @@ impl Run {
             state.approvals.insert(call.id.clone(), sender);
             receiver
         };
-        self.phase.enter("awaiting_human");
+        self.shared.enter(RunState::AwaitingHuman);
         self.shared.emit(AgentEvent::ToolApprovalRequest {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -460,7 +460,7 @@ impl Run {
             Ok(Approval::Allow | Approval::AllowSession | Approval::AllowUnsandboxed) => {}
             _ => return output,
         }
-        self.phase.enter("tool_running");
+        self.shared.enter(RunState::ToolRunning);
         let semaphore = Arc::new(Semaphore::new(1));
         let halted = Arc::new(AtomicBool::new(false));
         let task = self.spawn_call(call, tool, Sandboxed::No, &semaphore, &halted);
