@@ -106,7 +106,10 @@ fn list(path: &Path) -> Result<(), String> {
 
 /// Read the config, change it, write it back in one step (a temporary file renamed over it,
 /// with the old file's permissions; through a symlink, over the file it points to).
-pub fn edit(path: &Path, change: impl FnOnce(&str) -> Result<String, String>) -> Result<(), String> {
+pub fn edit(
+    path: &Path,
+    change: impl FnOnce(&str) -> Result<String, String>,
+) -> Result<(), String> {
     // A config file that is a symlink (dotfile managers) stays one: its target is replaced.
     let resolved = std::fs::canonicalize(path).ok();
     let path = resolved.as_deref().unwrap_or(path);
