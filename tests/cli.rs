@@ -429,3 +429,25 @@ async fn commands_never_see_the_provider_keys() {
         .to_string();
     assert!(result.starts_with("key=[] other=[kept]"), "{result}");
 }
+
+#[tokio::test]
+async fn help_names_every_built_in_provider() {
+    let env = env();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.arg("--help");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for name in [
+        "openai,",
+        "anthropic,",
+        "openai-responses,",
+        "openrouter,",
+        "ollama,",
+        "lmstudio,",
+        "llama.cpp,",
+        "vllm)",
+    ] {
+        assert!(help.contains(name), "`{name}` missing from --help:\n{help}");
+    }
+}

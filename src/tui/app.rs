@@ -225,7 +225,10 @@ impl App {
         self.log.push_messages(&messages);
         let start = messages.len().saturating_sub(limit);
         if start > 0 {
-            self.notice(&format!("… {start} earlier messages in this session"));
+            self.notice(&format!(
+                "… {} in this session",
+                super::cells::counted(start, "earlier message")
+            ));
         }
         let results: Vec<&Message> = messages
             .iter()
@@ -311,7 +314,10 @@ impl App {
             0..60 => "just now".to_string(),
             s @ 60..3600 => format!("{} min ago", s / 60),
             s @ 3600..86_400 => format!("{} h ago", s / 3600),
-            s => format!("{} days ago", s / 86_400),
+            s => format!(
+                "{} ago",
+                super::cells::counted(usize::try_from(s / 86_400).unwrap_or(usize::MAX), "day")
+            ),
         };
         let count = messages.len();
         Some(format!(

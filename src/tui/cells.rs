@@ -77,7 +77,10 @@ pub fn thinking(text: &str, expanded: bool, width: u16, theme: &Theme) -> Vec<Li
         rows.push(Line::from(vec![
             Span::styled("✻ ", theme.thinking()),
             Span::styled(
-                format!("Thought ({words} words) · ctrl+t shows thinking"),
+                format!(
+                    "Thought ({}) · ctrl+t shows thinking",
+                    counted(words, "word")
+                ),
                 theme.thinking(),
             ),
         ]));
@@ -314,6 +317,15 @@ fn result_summary(name: &str, text: &str, details: Option<&Value>, is_error: boo
     }
 }
 
+/// `n` and the noun, singular for one: "1 line", "2 lines".
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A unified diff in colour: additions green, removals red, hunk headers dim; at most
 /// `limit` lines of it (then a count of the rest).
 pub fn diff_rows(
@@ -347,7 +359,13 @@ pub fn diff_rows(
     }
     if lines.len() > limit {
         rows.push(Line::from(Span::styled(
-            format!("    … {} more diff lines", lines.len() - limit),
+            {
+                let more = lines.len() - limit;
+                format!(
+                    "    … {more} more diff line{}",
+                    if more == 1 { "" } else { "s" }
+                )
+            },
             theme.dim(),
         )));
     }
@@ -543,5 +561,15 @@ mod tests {
         );
         assert!(line.width() <= 20, "{}", line.width());
         assert!(texts(&[line])[0].ends_with('…'));
+    }
+
+    #[test]
+    fn one_line_left_is_one_line() {
+        let theme = Theme::plain();
+        let diff = "@@ -1,3 +1,3 @@\n-a\n+b\n c\n";
+        let rows = diff_rows(diff, 40, Some(3), &theme);
+        assert_eq!(texts(&rows).last().unwrap(), "    … 1 more diff line");
+        let rows = diff_rows(diff, 40, Some(2), &theme);
+        assert_eq!(texts(&rows).last().unwrap(), "    … 2 more diff lines");
     }
 }
