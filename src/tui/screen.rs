@@ -162,7 +162,8 @@ impl<B: Backend> Screen<B> {
     }
 
     /// Put `lines` (one terminal row each, already wrapped to the width) into the history
-    /// above the live area. Any number of rows: they go up a screenful at a time.
+    /// above the live area. Any number of rows: they go up a screenful at a time. The
+    /// caller draws the live area next, which flushes.
     pub fn insert_before(&mut self, lines: &[Line<'_>]) -> Result<(), B::Error> {
         if lines.is_empty() {
             return Ok(());
@@ -201,8 +202,10 @@ impl<B: Backend> Screen<B> {
             rows = later;
         }
         self.since_mark = self.since_mark.min(self.area.top());
-        self.move_cursor(Position::new(0, self.area.top()))?;
-        self.backend.flush()
+        // Not flushed: the live area is drawn next, and the frame goes out whole (a
+        // terminal without synchronized output would otherwise show the moved, stale live
+        // area under the new rows for a moment).
+        self.move_cursor(Position::new(0, self.area.top()))
     }
 
     /// Take back up to `count` of the rows inserted last, newest first: those still on

@@ -1,6 +1,8 @@
 //! The real `agent` binary in a pseudo-terminal (portable-pty), its output fed to a
 //! terminal emulator (vt100) so tests read the screen as a person would. Like a real
-//! terminal, it answers the cursor-position (DSR) and device-attributes (DA1) queries.
+//! terminal, it answers the cursor-position (DSR) and device-attributes (DA1) queries, and
+//! it honours synchronized output (mode 2026), which vt100 does not: a frame between
+//! `CSI ? 2026 h` and `CSI ? 2026 l` is seen whole or not at all, never half drawn.
 
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
@@ -75,22 +77,38 @@ impl Tui {
         let (feed, reply) = (parser.clone(), writer.clone());
         std::thread::spawn(move || {
             let mut chunk = [0u8; 8192];
+            let mut sync = SyncOutput::default();
+            // Held from the start of a synchronized frame to its end: readers wait.
+            let mut held: Option<std::sync::MutexGuard<'_, vt100::Parser>> = None;
             loop {
                 let n = match reader.read(&mut chunk) {
                     Ok(0) | Err(_) => return,
                     Ok(n) => n,
                 };
-                let mut parser = feed.lock().unwrap();
-                parser.process(&chunk[..n]);
+                let bytes = &chunk[..n];
+                let mut from = 0;
+                for (at, begins) in sync.marks(bytes) {
+                    let mut parser = held.take().unwrap_or_else(|| feed.lock().unwrap());
+                    parser.process(&bytes[from..at]);
+                    from = at;
+                    if begins {
+                        held = Some(parser);
+                    }
+                }
+                let mut parser = held.take().unwrap_or_else(|| feed.lock().unwrap());
+                parser.process(&bytes[from..]);
                 // Device status report: "where is the cursor?"
-                if chunk[..n].windows(4).any(|w| w == b"\x1b[6n") {
+                if bytes.windows(4).any(|w| w == b"\x1b[6n") {
                     let (row, col) = parser.screen().cursor_position();
                     let answer = format!("\x1b[{};{}R", row + 1, col + 1);
                     let _ = reply.lock().unwrap().write_all(answer.as_bytes());
                 }
                 // Primary device attributes: "what are you?" (a VT220 with colours).
-                if chunk[..n].windows(3).any(|w| w == b"\x1b[c") {
+                if bytes.windows(3).any(|w| w == b"\x1b[c") {
                     let _ = reply.lock().unwrap().write_all(b"\x1b[?62;22c");
+                }
+                if sync.inside {
+                    held = Some(parser);
                 }
             }
         });
@@ -257,5 +275,39 @@ impl Tui {
 impl Drop for Tui {
     fn drop(&mut self) {
         let _ = self.child.kill();
+    }
+}
+
+/// Finds the synchronized-output markers in the byte stream, also when one is split
+/// between two reads.
+#[derive(Default)]
+struct SyncOutput {
+    /// The last bytes seen (a marker's length at most).
+    tail: Vec<u8>,
+    /// Inside a synchronized frame.
+    inside: bool,
+}
+
+impl SyncOutput {
+    const BEGIN: &'static [u8] = b"\x1b[?2026h";
+    const END: &'static [u8] = b"\x1b[?2026l";
+
+    /// Where in `bytes` a marker ends, and whether it begins a frame (`false`: ends one).
+    fn marks(&mut self, bytes: &[u8]) -> Vec<(usize, bool)> {
+        let mut marks = Vec::new();
+        for (i, byte) in bytes.iter().enumerate() {
+            self.tail.push(*byte);
+            if self.tail.len() > Self::BEGIN.len() {
+                self.tail.remove(0);
+            }
+            if self.tail.ends_with(Self::BEGIN) && !self.inside {
+                self.inside = true;
+                marks.push((i + 1, true));
+            } else if self.tail.ends_with(Self::END) && self.inside {
+                self.inside = false;
+                marks.push((i + 1, false));
+            }
+        }
+        marks
     }
 }
