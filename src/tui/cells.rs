@@ -140,7 +140,16 @@ fn tool_of(name: &str) -> &str {
     if name == "!" { "bash" } else { name }
 }
 
-/// The header row of a tool call: marker, name, argument summary (cut to the width).
+/// The whole command line of a call to a tool that runs one (bash, a `!` command).
+pub fn full_command<'a>(name: &str, args: &'a Value) -> Option<&'a str> {
+    match crate::tools::builtin_tool(tool_of(name))?.subject() {
+        crate::tools::meta::Subject::Command(key) => args.get(key).and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// The header row of a tool call: marker, name, argument summary (cut to the width). A
+/// command of several lines says how many more there are (the transcript view shows them).
 pub fn tool_header(
     name: &str,
     args: &Value,
@@ -149,13 +158,20 @@ pub fn tool_header(
     theme: &Theme,
 ) -> Line<'static> {
     let summary = summarize_args(name, args);
-    let room = usize::from(width).saturating_sub(super::width::str_width(name) + 4);
+    let more = full_command(name, args)
+        .map(|command| command.trim_end().lines().count().saturating_sub(1))
+        .filter(|more| *more > 0)
+        .map(|more| format!(" (+{})", counted(more, "line")))
+        .unwrap_or_default();
+    let room = usize::from(width)
+        .saturating_sub(super::width::str_width(name) + 4 + super::width::str_width(&more));
     let summary = cut(&summary, room);
     Line::from(vec![
         marker,
         Span::styled(name.to_string(), theme.bold()),
         Span::raw(" "),
         Span::styled(summary, theme.dim()),
+        Span::styled(more, theme.dim()),
     ])
 }
 
@@ -571,5 +587,15 @@ mod tests {
         assert_eq!(texts(&rows).last().unwrap(), "    … 1 more diff line");
         let rows = diff_rows(diff, 40, Some(2), &theme);
         assert_eq!(texts(&rows).last().unwrap(), "    … 2 more diff lines");
+    }
+
+    #[test]
+    fn a_command_of_several_lines_says_so_in_its_header() {
+        let theme = Theme::plain();
+        let args = json!({"command": "make\nrm -rf ~/important-data\n"});
+        let line = tool_header("bash", &args, Span::raw("● "), 60, &theme);
+        assert_eq!(texts(&[line])[0], "● bash make (+1 line)");
+        let line = tool_header("!", &json!({"command": "ls"}), Span::raw("● "), 60, &theme);
+        assert_eq!(texts(&[line])[0], "● ! ls");
     }
 }

@@ -48,13 +48,10 @@ fn tool(
     } else {
         theme.success()
     };
-    let summary = match name {
-        "!" => args
-            .get("command")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        _ => cells::summarize_args(name, args),
+    // A command is shown whole, every line of it.
+    let summary = match cells::full_command(name, args) {
+        Some(command) => command.trim_end().to_string(),
+        None => cells::summarize_args(name, args),
     };
     let mut rows = vec![cells::blank()];
     rows.extend(wrap_text(
