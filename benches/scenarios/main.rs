@@ -13,6 +13,7 @@
 #[allow(dead_code)]
 #[path = "../../tests/support/chat.rs"]
 mod chat;
+mod checkpoint;
 mod mcp;
 #[path = "../../tests/support/mcp_fixture.rs"]
 mod mcp_fixture;
@@ -446,6 +447,9 @@ fn main() -> anyhow::Result<()> {
         if want(&args, "resume") {
             resume_large(&bench, true).await?;
             resume_large(&bench, false).await?;
+        }
+        if want(&args, "checkpoint") {
+            checkpoint::run(bench.runs)?;
         }
         Ok(())
     })

@@ -49,6 +49,17 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]`: MCP servers whose tools the model may use.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerTable>,
+    #[serde(default)]
+    pub checkpoints: CheckpointsConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsConfig {
+    pub enabled: Option<bool>,
+    pub max_file_bytes: Option<u64>,
+    pub max_files: Option<usize>,
+    pub keep_days: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -35,6 +35,8 @@ use std::time::Duration;
 pub struct Paths {
     pub config_file: PathBuf,
     pub sessions_dir: PathBuf,
+    /// The checkpoint store (`checkpoints/` beside `sessions/`).
+    pub checkpoints_dir: PathBuf,
     pub log_dir: PathBuf,
     /// `AGENT_HOME` or the platform config directory (global AGENTS.md lives here).
     pub home: PathBuf,
@@ -62,6 +64,8 @@ pub struct Settings {
     pub timeouts: crate::llm::timeouts::Timeouts,
     pub permission_rules: PermissionRules,
     pub compaction: CompactionSettings,
+    /// `[checkpoints]`: recording the working tree before mutating tool calls.
+    pub checkpoints: crate::checkpoint::Settings,
     /// The configured providers, to switch provider or model later.
     pub providers: BTreeMap<String, ProviderConfig>,
     /// Whether the command line chose the provider, model or endpoint (a resumed session's
@@ -159,6 +163,7 @@ pub fn paths() -> Result<Paths, ConfigError> {
         return Ok(Paths {
             config_file: home.join("config.toml"),
             sessions_dir: home.join("sessions"),
+            checkpoints_dir: home.join("checkpoints"),
             log_dir: home.join("logs"),
             home,
         });
@@ -171,6 +176,7 @@ pub fn paths() -> Result<Paths, ConfigError> {
     Ok(Paths {
         config_file: dirs.config_dir().join("config.toml"),
         sessions_dir: dirs.data_dir().join("sessions"),
+        checkpoints_dir: dirs.data_dir().join("checkpoints"),
         log_dir: dirs.state_dir().unwrap_or(dirs.data_dir()).join("logs"),
         home: dirs.config_dir().to_path_buf(),
     })
@@ -410,6 +416,7 @@ fn resolve(
     };
     let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd)
         .map_err(|(key, message)| file_error(&key, message))?;
+    let checkpoints = checkpoint_settings(&file.checkpoints).map_err(|(k, m)| file_error(k, m))?;
     let model_from_flags = cli.provider.is_some() || cli.model.is_some() || cli.base_url.is_some();
     let mut mcp_servers = Vec::new();
     for (name, table) in &file.mcp_servers {
@@ -448,6 +455,7 @@ fn resolve(
             cwd: cwd.clone(),
         },
         compaction,
+        checkpoints,
         providers: file.providers,
         model_from_flags,
         overrides,
@@ -470,6 +478,30 @@ fn loop_guard(config: &GuardConfig) -> Result<GuardSettings, (&'static str, Stri
     Ok(GuardSettings {
         enabled: config.enabled.unwrap_or(defaults.enabled),
         repeat_threshold,
+    })
+}
+
+fn checkpoint_settings(
+    config: &file::CheckpointsConfig,
+) -> Result<crate::checkpoint::Settings, (&'static str, String)> {
+    let defaults = crate::checkpoint::Settings::default();
+    let at_least_one = |key: &'static str, value: Option<u64>| match value {
+        Some(0) => Err((key, "must be at least 1".to_string())),
+        _ => Ok(()),
+    };
+    at_least_one("checkpoints.max_file_bytes", config.max_file_bytes)?;
+    at_least_one(
+        "checkpoints.max_files",
+        config
+            .max_files
+            .map(|n| u64::try_from(n).unwrap_or(u64::MAX)),
+    )?;
+    at_least_one("checkpoints.keep_days", config.keep_days.map(u64::from))?;
+    Ok(crate::checkpoint::Settings {
+        enabled: config.enabled.unwrap_or(defaults.enabled),
+        max_file_bytes: config.max_file_bytes.unwrap_or(defaults.max_file_bytes),
+        max_files: config.max_files.unwrap_or(defaults.max_files),
+        keep_days: config.keep_days.unwrap_or(defaults.keep_days),
     })
 }
 

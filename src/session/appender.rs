@@ -181,7 +181,7 @@ impl Appender {
 }
 
 /// Create a new session file exclusively (mode 0600, directories 0700) and lock it.
-pub(super) fn create_file(path: &Path) -> std::io::Result<File> {
+pub(crate) fn create_file(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
             .recursive(true)

@@ -18,6 +18,8 @@ pub enum SessionError {
     Ambiguous { prefix: String, candidates: String },
     #[error("{}: not a session file ({reason})", path.display())]
     NotASession { path: PathBuf, reason: String },
+    #[error("no entry `{0}` in this session")]
+    NoSuchEntry(String),
     #[error("the session writer stopped")]
     WriterGone,
 }

@@ -1,6 +1,7 @@
 //! The session file format (docs/sessions.md): one JSON object per line. Line 1 is the
-//! header; every later line is an entry with an `id` and the `parentId` of the entry
-//! before it, so branching can be added without changing the format.
+//! header; every later line is an entry with an `id` and a `parentId`: the entry it
+//! follows. Entries form a tree: a rewind appends a `branch` entry naming an earlier entry
+//! as parent, and the conversation goes on from there; the abandoned branch stays.
 
 use crate::llm::request::ThinkingLevel;
 use crate::protocol::message::Message;
@@ -17,6 +18,12 @@ pub struct Header {
     pub id: String,
     pub cwd: String,
     pub timestamp: i64,
+    /// A fork: the session it was forked from…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
+    /// …and the entry of that session it continues from (`null`: from the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_entry_id: Option<String>,
 }
 
 impl Header {
@@ -27,6 +34,8 @@ impl Header {
             id: id.to_string(),
             cwd: cwd.to_string(),
             timestamp,
+            parent_session: None,
+            parent_entry_id: None,
         }
     }
 }
@@ -77,6 +86,17 @@ pub enum Entry {
         tokens_before: u64,
         tokens_after: u64,
     },
+    /// The head moved (a rewind, a switch to another branch): the conversation continues
+    /// from `parent_id`; `from` was the head before.
+    Branch {
+        id: String,
+        #[serde(default)]
+        parent_id: Option<String>,
+        #[serde(default)]
+        timestamp: i64,
+        #[serde(default)]
+        from: Option<String>,
+    },
 }
 
 impl Entry {
@@ -85,7 +105,28 @@ impl Entry {
             Entry::Message { id, .. }
             | Entry::ModelChange { id, .. }
             | Entry::ThinkingChange { id, .. }
-            | Entry::Compaction { id, .. } => id,
+            | Entry::Compaction { id, .. }
+            | Entry::Branch { id, .. } => id,
+        }
+    }
+
+    pub fn parent_id(&self) -> Option<&str> {
+        match self {
+            Entry::Message { parent_id, .. }
+            | Entry::ModelChange { parent_id, .. }
+            | Entry::ThinkingChange { parent_id, .. }
+            | Entry::Compaction { parent_id, .. }
+            | Entry::Branch { parent_id, .. } => parent_id.as_deref(),
+        }
+    }
+
+    pub fn timestamp(&self) -> i64 {
+        match self {
+            Entry::Message { timestamp, .. }
+            | Entry::ModelChange { timestamp, .. }
+            | Entry::ThinkingChange { timestamp, .. }
+            | Entry::Compaction { timestamp, .. }
+            | Entry::Branch { timestamp, .. } => *timestamp,
         }
     }
 }
@@ -105,6 +146,10 @@ pub enum NewEntry<'a> {
         first_kept_entry_id: Option<&'a str>,
         tokens_before: u64,
         tokens_after: u64,
+    },
+    /// The head moves to the entry given as parent; `from` is the head it leaves.
+    Branch {
+        from: Option<&'a str>,
     },
 }
 
@@ -144,6 +189,12 @@ enum Line<'a> {
         first_kept_entry_id: Option<&'a str>,
         tokens_before: u64,
         tokens_after: u64,
+    },
+    Branch {
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: i64,
+        from: Option<&'a str>,
     },
 }
 
@@ -190,6 +241,12 @@ pub fn encode(
             first_kept_entry_id,
             tokens_before,
             tokens_after,
+        },
+        NewEntry::Branch { from } => Line::Branch {
+            id,
+            parent_id,
+            timestamp,
+            from,
         },
     };
     let mut bytes = serde_json::to_vec(&line)?;

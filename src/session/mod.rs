@@ -8,8 +8,10 @@ mod appender;
 mod error;
 pub mod export;
 pub mod format;
+pub mod index;
 pub mod load;
 pub mod store;
+pub mod tree;
 mod writer;
 
 pub use error::SessionError;

@@ -46,6 +46,8 @@ pub struct SessionSummary {
     pub path: PathBuf,
     pub id: String,
     pub modified: SystemTime,
+    /// The session this one was forked from.
+    pub parent: Option<String>,
 }
 
 /// The sessions of `cwd`, most recently used first.
@@ -53,11 +55,16 @@ pub fn list_for(root: &Path, cwd: &Path) -> Vec<SessionSummary> {
     let cwd_text = cwd.to_string_lossy();
     let mut sessions: Vec<SessionSummary> = session_files(&dir_for(root, cwd))
         .into_iter()
-        .filter(|path| read_header(path).is_some_and(|h| h.cwd == cwd_text))
         .filter_map(|path| {
+            let header = read_header(&path).filter(|h| h.cwd == cwd_text)?;
             let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
             let id = id_of(&path)?.to_string();
-            Some(SessionSummary { path, id, modified })
+            Some(SessionSummary {
+                path,
+                id,
+                modified,
+                parent: header.parent_session,
+            })
         })
         .collect();
     sessions.sort_by(|a, b| {
@@ -66,6 +73,28 @@ pub fn list_for(root: &Path, cwd: &Path) -> Vec<SessionSummary> {
             .then_with(|| b.path.cmp(&a.path))
     });
     sessions
+}
+
+/// `sessions` (most recent first) with every fork placed under the session it was forked
+/// from (most recent first among siblings), and its depth in that tree.
+pub fn forks_under_parents(sessions: Vec<SessionSummary>) -> Vec<(usize, SessionSummary)> {
+    let ids: std::collections::HashSet<String> = sessions.iter().map(|s| s.id.clone()).collect();
+    let (roots, forks): (Vec<_>, Vec<_>) = sessions
+        .into_iter()
+        .partition(|s| s.parent.as_ref().is_none_or(|p| !ids.contains(p)));
+    let mut out = Vec::new();
+    let mut pending: Vec<(usize, SessionSummary)> =
+        roots.into_iter().rev().map(|s| (0, s)).collect();
+    let mut forks = forks;
+    while let Some((depth, session)) = pending.pop() {
+        let (children, rest): (Vec<_>, Vec<_>) = forks
+            .into_iter()
+            .partition(|f| f.parent.as_deref() == Some(session.id.as_str()));
+        forks = rest;
+        pending.extend(children.into_iter().rev().map(|c| (depth + 1, c)));
+        out.push((depth, session));
+    }
+    out
 }
 
 /// The session whose id starts with `prefix`, in any directory.
@@ -122,5 +151,28 @@ mod tests {
         let path = new_path(root, Path::new("/w"), "abc123", 1_795_296_007_089);
         assert_eq!(path, root.join("-w-/2026-11-21T21-20-07-089Z_abc123.jsonl"));
         assert_eq!(id_of(&path), Some("abc123"));
+    }
+
+    #[test]
+    fn forks_come_right_under_their_parent() {
+        let summary = |id: &str, parent: Option<&str>| SessionSummary {
+            path: PathBuf::from(id),
+            id: id.to_string(),
+            modified: SystemTime::UNIX_EPOCH,
+            parent: parent.map(String::from),
+        };
+        // Most recent first: a fork of a fork, a plain session, a fork, its parent.
+        let ordered = forks_under_parents(vec![
+            summary("ff", Some("f")),
+            summary("b", None),
+            summary("f", Some("a")),
+            summary("a", None),
+            summary("orphan", Some("gone")),
+        ]);
+        let shown: Vec<(usize, &str)> = ordered.iter().map(|(d, s)| (*d, s.id.as_str())).collect();
+        assert_eq!(
+            shown,
+            [(0, "b"), (0, "a"), (1, "f"), (2, "ff"), (0, "orphan")]
+        );
     }
 }

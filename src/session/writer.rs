@@ -165,6 +165,42 @@ impl SessionWriter {
         entry: NewEntry<'_>,
         timestamp: i64,
     ) -> (String, Result<(), SessionError>) {
+        self.append_under(entry, timestamp, None).await
+    }
+
+    /// Move the head: what is written next continues from entry `target` (`None`: from
+    /// the start) instead of the last entry. Written as a `branch` entry naming `target`
+    /// as its parent, so the move survives a restart and the abandoned branch stays in the
+    /// file. Returns the branch entry's id.
+    pub async fn move_head(&self, target: Option<&str>) -> Result<String, SessionError> {
+        let from = self.head();
+        let (id, written) = self
+            .append_under(
+                NewEntry::Branch {
+                    from: from.as_deref(),
+                },
+                now_millis(),
+                Some(target),
+            )
+            .await;
+        written.map(|()| id)
+    }
+
+    /// The entry the next one will follow.
+    pub fn head(&self) -> Option<String> {
+        self.last_entry_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Append `entry` under `parent` (`None`: under the head).
+    async fn append_under(
+        &self,
+        entry: NewEntry<'_>,
+        timestamp: i64,
+        parent: Option<Option<&str>>,
+    ) -> (String, Result<(), SessionError>) {
         let id = new_entry_id();
         let message = matches!(entry, NewEntry::Message(_));
         let (ack, done) = oneshot::channel();
@@ -173,7 +209,8 @@ impl SessionWriter {
                 .last_entry_id
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let line = match encode(entry, &id, last.as_deref(), timestamp) {
+            let parent_id = parent.unwrap_or(last.as_deref());
+            let line = match encode(entry, &id, parent_id, timestamp) {
                 // No configured API key ever reaches a session file.
                 Ok(line) => crate::secrets::redact_bytes(line),
                 Err(e) => return (id, Err(SessionError::io(&self.path, e.into()))),

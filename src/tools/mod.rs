@@ -25,7 +25,7 @@ pub mod source;
 pub mod spill;
 pub mod truncate;
 pub mod visibility;
-mod walk;
+pub(crate) mod walk;
 mod wrappers;
 pub mod write;
 

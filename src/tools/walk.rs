@@ -91,7 +91,7 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
 
 /// Why `dir`'s ignore files cannot be read without risk, if one of them exists but is no
 /// regular file (`.git` may also be a directory).
-fn unsafe_ignore_file(dir: &Path) -> Option<String> {
+pub(crate) fn unsafe_ignore_file(dir: &Path) -> Option<String> {
     for name in IGNORE_FILES {
         let path = dir.join(name);
         let Ok(metadata) = std::fs::metadata(&path) else {

@@ -1,5 +1,6 @@
 //! The session picker of `/resume` and `agent -r`: this directory's sessions, most recent
-//! first, each with when it was last used and how it began.
+//! first, each with when it was last used and how it began; forks right under the session
+//! they were forked from.
 
 use super::theme::Theme;
 use crate::protocol::message::Message;
@@ -18,6 +19,8 @@ pub struct PickerEntry {
     pub id: String,
     pub modified: SystemTime,
     pub preview: String,
+    /// 0 for a session, 1 for a fork shown under it, and so on.
+    pub depth: usize,
 }
 
 pub struct Picker {
@@ -27,14 +30,18 @@ pub struct Picker {
 
 impl Picker {
     pub fn load(sessions_dir: &Path, cwd: &Path, exclude: Option<&Path>) -> Picker {
-        let entries = store::list_for(sessions_dir, cwd)
+        let sessions: Vec<_> = store::list_for(sessions_dir, cwd)
             .into_iter()
             .filter(|s| Some(s.path.as_path()) != exclude)
-            .map(|s| PickerEntry {
+            .collect();
+        let entries = store::forks_under_parents(sessions)
+            .into_iter()
+            .map(|(depth, s)| PickerEntry {
                 preview: first_prompt(&s.path).unwrap_or_else(|| "(no messages)".to_string()),
                 path: s.path,
                 id: s.id,
                 modified: s.modified,
+                depth,
             })
             .collect();
         Picker {
@@ -71,7 +78,13 @@ impl Picker {
             let selected = i == self.selected;
             let marker = if selected { "› " } else { "  " };
             let when = ago(entry.modified);
-            let room = (width as usize).saturating_sub(when.len() + 6);
+            // A fork sits under the session it came from.
+            let fork = if entry.depth == 0 {
+                String::new()
+            } else {
+                format!("{}↳ fork: ", "  ".repeat(entry.depth - 1))
+            };
+            let room = (width as usize).saturating_sub(when.len() + 6 + fork.chars().count());
             let style = if selected {
                 theme.accent()
             } else {
@@ -80,6 +93,7 @@ impl Picker {
             rows.push(Line::from(vec![
                 Span::styled(marker, theme.accent()),
                 Span::styled(format!("{when:>8}  "), theme.dim()),
+                Span::styled(fork, theme.dim()),
                 Span::styled(super::cells::cut(&entry.preview, room), style),
             ]));
         }

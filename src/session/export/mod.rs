@@ -1,6 +1,7 @@
 //! Exporting a session as a self-contained HTML file (`export_html`). The session file is
-//! the source when there is one — every entry, also what a compaction took out of the
-//! model's context — else the conversation in memory.
+//! the source when there is one — every entry of the current branch, also what a compaction
+//! took out of the model's context (a branch abandoned by a rewind is left out) — else the
+//! conversation in memory.
 
 mod html;
 
@@ -47,9 +48,17 @@ pub fn export_html(source: &Source<'_>, output: &Path) -> Result<(), SessionErro
     write_replacing(output, page.as_bytes())
 }
 
-/// Every entry of a session file that can be read; lines that cannot (a torn last line)
-/// are left out, as when the session is loaded.
+/// Every entry of the session file's current branch that can be read; lines that cannot
+/// (a torn last line) are left out, as when the session is loaded.
 fn read_items(file: &Path) -> Result<Vec<Item>, SessionError> {
+    let (_, index) = super::index::FileIndex::read(file)?;
+    let branch: std::collections::HashSet<&str> = index
+        .head()
+        .map(|head| index.chain(head))
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|i| index.nodes.get(i).map(|n| n.id.as_str()))
+        .collect();
     let reader = BufReader::new(std::fs::File::open(file).map_err(|e| SessionError::io(file, e))?);
     let mut items = Vec::new();
     for line in reader.split(b'\n') {
@@ -57,6 +66,9 @@ fn read_items(file: &Path) -> Result<Vec<Item>, SessionError> {
         let Ok(entry) = serde_json::from_slice::<Entry>(&line) else {
             continue;
         };
+        if !branch.contains(entry.id()) {
+            continue;
+        }
         items.push(match entry {
             Entry::Message { message, .. } => Item::Message(message),
             Entry::ModelChange {
@@ -75,6 +87,7 @@ fn read_items(file: &Path) -> Result<Vec<Item>, SessionError> {
                 tokens_before,
                 tokens_after,
             },
+            Entry::Branch { .. } => continue,
         });
     }
     Ok(items)

@@ -1,0 +1,337 @@
+//! Checkpoints: the state of the working tree recorded before (and after) every mutating
+//! tool call, so a rewind can bring the files back whatever changed them — a write, an
+//! edit, a shell command. Contents live in a content-addressed store under
+//! `$AGENT_HOME/checkpoints/` (`store`, `tree`), never in the workspace's own `.git`; each
+//! session has a log of its recorded states (`log`). `scan` records a tree incrementally,
+//! `restore` plans and applies a restore, `gc` drops what is older than `keep_days`.
+//! Everything here blocks: the engine calls it on a blocking thread.
+
+mod error;
+pub mod gc;
+pub mod log;
+pub mod restore;
+pub mod scan;
+pub mod store;
+pub mod tree;
+
+pub use error::CheckpointError;
+pub use log::{Moment, Record, RewindNote};
+pub use restore::Summary;
+pub use scan::Skipped;
+
+use crate::protocol::message::now_millis;
+use scan::{Caps, Index};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use store::Store;
+use tree::Kind;
+
+/// `[checkpoints]` in config.toml.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub enabled: bool,
+    pub max_file_bytes: u64,
+    pub max_files: usize,
+    /// Records (and the objects only they use) older than this are removed.
+    pub keep_days: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            enabled: true,
+            max_file_bytes: 10 * 1024 * 1024,
+            max_files: 50_000,
+            keep_days: 30,
+        }
+    }
+}
+
+/// The checkpoints of one working directory, for the current session.
+pub struct Checkpoints {
+    store: Store,
+    cwd: PathBuf,
+    caps: Caps,
+    exclude: Vec<PathBuf>,
+    current: Mutex<Current>,
+}
+
+struct Current {
+    session_id: String,
+    log: PathBuf,
+    records: Vec<Record>,
+    /// The files of the last recorded state, to skip reading what did not change; `None`
+    /// until it is needed (built from the last record on disk).
+    index: Option<Index>,
+    /// The store's clean-up generation the index was built in: a clean-up may remove
+    /// objects an old index still names.
+    generation: String,
+}
+
+/// Everything `restore` needs to know about what it is asked to do.
+pub struct RestoreRequest<'a> {
+    /// The record whose state comes back.
+    pub target: &'a str,
+    /// Restore even over changes made outside the agent.
+    pub force: bool,
+    /// The session entry the undo record belongs to.
+    pub entry_id: Option<String>,
+    pub note: RewindNote,
+}
+
+impl Checkpoints {
+    /// The checkpoints of `cwd` kept under `root` (`$AGENT_HOME/checkpoints`), for session
+    /// `session_id`. `exclude`: directories never recorded (the agent's own files).
+    pub fn open(
+        root: &Path,
+        cwd: &Path,
+        settings: &Settings,
+        exclude: Vec<PathBuf>,
+        session_id: &str,
+    ) -> Result<Checkpoints, CheckpointError> {
+        let store = Store::open(root)?;
+        let log = log::path_for(root, session_id);
+        let records = log::read(&log)?;
+        let mut exclude = exclude;
+        exclude.push(root.to_path_buf());
+        Ok(Checkpoints {
+            store,
+            cwd: cwd.to_path_buf(),
+            caps: Caps {
+                max_file_bytes: settings.max_file_bytes,
+                max_files: settings.max_files,
+            },
+            exclude,
+            current: Mutex::new(Current {
+                session_id: session_id.to_string(),
+                log,
+                records,
+                index: None,
+                generation: String::new(),
+            }),
+        })
+    }
+
+    fn current(&self) -> MutexGuard<'_, Current> {
+        self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub fn session_id(&self) -> String {
+        self.current().session_id.clone()
+    }
+
+    /// Follow another session from now on (its records are read from disk).
+    pub fn switch_session(&self, session_id: &str) -> Result<(), CheckpointError> {
+        let log = log::path_for(self.store.root(), session_id);
+        let records = log::read(&log)?;
+        let mut current = self.current();
+        current.session_id = session_id.to_string();
+        current.log = log;
+        current.records = records;
+        Ok(())
+    }
+
+    /// The session's records, oldest first.
+    pub fn records(&self) -> Vec<Record> {
+        self.current().records.clone()
+    }
+
+    /// Record the working tree now.
+    pub fn take(
+        &self,
+        moment: Moment,
+        entry_id: Option<&str>,
+        tool_call_id: Option<&str>,
+    ) -> Result<Record, CheckpointError> {
+        let _lock = self.shared_lock()?;
+        let mut current = self.current();
+        let record = self.scan(&mut current, moment, entry_id, tool_call_id)?;
+        log::append(&current.log, std::slice::from_ref(&record))?;
+        current.records.push(record.clone());
+        Ok(record)
+    }
+
+    fn scan(
+        &self,
+        current: &mut Current,
+        moment: Moment,
+        entry_id: Option<&str>,
+        tool_call_id: Option<&str>,
+    ) -> Result<Record, CheckpointError> {
+        let generation = gc::generation(self.store.root());
+        if current.generation != generation {
+            current.index = None;
+            current.generation = generation;
+            self.store.forget_known();
+        }
+        if current.index.is_none() {
+            current.index = Some(self.index_of_last(&current.records));
+        }
+        let previous = current.index.take().unwrap_or_default();
+        let scan = scan::scan(&self.store, &self.cwd, &self.exclude, self.caps, &previous)?;
+        current.index = Some(scan.index);
+        Ok(Record {
+            id: crate::session::new_id(),
+            moment,
+            entry_id: entry_id.map(String::from),
+            tool_call_id: tool_call_id.map(String::from),
+            timestamp: now_millis(),
+            root: scan.root,
+            files: scan.files,
+            bytes: scan.bytes,
+            new_bytes: scan.new_bytes,
+            complete: scan.complete,
+            skipped: scan.skipped,
+            rewind: None,
+        })
+    }
+
+    /// The files of the session's last record (nothing to reuse when it cannot be read).
+    fn index_of_last(&self, records: &[Record]) -> Index {
+        let Some(last) = records.last() else {
+            return Index::new();
+        };
+        match tree::flatten(&self.store, &last.root) {
+            Ok(flat) => flat
+                .into_iter()
+                .filter(|(_, e)| matches!(e.kind, Kind::File | Kind::Symlink))
+                .collect(),
+            Err(_) => Index::new(),
+        }
+    }
+
+    /// Bring the working tree back to the state of record `request.target`. First the
+    /// current state is recorded (an `undo` record: what "undo last rewind" restores);
+    /// when a file the restore would change was changed outside the agent since the
+    /// target was recorded, nothing is changed and `ChangedOutside` names the files,
+    /// unless `force`.
+    pub fn restore(&self, request: RestoreRequest<'_>) -> Result<Summary, CheckpointError> {
+        let _lock = self.shared_lock()?;
+        let mut current = self.current();
+        let position = current
+            .records
+            .iter()
+            .position(|r| r.id == request.target)
+            .ok_or_else(|| CheckpointError::NotFound(request.target.to_string()))?;
+        let target = current.records[position].clone();
+        let mut undo = self.scan(
+            &mut current,
+            Moment::Undo,
+            request.entry_id.as_deref(),
+            None,
+        )?;
+        undo.rewind = Some(request.note);
+        let wanted = tree::flatten(&self.store, &target.root)?;
+        let now = tree::flatten(&self.store, &undo.root)?;
+        let plan = restore::plan(&self.cwd, &wanted, target.complete, &now);
+        if !request.force {
+            let touched: std::collections::HashSet<&Path> =
+                plan.actions.iter().map(|a| a.path()).collect();
+            let mut since: Vec<&Record> = current.records[position..].iter().collect();
+            since.push(&undo);
+            let mut conflicts = std::collections::BTreeSet::new();
+            for pair in since.windows(2) {
+                let (a, b) = (pair[0], pair[1]);
+                if made_by_agent(a, b) || a.root == b.root {
+                    continue;
+                }
+                for path in tree::changed_paths(&self.store, &a.root, &b.root)? {
+                    if touched.contains(path.as_path()) {
+                        conflicts.insert(path.to_string_lossy().into_owned());
+                    }
+                }
+            }
+            if !conflicts.is_empty() {
+                return Err(CheckpointError::ChangedOutside(
+                    conflicts.into_iter().collect(),
+                ));
+            }
+        }
+        log::append(&current.log, std::slice::from_ref(&undo))?;
+        current.records.push(undo);
+        let summary = restore::apply(&self.store, &self.cwd, plan)?;
+        let restored = self.scan(
+            &mut current,
+            Moment::Restored,
+            request.entry_id.as_deref(),
+            None,
+        )?;
+        log::append(&current.log, std::slice::from_ref(&restored))?;
+        current.records.push(restored);
+        Ok(summary)
+    }
+
+    /// Note a rewind that changed no files (the conversation only), so it can be undone.
+    pub fn note_rewind(
+        &self,
+        entry_id: Option<&str>,
+        note: RewindNote,
+    ) -> Result<(), CheckpointError> {
+        let _lock = self.shared_lock()?;
+        let mut current = self.current();
+        let mut record = self.scan(&mut current, Moment::Undo, entry_id, None)?;
+        record.rewind = Some(note);
+        log::append(&current.log, std::slice::from_ref(&record))?;
+        current.records.push(record);
+        Ok(())
+    }
+
+    /// The record "undo last rewind" goes back to, if there is one.
+    pub fn last_undo(&self) -> Option<Record> {
+        self.current()
+            .records
+            .iter()
+            .rev()
+            .find(|r| r.moment == Moment::Undo)
+            .cloned()
+    }
+
+    /// Start session `session_id`'s log with this session's records that `keep` picks
+    /// (a fork keeps the checkpoints of the history it copies).
+    pub fn copy_records(
+        &self,
+        session_id: &str,
+        keep: impl Fn(&Record) -> bool,
+    ) -> Result<(), CheckpointError> {
+        let records: Vec<Record> = self
+            .current()
+            .records
+            .iter()
+            .filter(|r| keep(r))
+            .cloned()
+            .collect();
+        if records.is_empty() {
+            return Ok(());
+        }
+        log::append(&log::path_for(self.store.root(), session_id), &records)
+    }
+
+    /// Shared while recording or restoring; a clean-up takes it exclusively, so it never
+    /// removes an object a checkpoint being written is about to name.
+    fn shared_lock(&self) -> Result<File, CheckpointError> {
+        let path = gc::lock_path(self.store.root());
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| CheckpointError::store(&path, e))?;
+        file.lock_shared()
+            .map_err(|e| CheckpointError::store(&path, e))?;
+        Ok(file)
+    }
+}
+
+/// Whether the agent itself went from state `a` to state `b` (a tool call, a restore).
+fn made_by_agent(a: &Record, b: &Record) -> bool {
+    match (a.moment, b.moment) {
+        (Moment::Before, Moment::After) => a.tool_call_id == b.tool_call_id,
+        (Moment::Undo, Moment::Restored) => true,
+        _ => false,
+    }
+}
