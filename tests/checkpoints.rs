@@ -107,7 +107,7 @@ fn git_files(dir: &Path) -> (Vec<u8>, String, Vec<u8>) {
 }
 
 fn open(home: &Path, cwd: &Path, settings: &Settings) -> Checkpoints {
-    Checkpoints::open(&home.join("checkpoints"), cwd, settings, Vec::new(), "s1").unwrap()
+    Checkpoints::open(&home.join("checkpoints"), cwd, settings, Vec::new(), "s1")
 }
 
 fn restore_to(

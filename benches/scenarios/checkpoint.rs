@@ -27,7 +27,7 @@ pub fn run(runs: usize) -> anyhow::Result<()> {
             "bench",
         )
     };
-    let checkpoints = open()?;
+    let checkpoints = open();
     let started = Instant::now();
     let first = checkpoints.take(Moment::Before, None, None)?;
     let full = started.elapsed();
@@ -48,7 +48,7 @@ pub fn run(runs: usize) -> anyhow::Result<()> {
         times.push(started.elapsed());
         anyhow::ensure!(record.new_bytes < 100, "re-read {} bytes", record.new_bytes);
     }
-    let fresh = open()?;
+    let fresh = open();
     let started = Instant::now();
     fresh.take(Moment::Before, None, None)?;
     let fresh_time = started.elapsed();

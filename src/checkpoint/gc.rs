@@ -57,7 +57,7 @@ pub fn run_if_due(root: &Path, keep_days: u32) -> Result<Option<Cleaned>, Checkp
 
 /// Clean up now; `Ok(None)` when another process is recording or restoring.
 pub fn run(root: &Path, keep_days: u32) -> Result<Option<Cleaned>, CheckpointError> {
-    let store = Store::open(root)?;
+    let store = Store::open(root);
     let lock_file = lock_path(root);
     let lock = File::options()
         .create(true)

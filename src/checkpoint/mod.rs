@@ -83,19 +83,21 @@ pub struct RestoreRequest<'a> {
 impl Checkpoints {
     /// The checkpoints of `cwd` kept under `root` (`$AGENT_HOME/checkpoints`), for session
     /// `session_id`. `exclude`: directories never recorded (the agent's own files).
+    /// Nothing is created until the first checkpoint is taken (an error then is the
+    /// checkpoint's); a log that cannot be read counts as empty.
     pub fn open(
         root: &Path,
         cwd: &Path,
         settings: &Settings,
         exclude: Vec<PathBuf>,
         session_id: &str,
-    ) -> Result<Checkpoints, CheckpointError> {
-        let store = Store::open(root)?;
+    ) -> Checkpoints {
+        let store = Store::open(root);
         let log = log::path_for(root, session_id);
-        let records = log::read(&log)?;
+        let records = read_log(&log);
         let mut exclude = exclude;
         exclude.push(root.to_path_buf());
-        Ok(Checkpoints {
+        Checkpoints {
             store,
             cwd: cwd.to_path_buf(),
             caps: Caps {
@@ -110,7 +112,7 @@ impl Checkpoints {
                 index: None,
                 generation: String::new(),
             }),
-        })
+        }
     }
 
     fn current(&self) -> MutexGuard<'_, Current> {
@@ -126,14 +128,13 @@ impl Checkpoints {
     }
 
     /// Follow another session from now on (its records are read from disk).
-    pub fn switch_session(&self, session_id: &str) -> Result<(), CheckpointError> {
+    pub fn switch_session(&self, session_id: &str) {
         let log = log::path_for(self.store.root(), session_id);
-        let records = log::read(&log)?;
+        let records = read_log(&log);
         let mut current = self.current();
         current.session_id = session_id.to_string();
         current.log = log;
         current.records = records;
-        Ok(())
     }
 
     /// The session's records, oldest first.
@@ -314,6 +315,8 @@ impl Checkpoints {
     /// Shared while recording or restoring; a clean-up takes it exclusively, so it never
     /// removes an object a checkpoint being written is about to name.
     fn shared_lock(&self) -> Result<File, CheckpointError> {
+        store::private_dir(self.store.root())
+            .map_err(|e| CheckpointError::store(self.store.root(), e))?;
         let path = gc::lock_path(self.store.root());
         let file = File::options()
             .create(true)
@@ -325,6 +328,13 @@ impl Checkpoints {
             .map_err(|e| CheckpointError::store(&path, e))?;
         Ok(file)
     }
+}
+
+fn read_log(path: &Path) -> Vec<Record> {
+    log::read(path).unwrap_or_else(|error| {
+        tracing::warn!(%error, "checkpoint log not readable; starting it over");
+        Vec::new()
+    })
 }
 
 /// Whether the agent itself went from state `a` to state `b` (a tool call, a restore).

@@ -41,6 +41,9 @@ pub struct Store {
     temp: PathBuf,
     /// Objects known to exist, so a hash seen before costs no `stat`.
     known: Mutex<HashSet<Hash>>,
+    /// The directories exist (they are made on the first write, so a store that cannot be
+    /// created is reported where it matters: when a checkpoint is taken).
+    made: std::sync::atomic::AtomicBool,
 }
 
 /// Create `dir` (and its parents) private to the user.
@@ -49,19 +52,28 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 impl Store {
-    /// The store at `root` (`$AGENT_HOME/checkpoints`), created if missing.
-    pub fn open(root: &Path) -> Result<Store, CheckpointError> {
-        let objects = root.join("objects");
-        let temp = root.join("tmp");
-        for dir in [&objects, &temp] {
+    /// The store at `root` (`$AGENT_HOME/checkpoints`); its directories are created with
+    /// the first object written.
+    pub fn open(root: &Path) -> Store {
+        Store {
+            root: root.to_path_buf(),
+            objects: root.join("objects"),
+            temp: root.join("tmp"),
+            known: Mutex::new(HashSet::new()),
+            made: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn make_dirs(&self) -> Result<(), CheckpointError> {
+        use std::sync::atomic::Ordering;
+        if self.made.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        for dir in [&self.objects, &self.temp] {
             private_dir(dir).map_err(|e| CheckpointError::store(dir, e))?;
         }
-        Ok(Store {
-            root: root.to_path_buf(),
-            objects,
-            temp,
-            known: Mutex::new(HashSet::new()),
-        })
+        self.made.store(true, Ordering::Relaxed);
+        Ok(())
     }
 
     pub fn root(&self) -> &Path {
@@ -152,6 +164,7 @@ impl Store {
     }
 
     fn temp_file(&self) -> Result<tempfile::NamedTempFile, CheckpointError> {
+        self.make_dirs()?;
         tempfile::Builder::new()
             .prefix("object-")
             .tempfile_in(&self.temp)
@@ -221,7 +234,7 @@ mod tests {
     #[test]
     fn objects_are_kept_once_by_content_and_checked_on_read() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("checkpoints")).unwrap();
+        let store = Store::open(&dir.path().join("checkpoints"));
         let a = store.put(b"hello").unwrap();
         assert_eq!(
             a,

@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn differences_are_found_below_changed_directories_only() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(dir.path());
         let put = |entries: &[Entry]| store.put(&encode(entries)).unwrap();
         let sub_a = put(&[entry(b"x", Kind::File, Some("1"))]);
         let sub_b = put(&[entry(b"x", Kind::File, Some("2"))]);
