@@ -56,6 +56,15 @@ impl History {
         self.messages.len()
     }
 
+    /// The entry id of the latest user message.
+    pub fn last_user_id(&self) -> Option<String> {
+        self.messages
+            .iter()
+            .rposition(|m| matches!(m.as_ref(), Message::User(_)))
+            .and_then(|i| self.ids.get(i).cloned())
+            .filter(|id| !id.is_empty())
+    }
+
     /// Replace everything before `index` with one message (a compaction summary).
     pub fn replace_prefix(&mut self, index: usize, id: String, message: Arc<Message>) {
         let index = index.min(self.messages.len());

@@ -2,6 +2,7 @@
 //! abort, approve, subscribe — while the loop runs in a background tokio task and reports
 //! everything as `AgentEvent`s.
 
+mod checkpoints;
 pub mod compaction;
 mod cut;
 pub mod guard;
@@ -63,6 +64,9 @@ pub struct AgentConfig {
     pub history: Vec<(String, Arc<Message>)>,
     /// Where messages are written; `None` keeps nothing on disk.
     pub session: Option<Arc<SessionWriter>>,
+    /// The working directory's checkpoints (taken before every mutating tool call);
+    /// `None` turns them off.
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// The user's answer to a `tool_approval_request`.
@@ -174,6 +178,7 @@ impl Agent {
                 idle,
                 clock: phase::StateClock::new(),
                 runtime: tokio::runtime::Handle::current(),
+                checkpoints: config.checkpoints,
             }),
         }
     }
@@ -397,6 +402,13 @@ impl Agent {
             state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
             state.session_error = None;
             state.usage = usage;
+            if let Some(checkpoints) = &self.shared.checkpoints {
+                // Each session has its own checkpoints (one not on disk, new ones).
+                let id = session
+                    .as_ref()
+                    .map_or_else(crate::session::new_id, |s| s.id().to_string());
+                checkpoints.switch_session(&id);
+            }
             std::mem::replace(&mut *lock(&self.shared.session), session)
         };
         Ok(previous)

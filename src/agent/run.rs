@@ -34,6 +34,10 @@ pub(crate) struct Run {
     /// Watches the run's tool calls for loops.
     pub guard: LoopGuard,
     timed_out: Arc<AtomicBool>,
+    /// The mutating call whose `before` checkpoint was taken, until its `after` one is.
+    pub checkpointed_call: Option<String>,
+    /// A checkpoint could not be stored: why. The run stops.
+    pub checkpoint_failure: Option<String>,
 }
 
 /// Start a run in the background. The caller holds the state lock, so the run cannot
@@ -69,6 +73,8 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
         turns: 0,
         tool_calls: 0,
         timed_out,
+        checkpointed_call: None,
+        checkpoint_failure: None,
     };
     // A bug must not wedge the agent: a panic ends the run as failed, with `agent_end`.
     let outcome = match AssertUnwindSafe(run.execute(prompts)).catch_unwind().await {

@@ -91,6 +91,8 @@ pub(crate) struct Shared {
     /// The state machine front ends see (`state` events, `get_state`).
     pub clock: StateClock,
     pub runtime: tokio::runtime::Handle,
+    /// The working directory's checkpoints; `None` when they are off.
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl Shared {

@@ -185,6 +185,7 @@ impl Run {
                 round.results.push(result);
                 continue;
             };
+            self.checkpoint_after(call).await;
             if let GuardAction::Stop(reason) = self.guard.after(call, &mut output)
                 && halt.is_none()
             {
@@ -193,7 +194,10 @@ impl Run {
             }
             round.results.push(self.finish_call(call, output).await);
             if halt.is_none()
-                && let Some(error) = self.shared.unsaved()
+                && let Some(error) = self
+                    .checkpoint_failure
+                    .take()
+                    .or_else(|| self.shared.unsaved())
             {
                 halted.store(true, Ordering::SeqCst);
                 halt = Some(Halt::Unsaved(error));
@@ -326,6 +330,7 @@ impl Run {
             if let Some(error) = self.shared.unsaved() {
                 return Err(ToolOutput::error(format!("Not executed: {error}.")));
             }
+            self.checkpoint_before(call).await?;
         }
         Ok((tool, sandboxed))
     }

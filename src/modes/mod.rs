@@ -122,7 +122,14 @@ pub async fn prepare(
         settings.cwd.clone(),
         settings.tool_settings.hidden_env.clone(),
     )?;
-    let agent = build_agent(settings, can_ask, opened.writer, opened.history, &mcp)?;
+    let agent = build_agent(
+        settings,
+        can_ask,
+        opened.writer,
+        opened.history,
+        &mcp,
+        &opened.id,
+    )?;
     Ok(Prepared {
         agent,
         mcp,
@@ -228,13 +235,15 @@ pub async fn record_model(
     Ok(())
 }
 
-/// Build the agent the settings describe, offering the tools of `mcp`'s servers too.
+/// Build the agent the settings describe, for session `session_id`, offering the tools of
+/// `mcp`'s servers too.
 pub fn build_agent(
     settings: &Settings,
     can_ask: bool,
     session: Option<Arc<SessionWriter>>,
     history: Vec<(String, Arc<Message>)>,
     mcp: &Arc<McpManager>,
+    session_id: &str,
 ) -> Result<Agent, String> {
     let provider =
         Provider::new(settings.provider.clone(), settings.timeouts).map_err(|e| e.to_string())?;
@@ -267,7 +276,41 @@ pub fn build_agent(
         cwd: settings.cwd.clone(),
         history,
         session,
+        checkpoints: open_checkpoints(settings, session_id),
     }))
+}
+
+/// The working directory's checkpoints (`None` when `[checkpoints] enabled = false`);
+/// what is older than `keep_days` is cleaned up in the background, at most once a day.
+fn open_checkpoints(
+    settings: &Settings,
+    session_id: &str,
+) -> Option<Arc<crate::checkpoint::Checkpoints>> {
+    let config = &settings.checkpoints;
+    if !config.enabled {
+        return None;
+    }
+    let root = settings.paths.checkpoints_dir.clone();
+    let keep_days = config.keep_days;
+    let cleanup_root = root.clone();
+    tokio::task::spawn_blocking(move || {
+        if let Err(error) = crate::checkpoint::gc::run_if_due(&cleanup_root, keep_days) {
+            tracing::warn!(%error, "checkpoint clean-up failed");
+        }
+    });
+    // The agent's own files are never part of a checkpoint, even inside the workspace.
+    let exclude = vec![
+        settings.paths.home.clone(),
+        settings.paths.sessions_dir.clone(),
+        settings.paths.log_dir.clone(),
+    ];
+    Some(Arc::new(crate::checkpoint::Checkpoints::open(
+        &root,
+        &settings.cwd,
+        config,
+        exclude,
+        session_id,
+    )))
 }
 
 /// The prompt of `-p` / `--mode json`: the PROMPT words, or stdin for `-` or when stdin is

@@ -97,6 +97,16 @@ pub enum AgentEvent {
         previous: RunState,
         elapsed_ms: u64,
     },
+    /// The working tree was recorded before a mutating tool call (or `!command`): `files`
+    /// covered, `bytes` in them, and what is not covered and why.
+    Checkpoint {
+        id: String,
+        /// The session entry (the user message) whose tools it precedes.
+        entry_id: Option<String>,
+        files: u64,
+        bytes: u64,
+        skipped: Vec<SkippedFile>,
+    },
 }
 
 /// Where the agent is: a run goes `preparing` → (`model_running` → `tool_running` ⇄
@@ -140,6 +150,13 @@ impl RunState {
 pub enum NoticeLevel {
     Info,
     Warning,
+}
+
+/// A path a checkpoint does not cover, and why (over a cap, unreadable, not a file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
 }
 
 /// A change to the streaming assistant message. `contentIndex` is the block's index in the

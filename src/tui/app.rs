@@ -127,6 +127,8 @@ pub struct App {
     pub shells: Vec<super::shell::ShellRun>,
     /// How many `!` commands were started (their ids).
     pub shell_runs_started: u64,
+    /// What the last checkpoint did not cover (shown when it changes).
+    pub checkpoint_skipped: Vec<crate::protocol::event::SkippedFile>,
 }
 
 impl App {
@@ -172,6 +174,7 @@ impl App {
             mcp: crate::mcp::McpManager::empty(),
             shells: Vec::new(),
             shell_runs_started: 0,
+            checkpoint_skipped: Vec::new(),
         }
     }
 

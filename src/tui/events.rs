@@ -185,6 +185,7 @@ impl App {
                 NoticeLevel::Info => self.notice(&message),
                 NoticeLevel::Warning => self.warning(&message),
             },
+            AgentEvent::Checkpoint { skipped, .. } => self.on_checkpoint(&skipped),
         }
     }
 

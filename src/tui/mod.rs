@@ -18,6 +18,7 @@ mod mcp_view;
 mod permissions_view;
 pub mod picker;
 mod probe;
+mod rewind;
 pub mod run;
 pub mod screen;
 pub mod shell;

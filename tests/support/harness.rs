@@ -87,6 +87,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         cwd: cwd.to_path_buf(),
         history: Vec::new(),
         session: None,
+        checkpoints: None,
     }
 }
 

@@ -1,0 +1,99 @@
+//! The engine's side of checkpoints: the working tree is recorded before every mutating
+//! tool call (and after it, so a later rewind can tell the agent's changes from anyone
+//! else's), on a blocking thread, and announced with a `checkpoint` event. A checkpoint
+//! that cannot be stored (the disk is full, the store unwritable) keeps the call from
+//! running and stops the run, as a session that cannot be written does: nothing changes
+//! the files without a way back.
+
+use super::run::Run;
+use super::state::{Shared, lock};
+use crate::checkpoint::{CheckpointError, Moment, Record};
+use crate::protocol::event::{AgentEvent, SkippedFile};
+use crate::protocol::message::ToolCall;
+use crate::tools::ToolOutput;
+
+impl Shared {
+    /// Record the working tree now (`None` when checkpoints are off), keyed by `entry_id`
+    /// (the user message whose tools follow) and `key` (the tool call). A `before` record
+    /// is announced with a `checkpoint` event.
+    pub async fn record_checkpoint(
+        &self,
+        moment: Moment,
+        entry_id: Option<String>,
+        key: Option<String>,
+    ) -> Result<Option<Record>, CheckpointError> {
+        let Some(checkpoints) = self.checkpoints.clone() else {
+            return Ok(None);
+        };
+        let record = tokio::task::spawn_blocking(move || {
+            checkpoints.take(moment, entry_id.as_deref(), key.as_deref())
+        })
+        .await
+        .map_err(|e| CheckpointError::store(".", std::io::Error::other(e.to_string())))??;
+        if moment == Moment::Before {
+            self.emit(AgentEvent::Checkpoint {
+                id: record.id.clone(),
+                entry_id: record.entry_id.clone(),
+                files: record.files,
+                bytes: record.bytes,
+                skipped: record
+                    .skipped
+                    .iter()
+                    .map(|s| SkippedFile {
+                        path: s.path.clone(),
+                        reason: s.reason.clone(),
+                    })
+                    .collect(),
+            });
+        }
+        Ok(Some(record))
+    }
+
+    /// The entry of the latest user message in the context: what a tool call belongs to.
+    pub fn current_prompt_entry(&self) -> Option<String> {
+        lock(&self.state).history.last_user_id()
+    }
+}
+
+impl Run {
+    /// Before a mutating call: record the working tree. `Err` is the result the call gets
+    /// instead of running (the store failed; the run then stops).
+    pub(crate) async fn checkpoint_before(&mut self, call: &ToolCall) -> Result<(), ToolOutput> {
+        let entry = self.shared.current_prompt_entry();
+        match self
+            .shared
+            .record_checkpoint(Moment::Before, entry, Some(call.id.clone()))
+            .await
+        {
+            Ok(Some(_)) => {
+                self.checkpointed_call = Some(call.id.clone());
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(error) => {
+                let text = format!("the checkpoint before this call could not be saved: {error}");
+                tracing::error!(%error, "checkpoint failed");
+                self.checkpoint_failure = Some(text.clone());
+                Err(ToolOutput::error(format!("Not executed: {text}.")))
+            }
+        }
+    }
+
+    /// After a call that was checkpointed: record what it left.
+    pub(crate) async fn checkpoint_after(&mut self, call: &ToolCall) {
+        if self.checkpointed_call.as_deref() != Some(call.id.as_str()) {
+            return;
+        }
+        self.checkpointed_call = None;
+        let entry = self.shared.current_prompt_entry();
+        if let Err(error) = self
+            .shared
+            .record_checkpoint(Moment::After, entry, Some(call.id.clone()))
+            .await
+        {
+            // The call already ran; the next checkpoint reports the store if it is still
+            // failing. A rewind past this point treats the gap as changes made outside.
+            tracing::warn!(%error, "checkpoint after a tool call failed");
+        }
+    }
+}
