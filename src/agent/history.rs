@@ -65,6 +65,18 @@ impl History {
             .filter(|id| !id.is_empty())
     }
 
+    /// Where entry `id` is in the context.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.ids.iter().position(|i| i == id)
+    }
+
+    /// Keep only the first `len` messages (a rewind).
+    pub fn truncate(&mut self, len: usize) {
+        self.ids.truncate(len);
+        self.messages.truncate(len);
+        self.context_tokens = context_tokens(&self.messages);
+    }
+
     /// Replace everything before `index` with one message (a compaction summary).
     pub fn replace_prefix(&mut self, index: usize, id: String, message: Arc<Message>) {
         let index = index.min(self.messages.len());

@@ -12,6 +12,7 @@ mod model_call;
 pub mod permissions;
 mod phase;
 pub mod queue;
+pub mod rewind;
 mod run;
 mod state;
 mod tool_calls;
@@ -96,6 +97,16 @@ pub enum AgentError {
         "{0}; switching sessions now would lose the messages not saved yet — free space (or fix the cause) and try again"
     )]
     Unsaved(String),
+    /// A checkpoint, rewind or fork failed: why.
+    #[error("{0}")]
+    Checkpoint(String),
+    /// Restoring would overwrite files changed outside the agent: nothing was changed.
+    #[error("{}", crate::checkpoint::CheckpointError::ChangedOutside(.0.clone()))]
+    ChangedOutside(Vec<String>),
+    #[error(
+        "no user message `{0}` in the conversation (a rewind goes back to a message still in the context)"
+    )]
+    NoSuchMessage(String),
 }
 
 /// A point-in-time view of the agent, for `get_state` and status lines.

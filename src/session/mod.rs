@@ -120,6 +120,11 @@ fn create(path: &Path, id: &str, cwd: &Path) -> Result<Opened, SessionError> {
     })
 }
 
+/// Continue the session in the existing file at `path`.
+pub async fn open_file(path: &Path) -> Result<Opened, SessionError> {
+    resume(path).await
+}
+
 async fn resume(path: &Path) -> Result<Opened, SessionError> {
     let locked = SessionWriter::lock_existing(path)?;
     let loaded = load::load(path)?;

@@ -28,6 +28,15 @@ pub fn new_path(root: &Path, cwd: &Path, id: &str, millis: i64) -> PathBuf {
     dir_for(root, cwd).join(format!("{}_{id}.jsonl", crate::time::file_stamp(millis)))
 }
 
+/// A new session file beside `existing` (the same working directory).
+pub fn sibling_path(existing: &Path, id: &str, millis: i64) -> PathBuf {
+    let name = format!("{}_{id}.jsonl", crate::time::file_stamp(millis));
+    match existing.parent() {
+        Some(dir) => dir.join(name),
+        None => PathBuf::from(name),
+    }
+}
+
 /// The session id in a file name `<time>_<id>.jsonl`.
 pub fn id_of(path: &Path) -> Option<&str> {
     let name = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;

@@ -113,7 +113,8 @@ pub fn tree(path: &Path) -> Result<SessionTree, SessionError> {
     Ok(SessionTree { head, nodes })
 }
 
-fn preview(message: &Message) -> String {
+/// The start of a message's text, on one line.
+pub fn preview(message: &Message) -> String {
     let text = match message {
         Message::User(user) => user.plain_text(),
         Message::Assistant(assistant) => {

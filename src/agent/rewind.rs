@@ -1,0 +1,473 @@
+//! Time travel on the `Agent` handle: the checkpoints of the conversation, rewinding the
+//! conversation and/or the files to before a user message (and undoing that), forking the
+//! session at an entry, and the session's tree with switching between its branches. All
+//! only while idle; none of it deletes history — a rewind moves the session's head.
+
+use super::state::{Shared, lock};
+use super::{Agent, AgentError};
+use crate::checkpoint::{CheckpointError, Moment, Record, RestoreRequest, RewindNote, Summary};
+use crate::protocol::message::Message;
+use crate::session::format::NewEntry;
+use crate::session::tree::{SessionTree, TreeNode};
+use crate::session::{self, SessionWriter};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A checkpoint a rewind can go back to: the state before the tools of a user message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointInfo {
+    pub id: String,
+    /// The user message's session entry.
+    pub entry_id: String,
+    /// That message's index in `messages()`.
+    pub message_index: usize,
+    pub timestamp: i64,
+    pub files: u64,
+}
+
+/// What a rewind brings back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RestoreMode {
+    /// The conversation and the files.
+    Both,
+    Conversation,
+    Code,
+}
+
+impl RestoreMode {
+    fn code(self) -> bool {
+        matches!(self, RestoreMode::Both | RestoreMode::Code)
+    }
+
+    fn conversation(self) -> bool {
+        matches!(self, RestoreMode::Both | RestoreMode::Conversation)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rewound {
+    /// What happened to the files (`None` when they were not restored).
+    pub summary: Option<Summary>,
+    /// The rewound message's text, for the user to edit and send again (when the
+    /// conversation was rewound).
+    pub text: Option<String>,
+}
+
+/// A new session started from an entry of this one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forked {
+    pub session_id: String,
+    pub path: PathBuf,
+    /// When forked at a user message: its text, to edit and send in the fork.
+    pub text: Option<String>,
+}
+
+fn checkpoint_error(error: CheckpointError) -> AgentError {
+    match error {
+        CheckpointError::ChangedOutside(paths) => AgentError::ChangedOutside(paths),
+        other => AgentError::Checkpoint(other.to_string()),
+    }
+}
+
+/// Holds the agent busy (no prompt starts) while a rewind or fork works; idle again when
+/// dropped.
+struct Busy<'a>(&'a Arc<Shared>);
+
+impl<'a> Busy<'a> {
+    fn start(shared: &'a Arc<Shared>) -> Result<Busy<'a>, AgentError> {
+        let mut state = lock(&shared.state);
+        if state.running {
+            return Err(AgentError::Busy);
+        }
+        if let Some(error) = &state.session_error {
+            return Err(AgentError::Unsaved(error.clone()));
+        }
+        state.running = true;
+        shared.idle.send_replace(false);
+        Ok(Busy(shared))
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        super::run::settle(self.0, &mut lock(&self.0.state));
+    }
+}
+
+impl Agent {
+    /// The conversation's messages with their session entry ids (`get_messages`).
+    pub fn message_entries(&self) -> Vec<(String, Arc<Message>)> {
+        let state = lock(&self.shared.state);
+        let history = &state.history;
+        history
+            .ids()
+            .iter()
+            .cloned()
+            .zip(history.messages().iter().cloned())
+            .collect()
+    }
+
+    /// The checkpoints a rewind can go back to: for each user message in the context whose
+    /// tools changed (or could have changed) files, the state before they ran.
+    pub fn checkpoints(&self) -> Vec<CheckpointInfo> {
+        let Some(checkpoints) = &self.shared.checkpoints else {
+            return Vec::new();
+        };
+        let records = checkpoints.records();
+        let state = lock(&self.shared.state);
+        let mut seen = std::collections::HashSet::new();
+        records
+            .iter()
+            .filter(|r| r.moment == Moment::Before)
+            .filter_map(|r| {
+                let entry = r.entry_id.clone()?;
+                let index = state.history.position(&entry)?;
+                seen.insert(entry.clone()).then(|| CheckpointInfo {
+                    id: r.id.clone(),
+                    entry_id: entry,
+                    message_index: index,
+                    timestamp: r.timestamp,
+                    files: r.files,
+                })
+            })
+            .collect()
+    }
+
+    /// The checkpoint that holds the files as they were before user message `entry_id`'s
+    /// tools ran: its own, or — when it ran none — the next one after it.
+    fn checkpoint_for(&self, entry_id: &str) -> Result<Option<Record>, AgentError> {
+        let Some(checkpoints) = &self.shared.checkpoints else {
+            return Err(AgentError::Checkpoint(
+                "checkpoints are off ([checkpoints] enabled = false)".to_string(),
+            ));
+        };
+        let state = lock(&self.shared.state);
+        let start = state
+            .history
+            .position(entry_id)
+            .ok_or_else(|| AgentError::NoSuchMessage(entry_id.to_string()))?;
+        Ok(checkpoints
+            .records()
+            .into_iter()
+            .filter(|r| r.moment == Moment::Before)
+            .find(|r| {
+                r.entry_id
+                    .as_deref()
+                    .and_then(|e| state.history.position(e))
+                    .is_some_and(|i| i >= start)
+            }))
+    }
+
+    /// The user message a checkpoint precedes.
+    pub fn checkpoint_entry(&self, checkpoint_id: &str) -> Result<String, AgentError> {
+        self.checkpoints()
+            .into_iter()
+            .find(|c| c.id == checkpoint_id)
+            .map(|c| c.entry_id)
+            .ok_or_else(|| {
+                AgentError::Checkpoint(format!(
+                    "no checkpoint `{checkpoint_id}` in this conversation"
+                ))
+            })
+    }
+
+    /// Go back to before user message `entry_id`: the files (as they were before its tools
+    /// ran), the conversation (the session's head moves to the entry before it; the rest
+    /// stays in the file as an abandoned branch), or both. Refused, changing nothing, when
+    /// a file the restore would change was changed outside the agent since — unless
+    /// `force`. Undo it with `undo_rewind`.
+    pub async fn rewind(
+        &self,
+        entry_id: &str,
+        mode: RestoreMode,
+        force: bool,
+    ) -> Result<Rewound, AgentError> {
+        let _busy = Busy::start(&self.shared)?;
+        let (index, text) = {
+            let state = lock(&self.shared.state);
+            let index = state
+                .history
+                .position(entry_id)
+                .ok_or_else(|| AgentError::NoSuchMessage(entry_id.to_string()))?;
+            match state.history.messages()[index].as_ref() {
+                Message::User(user) => (index, user.plain_text()),
+                _ => return Err(AgentError::NoSuchMessage(entry_id.to_string())),
+            }
+        };
+        let session = self.shared.session();
+        let head_before = session.as_ref().and_then(|s| s.head());
+        let note = |target: Option<String>| RewindNote {
+            target,
+            head_before: if mode.conversation() {
+                head_before.clone()
+            } else {
+                None
+            },
+        };
+        let mut rewound = Rewound::default();
+        if mode.code() {
+            let target = self.checkpoint_for(entry_id)?;
+            rewound.summary = Some(match target {
+                Some(target) => {
+                    self.restore(target.id.clone(), force, note(Some(target.id)))
+                        .await?
+                }
+                // No tool ran since: the files are as they were.
+                None => Summary::default(),
+            });
+        }
+        if mode.conversation() {
+            if !mode.code()
+                && let Some(checkpoints) = self.shared.checkpoints.clone()
+            {
+                let entry = Some(entry_id.to_string());
+                let note = note(None);
+                blocking(move || checkpoints.note_rewind(entry.as_deref(), note)).await?;
+            }
+            if let Some(session) = &session {
+                let parent = {
+                    let path = session.path().to_path_buf();
+                    let entry = entry_id.to_string();
+                    blocking(move || session::tree::parent_of(&path, &entry)).await?
+                };
+                session
+                    .move_head(parent.as_deref())
+                    .await
+                    .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
+            }
+            lock(&self.shared.state).history.truncate(index);
+            rewound.text = Some(text);
+        }
+        Ok(rewound)
+    }
+
+    /// Undo the last rewind: the files as they were just before it (when it restored
+    /// files), and the conversation's head back where it was (when it moved it).
+    pub async fn undo_rewind(&self, force: bool) -> Result<Rewound, AgentError> {
+        let _busy = Busy::start(&self.shared)?;
+        let checkpoints = self
+            .shared
+            .checkpoints
+            .clone()
+            .ok_or_else(|| AgentError::Checkpoint("checkpoints are off".to_string()))?;
+        let undo = checkpoints
+            .last_undo()
+            .ok_or_else(|| AgentError::Checkpoint("there is no rewind to undo".to_string()))?;
+        let note = undo.rewind.clone().unwrap_or(RewindNote {
+            target: None,
+            head_before: None,
+        });
+        let session = self.shared.session();
+        let head_now = session.as_ref().and_then(|s| s.head());
+        let back = RewindNote {
+            target: note.target.as_ref().map(|_| undo.id.clone()),
+            head_before: note.head_before.as_ref().and(head_now),
+        };
+        let mut rewound = Rewound::default();
+        if note.target.is_some() {
+            rewound.summary = Some(self.restore(undo.id.clone(), force, back).await?);
+        } else {
+            let entry = undo.entry_id.clone();
+            blocking(move || checkpoints.note_rewind(entry.as_deref(), back)).await?;
+        }
+        if let (Some(head), Some(session)) = (&note.head_before, &session) {
+            self.move_to(session, head).await?;
+        }
+        Ok(rewound)
+    }
+
+    async fn restore(
+        &self,
+        target: String,
+        force: bool,
+        note: RewindNote,
+    ) -> Result<Summary, AgentError> {
+        let checkpoints = self
+            .shared
+            .checkpoints
+            .clone()
+            .ok_or_else(|| AgentError::Checkpoint("checkpoints are off".to_string()))?;
+        let entry = self.shared.session().and_then(|s| s.head());
+        blocking(move || {
+            checkpoints.restore(RestoreRequest {
+                target: &target,
+                force,
+                entry_id: entry,
+                note,
+            })
+        })
+        .await
+    }
+
+    /// Make entry `head` of the session the conversation's head, and the context the
+    /// branch that leads to it.
+    async fn move_to(&self, session: &Arc<SessionWriter>, head: &str) -> Result<(), AgentError> {
+        let path = session.path().to_path_buf();
+        let exists = {
+            let (path, head) = (path.clone(), head.to_string());
+            blocking(move || session::tree::parent_of(&path, &head).map(drop)).await
+        };
+        exists?;
+        session
+            .move_head(Some(head))
+            .await
+            .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
+        let loaded = blocking(move || session::load::load(&path)).await?;
+        let mut history = loaded.context;
+        for (id, message) in history.iter_mut().filter(|(id, _)| id.is_empty()) {
+            *id = session
+                .append(NewEntry::Message(message))
+                .await
+                .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
+        }
+        let mut state = lock(&self.shared.state);
+        state.history = super::history::History::new(history);
+        Ok(())
+    }
+
+    /// Switch the conversation to another branch of the session: its head becomes entry
+    /// `entry_id` (any entry of the tree, e.g. the tip of an abandoned branch).
+    pub async fn switch_branch(&self, entry_id: &str) -> Result<(), AgentError> {
+        let _busy = Busy::start(&self.shared)?;
+        let session = self.shared.session().ok_or_else(|| {
+            AgentError::Checkpoint("this session is not kept on disk".to_string())
+        })?;
+        self.move_to(&session, entry_id).await
+    }
+
+    /// The session's tree of messages (every branch), marking the current one.
+    pub async fn tree(&self) -> Result<SessionTree, AgentError> {
+        match self.shared.session() {
+            Some(session) => {
+                let path = session.path().to_path_buf();
+                blocking(move || session::tree::tree(&path)).await
+            }
+            None => Ok(linear_tree(&self.message_entries())),
+        }
+    }
+
+    /// Start a new session from entry `entry_id` of this one and continue in it: at a
+    /// user message, the fork holds what came before it (and hands back its text to edit);
+    /// at any other entry, everything up to and including it. Its header names this
+    /// session and the entry; the checkpoints of the history it holds come along.
+    pub async fn fork(&self, entry_id: &str) -> Result<Forked, AgentError> {
+        let session = self.shared.session().ok_or_else(|| {
+            AgentError::Checkpoint(
+                "this session is not kept on disk (--no-session), so it cannot be forked"
+                    .to_string(),
+            )
+        })?;
+        self.save_session().await?;
+        let busy = Busy::start(&self.shared)?;
+        let source = session.path().to_path_buf();
+        let text = {
+            let state = lock(&self.shared.state);
+            state.history.position(entry_id).and_then(|i| {
+                match state.history.messages()[i].as_ref() {
+                    Message::User(user) => Some(user.plain_text()),
+                    _ => None,
+                }
+            })
+        };
+        let at = if text.is_some() {
+            let (path, entry) = (source.clone(), entry_id.to_string());
+            blocking(move || session::tree::parent_of(&path, &entry)).await?
+        } else {
+            Some(entry_id.to_string())
+        };
+        let id = session::new_id();
+        let dest =
+            session::store::sibling_path(&source, &id, crate::protocol::message::now_millis());
+        let cwd = self.shared.settings().cwd.to_string_lossy().into_owned();
+        {
+            let (source, dest, id, at) = (source.clone(), dest.clone(), id.clone(), at.clone());
+            blocking(move || session::tree::fork(&source, at.as_deref(), &dest, &id, &cwd)).await?;
+        }
+        let opened = session::open_file(&dest)
+            .await
+            .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
+        if let Some(checkpoints) = self.shared.checkpoints.clone() {
+            let kept: std::collections::HashSet<String> =
+                opened.history.iter().map(|(id, _)| id.clone()).collect();
+            let new_id = id.clone();
+            blocking(move || {
+                checkpoints.copy_records(&new_id, |r| {
+                    r.entry_id.as_ref().is_some_and(|e| kept.contains(e))
+                })
+            })
+            .await?;
+        }
+        drop(busy);
+        let previous = self.replace_session(opened.writer, opened.history)?;
+        if let Some(previous) = previous {
+            let _ = tokio::task::spawn_blocking(move || drop(previous)).await;
+        }
+        Ok(Forked {
+            session_id: id,
+            path: dest,
+            text,
+        })
+    }
+}
+
+/// The tree of a session that is not on disk: one branch.
+fn linear_tree(entries: &[(String, Arc<Message>)]) -> SessionTree {
+    let mut nodes: Vec<TreeNode> = Vec::new();
+    for (id, message) in entries {
+        let role = match message.as_ref() {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+        };
+        nodes.push(TreeNode {
+            id: id.clone(),
+            parent_id: nodes.last().map(|n| n.id.clone()),
+            role: role.to_string(),
+            text: session::tree::preview(message),
+            timestamp: message.timestamp(),
+            current: true,
+        });
+    }
+    SessionTree {
+        head: nodes.last().map(|n| n.id.clone()),
+        nodes,
+    }
+}
+
+/// Run blocking checkpoint or session work off the async workers.
+async fn blocking<T: Send + 'static, E: Send + 'static>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, AgentError>
+where
+    BlockingError: From<E>,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result.map_err(|e| BlockingError::from(e).0),
+        Err(e) => Err(AgentError::Checkpoint(format!("internal error: {e}"))),
+    }
+}
+
+/// An error from blocking work, as the agent reports it.
+pub struct BlockingError(AgentError);
+
+impl From<CheckpointError> for BlockingError {
+    fn from(error: CheckpointError) -> Self {
+        BlockingError(checkpoint_error(error))
+    }
+}
+
+impl From<session::SessionError> for BlockingError {
+    fn from(error: session::SessionError) -> Self {
+        BlockingError(AgentError::Checkpoint(error.to_string()))
+    }
+}
+
+impl From<BlockingError> for AgentError {
+    fn from(error: BlockingError) -> Self {
+        error.0
+    }
+}
