@@ -5,7 +5,7 @@
 
 mod support;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::chat;
 use support::env::env;
 use support::process::Rpc;
@@ -586,14 +586,18 @@ async fn rpc_bash_runs_for_the_user_and_abort_bash_stops_it() {
         .await;
     let pid = support::harness::wait_for_pid(&env.cwd.path().join("bash.pid")).await;
     rpc.send(json!({"id": "stop", "type": "abort_bash"})).await;
-    let lines = rpc.until(|l| l["id"] == "long").await;
-    let answers: Vec<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    let lines = rpc
+        .until(|l| l["type"] == "response" && l["id"] == "long")
+        .await;
+    // (The command's `checkpoint` event comes before them.)
+    let answers: Vec<&Value> = lines.iter().filter(|l| l["type"] == "response").collect();
+    let ids: Vec<&str> = answers.iter().map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(
-        answers,
+        ids,
         ["stop", "long"],
         "abort_bash overtakes the command it stops"
     );
-    let result = &lines[1]["data"];
+    let result = &answers[1]["data"];
     assert_eq!(result["cancelled"], true, "{result}");
     assert_eq!(result["exitCode"], json!(null));
     assert!(support::harness::wait_until_dead(pid).await);

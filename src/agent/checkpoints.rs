@@ -97,3 +97,34 @@ impl Run {
         }
     }
 }
+
+impl super::Agent {
+    /// Run a shell command the user typed (`!command`, RPC `bash`) between two checkpoints,
+    /// as a mutating tool call is run, so a rewind covers what it did. `Err` (the command
+    /// was not run) when the checkpoint before it could not be stored.
+    pub async fn checkpointed<T>(
+        &self,
+        work: impl std::future::Future<Output = T>,
+    ) -> Result<T, super::AgentError> {
+        let key = Some(format!("user-{}", crate::session::new_id()));
+        let entry = self.shared.current_prompt_entry();
+        if let Err(error) = self
+            .shared
+            .record_checkpoint(Moment::Before, entry.clone(), key.clone())
+            .await
+        {
+            return Err(super::AgentError::Checkpoint(format!(
+                "the checkpoint before this command could not be saved, so it was not run: {error}"
+            )));
+        }
+        let output = work.await;
+        if let Err(error) = self
+            .shared
+            .record_checkpoint(Moment::After, entry, key)
+            .await
+        {
+            tracing::warn!(%error, "checkpoint after a user command failed");
+        }
+        Ok(output)
+    }
+}

@@ -27,25 +27,7 @@ pub struct CheckpointInfo {
     pub files: u64,
 }
 
-/// What a rewind brings back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RestoreMode {
-    /// The conversation and the files.
-    Both,
-    Conversation,
-    Code,
-}
-
-impl RestoreMode {
-    fn code(self) -> bool {
-        matches!(self, RestoreMode::Both | RestoreMode::Code)
-    }
-
-    fn conversation(self) -> bool {
-        matches!(self, RestoreMode::Both | RestoreMode::Conversation)
-    }
-}
+pub use crate::protocol::rpc::RestoreMode;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

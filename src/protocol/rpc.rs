@@ -73,9 +73,59 @@ pub enum Command {
     GetLastAssistantText,
     /// The commands a prompt can invoke (prompt templates, skills).
     GetCommands,
+    /// The checkpoints a rewind can go back to.
+    GetCheckpoints,
+    /// Go back to before a user message: to checkpoint `checkpointId`, or to the user
+    /// message `entryId`. `force` overwrites files changed outside the agent.
+    Rewind {
+        checkpoint_id: Option<String>,
+        entry_id: Option<String>,
+        #[serde(default)]
+        restore: RestoreMode,
+        #[serde(default)]
+        force: bool,
+    },
+    /// Undo the last rewind.
+    UndoRewind {
+        #[serde(default)]
+        force: bool,
+    },
+    /// Start a new session from entry `entryId` of this one, and continue in it.
+    Fork {
+        entry_id: String,
+    },
+    /// The session's tree of entries: every branch.
+    GetTree,
+    /// Continue the conversation on another branch: its head becomes entry `entryId`.
+    SwitchBranch {
+        entry_id: String,
+    },
     /// A `type` this agent does not know; answered with an error that names it.
     #[serde(other)]
     Unknown,
+}
+
+/// What a rewind brings back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RestoreMode {
+    /// The conversation and the files.
+    #[default]
+    Both,
+    Conversation,
+    Code,
+}
+
+impl RestoreMode {
+    /// Whether the files are restored.
+    pub fn code(self) -> bool {
+        matches!(self, RestoreMode::Both | RestoreMode::Code)
+    }
+
+    /// Whether the conversation is rewound.
+    pub fn conversation(self) -> bool {
+        matches!(self, RestoreMode::Both | RestoreMode::Conversation)
+    }
 }
 
 /// How `prompt` delivers its message while a run is active.

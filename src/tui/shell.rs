@@ -1,5 +1,5 @@
 //! `!command`: the user's own shell command, run with the bash tool in the working
-//! directory (its output is not sent to the model). While it runs it has a live cell — a
+//! directory between two checkpoints (its output is not sent to the model). While it runs it has a live cell — a
 //! spinner, its time, "esc to cancel" and its last lines; when it ends its cell goes into the
 //! transcript, and its whole output into the transcript view.
 
@@ -47,6 +47,7 @@ impl App {
         let tasks = self.tasks.clone();
         let cancel = self.shell_cancel.clone();
         let spill = self.agent.spill_dir();
+        let agent = self.agent.clone();
         tokio::spawn(async move {
             let updates = tasks.clone();
             let ctx = ToolContext {
@@ -62,9 +63,12 @@ impl App {
                 spill,
             };
             let args = json!({"command": command});
-            let output = crate::tools::bash::BashTool
-                .execute(args.clone(), ctx)
-                .await;
+            // Checkpointed like a mutating tool call, so a rewind covers it too.
+            let run = crate::tools::bash::BashTool.execute(args.clone(), ctx);
+            let output = agent
+                .checkpointed(run)
+                .await
+                .unwrap_or_else(|e| ToolOutput::error(e.to_string()));
             let _ = tasks.send(TaskResult::Shell(ShellEvent::Done(id, args, output)));
         });
     }

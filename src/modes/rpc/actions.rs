@@ -111,7 +111,11 @@ pub(super) async fn bash(context: &Context, command: String, cancel: Cancellatio
         files: Default::default(),
         spill: context.agent.spill_dir(),
     };
-    let output = BashTool.execute(json!({ "command": command }), ctx).await;
+    let output = context
+        .agent
+        .checkpointed(BashTool.execute(json!({ "command": command }), ctx))
+        .await
+        .map_err(|e| e.to_string())?;
     let details = output.details.unwrap_or(Value::Null);
     Ok(Some(json!({
         "output": join_text(&output.content),

@@ -4,6 +4,7 @@
 use super::Context;
 use super::actions;
 use super::queries;
+use super::time_travel;
 use crate::agent::Approval;
 use crate::protocol::message::{Content, UserMessage};
 use crate::protocol::rpc::{Command, Decision, StreamingBehavior};
@@ -49,6 +50,25 @@ pub(super) fn start(context: &Arc<Context>, command: Command) -> Started {
         }
         Command::ExportHtml { output_path } => {
             Box::pin(async move { actions::export_html(&context, output_path, &token).await })
+        }
+        // A rewind or fork is not stopped half-way: it finishes, whatever `abort` says.
+        Command::Rewind {
+            checkpoint_id,
+            entry_id,
+            restore,
+            force,
+        } => Box::pin(async move {
+            time_travel::rewind(&context, checkpoint_id, entry_id, restore, force).await
+        }),
+        Command::UndoRewind { force } => {
+            Box::pin(async move { time_travel::undo_rewind(&context, force).await })
+        }
+        Command::Fork { entry_id } => {
+            Box::pin(async move { time_travel::fork(&context, &entry_id).await })
+        }
+        Command::GetTree => Box::pin(async move { time_travel::tree(&context).await }),
+        Command::SwitchBranch { entry_id } => {
+            Box::pin(async move { time_travel::switch_branch(&context, &entry_id).await })
         }
         Command::Bash { command } => {
             return Started::Slow {
@@ -112,7 +132,8 @@ fn execute(context: &Context, command: Command) -> Outcome {
                 serde_json::to_value(agent.permissions()).map_err(|e| e.to_string())?,
             ));
         }
-        Command::GetMessages => return Ok(Some(json!({ "messages": agent.messages() }))),
+        Command::GetMessages => return Ok(Some(time_travel::messages(context))),
+        Command::GetCheckpoints => return Ok(Some(time_travel::checkpoints(context))),
         Command::GetSessionStats => return Ok(Some(queries::session_stats(context))),
         Command::GetLastAssistantText => return Ok(Some(queries::last_assistant_text(context))),
         Command::GetAvailableModels => return Ok(Some(queries::available_models(context))),
@@ -123,6 +144,11 @@ fn execute(context: &Context, command: Command) -> Outcome {
         | Command::SetModel { .. }
         | Command::CycleModel
         | Command::ExportHtml { .. }
+        | Command::Rewind { .. }
+        | Command::UndoRewind { .. }
+        | Command::Fork { .. }
+        | Command::GetTree
+        | Command::SwitchBranch { .. }
         | Command::Bash { .. } => {
             return Err("internal error: a slow command was run as a quick one".to_string());
         }

@@ -3,7 +3,8 @@
 //! running.
 //!
 //! Commands take effect in the order they arrive: one that takes time (`compact`,
-//! `new_session`, `set_model`, `cycle_model`, `bash`, `export_html`) is finished — events
+//! `new_session`, `set_model`, `cycle_model`, `bash`, `export_html`, `rewind`,
+//! `undo_rewind`, `fork`, `get_tree`, `switch_branch`) is finished — events
 //! keep flowing — before the next one is taken up. Lines are read all the while, so `abort`
 //! (and SIGINT/SIGTERM) is never stuck behind a slow command: it overtakes the commands
 //! waiting, stops the one in progress and the run at once, and acts again at its own place
@@ -15,6 +16,7 @@ mod actions;
 mod commands;
 mod queries;
 mod reader;
+mod time_travel;
 
 use crate::agent::Agent;
 use crate::config::Settings;
