@@ -144,6 +144,12 @@ async fn rpc_rewinds_a_shell_command_after_resume_undoes_it_and_forks() {
     let empty = call(&mut rpc, "m2", json!({"type": "get_messages"})).await;
     assert_eq!(empty["data"]["messages"], json!([]));
 
+    // The moved head is in the file: resumed again, the conversation is the rewound one.
+    assert_eq!(rpc.exit_code().await, 0);
+    let mut rpc = Rpc::spawn(env.agent(&server, &[&args[..], &["-c"]].concat()));
+    let empty = call(&mut rpc, "m2b", json!({"type": "get_messages"})).await;
+    assert_eq!(empty["data"]["messages"], json!([]), "{empty}");
+
     // The abandoned branch is still in the session's tree.
     let tree = call(&mut rpc, "t", json!({"type": "get_tree"})).await["data"].clone();
     let nodes = tree["nodes"].as_array().unwrap();
@@ -255,4 +261,111 @@ async fn rpc_bash_is_checkpointed_and_can_be_rewound_with_the_next_message() {
     let kept = call(&mut rpc, "m2", json!({"type": "get_messages"})).await;
     assert_eq!(kept["data"]["messages"].as_array().unwrap().len(), 2);
     assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn the_interface_rewinds_with_esc_esc_undoes_shows_the_tree_and_forks() {
+    let env = env();
+    let cwd = env.cwd.path();
+    fs::write(cwd.join("notes.txt"), "v1\n").unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "printf 'v2\\n' > notes.txt && echo hi > new.txt"}),
+        )),
+        Reply::sse(chat::text("Changed the notes.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &["--permission-mode", "auto"]);
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text("change the notes");
+    tui.enter();
+    tui.wait_for_text("Changed the notes.").await;
+    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
+        .await;
+    assert_eq!(read(cwd, "notes.txt").as_deref(), Some("v2\n"));
+
+    // esc esc on the empty composer: pick the message, then what to restore.
+    tui.send(b"\x1b");
+    tui.wait_for_text("esc again to rewind").await;
+    tui.send(b"\x1b");
+    tui.wait_for_text("Rewind to before").await;
+    tui.wait_for_text("change the notes").await;
+    tui.enter();
+    tui.wait_for_text("Conversation and code").await;
+    tui.enter();
+    let screen = tui
+        .wait_for_text("Rewound: files: 1 restored, 1 removed")
+        .await;
+    assert!(
+        screen.contains("the conversation goes on from before"),
+        "{screen}"
+    );
+    assert_eq!(read(cwd, "notes.txt").as_deref(), Some("v1\n"));
+    assert_eq!(read(cwd, "new.txt"), None);
+    // The message is back in the composer, to edit and send again.
+    tui.wait_for("the text back in the composer", |s| {
+        s.split("Rewound:")
+            .nth(1)
+            .is_some_and(|below| below.contains("› change the notes"))
+    })
+    .await;
+
+    // /rewind offers to undo it.
+    tui.send(b"\x03");
+    tui.wait_for_text("press ctrl+c again to quit").await;
+    tui.type_text("/rewind");
+    tui.enter();
+    tui.wait_for_text("Undo last rewind").await;
+    tui.enter();
+    tui.wait_for_text("Rewind undone").await;
+    assert_eq!(read(cwd, "notes.txt").as_deref(), Some("v2\n"));
+    assert_eq!(read(cwd, "new.txt").as_deref(), Some("hi\n"));
+
+    // /tree lists the branches; esc closes it.
+    tui.type_text("/tree");
+    tui.enter();
+    let screen = tui.wait_for_text("Branches of this session").await;
+    assert!(screen.contains("● change the notes"), "{screen}");
+    tui.send(b"\x1b");
+    tui.wait_for("the tree closed", |s| {
+        !s.contains("Branches of this session")
+    })
+    .await;
+
+    // /fork continues in a new session file that names this one.
+    tui.type_text("/fork");
+    tui.enter();
+    tui.wait_for_text("The whole conversation").await;
+    tui.enter();
+    tui.wait_for_text("Forked: this is now session").await;
+    let files = env.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let headers: Vec<Value> = files
+        .iter()
+        .map(|f| {
+            serde_json::from_str(fs::read_to_string(f).unwrap().lines().next().unwrap()).unwrap()
+        })
+        .collect();
+    let fork = headers
+        .iter()
+        .find(|h| h.get("parentSession").is_some())
+        .unwrap_or_else(|| panic!("{headers:?}"));
+    let parent = headers
+        .iter()
+        .find(|h| h.get("parentSession").is_none())
+        .unwrap();
+    assert_eq!(fork["parentSession"], parent["id"]);
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+
+    // `agent -r` shows the fork under the session it came from.
+    let mut tui = env.start(&server, &["-r"]);
+    tui.wait_for_text("Resume a session").await;
+    tui.wait_for_text("↳ fork: change the notes").await;
+    tui.send(b"\x1b");
+    tui.wait_for_text("Ask anything").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
 }

@@ -144,6 +144,14 @@ impl Agent {
             }))
     }
 
+    /// Whether there is a rewind `undo_rewind` can undo.
+    pub fn can_undo_rewind(&self) -> bool {
+        self.shared
+            .checkpoints
+            .as_ref()
+            .is_some_and(|c| c.last_undo().is_some())
+    }
+
     /// The user message a checkpoint precedes.
     pub fn checkpoint_entry(&self, checkpoint_id: &str) -> Result<String, AgentError> {
         self.checkpoints()

@@ -36,6 +36,8 @@ pub enum TaskResult {
     Idle,
     /// The diff of a call waiting for approval (its id) is ready.
     ApprovalPreview(String, super::approval::Preview),
+    /// A rewind, fork or branch switch ended, or the session tree was read.
+    TimeTravel(super::rewind::TimeTravel),
 }
 
 pub struct Stream {
@@ -129,6 +131,10 @@ pub struct App {
     pub shell_runs_started: u64,
     /// What the last checkpoint did not cover (shown when it changes).
     pub checkpoint_skipped: Vec<crate::protocol::event::SkippedFile>,
+    /// The list of `/rewind`, `/fork` or `/tree`, while it is open.
+    pub menu: Option<super::menu::Menu>,
+    /// esc was pressed on an empty composer while idle: another esc opens `/rewind`.
+    pub esc_armed: bool,
 }
 
 impl App {
@@ -175,6 +181,8 @@ impl App {
             shells: Vec::new(),
             shell_runs_started: 0,
             checkpoint_skipped: Vec::new(),
+            menu: None,
+            esc_armed: false,
         }
     }
 
@@ -265,6 +273,7 @@ impl App {
                 self.dirty = true;
             }
             TaskResult::ApprovalPreview(id, preview) => self.set_approval_preview(&id, preview),
+            TaskResult::TimeTravel(result) => self.on_time_travel(result),
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
                 self.log.clear();

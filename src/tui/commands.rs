@@ -1,6 +1,6 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
-//! `/session`, `/mcp`, `/quit`) with completion. Anything slow runs as a task that reports
-//! back through `TaskResult`.
+//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/quit`) with completion. Anything slow
+//! runs as a task that reports back through `TaskResult`.
 
 use super::app::{App, TaskResult};
 use super::cells;
@@ -49,6 +49,21 @@ pub const COMMANDS: &[Command] = &[
         name: "resume",
         args: "",
         help: "Continue an earlier session of this directory",
+    },
+    Command {
+        name: "rewind",
+        args: "",
+        help: "Go back to before a message: conversation, code or both (esc esc)",
+    },
+    Command {
+        name: "fork",
+        args: "",
+        help: "Continue in a new session from an earlier message",
+    },
+    Command {
+        name: "tree",
+        args: "",
+        help: "This session's branches; switch between them",
     },
     Command {
         name: "session",
@@ -119,6 +134,9 @@ impl App {
             "compact" => self.compact_command(arg),
             "new" => self.new_session(),
             "resume" => self.open_picker(),
+            "rewind" => self.open_rewind(),
+            "fork" => self.open_fork(),
+            "tree" => self.open_tree(),
             "session" => self.session_info(),
             "mcp" => {
                 let rows = super::mcp_view::rows(&self.mcp.views(), self.width, &self.theme);
@@ -157,6 +175,7 @@ impl App {
                 "esc",
                 "stop the agent (queued messages come back to the composer)",
             ),
+            ("esc esc", "rewind (on an empty composer, while idle)"),
             ("ctrl+c", "stop the agent; when idle clear, twice to quit"),
             ("ctrl+d", "quit (on an empty composer)"),
             ("alt+↑", "edit the last queued message"),

@@ -1,6 +1,7 @@
 //! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+o, ctrl+d,
-//! shift+tab), the transcript view, the approval dialog and the session picker when they
-//! are open, slash-command completion, and the composer's submit / follow-up.
+//! shift+tab; esc esc on an empty composer rewinds), the transcript view, the approval
+//! dialog, the session picker and the time-travel menus when they are open, slash-command
+//! completion, and the composer's submit / follow-up.
 
 use super::app::App;
 use super::commands::completions;
@@ -51,6 +52,13 @@ impl App {
             self.picker_key(key);
             return KeyOutcome::Handled;
         }
+        if self.menu.is_some() {
+            self.menu_key(key);
+            return KeyOutcome::Handled;
+        }
+        // esc esc on an empty composer while idle: /rewind. Any other key in between
+        // starts over.
+        let armed = std::mem::take(&mut self.esc_armed);
         if self.approval.is_some() {
             self.approval_key(key);
             return KeyOutcome::Handled;
@@ -60,6 +68,15 @@ impl App {
         match key.code {
             // Esc closes the command popup first; with nothing open it stops the agent.
             KeyCode::Esc if completing => self.popup_closed = true,
+            KeyCode::Esc if !self.is_working() && self.composer.is_empty() => {
+                self.interrupt();
+                if armed {
+                    self.open_rewind();
+                } else {
+                    self.esc_armed = true;
+                    self.set_hint("esc again to rewind");
+                }
+            }
             KeyCode::Esc => self.interrupt(),
             KeyCode::BackTab => self.cycle_permission_mode(),
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.exit = Some(0),
@@ -114,7 +131,7 @@ impl App {
         self.dirty = true;
         if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
             message.push_str(&text.replace(['\r', '\n'], " "));
-        } else if self.picker.is_none() {
+        } else if self.picker.is_none() && self.menu.is_none() {
             self.composer.insert(text);
         }
     }
@@ -177,6 +194,23 @@ impl App {
         self.composer.clear();
         self.quit_armed = Some(now);
         self.set_hint("press ctrl+c again to quit");
+    }
+
+    fn menu_key(&mut self, key: KeyEvent) {
+        let Some(menu) = self.menu.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Up => menu.up(),
+            KeyCode::Down => menu.down(),
+            KeyCode::Enter => {
+                if let Some(choice) = menu.chosen() {
+                    self.choose(choice);
+                }
+            }
+            KeyCode::Esc => self.menu = None,
+            _ => {}
+        }
     }
 
     fn picker_key(&mut self, key: KeyEvent) {

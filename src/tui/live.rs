@@ -249,11 +249,19 @@ impl App {
             let rows = picker.rows(width, theme);
             return (clamp_u16(rows.len()), rows);
         }
+        if let Some(menu) = &self.menu {
+            let rows = menu.rows(width, theme);
+            return (clamp_u16(rows.len()), rows);
+        }
         (self.composer.height(width), Vec::new())
     }
 
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
-        if self.approval.is_some() || self.picker.is_some() || self.popup_closed {
+        if self.approval.is_some()
+            || self.picker.is_some()
+            || self.menu.is_some()
+            || self.popup_closed
+        {
             return Vec::new();
         }
         let matches = completions(self.composer.single_line());

@@ -15,6 +15,7 @@ mod keys;
 mod live;
 pub mod markdown;
 mod mcp_view;
+mod menu;
 mod permissions_view;
 pub mod picker;
 mod probe;

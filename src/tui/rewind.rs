@@ -1,8 +1,29 @@
 //! Time travel in the interface: what a checkpoint did not cover (said once, when it
-//! changes), `/rewind` (and esc esc on an empty composer), `/fork` and `/tree`.
+//! changes), `/rewind` (and esc esc on an empty composer), `/fork` and `/tree`. The lists
+//! are `Menu`s; the work runs as tasks that report back as `TaskResult::TimeTravel`.
 
-use super::app::App;
+use super::app::{App, TaskResult};
+use super::menu::{Choice, Menu, MenuItem};
+use crate::agent::AgentError;
+use crate::agent::rewind::{Forked, RestoreMode, Rewound};
+use crate::modes::SessionInfo;
 use crate::protocol::event::SkippedFile;
+use crate::protocol::message::Message;
+use crate::session::tree::SessionTree;
+use std::collections::HashMap;
+
+/// The outcome of a rewind, fork or branch switch, back from its task.
+pub enum TimeTravel {
+    /// `retry`: the same rewind with `force`, offered when files changed outside.
+    Rewound {
+        result: Result<Rewound, AgentError>,
+        retry: Choice,
+        undo: bool,
+    },
+    Forked(Result<Forked, AgentError>),
+    Switched(Result<(), AgentError>),
+    Tree(Result<SessionTree, AgentError>),
+}
 
 impl App {
     /// A checkpoint was taken: say what it does not cover, when that changed since the
@@ -31,4 +52,311 @@ impl App {
         }
         self.warning(&text);
     }
+
+    /// The user messages of the conversation, newest first: `(entry id, one-line text)`.
+    fn user_messages(&self) -> Vec<(String, String)> {
+        self.agent
+            .message_entries()
+            .into_iter()
+            .rev()
+            .filter(|(id, _)| !id.is_empty())
+            .filter_map(|(id, message)| match message.as_ref() {
+                Message::User(user) => Some((id, one_line(&user.plain_text()))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `/rewind`, esc esc: pick a user message to go back to (or undo the last rewind).
+    pub fn open_rewind(&mut self) {
+        if self.is_working() {
+            return self.warning("The agent is working: wait for it, or press esc first");
+        }
+        let mut items = Vec::new();
+        if self.agent.can_undo_rewind() {
+            items.push(MenuItem::new(
+                "↶ Undo last rewind",
+                Choice::UndoRewind { force: false },
+            ));
+        }
+        for (entry, text) in self.user_messages() {
+            items.push(MenuItem::new(
+                text.clone(),
+                Choice::RewindTo {
+                    entry,
+                    preview: text,
+                },
+            ));
+        }
+        if items.is_empty() {
+            return self.notice("Nothing to rewind to: no message has been sent yet.");
+        }
+        self.menu = Some(Menu::new("Rewind to before", items));
+    }
+
+    /// `/fork`: pick where the new session starts.
+    pub fn open_fork(&mut self) {
+        if self.is_working() {
+            return self.warning("The agent is working: wait for it, or press esc first");
+        }
+        let mut items = Vec::new();
+        if let Some((last, _)) = self.agent.message_entries().last()
+            && !last.is_empty()
+        {
+            items.push(MenuItem::new(
+                "The whole conversation",
+                Choice::Fork(last.clone()),
+            ));
+        }
+        for (entry, text) in self.user_messages() {
+            items.push(MenuItem::new(text, Choice::Fork(entry)).note("(and edit it)"));
+        }
+        if items.is_empty() {
+            return self.notice("Nothing to fork yet: no message is in the session file.");
+        }
+        self.menu = Some(Menu::new("Fork a new session from before", items));
+    }
+
+    /// `/tree`: the session's branches, to switch between.
+    pub fn open_tree(&mut self) {
+        if self.is_working() {
+            return self.warning("The agent is working: wait for it, or press esc first");
+        }
+        let agent = self.agent.clone();
+        let tasks = self.tasks.clone();
+        tokio::spawn(async move {
+            let tree = agent.tree().await;
+            let _ = tasks.send(TaskResult::TimeTravel(TimeTravel::Tree(tree)));
+        });
+    }
+
+    /// enter in a menu.
+    pub fn choose(&mut self, choice: Choice) {
+        self.menu = None;
+        let agent = self.agent.clone();
+        let tasks = self.tasks.clone();
+        let send = move |result: TimeTravel| {
+            let _ = tasks.send(TaskResult::TimeTravel(result));
+        };
+        match choice {
+            Choice::RewindTo { entry, preview } => {
+                let mut items = vec![MenuItem::new(
+                    "Conversation only",
+                    Choice::Rewind {
+                        entry: entry.clone(),
+                        mode: RestoreMode::Conversation,
+                        force: false,
+                    },
+                )];
+                if self.settings.checkpoints.enabled {
+                    let code = |mode| Choice::Rewind {
+                        entry: entry.clone(),
+                        mode,
+                        force: false,
+                    };
+                    items.insert(
+                        0,
+                        MenuItem::new("Conversation and code", code(RestoreMode::Both)),
+                    );
+                    items.push(
+                        MenuItem::new("Code only", code(RestoreMode::Code))
+                            .note("(the files as they were before it)"),
+                    );
+                }
+                self.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
+            }
+            Choice::Rewind { entry, mode, force } => {
+                let retry = Choice::Rewind {
+                    entry: entry.clone(),
+                    mode,
+                    force: true,
+                };
+                tokio::spawn(async move {
+                    let result = agent.rewind(&entry, mode, force).await;
+                    send(TimeTravel::Rewound {
+                        result,
+                        retry,
+                        undo: false,
+                    });
+                });
+            }
+            Choice::UndoRewind { force } => {
+                tokio::spawn(async move {
+                    let result = agent.undo_rewind(force).await;
+                    send(TimeTravel::Rewound {
+                        result,
+                        retry: Choice::UndoRewind { force: true },
+                        undo: true,
+                    });
+                });
+            }
+            Choice::Fork(entry) => {
+                tokio::spawn(async move { send(TimeTravel::Forked(agent.fork(&entry).await)) });
+            }
+            Choice::Switch(entry) => {
+                tokio::spawn(async move {
+                    send(TimeTravel::Switched(agent.switch_branch(&entry).await));
+                });
+            }
+            Choice::Cancel => {}
+        }
+    }
+
+    pub fn on_time_travel(&mut self, result: TimeTravel) {
+        match result {
+            TimeTravel::Rewound {
+                result: Ok(rewound),
+                undo,
+                ..
+            } => self.rewound(rewound, undo),
+            TimeTravel::Rewound {
+                result: Err(AgentError::ChangedOutside(paths)),
+                retry,
+                ..
+            } => {
+                let listed = paths.join(", ");
+                self.warning(&format!(
+                    "Changed outside the agent since the checkpoint: {listed}. Nothing was restored."
+                ));
+                self.menu = Some(Menu::new(
+                    "Overwrite them?",
+                    vec![
+                        MenuItem::new("Cancel", Choice::Cancel),
+                        MenuItem::new("Restore anyway", retry)
+                            .note("(their changes are lost; undo brings them back)"),
+                    ],
+                ));
+            }
+            TimeTravel::Rewound { result: Err(e), .. } => {
+                self.warning(&format!("Nothing was rewound: {e}"));
+            }
+            TimeTravel::Forked(Ok(forked)) => {
+                self.session = SessionInfo {
+                    id: forked.session_id.clone(),
+                    path: Some(forked.path.clone()),
+                };
+                self.notice(&format!(
+                    "Forked: this is now session {} (the original stays as it was; /resume lists it)",
+                    forked.session_id
+                ));
+                if let Some(text) = forked.text {
+                    self.composer.set_text(&text);
+                }
+            }
+            TimeTravel::Forked(Err(e)) => self.warning(&format!("Could not fork: {e}")),
+            TimeTravel::Switched(Ok(())) => {
+                self.notice("Switched branch: the conversation goes on from here");
+                self.replay(6);
+            }
+            TimeTravel::Switched(Err(e)) => {
+                self.warning(&format!("Could not switch branch: {e}"));
+            }
+            TimeTravel::Tree(Ok(tree)) => self.show_tree(&tree),
+            TimeTravel::Tree(Err(e)) => self.warning(&format!("Cannot read the session: {e}")),
+        }
+        self.dirty = true;
+    }
+
+    fn rewound(&mut self, rewound: Rewound, undo: bool) {
+        let mut said = Vec::new();
+        if let Some(summary) = &rewound.summary {
+            let mut files = format!("files: {}", summary.describe());
+            if !summary.not_restored.is_empty() {
+                let left: Vec<&str> = summary
+                    .not_restored
+                    .iter()
+                    .take(3)
+                    .map(|s| s.path.as_str())
+                    .collect();
+                files.push_str(&format!(" (left as they are: {})", left.join(", ")));
+            }
+            said.push(files);
+        }
+        if undo {
+            said.push("the conversation and files are as before the rewind".to_string());
+        } else if rewound.text.is_some() {
+            said.push(
+                "the conversation goes on from before that message (the rest stays in the session: /tree)"
+                    .to_string(),
+            );
+        }
+        let what = if undo { "Rewind undone" } else { "Rewound" };
+        self.notice(&format!("{what}: {}", said.join("; ")));
+        if let Some(text) = rewound.text {
+            self.composer.set_text(&text);
+        }
+        if undo {
+            self.replay(6);
+        }
+    }
+
+    /// The user messages of every branch, indented where branches part; choosing one
+    /// continues at the tip of the branch through it (the current one if it is on it,
+    /// else the latest written).
+    fn show_tree(&mut self, tree: &SessionTree) {
+        let nodes = &tree.nodes;
+        let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+        for (i, node) in nodes.iter().enumerate() {
+            children
+                .entry(node.parent_id.as_deref())
+                .or_default()
+                .push(i);
+        }
+        let kids = |i: usize| children.get(&Some(nodes[i].id.as_str()));
+        let tip = |mut i: usize| {
+            while let Some(next) = kids(i).and_then(|c| {
+                c.iter()
+                    .copied()
+                    .find(|&k| nodes[k].current)
+                    .or_else(|| c.last().copied())
+            }) {
+                i = next;
+            }
+            nodes[i].id.clone()
+        };
+        // Depth first, siblings in the order written; every sibling after the first is
+        // indented one more level.
+        let push = |stack: &mut Vec<(usize, usize)>, list: Option<&Vec<usize>>, depth: usize| {
+            let list: &[usize] = list.map_or(&[], Vec::as_slice);
+            for (k, &child) in list.iter().enumerate().rev() {
+                stack.push((child, depth + usize::from(k > 0)));
+            }
+        };
+        let mut stack = Vec::new();
+        push(&mut stack, children.get(&None), 0);
+        let mut items = Vec::new();
+        let mut selected = None;
+        while let Some((i, depth)) = stack.pop() {
+            let node = &nodes[i];
+            if node.role == "user" {
+                let marker = if node.current { "● " } else { "  " };
+                let mut item =
+                    MenuItem::new(format!("{marker}{}", node.text), Choice::Switch(tip(i)));
+                item.indent = depth;
+                if node.current {
+                    selected = Some(items.len());
+                }
+                items.push(item);
+            }
+            push(&mut stack, kids(i), depth);
+        }
+        if items.is_empty() {
+            return self.notice("The session has no messages yet.");
+        }
+        let branches = nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| kids(*i).is_none())
+            .count();
+        let mut menu = Menu::new(
+            format!("Branches of this session ({branches}; ● the current one)"),
+            items,
+        );
+        menu.selected = selected.unwrap_or(0);
+        self.menu = Some(menu);
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -1,0 +1,128 @@
+//! A list to choose from at the bottom of the screen, for `/rewind`, `/fork` and `/tree`:
+//! a title, items that each say what choosing them does, ↑↓ to move, enter to choose, esc
+//! to close.
+
+use super::theme::Theme;
+use crate::agent::rewind::RestoreMode;
+use ratatui::text::{Line, Span};
+
+/// Rows of items shown at once.
+const VISIBLE: usize = 8;
+
+/// What choosing an item does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Ask how to rewind to before user message `entry` (`preview`: its start).
+    RewindTo {
+        entry: String,
+        preview: String,
+    },
+    Rewind {
+        entry: String,
+        mode: RestoreMode,
+        force: bool,
+    },
+    UndoRewind {
+        force: bool,
+    },
+    /// Fork at entry `.0`.
+    Fork(String),
+    /// Continue on the branch whose tip is entry `.0`.
+    Switch(String),
+    Cancel,
+}
+
+pub struct MenuItem {
+    pub label: String,
+    /// Levels of indentation (a branch of `/tree`).
+    pub indent: usize,
+    /// Shown dimmed after the label.
+    pub note: String,
+    pub choice: Choice,
+}
+
+impl MenuItem {
+    pub fn new(label: impl Into<String>, choice: Choice) -> MenuItem {
+        MenuItem {
+            label: label.into(),
+            indent: 0,
+            note: String::new(),
+            choice,
+        }
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> MenuItem {
+        self.note = note.into();
+        self
+    }
+}
+
+pub struct Menu {
+    pub title: String,
+    pub items: Vec<MenuItem>,
+    pub selected: usize,
+}
+
+impl Menu {
+    pub fn new(title: impl Into<String>, items: Vec<MenuItem>) -> Menu {
+        Menu {
+            title: title.into(),
+            items,
+            selected: 0,
+        }
+    }
+
+    pub fn up(&mut self) {
+        self.selected = self.selected.saturating_sub(1);
+    }
+
+    pub fn down(&mut self) {
+        if self.selected + 1 < self.items.len() {
+            self.selected += 1;
+        }
+    }
+
+    pub fn chosen(&self) -> Option<Choice> {
+        self.items
+            .get(self.selected)
+            .map(|item| item.choice.clone())
+    }
+
+    pub fn rows(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let mut rows = vec![Line::from(vec![
+            Span::styled(format!("{} ", self.title), theme.bold()),
+            Span::styled("(↑↓ choose · enter · esc cancels)", theme.dim()),
+        ])];
+        let start = self.selected.saturating_sub(VISIBLE - 1);
+        for (i, item) in self.items.iter().enumerate().skip(start).take(VISIBLE) {
+            let selected = i == self.selected;
+            let marker = if selected { "› " } else { "  " };
+            let indent = "  ".repeat(item.indent);
+            let note = if item.note.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", item.note)
+            };
+            let room = usize::from(width)
+                .saturating_sub(2 + indent.chars().count() + note.chars().count());
+            let style = if selected {
+                theme.accent()
+            } else {
+                theme.text()
+            };
+            rows.push(Line::from(vec![
+                Span::styled(marker, theme.accent()),
+                Span::raw(indent),
+                Span::styled(super::cells::cut(&item.label, room), style),
+                Span::styled(note, theme.dim()),
+            ]));
+        }
+        if self.items.len() > VISIBLE {
+            rows.push(Line::from(Span::styled(
+                format!("  {} of {}", self.selected + 1, self.items.len()),
+                theme.dim(),
+            )));
+        }
+        rows
+    }
+}
