@@ -10,6 +10,8 @@ pub enum Mode {
     Text,
     Json,
     Rpc,
+    /// An Agent Client Protocol server on stdio, for editors.
+    Acp,
 }
 
 #[derive(Debug, Parser)]
@@ -36,7 +38,7 @@ pub struct Cli {
     pub print: bool,
 
     /// Output mode: text (default for -p), json (every event as a JSON line), rpc (JSON
-    /// commands on stdin)
+    /// commands on stdin), acp (an Agent Client Protocol server for editors)
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<Mode>,
 
@@ -171,6 +173,7 @@ impl Cli {
     pub fn front_end(&self) -> FrontEnd {
         match self.mode {
             Some(Mode::Rpc) => FrontEnd::Rpc,
+            Some(Mode::Acp) => FrontEnd::Acp,
             Some(Mode::Json) => FrontEnd::Json,
             Some(Mode::Text) => FrontEnd::Print,
             None if self.print => FrontEnd::Print,
@@ -185,4 +188,5 @@ pub enum FrontEnd {
     Print,
     Json,
     Rpc,
+    Acp,
 }

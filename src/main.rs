@@ -84,6 +84,10 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async move {
+        if front_end == FrontEnd::Acp {
+            // Sessions are opened by the editor, each in its own directory.
+            return modes::acp::run(settings, cli.thinking.is_some()).await;
+        }
         let mut settings = settings;
         let can_ask = matches!(front_end, FrontEnd::Rpc | FrontEnd::Interactive);
         // `-r` without an id picks a session in the interface, which starts on a new one.

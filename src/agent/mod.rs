@@ -80,6 +80,8 @@ pub enum Approval {
     AllowUnsandboxed,
     /// Deny, optionally telling the model why.
     Deny(Option<String>),
+    /// Deny, and deny every call of the same tool for the rest of the session.
+    DenySession,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -90,6 +92,8 @@ pub enum AgentError {
     Busy,
     #[error("no tool call `{0}` is waiting for approval")]
     NoSuchApproval(String),
+    #[error("no run is active to steer; send the message as a prompt")]
+    Idle,
     #[error("{0}")]
     Compaction(String),
     /// The current session file is missing messages that only memory holds.
@@ -218,6 +222,18 @@ impl Agent {
     /// idle, starts a run with the message.
     pub fn steer(&self, message: UserMessage) {
         self.enqueue(message, |state| &mut state.steering);
+    }
+
+    /// Steer the run that is active; unlike `steer`, never starts one (`Idle` when none
+    /// runs), so a front end that answers each run's prompt never gets a run it did not ask for.
+    pub fn steer_running(&self, message: UserMessage) -> Result<(), AgentError> {
+        let mut state = lock(&self.shared.state);
+        if !state.running {
+            return Err(AgentError::Idle);
+        }
+        state.steering.push(message);
+        self.shared.emit(Shared::queue_update_event(&state));
+        Ok(())
     }
 
     /// Deliver when the agent would otherwise stop. When idle, starts a run with it.

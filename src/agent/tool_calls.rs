@@ -540,6 +540,18 @@ impl Run {
                 }
                 Err(denied(Denial::User, text))
             }
+            Ok(Approval::DenySession) => {
+                lock(&self.shared.state)
+                    .permissions
+                    .deny_for_session(&call.name);
+                Err(denied(
+                    Denial::User,
+                    format!(
+                        "The user denied this `{}` call and every further `{}` call in this session.",
+                        call.name, call.name
+                    ),
+                ))
+            }
             // Nobody is left to answer (e.g. the RPC client closed its input).
             Err(_) => Err(denied(Denial::NoApprover, unanswered)),
         }

@@ -3,6 +3,7 @@
 //! make here ends in one line that names the file and key (exit 1) or the flag (exit 2).
 
 mod builtin;
+mod directory;
 pub mod file;
 pub mod mcp_edit;
 mod models;
@@ -43,7 +44,7 @@ pub struct Paths {
 }
 
 /// The fully resolved settings of this process.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Settings {
     pub paths: Paths,
     pub cwd: PathBuf,

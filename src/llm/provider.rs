@@ -92,6 +92,25 @@ impl ProviderSettings {
         Ok(None)
     }
 
+    /// Why requests would fail for want of a key, found without running anything (an
+    /// `api_key_command` counts as a key): `None` when a key is there or none is needed.
+    pub fn missing_key(&self) -> Option<String> {
+        let from_env = self
+            .api_key_env
+            .as_ref()
+            .and_then(|var| crate::secrets::env_key(var))
+            .is_some_and(|key| !key.trim().is_empty());
+        let given = self.api_key.as_ref().is_some_and(|k| !k.is_empty());
+        if given || from_env || self.api_key_command.is_some() || !self.is_hosted() {
+            return None;
+        }
+        Some(format!(
+            "provider `{}` needs an API key: set {}",
+            self.name,
+            self.key_instructions()
+        ))
+    }
+
     /// How to supply a key, for error messages.
     pub fn key_instructions(&self) -> String {
         match &self.api_key_env {
@@ -234,6 +253,19 @@ mod tests {
                 .unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn a_missing_key_is_found_without_running_anything() {
+        let mut hosted = settings("https://api.openai.com/v1");
+        let why = hosted.missing_key().unwrap();
+        assert!(why.contains("AGENT_TEST_SURELY_UNSET_KEY"), "{why}");
+        assert_eq!(settings("http://127.0.0.1:11434/v1").missing_key(), None);
+        hosted.api_key_command = Some("exit 1".into());
+        assert_eq!(hosted.missing_key(), None, "a command counts as a key");
+        hosted.api_key_command = None;
+        hosted.api_key = Some("sk-given".into());
+        assert_eq!(hosted.missing_key(), None);
     }
 
     #[tokio::test]

@@ -1,4 +1,5 @@
-//! Front ends without a terminal UI: `-p` (print), `--mode json` and `--mode rpc`. They
+//! Front ends without a terminal UI: `-p` (print), `--mode json`, `--mode rpc` and
+//! `--mode acp` (an Agent Client Protocol server for editors). They
 //! share how the session is opened, how an `Agent` is built from the settings, how the
 //! prompt is read, and how signals and output lines are handled.
 
@@ -11,6 +12,7 @@ macro_rules! say {
     }};
 }
 
+pub mod acp;
 mod headless;
 pub mod json;
 mod output;
@@ -83,40 +85,9 @@ pub async fn prepare(
     let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
         .await
         .map_err(|e| e.to_string())?;
-    let mut notices = opened.notices;
+    let mut notices = opened.notices.clone();
     notices.extend(settings.tool_settings.sandbox.notice());
-    if !settings.model_from_flags
-        && let Some((provider, model)) = &opened.model
-        && (provider != &settings.provider.name || model != &settings.model.id)
-    {
-        match settings.resolve_model(provider, model) {
-            Ok((provider_settings, model_info)) => {
-                settings.provider = provider_settings;
-                settings.model = model_info;
-            }
-            Err(e) => notices.push(format!(
-                "the session used {provider}/{model}, which is not available ({e}); using {}/{}",
-                settings.provider.name, settings.model.id
-            )),
-        }
-    }
-    if cli.thinking.is_none()
-        && let Some(thinking) = opened.thinking
-    {
-        settings.thinking = thinking;
-    }
-    if let Some(writer) = &opened.writer {
-        let current = (settings.provider.name.clone(), settings.model.id.clone());
-        record_model(
-            writer,
-            &current,
-            settings.thinking,
-            opened.model.as_ref(),
-            opened.thinking,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-    }
+    notices.extend(adopt_session_model(settings, &opened, cli.thinking.is_some()).await?);
     let mcp = McpManager::start(
         settings.mcp_servers.clone(),
         settings.cwd.clone(),
@@ -139,6 +110,48 @@ pub async fn prepare(
         },
         notices,
     })
+}
+
+/// Settle the model of an opened session: a resumed one keeps the model and reasoning level
+/// it last used unless the command line chose them (`thinking_from_flags` for the level);
+/// the outcome is noted in the session when it changed. Returns notices for the user.
+pub async fn adopt_session_model(
+    settings: &mut Settings,
+    opened: &session::Opened,
+    thinking_from_flags: bool,
+) -> Result<Vec<String>, String> {
+    let mut notices = Vec::new();
+    if !settings.model_from_flags
+        && let Some((provider, model)) = &opened.model
+        && (provider != &settings.provider.name || model != &settings.model.id)
+    {
+        match settings.resolve_model(provider, model) {
+            Ok((provider_settings, model_info)) => {
+                settings.provider = provider_settings;
+                settings.model = model_info;
+            }
+            Err(e) => notices.push(format!(
+                "the session used {provider}/{model}, which is not available ({e}); using {}/{}",
+                settings.provider.name, settings.model.id
+            )),
+        }
+    }
+    if !thinking_from_flags && let Some(thinking) = opened.thinking {
+        settings.thinking = thinking;
+    }
+    if let Some(writer) = &opened.writer {
+        let current = (settings.provider.name.clone(), settings.model.id.clone());
+        record_model(
+            writer,
+            &current,
+            settings.thinking,
+            opened.model.as_ref(),
+            opened.thinking,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(notices)
 }
 
 /// Start over in a new session (kept on disk unless the current one is not), noting the

@@ -12,7 +12,7 @@ use super::rules::{RuleSet, Target};
 use super::visibility::Hidden;
 use crate::protocol::message::ToolCall;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -83,6 +83,8 @@ pub struct Permissions {
     session_allowed: BTreeMap<String, String>,
     /// Whether commands run in the sandbox.
     sandbox: crate::sandbox::Status,
+    /// Tools the user rejected for the rest of the session (an editor's "always reject").
+    session_denied: HashSet<String>,
 }
 
 impl Permissions {
@@ -93,6 +95,7 @@ impl Permissions {
             rules,
             session_allowed: BTreeMap::new(),
             sandbox: crate::sandbox::Status::Off,
+            session_denied: HashSet::new(),
         }
     }
 
@@ -137,6 +140,16 @@ impl Permissions {
                      call{}. Do not try to get around it.",
                     rule.cited(),
                     matching(rule, &target)
+                ),
+            );
+        }
+        if self.session_denied.contains(&call.name) {
+            return Verdict::Deny(
+                Denial::User,
+                format!(
+                    "Permission denied: the user rejected every `{}` call for the rest of this \
+                 session. Do not try to get around it.",
+                    call.name
                 ),
             );
         }
@@ -283,6 +296,13 @@ impl Permissions {
     /// Whether commands run in the sandbox.
     pub fn sandbox(&self) -> &crate::sandbox::Status {
         &self.sandbox
+    }
+
+    /// Deny every call of this tool for the rest of the session. Allowing is kept to the
+    /// exact call (the cautious direction); refusing covers the whole tool, so the model
+    /// cannot get around it by changing an argument.
+    pub fn deny_for_session(&mut self, tool: &str) {
+        self.session_denied.insert(tool.to_string());
     }
 }
 
@@ -442,6 +462,21 @@ mod tests {
         )));
         p.allow_for_session(&call("write", outside.clone()));
         assert_eq!(judge(&p, "write", outside), Verdict::Allow);
+    }
+
+    #[test]
+    fn a_tool_rejected_for_the_session_is_denied_whatever_its_arguments_and_mode() {
+        let (mut p, _dir) = permissions(PermissionMode::Auto, &["bash"], &[], &[]);
+        assert_eq!(judge(&p, "bash", json!({"command": "ls"})), Verdict::Allow);
+        p.deny_for_session("bash");
+        for command in ["ls", "make", "git status"] {
+            let verdict = judge(&p, "bash", json!({"command": command}));
+            assert!(
+                matches!(&verdict, Verdict::Deny(Denial::User, text) if text.contains("every `bash` call")),
+                "{verdict:?}"
+            );
+        }
+        assert_eq!(judge(&p, "write", json!({"path": "a.txt"})), Verdict::Allow);
     }
 
     #[test]

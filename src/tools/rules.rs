@@ -404,6 +404,29 @@ impl RuleSet {
         }
     }
 
+    /// The same rules with their relative path globs anchored at `cwd` instead (a session
+    /// in another directory, e.g. one an editor opens).
+    pub fn anchored_at(&self, cwd: &Path) -> Result<RuleSet, RuleError> {
+        let texts = |rules: &[Rule]| rules.iter().map(|r| r.text.clone()).collect::<Vec<_>>();
+        let mut anchored = RuleSet::parse(
+            &texts(&self.allow),
+            &texts(&self.ask),
+            &texts(&self.deny),
+            cwd,
+        )?;
+        // Same rules in the same order: each keeps where it was written.
+        for (to, from) in [
+            (&mut anchored.allow, &self.allow),
+            (&mut anchored.ask, &self.ask),
+            (&mut anchored.deny, &self.deny),
+        ] {
+            for (rule, original) in to.iter_mut().zip(from) {
+                rule.source = original.source.clone();
+            }
+        }
+        Ok(anchored)
+    }
+
     /// The first deny rule touching the call.
     pub fn denied_by(&self, call: &ToolCall, target: &Target) -> Option<&Rule> {
         self.deny
@@ -628,6 +651,27 @@ mod tests {
         );
         assert!(RuleSet::parse(&own(&["mcp__"]), &[], &[], cwd).is_err());
         assert!(RuleSet::parse(&own(&["mcp__a b"]), &[], &[], cwd).is_err());
+    }
+
+    #[test]
+    fn rules_anchored_elsewhere_match_relative_to_the_new_directory() {
+        let set = rules(&["edit(src/**)", "write(/tmp/**)"], &[], &["read(.env)"])
+            .anchored_at(Path::new("/other"))
+            .unwrap();
+        let cwd = Path::new("/other");
+        let check = |name: &str, path: &str| {
+            let c = call(name, json!({"path": path}));
+            let target = target(&c, cwd);
+            (
+                set.allows(&c, &target),
+                set.denied_by(&c, &target).is_some(),
+            )
+        };
+        assert_eq!(check("edit", "src/a.rs"), (true, false));
+        assert_eq!(check("edit", "/repo/src/a.rs"), (false, false));
+        assert_eq!(check("write", "/tmp/x"), (true, false));
+        assert_eq!(check("read", ".env"), (false, true));
+        assert_eq!(check("read", "/repo/.env"), (false, false));
     }
 
     #[test]

@@ -15,7 +15,7 @@
 mod actions;
 mod commands;
 mod queries;
-mod reader;
+pub(super) mod reader;
 mod time_travel;
 
 use crate::agent::Agent;

@@ -1,0 +1,191 @@
+//! Approvals: a call that needs one becomes `session/request_permission`, with the call
+//! shown as the interface's dialog shows it (why it asks; for a change to a file, the diff
+//! it would make) and the options `allow_once`, `allow_always` (this exact call, for the
+//! session), `reject_once` and `reject_always` (every call of the tool, for the session).
+//! The answer goes to the engine as the dialog's would; a cancelled or failed request is a
+//! denial.
+
+use super::link::Link;
+use super::tool_view;
+use crate::agent::{Agent, Approval};
+use crate::tools::builtin_tool;
+use agent_client_protocol::RequestCancellationHandle;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionUpdate, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The calls waiting for approval, by tool call id, with their request to the editor once
+/// it is sent. The event pump adds a call when the engine asks and takes it out when its
+/// result arrives (withdrawing the request if the editor still shows it): all under this
+/// lock, so a request is never sent, nor a call shown running, after the call ended.
+#[derive(Clone, Default)]
+pub struct Asking(Arc<Mutex<HashMap<String, Option<RequestCancellationHandle>>>>);
+
+type Requests = HashMap<String, Option<RequestCancellationHandle>>;
+
+impl Asking {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Requests> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The engine asks about this call.
+    pub fn begin(&self, tool_call_id: &str) {
+        self.lock().insert(tool_call_id.to_string(), None);
+    }
+
+    /// The call ended: withdraw its request if the editor still shows it, then `then`
+    /// (sending the call's last update) while no answer can be acted on.
+    pub fn ended(&self, tool_call_id: &str, then: impl FnOnce()) {
+        let mut asking = self.lock();
+        if let Some(Some(handle)) = asking.remove(tool_call_id)
+            && let Err(error) = handle.cancel()
+        {
+            tracing::debug!(%error, "a permission request could not be withdrawn");
+        }
+        then();
+    }
+}
+
+/// A call waiting for approval.
+pub struct Request {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub args: Value,
+    pub reason: String,
+    pub cwd: PathBuf,
+}
+
+/// Ask the editor, and hand its answer to the engine.
+pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Request) {
+    let preview = preview(&request).await;
+    let mut content = vec![ToolCallContent::from(format!(
+        "Needs approval: {}.",
+        request.reason
+    ))];
+    content.extend(preview);
+    let call = ToolCallUpdate::new(
+        request.tool_call_id.clone(),
+        ToolCallUpdateFields::new()
+            .title(tool_view::title(&request.tool_name, &request.args))
+            .kind(tool_view::kind(&request.tool_name))
+            .status(ToolCallStatus::Pending)
+            .raw_input(request.args.clone())
+            .locations(tool_view::locations(
+                &request.tool_name,
+                &request.args,
+                None,
+                &request.cwd,
+            ))
+            .content(content),
+    );
+    let options = vec![
+        PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
+        PermissionOption::new(
+            "allow_always",
+            "Always allow this exact call in this session",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
+        PermissionOption::new(
+            "reject_always",
+            format!("Always reject `{}` in this session", request.tool_name),
+            PermissionOptionKind::RejectAlways,
+        ),
+    ];
+    let sent = {
+        let mut waiting = asking.lock();
+        let Some(handle) = waiting.get_mut(&request.tool_call_id) else {
+            // The call ended before it could be asked about.
+            return;
+        };
+        let sent = link.cx.send_request(RequestPermissionRequest::new(
+            link.id.clone(),
+            call,
+            options,
+        ));
+        *handle = Some(sent.cancellation_handle());
+        sent
+    };
+    let decision = match sent.block_task().await {
+        Ok(response) => decision(&response.outcome),
+        Err(error) => {
+            tracing::info!(%error, "the permission request failed; denying the call");
+            Approval::Deny(None)
+        }
+    };
+    {
+        let mut asking = asking.lock();
+        if asking.remove(&request.tool_call_id).is_none() {
+            // The call ended meanwhile (the run was stopped): nothing waits for the answer.
+            return;
+        }
+        if matches!(decision, Approval::Allow | Approval::AllowSession) {
+            link.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                request.tool_call_id.clone(),
+                ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+            )));
+        }
+    }
+    if let Err(error) = agent.approve(&request.tool_call_id, decision) {
+        tracing::debug!(%error, "an approval came too late");
+    }
+}
+
+/// What the editor's answer means to the engine.
+fn decision(outcome: &RequestPermissionOutcome) -> Approval {
+    let RequestPermissionOutcome::Selected(selected) = outcome else {
+        return Approval::Deny(None);
+    };
+    match selected.option_id.to_string().as_str() {
+        "allow_once" => Approval::Allow,
+        "allow_always" => Approval::AllowSession,
+        "reject_always" => Approval::DenySession,
+        _ => Approval::Deny(None),
+    }
+}
+
+/// The diff a call would make, computed off the async threads (it reads the file).
+async fn preview(request: &Request) -> Vec<ToolCallContent> {
+    let Some(tool) = builtin_tool(&request.tool_name) else {
+        return Vec::new();
+    };
+    let Some(path) = tool_view::path(&request.tool_name, &request.args, &request.cwd) else {
+        return Vec::new();
+    };
+    let (args, cwd) = (request.args.clone(), request.cwd.clone());
+    let preview = tokio::task::spawn_blocking(move || tool.preview(&args, &cwd)).await;
+    match preview {
+        Ok(Some(Ok(diff))) => tool_view::diff_blocks(&path, &diff),
+        Ok(Some(Err(why))) => vec![ToolCallContent::from(format!("No preview: {why}."))],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::SelectedPermissionOutcome;
+
+    #[test]
+    fn each_option_means_what_the_dialog_key_means() {
+        let selected = |id: &str| {
+            decision(&RequestPermissionOutcome::Selected(
+                SelectedPermissionOutcome::new(id.to_string()),
+            ))
+        };
+        assert_eq!(selected("allow_once"), Approval::Allow);
+        assert_eq!(selected("allow_always"), Approval::AllowSession);
+        assert_eq!(selected("reject_once"), Approval::Deny(None));
+        assert_eq!(selected("reject_always"), Approval::DenySession);
+        assert_eq!(selected("something else"), Approval::Deny(None));
+        assert_eq!(
+            decision(&RequestPermissionOutcome::Cancelled),
+            Approval::Deny(None)
+        );
+    }
+}

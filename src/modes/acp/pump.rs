@@ -1,0 +1,280 @@
+//! One session's event pump: every `AgentEvent` of its agent, in order, as `session/update`
+//! notifications — streamed text and thinking, tool calls and their updates, notices — and
+//! the answers of the prompts whose turns end. Runs as the session's own task, so the
+//! connection never waits for the engine.
+
+use super::link::Link;
+use super::permission::{self, Asking};
+use super::tool_view;
+use super::turns::{Ticket, Turns};
+use crate::agent::Agent;
+use crate::protocol::event::{
+    AgentEvent, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus,
+};
+use crate::protocol::message::Message;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Cost, NoticeSeverity, PromptResponse, SessionUpdate, StopReason,
+    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+};
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use tokio::sync::mpsc;
+
+pub struct Pump {
+    pub link: Arc<Link>,
+    /// Weak: the agent's events end when the agent is dropped, which ends the pump.
+    pub agent: Weak<Agent>,
+    pub turns: Arc<Mutex<Turns<Ticket>>>,
+    pub asking: Asking,
+    pub cwd: PathBuf,
+    /// The calls that started and have not ended: their arguments, and whether the editor
+    /// was told they run.
+    calls: HashMap<String, Call>,
+}
+
+struct Call {
+    args: Value,
+    running: bool,
+}
+
+impl Pump {
+    pub fn new(
+        link: Arc<Link>,
+        agent: Weak<Agent>,
+        turns: Arc<Mutex<Turns<Ticket>>>,
+        asking: Asking,
+        cwd: PathBuf,
+    ) -> Pump {
+        Pump {
+            link,
+            agent,
+            turns,
+            asking,
+            cwd,
+            calls: HashMap::new(),
+        }
+    }
+
+    pub async fn run(mut self, mut events: mpsc::UnboundedReceiver<AgentEvent>) {
+        while let Some(event) = events.recv().await {
+            self.handle(event);
+        }
+    }
+
+    fn turns(&self) -> std::sync::MutexGuard<'_, Turns<Ticket>> {
+        self.turns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn handle(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => match assistant_message_event {
+                AssistantMessageEvent::TextDelta { delta, .. } => self.link.say(delta),
+                AssistantMessageEvent::ThinkingDelta { delta, .. } => self.link.send(
+                    SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::from(delta))),
+                ),
+                _ => {}
+            },
+            AgentEvent::MessageStart { message } => {
+                if let Message::User(user) = message.as_ref() {
+                    let ended = self.turns().user_message(user);
+                    if let Some((ticket, stop)) = ended {
+                        ticket.answer(Ok(PromptResponse::new(stop)));
+                    }
+                }
+            }
+            AgentEvent::MessageEnd { message } => {
+                if let Message::Assistant(assistant) = message.as_ref() {
+                    self.turns().model_stopped(assistant);
+                    if let Some(refusal) = &assistant.refusal {
+                        self.link.say(refusal.clone());
+                    }
+                    self.usage();
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                let call = ToolCall::new(tool_call_id.clone(), tool_view::title(&tool_name, &args))
+                    .kind(tool_view::kind(&tool_name))
+                    .status(ToolCallStatus::Pending)
+                    .locations(tool_view::locations(&tool_name, &args, None, &self.cwd))
+                    .raw_input(args.clone())
+                    .name(tool_name);
+                self.link.send(SessionUpdate::ToolCall(call));
+                self.calls.insert(
+                    tool_call_id,
+                    Call {
+                        args,
+                        running: false,
+                    },
+                );
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => {
+                let mut fields =
+                    ToolCallUpdateFields::new().content(tool_view::blocks(&partial_result.content));
+                if let Some(call) = self.calls.get_mut(&tool_call_id)
+                    && !call.running
+                {
+                    call.running = true;
+                    fields = fields.status(ToolCallStatus::InProgress);
+                }
+                self.link.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    tool_call_id,
+                    fields,
+                )));
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => {
+                let args = self
+                    .calls
+                    .remove(&tool_call_id)
+                    .map(|call| call.args)
+                    .unwrap_or(Value::Null);
+                let details = result.details.as_ref();
+                let status = if is_error {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                };
+                let mut fields = ToolCallUpdateFields::new()
+                    .status(status)
+                    .content(tool_view::result_content(
+                        &tool_name,
+                        &args,
+                        &result.content,
+                        details,
+                        is_error,
+                        &self.cwd,
+                    ))
+                    .raw_output(result.details.clone());
+                let locations = tool_view::locations(&tool_name, &args, details, &self.cwd);
+                if locations.iter().any(|l| l.line.is_some()) {
+                    fields = fields.locations(locations);
+                }
+                let update = ToolCallUpdate::new(tool_call_id.clone(), fields);
+                let link = &self.link;
+                self.asking.ended(&tool_call_id, || {
+                    link.send(SessionUpdate::ToolCallUpdate(update));
+                });
+            }
+            AgentEvent::ToolApprovalRequest {
+                tool_call_id,
+                tool_name,
+                args,
+                reason,
+            } => self.ask(tool_call_id, tool_name, args, reason),
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => self.link.inform(
+                NoticeSeverity::Warning,
+                &format!(
+                    "The model call failed ({error_message}); retrying in {:.1} s (attempt {attempt} of {max_attempts}).",
+                    delay_ms as f64 / 1000.0
+                ),
+            ),
+            AgentEvent::AutoCompactionStart { reason } if reason != CompactionReason::Manual => {
+                self.link
+                    .inform(NoticeSeverity::Info, "Compacting the conversation to free context…");
+            }
+            AgentEvent::AutoCompactionEnd {
+                tokens_before,
+                tokens_after,
+                aborted: false,
+                error_message: None,
+            } => self.link.inform(
+                NoticeSeverity::Info,
+                &format!("Compacted the conversation: {tokens_before} → {tokens_after} tokens."),
+            ),
+            AgentEvent::AutoCompactionEnd {
+                error_message: Some(error),
+                ..
+            } => self.link.inform(
+                NoticeSeverity::Warning,
+                &format!("Compaction failed: {error}"),
+            ),
+            AgentEvent::AgentEnd { status, error, .. } => self.run_ended(status, error),
+            AgentEvent::Notice { level, message } => self.link.inform(
+                match level {
+                    NoticeLevel::Info => NoticeSeverity::Info,
+                    NoticeLevel::Warning => NoticeSeverity::Warning,
+                },
+                &message,
+            ),
+            _ => {}
+        }
+    }
+
+    fn ask(&self, tool_call_id: String, tool_name: String, args: Value, reason: String) {
+        let Some(agent) = self.agent.upgrade() else {
+            return;
+        };
+        self.asking.begin(&tool_call_id);
+        let request = permission::Request {
+            tool_call_id,
+            tool_name,
+            args,
+            reason,
+            cwd: self.cwd.clone(),
+        };
+        tokio::spawn(permission::ask(
+            self.link.clone(),
+            agent,
+            self.asking.clone(),
+            request,
+        ));
+    }
+
+    /// The context's size and the session's cost, after each model call.
+    fn usage(&self) {
+        let Some(agent) = self.agent.upgrade() else {
+            return;
+        };
+        let state = agent.snapshot();
+        let update = UsageUpdate::new(state.context_tokens, state.context_window)
+            .cost(Cost::new(state.usage.cost.total, "USD"));
+        self.link.send(SessionUpdate::UsageUpdate(update));
+    }
+
+    /// Answer the prompt of the run's last turn: how it ended, as ACP says it.
+    fn run_ended(&mut self, status: RunStatus, error: Option<String>) {
+        let ended = self.turns().run_ended();
+        let error = error.unwrap_or_default();
+        let result = match status {
+            RunStatus::Completed => Ok(ended
+                .as_ref()
+                .map_or(StopReason::EndTurn, |(_, stop)| *stop)),
+            RunStatus::Aborted => Ok(StopReason::Cancelled),
+            RunStatus::Limit => {
+                self.link
+                    .inform(NoticeSeverity::Warning, &format!("Stopped: {error}"));
+                Ok(StopReason::MaxTurnRequests)
+            }
+            RunStatus::Failed => Err(super::internal_error(error.clone())),
+        };
+        match ended {
+            Some((ticket, _)) => ticket.answer(result.map(PromptResponse::new)),
+            None if status == RunStatus::Failed => self
+                .link
+                .inform(NoticeSeverity::Error, &format!("The run failed: {error}")),
+            None => {}
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! One ACP session: an engine `Agent` working in the editor's directory, its event pump, and
+//! what the editor asks of it — prompts (a prompt during a run is a follow-up), cancel,
+//! steer, mode, model and reasoning level. Everything here only calls the `Agent` handle;
+//! the loop itself stays in the engine.
+
+use super::commands;
+use super::link::Link;
+use super::options;
+use super::permission::Asking;
+use super::prompt;
+use super::pump::Pump;
+use super::turns::{Ticket, Turns};
+use crate::agent::{Agent, AgentError};
+use crate::config::Settings;
+use crate::llm::client::Provider;
+use crate::mcp::McpManager;
+use crate::modes::SessionInfo;
+use crate::protocol::message::{UserMessage, now_millis};
+use agent_client_protocol::Error;
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    ConfigOptionUpdate, CurrentModeUpdate, PromptRequest, PromptResponse, SessionConfigOption,
+    SessionUpdate, StopReason,
+};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::task::JoinHandle;
+
+pub struct Session {
+    pub link: Arc<Link>,
+    pub agent: Arc<Agent>,
+    /// The settings for this session's directory (models are resolved with them).
+    pub settings: Settings,
+    /// The engine session the messages are written to (`/new` changes it).
+    pub info: Mutex<SessionInfo>,
+    turns: Arc<Mutex<Turns<Ticket>>>,
+    /// The timestamp of the last message sent, so that no two are stamped alike.
+    clock: Mutex<i64>,
+    pump: JoinHandle<()>,
+    /// The session's MCP servers, ended with it.
+    mcp: Arc<McpManager>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Session {
+    /// Start the session's event pump. Must be called inside a tokio runtime.
+    pub fn start(
+        link: Link,
+        agent: Agent,
+        settings: Settings,
+        info: SessionInfo,
+        mcp: Arc<McpManager>,
+    ) -> Arc<Session> {
+        let link = Arc::new(link);
+        let agent = Arc::new(agent);
+        let turns = Arc::new(Mutex::new(Turns::default()));
+        let pump = Pump::new(
+            link.clone(),
+            Arc::downgrade(&agent),
+            turns.clone(),
+            Asking::default(),
+            settings.cwd.clone(),
+        );
+        let pump = tokio::spawn(pump.run(agent.subscribe()));
+        Arc::new(Session {
+            link,
+            agent,
+            settings,
+            info: Mutex::new(info),
+            turns,
+            clock: Mutex::new(0),
+            pump,
+            mcp,
+        })
+    }
+
+    /// A new user message with a timestamp no other message of this session has.
+    pub fn stamp(&self, message: impl FnOnce(i64) -> UserMessage) -> UserMessage {
+        let mut clock = lock(&self.clock);
+        *clock = now_millis().max(clock.saturating_add(1));
+        message(*clock)
+    }
+
+    /// Handle a `session/prompt`: a command runs at once; anything else goes to the engine
+    /// (starting a run, or queued as a follow-up while one runs) and is answered by the
+    /// pump when its turn ends.
+    pub fn prompt(self: &Arc<Self>, request: PromptRequest, responder: Responder<PromptResponse>) {
+        if let Some((name, arg)) = prompt::command_of(&request.prompt)
+            && commands::is_command(&name)
+        {
+            let session = self.clone();
+            tokio::spawn(async move {
+                let result = commands::run(&session, &name, &arg).await;
+                let answer = result.map(|text| {
+                    session.link.say(text);
+                    PromptResponse::new(StopReason::EndTurn)
+                });
+                if let Err(error) = responder.respond_with_result(answer) {
+                    tracing::debug!(%error, "a command's answer could not be sent");
+                }
+            });
+            return;
+        }
+        let message = self.stamp(|timestamp| prompt::user_message(&request.prompt, timestamp));
+        // The client may cancel the request itself (`$/cancel_request`): that stops the run
+        // as `session/cancel` does.
+        let cancellation = responder.cancellation();
+        let session = Arc::downgrade(self);
+        let watcher = tokio::spawn(async move {
+            cancellation.cancelled().await;
+            if let Some(session) = session.upgrade() {
+                session.cancel();
+            }
+        });
+        let ticket = Ticket {
+            responder,
+            watcher: Some(watcher),
+        };
+        let mut turns = lock(&self.turns);
+        turns.wait(message.clone(), ticket);
+        self.agent.follow_up(message);
+    }
+
+    /// `session/cancel`: stop the run now. Its prompt is answered `cancelled` when the run
+    /// has ended (every tool call answered); prompts still queued are answered at once.
+    pub fn cancel(&self) {
+        let dropped = self.agent.abort();
+        let tickets = lock(&self.turns).dropped(&dropped);
+        for ticket in tickets {
+            ticket.answer(Ok(PromptResponse::new(StopReason::Cancelled)));
+        }
+    }
+
+    /// `_agent/steer`: deliver a message to the run that is going.
+    pub fn steer(&self, text: String) -> Result<(), Error> {
+        let message = self.stamp(|timestamp| UserMessage {
+            timestamp,
+            ..UserMessage::text(text)
+        });
+        self.agent.steer_running(message).map_err(|e| match e {
+            AgentError::Idle => super::invalid_params(e.to_string()),
+            other => super::internal_error(other.to_string()),
+        })
+    }
+
+    /// Every config option with its current value.
+    pub fn options(&self) -> Vec<SessionConfigOption> {
+        options::all(&self.agent.snapshot(), &self.settings)
+    }
+
+    /// Switch the permission mode, and tell the editor (the mode, and the config options,
+    /// which show it too).
+    pub fn set_mode(&self, id: &str) -> Result<(), Error> {
+        let mode = options::mode_of(id).ok_or_else(|| {
+            super::invalid_params(format!(
+                "unknown mode `{id}` (the modes are ask, auto and read-only)"
+            ))
+        })?;
+        self.agent.set_permission_mode(mode);
+        self.link
+            .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                mode.as_str(),
+            )));
+        self.announce_options();
+        Ok(())
+    }
+
+    /// Send every config option's current value.
+    pub fn announce_options(&self) {
+        self.link
+            .send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                self.options(),
+            )));
+    }
+
+    /// `session/set_config_option`: the mode, the model (`provider/model`) or the reasoning
+    /// level (the answer carries every option's new value).
+    pub async fn set_option(&self, id: &str, value: &str) -> Result<(), Error> {
+        match id {
+            options::MODE => self.set_mode(value)?,
+            options::MODEL => drop(self.set_model(value).await?),
+            options::THINKING => {
+                let level = options::thinking_of(value).ok_or_else(|| {
+                    super::invalid_params(format!("unknown reasoning level `{value}`"))
+                })?;
+                self.agent.set_thinking(level).await;
+            }
+            _ => {
+                return Err(super::invalid_params(format!(
+                    "unknown config option `{id}`"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Use another model, `provider/model` or a model of the current provider.
+    pub async fn set_model(&self, value: &str) -> Result<String, Error> {
+        let current = self.agent.snapshot().provider;
+        let resolved = match value.split_once('/') {
+            Some((provider, model)) if self.settings.resolve_model(provider, model).is_ok() => {
+                self.settings.resolve_model(provider, model)
+            }
+            _ => self.settings.resolve_model(&current, value),
+        };
+        let (provider, model) = resolved.map_err(super::invalid_params)?;
+        let client = Provider::new(provider, self.settings.timeouts)
+            .map_err(|e| super::invalid_params(e.to_string()))?;
+        let label = options::model_value(&client.settings().name, &model.id);
+        self.agent.set_model(Arc::new(client), model).await;
+        Ok(label)
+    }
+
+    /// Stop everything and answer every prompt still open (the session is closed or the
+    /// editor is gone). Waits until the run has ended, so its tools are killed, and ends
+    /// the session's MCP servers.
+    pub async fn close(&self) {
+        self.agent.abort();
+        for ticket in lock(&self.turns).take_all() {
+            ticket.answer(Ok(PromptResponse::new(StopReason::Cancelled)));
+        }
+        self.agent.wait_for_idle().await;
+        self.pump.abort();
+        self.mcp.shut_down().await;
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        lock(&self.info).clone()
+    }
+}
