@@ -5,6 +5,7 @@
 // Test helpers fail loudly by design.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod acp;
 pub mod anthropic;
 pub mod chat;
 pub mod env;

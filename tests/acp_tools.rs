@@ -1,0 +1,376 @@
+//! Tool calls over `--mode acp`: how a call shows (kind, title, locations, raw input), its
+//! live output and result, `diff` blocks for changes, permission requests answered with each
+//! option, cancel mid-tool, and an editor that goes away while a tool runs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+mod support;
+
+use agent_client_protocol::v1::schema::{
+    CancelNotification, RequestPermissionOutcome, RequestPermissionResponse, StopReason,
+};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use support::acp::{Acp, choose};
+use support::chat;
+use support::env::env;
+use support::harness::{after_file, process_alive};
+use support::server::{FakeServer, Reply};
+
+fn find<'a>(updates: &'a [Value], what: impl Fn(&Value) -> bool) -> &'a Value {
+    updates
+        .iter()
+        .find(|u| what(u))
+        .unwrap_or_else(|| panic!("not among the updates: {updates:#?}"))
+}
+
+/// Wait (at most 20 s) until `path` exists.
+async fn appears(path: &Path) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !path.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{path:?} did not appear"));
+}
+
+/// Wait (at most 20 s) until the process is gone.
+async fn dies(pid: i32) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while process_alive(pid) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("process {pid} is still running"));
+}
+
+fn pid_in(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn acp_ask_mode_asks_before_bash_then_streams_its_output() {
+    let env = env();
+    let command = format!("echo started; {}", after_file("go", "echo finished"));
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": command}))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut acp = Acp::spawn(env.agent(&server, &["--mode", "acp"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "run it");
+    let (before, request, responder) = acp.permission().await;
+    let call = find(&before, |u| u["sessionUpdate"] == "tool_call");
+    assert_eq!(call["toolCallId"], "c1");
+    assert_eq!(call["kind"], "execute");
+    // `pending` is the default, which the wire leaves out.
+    assert!(
+        call["status"].is_null() || call["status"] == "pending",
+        "{call}"
+    );
+    assert_eq!(call["title"], format!("bash {command}"));
+    assert_eq!(call["rawInput"]["command"], command);
+    assert_eq!(request.tool_call.tool_call_id.to_string(), "c1");
+    let options: Vec<String> = request
+        .options
+        .iter()
+        .map(|o| o.option_id.to_string())
+        .collect();
+    assert_eq!(
+        options,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    let shown = serde_json::to_value(&request.tool_call).unwrap();
+    assert!(
+        shown["content"]
+            .to_string()
+            .contains("can change files or run programs"),
+        "the request says why it asks: {shown}"
+    );
+    choose(responder, "allow_once");
+    let running = acp
+        .until(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "in_progress")
+        .await;
+    assert_eq!(running.last().unwrap()["toolCallId"], "c1");
+    // The output so far arrives while the command still runs.
+    acp.until(|u| u["content"].to_string().contains("started"))
+        .await;
+    std::fs::write(env.cwd.path().join("go"), "").unwrap();
+    let done = acp
+        .until(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .await;
+    let result = done.last().unwrap()["content"].to_string();
+    assert!(
+        result.contains("started") && result.contains("finished"),
+        "{result}"
+    );
+    assert_eq!(
+        answer.await.unwrap().unwrap().stop_reason,
+        StopReason::EndTurn
+    );
+    assert_eq!(acp.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn acp_each_permission_answer_is_honoured_like_the_dialog() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch one"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "touch two"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "c3",
+            "bash",
+            json!({"command": "touch three"}),
+        )),
+        Reply::sse(chat::text("gave up")),
+        Reply::sse(chat::tool_call(
+            "w1",
+            "write",
+            json!({"path": "a.txt", "content": "x\n"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "w2",
+            "write",
+            json!({"path": "a.txt", "content": "x\n"}),
+        )),
+        Reply::sse(chat::text("wrote")),
+    ])
+    .await;
+    let mut acp = Acp::spawn(env.agent(&server, &["--mode", "acp"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "make files");
+    let (_, _, responder) = acp.permission().await;
+    choose(responder, "reject_once");
+    let (updates, request, responder) = acp.permission().await;
+    let denied = find(&updates, |u| {
+        u["toolCallId"] == "c1" && u["status"] == "failed"
+    });
+    assert!(
+        denied["content"].to_string().contains("The user denied"),
+        "{denied}"
+    );
+    assert_eq!(request.tool_call.tool_call_id.to_string(), "c2");
+    choose(responder, "reject_always");
+    // c3 is refused without asking: every bash call is, for the rest of the session.
+    assert_eq!(
+        answer.await.unwrap().unwrap().stop_reason,
+        StopReason::EndTurn
+    );
+    let updates = acp.drain();
+    let refused = find(&updates, |u| {
+        u["toolCallId"] == "c3" && u["status"] == "failed"
+    });
+    assert!(
+        refused["content"].to_string().contains("every `bash` call"),
+        "{refused}"
+    );
+    for file in ["one", "two", "three"] {
+        assert!(!env.cwd.path().join(file).exists(), "{file}");
+    }
+
+    let answer = acp.prompt(&id, "write it twice");
+    let (_, request, responder) = acp.permission().await;
+    assert_eq!(request.tool_call.tool_call_id.to_string(), "w1");
+    choose(responder, "allow_always");
+    // The same call again runs without asking.
+    assert_eq!(
+        answer.await.unwrap().unwrap().stop_reason,
+        StopReason::EndTurn
+    );
+    let updates = acp.drain();
+    find(&updates, |u| {
+        u["toolCallId"] == "w2" && u["status"] == "completed"
+    });
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.path().join("a.txt")).unwrap(),
+        "x\n"
+    );
+    assert_eq!(acp.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn acp_changes_show_as_diffs_before_and_after_they_are_made() {
+    let env = env();
+    std::fs::write(env.cwd.path().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    let edit = json!({"path": "notes.txt", "edits": [{"oldText": "two", "newText": "TWO"}]});
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("e1", "edit", edit)),
+        Reply::sse(chat::tool_call(
+            "w1",
+            "write",
+            json!({"path": "new.txt", "content": "fresh\n"}),
+        )),
+        Reply::sse(chat::text("edited")),
+    ])
+    .await;
+    let mut acp = Acp::spawn(env.agent(&server, &["--mode", "acp"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "change it");
+    let (before, request, responder) = acp.permission().await;
+    let notes = env.cwd.path().join("notes.txt");
+    let call = find(&before, |u| u["sessionUpdate"] == "tool_call");
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["locations"][0]["path"], notes.to_str().unwrap());
+    let shown = serde_json::to_value(&request.tool_call).unwrap();
+    let preview = shown["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "diff")
+        .unwrap_or_else(|| panic!("the request shows the diff: {shown}"));
+    assert_eq!(preview["oldText"], "one\ntwo\nthree\n");
+    assert_eq!(preview["newText"], "one\nTWO\nthree\n");
+    choose(responder, "allow_once");
+    let (updates, _, responder) = acp.permission().await;
+    let edited = find(&updates, |u| {
+        u["toolCallId"] == "e1" && u["status"] == "completed"
+    });
+    assert_eq!(edited["content"][0]["type"], "diff", "{edited}");
+    assert_eq!(edited["content"][0]["path"], notes.to_str().unwrap());
+    assert_eq!(edited["content"][0]["newText"], "one\nTWO\nthree\n");
+    assert_eq!(edited["locations"][0]["line"], 2, "{edited}");
+    choose(responder, "allow_once");
+    assert_eq!(
+        answer.await.unwrap().unwrap().stop_reason,
+        StopReason::EndTurn
+    );
+    let updates = acp.drain();
+    let written = find(&updates, |u| {
+        u["toolCallId"] == "w1" && u["status"] == "completed"
+    });
+    assert_eq!(written["content"][0]["type"], "diff", "{written}");
+    assert_eq!(written["content"][0]["newText"], "fresh\n");
+    assert!(
+        written["content"][0]["oldText"].is_null(),
+        "a new file: {written}"
+    );
+    assert_eq!(acp.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn acp_cancel_stops_a_running_tool_and_answers_every_call() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::tool_calls(&[
+        (
+            "c1",
+            "bash",
+            json!({"command": "sleep 300 & echo $! > pid; wait"}),
+        ),
+        ("c2", "bash", json!({"command": "echo never"})),
+    ]))])
+    .await;
+    let mut acp =
+        Acp::spawn(env.agent(&server, &["--mode", "acp", "--permission-mode", "auto"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "wait a long time");
+    let pid_file = env.cwd.path().join("pid");
+    appears(&pid_file).await;
+    let pid = pid_in(&pid_file);
+    acp.cx
+        .send_notification(CancelNotification::new(id.clone()))
+        .unwrap();
+    assert_eq!(
+        answer.await.unwrap().unwrap().stop_reason,
+        StopReason::Cancelled
+    );
+    dies(pid).await;
+    let updates = acp.drain();
+    for call in ["c1", "c2"] {
+        find(&updates, |u| {
+            u["sessionUpdate"] == "tool_call_update"
+                && u["toolCallId"] == call
+                && u["status"] == "failed"
+        });
+    }
+    assert_eq!(acp.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn acp_cancel_while_asking_answers_the_request_cancelled_and_denies_the_call() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "touch never"}),
+    ))])
+    .await;
+    let mut acp = Acp::spawn(env.agent(&server, &["--mode", "acp"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "make it");
+    let (_, _, responder) = acp.permission().await;
+    acp.cx
+        .send_notification(CancelNotification::new(id.clone()))
+        .unwrap();
+    // What an editor does with its open permission requests after a cancel.
+    responder
+        .respond(RequestPermissionResponse::new(
+            RequestPermissionOutcome::Cancelled,
+        ))
+        .unwrap();
+    assert_eq!(
+        answer.await.unwrap().unwrap().stop_reason,
+        StopReason::Cancelled
+    );
+    let updates = acp.drain();
+    find(&updates, |u| {
+        u["toolCallId"] == "c1" && u["status"] == "failed"
+    });
+    assert!(!env.cwd.path().join("never").exists());
+    assert_eq!(acp.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn acp_an_editor_that_goes_away_ends_the_process_and_its_tools() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "sleep 300 & echo $! > pid; wait"}),
+    ))])
+    .await;
+    let acp = Acp::spawn(env.agent(&server, &["--mode", "acp", "--permission-mode", "auto"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let _answer = acp.prompt(&id, "wait");
+    let pid_file = env.cwd.path().join("pid");
+    appears(&pid_file).await;
+    let pid = pid_in(&pid_file);
+    assert_eq!(acp.exit_code().await, 0, "its input ended: a clean exit");
+    dies(pid).await;
+}
+
+#[tokio::test]
+async fn acp_sigterm_stops_the_tools_and_exits() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "sleep 300 & echo $! > pid; wait"}),
+    ))])
+    .await;
+    let acp = Acp::spawn(env.agent(&server, &["--mode", "acp", "--permission-mode", "auto"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let _answer = acp.prompt(&id, "wait");
+    let pid_file = env.cwd.path().join("pid");
+    appears(&pid_file).await;
+    let pid = pid_in(&pid_file);
+    unsafe {
+        libc::kill(acp.child.id().unwrap() as i32, libc::SIGTERM);
+    }
+    assert_eq!(acp.exit_code().await, 143);
+    dies(pid).await;
+}
