@@ -60,7 +60,8 @@ async fn acp_initialize_advertises_sessions_images_and_embedded_context() {
     assert!(capabilities.prompt_capabilities.image);
     assert!(capabilities.prompt_capabilities.embedded_context);
     assert!(!capabilities.prompt_capabilities.audio);
-    assert!(!capabilities.mcp_capabilities.http && !capabilities.mcp_capabilities.sse);
+    // The MCP client speaks stdio (always taken) and streamable HTTP, not the old SSE.
+    assert!(capabilities.mcp_capabilities.http && !capabilities.mcp_capabilities.sse);
     assert!(init.auth_methods.is_empty(), "a provider is configured");
     assert_eq!(acp.exit_code().await, 0);
 }

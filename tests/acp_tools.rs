@@ -17,7 +17,7 @@ use support::env::env;
 use support::harness::{after_file, process_alive};
 use support::server::{FakeServer, Reply};
 
-fn find<'a>(updates: &'a [Value], what: impl Fn(&Value) -> bool) -> &'a Value {
+fn find(updates: &[Value], what: impl Fn(&Value) -> bool) -> &Value {
     updates
         .iter()
         .find(|u| what(u))

@@ -26,8 +26,9 @@ const WAIT: Duration = Duration::from_secs(20);
 pub enum Incoming {
     /// A `session/update`: the notification as JSON (`params`).
     Update(Value),
+    /// A `session/request_permission` (boxed: the request is large) and its responder.
     Permission(
-        RequestPermissionRequest,
+        Box<RequestPermissionRequest>,
         Responder<RequestPermissionResponse>,
     ),
 }
@@ -88,7 +89,8 @@ impl Acp {
                 )
                 .on_receive_request(
                     async move |request: RequestPermissionRequest, responder, _cx| {
-                        let _ = permissions.send(Incoming::Permission(request, responder));
+                        let _ =
+                            permissions.send(Incoming::Permission(Box::new(request), responder));
                         Ok(())
                     },
                     agent_client_protocol::on_receive_request!(),
@@ -162,18 +164,29 @@ impl Acp {
 
     /// The next update or permission request (at most 20 s).
     pub async fn next(&mut self) -> Incoming {
-        tokio::time::timeout(WAIT, self.incoming.recv())
+        self.next_or_none()
             .await
             .expect("nothing arrived within 20 s")
-            .expect("the connection ended")
+    }
+
+    /// The next update or permission request, or `None` after 20 s of nothing.
+    async fn next_or_none(&mut self) -> Option<Incoming> {
+        let next = tokio::time::timeout(WAIT, self.incoming.recv())
+            .await
+            .ok()?;
+        Some(next.expect("the connection ended"))
     }
 
     /// Updates (their `update` objects) up to and including the first matching `done`; a
-    /// permission request on the way fails the test.
+    /// permission request on the way fails the test, and so do 20 s without a match (the
+    /// failure shows what came).
     pub async fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
-            match self.next().await {
+            let Some(next) = self.next_or_none().await else {
+                panic!("nothing matched within 20 s; seen {seen:#?}");
+            };
+            match next {
                 Incoming::Update(params) => {
                     let update = params["update"].clone();
                     let stop = done(&update);
@@ -201,7 +214,7 @@ impl Acp {
         loop {
             match self.next().await {
                 Incoming::Update(params) => seen.push(params["update"].clone()),
-                Incoming::Permission(request, responder) => return (seen, request, responder),
+                Incoming::Permission(request, responder) => return (seen, *request, responder),
             }
         }
     }
