@@ -181,6 +181,52 @@ async fn what_a_finished_command_left_running_stays_only_when_the_agent_says_so(
 }
 
 #[tokio::test]
+async fn output_followed_by_silence_is_shown_while_the_command_still_runs() {
+    use agent::tools::{Tool, ToolContext};
+    let dir = tempfile::tempdir().unwrap();
+    let (updates, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        cancel: tokio_util::sync::CancellationToken::new(),
+        on_update: std::sync::Arc::new(move |update| {
+            let _ = updates.send(join_text(&update.content));
+        }),
+        settings: std::sync::Arc::new(support::harness::tool_settings()),
+        hidden: None,
+        files: Default::default(),
+        spill: Default::default(),
+    };
+    // One line at once, then nothing until the test lets the command go on.
+    let command = format!(
+        "echo started; {}",
+        support::harness::after_file("go", "echo finished")
+    );
+    let running =
+        tokio::spawn(agent::tools::bash::BashTool.execute(json!({ "command": command }), ctx));
+    let shown = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let text = seen
+                .recv()
+                .await
+                .expect("the command ended without an update");
+            if text.contains("started") {
+                return text;
+            }
+        }
+    })
+    .await
+    .expect("the first line was never shown while the command ran");
+    assert!(!shown.contains("finished"), "{shown}");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let result = running.await.unwrap();
+    let text = join_text(&result.content);
+    assert!(
+        !result.is_error && text.contains("started\nfinished"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn the_model_given_timeout_overrides_the_default() {
     let mut h = harness(|_| {}).await;
     let events = run_one(

@@ -128,10 +128,18 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     let mut pipe_open = true;
     let mut drain_until: Option<Instant> = None;
     let mut next_update = Instant::now() + UPDATE_INTERVAL;
+    // Output read since the last update: shown once the interval has passed, even when the
+    // command then goes quiet (a prompt, a long step after a first line).
+    let mut unshown = false;
 
     let ending = loop {
         if exited && (!pipe_open || drain_until.is_some_and(|t| Instant::now() >= t)) {
             break Ending::Exited;
+        }
+        if unshown && Instant::now() >= next_update {
+            next_update = Instant::now() + UPDATE_INTERVAL;
+            unshown = false;
+            (ctx.on_update)(output.update());
         }
         let drain_timer = tokio::time::sleep_until(drain_until.unwrap_or_else(Instant::now));
         tokio::select! {
@@ -146,12 +154,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
                 Ok(0) | Err(_) => pipe_open = false,
                 Ok(n) => {
                     output.push(&chunk[..n]).await;
-                    if Instant::now() >= next_update {
-                        next_update = Instant::now() + UPDATE_INTERVAL;
-                        (ctx.on_update)(output.update());
-                    }
+                    unshown = true;
                 }
             },
+            _ = tokio::time::sleep_until(next_update), if unshown => {}
             _ = drain_timer, if exited && pipe_open => {}
         }
     };
