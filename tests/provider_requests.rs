@@ -149,9 +149,14 @@ async fn anthropic_requests_carry_the_key_system_tools_and_limits() {
     );
     assert!(body.get("thinking").is_none());
     let tools = body["tools"].as_array().unwrap();
+    // Exactly these keys (sorted: JSON objects keep insertion order in this build).
     let keys: Vec<Vec<&str>> = tools
         .iter()
-        .map(|t| t.as_object().unwrap().keys().map(String::as_str).collect())
+        .map(|t| {
+            let mut keys: Vec<&str> = t.as_object().unwrap().keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            keys
+        })
         .collect();
     assert_eq!(keys, vec![vec!["description", "input_schema", "name"]; 2]);
     assert_eq!(tools[0]["name"], "read");
