@@ -180,6 +180,46 @@ impl Cli {
             None => FrontEnd::Interactive,
         }
     }
+
+    /// What this command line asks for that `--mode acp` cannot do: there the editor opens
+    /// the sessions and sends the prompts.
+    pub fn acp_conflict(&self) -> Option<&'static str> {
+        if self.front_end() != FrontEnd::Acp {
+            return None;
+        }
+        [
+            (!self.prompt.is_empty(), "a PROMPT"),
+            (self.print, "-p"),
+            (self.continue_session, "-c"),
+            (self.resume.is_some(), "-r"),
+            (self.session.is_some(), "--session"),
+            (self.no_session, "--no-session"),
+        ]
+        .into_iter()
+        .find_map(|(given, what)| given.then_some(what))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acp_mode_refuses_what_the_editor_decides() {
+        let conflict = |args: &[&str]| Cli::parse_from(args).acp_conflict();
+        assert_eq!(conflict(&["agent", "--mode", "acp", "--model", "m"]), None);
+        assert_eq!(
+            conflict(&["agent", "--mode", "acp", "hi"]),
+            Some("a PROMPT")
+        );
+        assert_eq!(conflict(&["agent", "--mode", "acp", "-c"]), Some("-c"));
+        assert_eq!(conflict(&["agent", "--mode", "acp", "-r", "x"]), Some("-r"));
+        assert_eq!(
+            conflict(&["agent", "--mode", "acp", "--no-session"]),
+            Some("--no-session")
+        );
+        assert_eq!(conflict(&["agent", "--mode", "rpc", "-c"]), None);
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -54,6 +54,12 @@ fn main() -> ExitCode {
     }
     agent::logging::init(&settings.paths.log_dir, &settings.log_level);
     let front_end = cli.front_end();
+    if let Some(given) = cli.acp_conflict() {
+        eprintln!(
+            "agent: {given} does not go with --mode acp: the editor opens the sessions and sends the prompts"
+        );
+        return ExitCode::from(2);
+    }
     if front_end != FrontEnd::Interactive
         && cli.resume.as_deref().is_some_and(|id| id.trim().is_empty())
     {

@@ -527,3 +527,21 @@ async fn acp_bad_input_gets_json_rpc_errors_and_the_process_lives() {
     );
     assert_eq!(raw.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn acp_refuses_a_prompt_or_session_flags_as_a_usage_error() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    for extra in [&["hello"][..], &["-c"], &["--no-session"]] {
+        let mut args = vec!["--mode", "acp"];
+        args.extend_from_slice(extra);
+        let out = run(env.agent(&server, &args)).await;
+        assert_eq!(out.code, 2, "{extra:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("does not go with --mode acp"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+    }
+}

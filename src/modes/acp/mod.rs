@@ -40,8 +40,9 @@ use server::Server;
 use std::sync::Arc;
 
 /// Serve ACP on stdin/stdout until the editor goes away (end of input, or output closed)
-/// or a signal comes; then every session is stopped, its tools killed. Exit code: 0 when
-/// the editor left, 1 when the connection failed, 130/143 for SIGINT/SIGTERM.
+/// or a signal comes; then every session is stopped, its tools killed (a second signal
+/// exits without waiting). Exit code: 0 when the editor left, 1 when the connection
+/// failed, 130/143/129 for SIGINT/SIGTERM/SIGHUP.
 pub async fn run(settings: Settings, thinking_from_flags: bool) -> u8 {
     let server = Arc::new(Server::new(settings, thinking_from_flags));
     let connection =
@@ -58,7 +59,11 @@ pub async fn run(settings: Settings, thinking_from_flags: bool) -> u8 {
         code = interrupts.next() => code,
     };
     tracing::info!(code, "the ACP connection ended; stopping every session");
-    server.shutdown().await;
+    // A (further) signal exits without waiting for the runs to end, as in the other modes.
+    tokio::select! {
+        () = server.shutdown() => {}
+        _ = interrupts.next() => {}
+    }
     code
 }
 
