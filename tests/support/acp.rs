@@ -238,6 +238,16 @@ impl Acp {
         self.stray.lock().unwrap().clone()
     }
 
+    /// Wait for the agent to exit on its own, its input still open (a signal stopped it).
+    pub async fn exit_code_unprompted(mut self) -> i32 {
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("the agent did not exit")
+            .unwrap();
+        self.exit_code().await;
+        status.code().unwrap_or(-1)
+    }
+
     /// Close the connection (the agent's input ends) and wait for the agent to exit.
     pub async fn exit_code(mut self) -> i32 {
         if let Some(stop) = self.stop.take() {
