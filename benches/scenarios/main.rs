@@ -1,8 +1,9 @@
 //! Whole-scenario benchmarks of the real `agent` binary, as docs/benchmarks.md describes:
 //! start-up, headless runs with tool rounds and long answers, resuming a 100 MB session, the
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
-//! tool rounds, and memory over 1,000 turns. It starts its own loopback model server (and
-//! MCP server) and needs nothing but the repository:
+//! tool rounds, memory over 1,000 turns, and the per-delta cost of `--mode json` against
+//! `--mode acp`. It starts its own loopback model server (and MCP server) and needs nothing
+//! but the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
 //!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
@@ -163,6 +164,86 @@ async fn long_answer(bench: &Bench) -> anyhow::Result<()> {
         samples.push(measure_blocking(command).await?);
     }
     print_row("50,000-delta answer, `-p`", &median(&samples));
+    Ok(())
+}
+
+/// One answer of `deltas` text deltas, read as an editor or a script reads it: `--mode json`
+/// (every event a JSON line) or `--mode acp` (initialize, a new session, a prompt; every
+/// delta an `agent_message_chunk`). Both keep a session file; the harness reads all output.
+fn streamed_answer(bench: &Bench, acp: bool) -> anyhow::Result<Sample> {
+    let mut args = vec!["--permission-mode", "auto"];
+    if acp {
+        args.extend(["--mode", "acp"]);
+    } else {
+        args.extend(["--mode", "json", "write a lot"]);
+    }
+    let mut piped = measure::spawn_piped(&bench.command(&args))?;
+    let (Some(mut stdin), Some(stdout)) = (piped.runner.stdin.take(), piped.runner.stdout.take())
+    else {
+        anyhow::bail!("the runner has no piped stdin/stdout");
+    };
+    let mut lines = BufReader::new(stdout).lines();
+    if acp {
+        let cwd = bench.cwd.path().display().to_string();
+        let mut answer = |id: u64| -> anyhow::Result<Value> {
+            for line in lines.by_ref() {
+                let value: Value = serde_json::from_str(&line?)?;
+                if value["id"] == id {
+                    return Ok(value);
+                }
+            }
+            anyhow::bail!("agent --mode acp ended before answering request {id}")
+        };
+        let send = |stdin: &mut std::process::ChildStdin, message: Value| {
+            writeln!(stdin, "{message}").context("writing to agent --mode acp")
+        };
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": 1, "clientCapabilities": {}}}),
+        )?;
+        answer(1)?;
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+            "params": {"cwd": cwd, "mcpServers": []}}),
+        )?;
+        let session = answer(2)?["result"]["sessionId"].clone();
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "write a lot"}]}}),
+        )?;
+        let stop = answer(3)?["result"]["stopReason"].clone();
+        anyhow::ensure!(stop == "end_turn", "the prompt ended with {stop}");
+    }
+    drop(stdin);
+    for line in lines {
+        line.context("reading the agent's output")?;
+    }
+    piped.finish()
+}
+
+/// The cost of each streamed delta in `--mode json` and `--mode acp`: a 50,000-delta answer
+/// against a one-delta one (the difference is the deltas' share).
+async fn per_delta(bench: &Bench) -> anyhow::Result<()> {
+    const DELTAS: usize = 50_000;
+    for (acp, label) in [(false, "`--mode json`"), (true, "`--mode acp`")] {
+        let (mut long, mut short) = (Vec::new(), Vec::new());
+        for _ in 0..bench.runs {
+            bench.server.push(text_reply(&words(DELTAS, "END")));
+            long.push(streamed_answer(bench, acp)?);
+            bench.server.push(text_reply(&words(0, "END")));
+            short.push(streamed_answer(bench, acp)?);
+        }
+        let (long, short) = (median(&long), median(&short));
+        print_row(
+            &format!("50,000-delta answer, {label} (output read)"),
+            &long,
+        );
+        let per_delta = long.cpu.saturating_sub(short.cpu).as_secs_f64() * 1e6 / DELTAS as f64;
+        println!("| CPU per streamed delta, {label} | | {per_delta:.2} µs | |");
+    }
     Ok(())
 }
 
@@ -440,6 +521,9 @@ fn main() -> anyhow::Result<()> {
         if want(&args, "deltas") {
             long_answer(&bench).await?;
             tui_long_answer(&bench).await;
+        }
+        if want(&args, "acp") {
+            per_delta(&bench).await?;
         }
         if want(&args, "turns") {
             thousand_turns(&bench).await?;

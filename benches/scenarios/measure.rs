@@ -20,6 +20,50 @@ pub struct Sample {
 /// Run `command` to completion and measure it (through the runner, see above).
 pub fn run(command: Command) -> anyhow::Result<Sample> {
     let result = tempfile::NamedTempFile::new().context("creating the result file")?;
+    let status = runner_for(&command, &result)?
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .context("running the measuring runner")?;
+    if !status.success() {
+        bail!("the measured command {:?} failed", command.get_program());
+    }
+    read_result(result.path())
+}
+
+/// A command started through the runner with its stdin and stdout piped to the harness (the
+/// runner hands them to the command), for scenarios that talk to it; `finish` measures it
+/// once it has exited.
+pub struct Piped {
+    pub runner: std::process::Child,
+    result: tempfile::NamedTempFile,
+}
+
+pub fn spawn_piped(command: &Command) -> anyhow::Result<Piped> {
+    let result = tempfile::NamedTempFile::new().context("creating the result file")?;
+    let mut runner = runner_for(command, &result)?;
+    let runner = runner
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("starting the measuring runner")?;
+    Ok(Piped { runner, result })
+}
+
+impl Piped {
+    /// Wait for the command to exit (close its stdin first if it reads it) and measure it.
+    pub fn finish(mut self) -> anyhow::Result<Sample> {
+        let status = self.runner.wait().context("waiting for the runner")?;
+        if !status.success() {
+            bail!("the measured command failed");
+        }
+        read_result(self.result.path())
+    }
+}
+
+fn runner_for(command: &Command, result: &tempfile::NamedTempFile) -> anyhow::Result<Command> {
     let mut runner = Command::new(std::env::current_exe().context("finding the harness")?);
     runner
         .arg("__measure")
@@ -35,16 +79,11 @@ pub fn run(command: Command) -> anyhow::Result<Sample> {
     if let Some(dir) = command.get_current_dir() {
         runner.current_dir(dir);
     }
-    let status = runner
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .context("running the measuring runner")?;
-    if !status.success() {
-        bail!("the measured command {:?} failed", command.get_program());
-    }
-    let text = std::fs::read_to_string(result.path()).context("reading the runner's result")?;
+    Ok(runner)
+}
+
+fn read_result(path: &std::path::Path) -> anyhow::Result<Sample> {
+    let text = std::fs::read_to_string(path).context("reading the runner's result")?;
     let numbers: Vec<u64> = text
         .split_whitespace()
         .filter_map(|n| n.parse().ok())
