@@ -42,6 +42,7 @@ mod tests {
                 config_file: "/config.toml".into(),
                 sessions_dir: "/sessions".into(),
                 log_dir: "/logs".into(),
+                checkpoints_dir: "/checkpoints".into(),
                 home: "/home".into(),
             },
             "/".into(),

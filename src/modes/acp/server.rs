@@ -149,8 +149,15 @@ impl Server {
         let id = SessionId::new(opened.id);
         let link = self.link(cx, id.clone());
         let (mcp, settings) = start_mcp(settings, &request.mcp_servers, &link)?;
-        let agent = build_agent(&settings, true, opened.writer, opened.history, &mcp)
-            .map_err(super::internal_error)?;
+        let agent = build_agent(
+            &settings,
+            true,
+            opened.writer,
+            opened.history,
+            &mcp,
+            &info.id,
+        )
+        .map_err(super::internal_error)?;
         let session = Session::start(link, agent, settings, info, mcp);
         let state = session.agent.snapshot();
         let response = NewSessionResponse::new(id.clone())
@@ -202,8 +209,15 @@ impl Server {
         let link = self.link(cx, request.session_id.clone());
         replay::replay(&link, &messages, &settings.cwd);
         let (mcp, settings) = start_mcp(settings, &request.mcp_servers, &link)?;
-        let agent = build_agent(&settings, true, opened.writer, opened.history, &mcp)
-            .map_err(super::internal_error)?;
+        let agent = build_agent(
+            &settings,
+            true,
+            opened.writer,
+            opened.history,
+            &mcp,
+            &info.id,
+        )
+        .map_err(super::internal_error)?;
         let session = Session::start(link, agent, settings, info, mcp);
         let state = session.agent.snapshot();
         let response = LoadSessionResponse::new()
