@@ -91,7 +91,7 @@ async fn acp_ask_mode_asks_before_bash_then_streams_its_output() {
     assert!(
         shown["content"]
             .to_string()
-            .contains("can change files or run programs"),
+            .contains("the permission mode is ask"),
         "the request says why it asks: {shown}"
     );
     choose(responder, "allow_once");
