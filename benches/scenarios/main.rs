@@ -358,6 +358,46 @@ async fn keypress_latency(bench: &Bench, messages: usize) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// Keypress → frame with the transcript view (ctrl+o) open on a long session: each key
+/// typed into its search prompt redraws the whole view.
+async fn keypress_latency_in_view(bench: &Bench, messages: usize) -> anyhow::Result<()> {
+    let home = tempfile::tempdir().context("creating a home directory")?;
+    session_gen::generate(home.path(), bench.cwd.path(), usize::MAX, messages, None)?;
+    let base = bench.server.v1();
+    let args = ["--base-url", base.as_str(), "--model", "bench-model", "-c"];
+    let tui = Tui::spawn_sized(&args, home.path(), bench.cwd.path(), 40, 120, &[]);
+    tui.wait_for("the prompt", |s| s.lines().any(|l| l.starts_with("› ")))
+        .await;
+    tui.send(b"\x0f");
+    tui.wait_for_text("Transcript (").await;
+    tui.send(b"/");
+    tui.wait_for_text("enter searches").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut latencies = Vec::new();
+    let mut typed = String::new();
+    for i in 0..30 {
+        let c = (b'a' + (i % 26) as u8) as char;
+        typed.push(c);
+        let expected = format!("/{typed}▏");
+        let started = Instant::now();
+        tui.send(&[c as u8]);
+        tui.wait_for_screen_precisely("the key on screen", |s| s.contains(&expected))
+            .await;
+        latencies.push(started.elapsed());
+    }
+    let pid = tui.pid().unwrap_or(0);
+    println!(
+        "| keypress → frame, transcript view open, {messages} messages in the session | {:.2} ms | | {:.1} MB |",
+        median_duration(&latencies).as_secs_f64() * 1000.0,
+        measure::peak_rss_of(pid) as f64 / 1024.0
+    );
+    tui.send(b"\x1b\x1b");
+    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
+        .await;
+    quit(tui).await;
+    Ok(())
+}
+
 async fn resume_large(bench: &Bench, compact: bool) -> anyhow::Result<()> {
     let home = tempfile::tempdir().context("creating a home directory")?;
     let path = session_gen::generate(
@@ -508,6 +548,9 @@ fn main() -> anyhow::Result<()> {
         if want(&args, "mcp") {
             mcp::start_with_servers(&bench).await?;
             mcp::tool_round(&bench).await?;
+        }
+        if want(&args, "view") {
+            keypress_latency_in_view(&bench, 10_000).await?;
         }
         if want(&args, "tools") {
             tool_rounds(&bench, &["-p"], "10 tool rounds + 2,000-delta answer, `-p`").await?;
