@@ -131,6 +131,20 @@ pub struct Cli {
 pub enum Subcommands {
     /// List, add or remove MCP servers in config.toml (comments are kept)
     Mcp(McpArgs),
+    /// Serve this machine's providers to other agents over HTTP (provider `api =
+    /// "agent-proxy"` on their side); clients authenticate with a bearer token from
+    /// AGENT_PROXY_TOKENS
+    Proxy(ProxyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// Address and port to listen on
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    pub listen: String,
+    /// Accept clients without a token (only on a loopback address)
+    #[arg(long = "insecure-no-auth")]
+    pub insecure_no_auth: bool,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ pub mod mcp_command;
 pub mod modes;
 pub mod prompt;
 pub mod protocol;
+pub mod proxy;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;

@@ -53,6 +53,9 @@ fn main() -> ExitCode {
         agent::secrets::register(key);
     }
     agent::logging::init(&settings.paths.log_dir, &settings.log_level);
+    if let Some(Subcommands::Proxy(args)) = &cli.command {
+        return ExitCode::from(agent::proxy::run(settings, args));
+    }
     let front_end = cli.front_end();
     if let Some(given) = cli.acp_conflict() {
         eprintln!(

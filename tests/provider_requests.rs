@@ -38,6 +38,7 @@ async fn send(
         Api::Anthropic => anthropic::text("ok"),
         Api::OpenaiResponses => responses::text("ok"),
         Api::OpenaiChat => chat::text("ok"),
+        Api::AgentProxy => unreachable!("the proxy's requests are in tests/proxy.rs"),
     };
     let server = FakeServer::start(vec![Reply::sse(answer)]).await;
     let settings = ProviderSettings {

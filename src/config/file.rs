@@ -51,6 +51,9 @@ pub struct FileConfig {
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerTable>,
     #[serde(default)]
     pub checkpoints: CheckpointsConfig,
+    /// `[proxy]`: `agent proxy`'s tokens and limits.
+    #[serde(default)]
+    pub proxy: ProxyConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -60,6 +63,20 @@ pub struct CheckpointsConfig {
     pub max_file_bytes: Option<u64>,
     pub max_files: Option<usize>,
     pub keep_days: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxyConfig {
+    /// The variable holding the accepted bearer tokens, comma-separated (default
+    /// `AGENT_PROXY_TOKENS`).
+    pub tokens_env: Option<String>,
+    /// The largest `/v1/stream` request body, in bytes.
+    pub max_body_bytes: Option<u64>,
+    /// How many streams one token may have open at once.
+    pub max_streams_per_token: Option<usize>,
+    /// Seconds a stream may go without a byte from the provider before it is ended.
+    pub idle_timeout_secs: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

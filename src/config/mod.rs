@@ -81,6 +81,8 @@ pub struct Settings {
     pub config_path: PathBuf,
     /// `[sandbox]` and `--sandbox`; `tool_settings.sandbox` is what came of it here.
     pub sandbox: crate::sandbox::SandboxConfig,
+    /// `[proxy]`, for `agent proxy`.
+    pub proxy: file::ProxyConfig,
 }
 
 impl Settings {
@@ -463,6 +465,7 @@ fn resolve(
         mcp_servers,
         sandbox,
         config_path: config_path.to_path_buf(),
+        proxy: file.proxy,
         cwd,
     })
 }

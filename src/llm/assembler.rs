@@ -32,6 +32,8 @@ pub struct Assembler {
     open: Option<usize>,
     calls: Vec<CallSlot>,
     report: StreamReport,
+    /// The final message as the proxy sent it, if it did.
+    final_message: Option<AssistantMessage>,
 }
 
 impl Assembler {
@@ -41,6 +43,7 @@ impl Assembler {
             open: None,
             calls: Vec::new(),
             report: StreamReport::default(),
+            final_message: None,
         }
     }
 
@@ -107,6 +110,7 @@ impl Assembler {
             StreamEvent::Usage(usage) => self.report.usage = Some(usage),
             StreamEvent::Finish(reason) => self.report.finish = Some(reason),
             StreamEvent::Error(message) => self.report.error = Some(message),
+            StreamEvent::Final(message) => self.final_message = Some(*message),
             StreamEvent::Done => self.report.done = true,
         }
     }
@@ -119,6 +123,9 @@ impl Assembler {
         out: &mut Vec<AssistantMessageEvent>,
     ) -> (AssistantMessage, StreamReport) {
         self.close_open(out);
+        if let Some(message) = self.final_message.take() {
+            return (message, self.report);
+        }
         self.finalize_tool_calls();
         self.message.usage = self.report.usage.as_ref().map(to_usage).unwrap_or_default();
         // A refusal is the model's answer, not a failure: kept apart from the text, so it

@@ -13,7 +13,7 @@ use super::request::ModelRequest;
 use super::stream_event::StreamEvent;
 use super::timeouts::{Timeouts, Watchdog};
 use super::transport::{self, Transport};
-use super::{anthropic, openai_chat, openai_responses};
+use super::{agent_proxy, anthropic, openai_chat, openai_responses};
 use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
@@ -52,6 +52,7 @@ impl Provider {
             Api::OpenaiChat => format!("{base}/chat/completions"),
             Api::OpenaiResponses => format!("{base}/responses"),
             Api::Anthropic => format!("{base}/v1/messages"),
+            Api::AgentProxy => format!("{base}/v1/stream"),
         }
     }
 
@@ -71,6 +72,7 @@ impl Provider {
             ),
             Api::Anthropic => anthropic::build_body(&request, name),
             Api::OpenaiResponses => openai_responses::build_body(&request, name),
+            Api::AgentProxy => agent_proxy::build_body(&request),
         };
         body.map_err(|e| ProviderError::Decode(format!("could not encode the request: {e}")))
     }

@@ -5,12 +5,13 @@
 use super::error::{ProviderError, snippet};
 use super::provider::Api;
 use super::stream_event::StreamEvent;
-use super::{anthropic, openai_chat, openai_responses};
+use super::{agent_proxy, anthropic, openai_chat, openai_responses};
 
 pub enum Decoder {
     Chat(openai_chat::ChatDecoder),
     Anthropic(anthropic::AnthropicDecoder),
     Responses(openai_responses::ResponsesDecoder),
+    Proxy(agent_proxy::ProxyDecoder),
 }
 
 impl Decoder {
@@ -19,6 +20,7 @@ impl Decoder {
             Api::OpenaiChat => Decoder::Chat(Default::default()),
             Api::Anthropic => Decoder::Anthropic(Default::default()),
             Api::OpenaiResponses => Decoder::Responses(Default::default()),
+            Api::AgentProxy => Decoder::Proxy(Default::default()),
         }
     }
 
@@ -43,6 +45,7 @@ impl Decoder {
             Decoder::Chat(decoder) => decoder.decode(event, data, out),
             Decoder::Anthropic(decoder) => decoder.decode(event, data, out),
             Decoder::Responses(decoder) => decoder.decode(event, data, out),
+            Decoder::Proxy(decoder) => decoder.decode(event, data, out),
         }
     }
 
@@ -62,6 +65,10 @@ impl Decoder {
             Decoder::Chat(decoder) => decoder.decode_whole(value, out),
             Decoder::Anthropic(decoder) => decoder.decode_whole(value, out),
             Decoder::Responses(decoder) => decoder.decode_whole(value, out),
+            Decoder::Proxy(_) => Err(ProviderError::Decode(format!(
+                "the proxy answered with a JSON body instead of an event stream: {}",
+                snippet(text)
+            ))),
         }
     }
 }

@@ -48,6 +48,15 @@ pub enum ProviderError {
     Setup(String),
     #[error("the request was aborted")]
     Aborted,
+    /// An error `agent proxy` relayed: its text, and what its provider's error meant for
+    /// retrying.
+    #[error("{message}")]
+    Relayed {
+        message: String,
+        retry: Retry,
+        retry_after: Option<Duration>,
+        context_overflow: bool,
+    },
 }
 
 fn http_message(status: u16, message: &str, hint: Option<&str>) -> String {
@@ -115,6 +124,17 @@ impl ProviderError {
             ProviderError::Decode(text) => ProviderError::Decode(mask(text)),
             ProviderError::UnexpectedBody(text) => ProviderError::UnexpectedBody(mask(text)),
             ProviderError::Setup(text) => ProviderError::Setup(mask(text)),
+            ProviderError::Relayed {
+                message,
+                retry,
+                retry_after,
+                context_overflow,
+            } => ProviderError::Relayed {
+                message: mask(message),
+                retry,
+                retry_after,
+                context_overflow,
+            },
             // Nothing from outside in these.
             error @ (ProviderError::NoResponse(_)
             | ProviderError::Idle(_)
@@ -149,6 +169,7 @@ impl ProviderError {
             | ProviderError::Truncated => Retry::Transient,
             ProviderError::Stream(message) if is_transient_text(message) => Retry::Transient,
             ProviderError::Stream(message) if is_server_fault_text(message) => Retry::Once,
+            ProviderError::Relayed { retry, .. } => *retry,
             _ => Retry::Never,
         }
     }
@@ -160,6 +181,9 @@ impl ProviderError {
                 message, status, ..
             } => *status == 413 || is_overflow_text(message),
             ProviderError::Stream(message) => is_overflow_text(message),
+            ProviderError::Relayed {
+                context_overflow, ..
+            } => *context_overflow,
             _ => false,
         }
     }
@@ -170,6 +194,7 @@ impl ProviderError {
                 retry_after: Some(delay),
                 ..
             } => Some(*delay),
+            ProviderError::Relayed { retry_after, .. } => *retry_after,
             ProviderError::Http { message, .. } | ProviderError::Stream(message) => {
                 try_again_in(message)
             }

@@ -3,6 +3,7 @@
 //! HTTP client with one decoder per wire API, the timeouts it enforces, and the history
 //! preparation every request gets.
 
+pub mod agent_proxy;
 pub mod anthropic;
 pub mod assembler;
 pub mod body;

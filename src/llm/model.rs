@@ -45,6 +45,10 @@ impl ModelInfo {
 
     /// Fill in the dollar cost of `usage` from this model's prices.
     pub fn price(&self, usage: &mut crate::protocol::message::Usage) {
+        // No prices known here: keep what came with the usage (the proxy prices its answers).
+        if self.cost == ModelCost::default() {
+            return;
+        }
         let per_token = |count: u64, price: f64| count as f64 * price / 1_000_000.0;
         usage.cost.input = per_token(usage.input, self.cost.input);
         usage.cost.output = per_token(usage.output, self.cost.output);

@@ -13,6 +13,8 @@ pub enum Api {
     OpenaiChat,
     OpenaiResponses,
     Anthropic,
+    /// `agent proxy` (docs/protocol.md §7).
+    AgentProxy,
 }
 
 impl Api {
@@ -21,6 +23,7 @@ impl Api {
             Api::OpenaiChat => "openai-chat",
             Api::OpenaiResponses => "openai-responses",
             Api::Anthropic => "anthropic",
+            Api::AgentProxy => "agent-proxy",
         }
     }
 }

@@ -85,6 +85,9 @@ pub enum StreamEvent {
     Finish(FinishReason),
     /// The provider reported an error inside the stream.
     Error(String),
+    /// The final message, complete and authoritative (`agent proxy`'s `done`): it replaces
+    /// what the events built.
+    Final(Box<crate::protocol::message::AssistantMessage>),
     /// The stream's terminal marker (`[DONE]`, `message_stop`, `response.completed`...).
     Done,
 }

@@ -3,7 +3,7 @@
 //! one per line.
 
 use super::message::{Content, Message};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -160,8 +160,9 @@ pub struct SkippedFile {
 }
 
 /// A change to the streaming assistant message. `contentIndex` is the block's index in the
-/// message's `content`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// message's `content`. (Deserialized by the `agent-proxy` provider, which reads them from
+/// `agent proxy`.)
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",

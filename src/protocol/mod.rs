@@ -4,4 +4,5 @@
 
 pub mod event;
 pub mod message;
+pub mod proxy;
 pub mod rpc;

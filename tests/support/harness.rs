@@ -95,7 +95,8 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
 /// without.
 pub fn base_url(server: &FakeServer, api: Api) -> String {
     match api {
-        Api::Anthropic => server.origin.clone(),
+        // `agent proxy` serves `/v1/stream` below its origin.
+        Api::Anthropic | Api::AgentProxy => server.origin.clone(),
         Api::OpenaiChat | Api::OpenaiResponses => server.v1(),
     }
 }
