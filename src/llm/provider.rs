@@ -13,7 +13,7 @@ pub enum Api {
     OpenaiChat,
     OpenaiResponses,
     Anthropic,
-    /// `agent proxy` (docs/protocol.md §7).
+    /// `agent proxy` (docs/protocol.md §8).
     AgentProxy,
 }
 

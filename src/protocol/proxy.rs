@@ -1,4 +1,4 @@
-//! What `agent proxy` and the `agent-proxy` provider say to each other (docs/protocol.md §7):
+//! What `agent proxy` and the `agent-proxy` provider say to each other (docs/protocol.md §8):
 //! the `POST /v1/stream` request, and the events of its `text/event-stream` answer — each
 //! exactly a `message_update`'s `assistantMessageEvent` (never the partial message), then
 //! `done` with the final message or `error`.
