@@ -262,8 +262,13 @@ async fn tokens_health_and_models() {
     }
     let models = http(&proxy.addr, "GET", "/v1/models", Some("tok-a"), "").await;
     assert!(models.starts_with("HTTP/1.1 200"), "{models}");
-    assert!(
-        models.contains(r#""default":{"model":"test-model","provider":"upstream"}"#),
+    let body: serde_json::Value = models
+        .split_once("\r\n\r\n")
+        .and_then(|(_, body)| serde_json::from_str(body).ok())
+        .unwrap_or_else(|| panic!("no JSON body: {models}"));
+    assert_eq!(
+        body["default"],
+        serde_json::json!({"provider": "upstream", "model": "test-model"}),
         "{models}"
     );
     assert!(
