@@ -60,7 +60,13 @@ fn http_config(name: &str, url: &str, extra: &str) -> ServerConfig {
 }
 
 fn start(configs: Vec<ServerConfig>, cwd: &Path) -> Arc<McpManager> {
-    McpManager::start(configs, cwd.to_path_buf(), Vec::new()).unwrap()
+    McpManager::start(
+        configs,
+        cwd.to_path_buf(),
+        Vec::new(),
+        agent::sandbox::Sandbox::default(),
+    )
+    .unwrap()
 }
 
 /// An agent offering `mcp`'s tools, answering with `replies` (from a model that takes
@@ -620,5 +626,86 @@ async fn mcp_tools_follow_the_permission_mode_and_rules() {
         results_read_only[1].3.as_ref().unwrap()["denied"],
         "readOnlyMode"
     );
+    mcp.shut_down().await;
+}
+
+/// A stdio server with `sandbox = true` runs inside the command sandbox: the fixture's first
+/// act (writing its pid mark) works inside the workspace and fails outside it, while the same
+/// server without the key writes outside too.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_sandboxed_server_writes_only_where_commands_may() {
+    use agent::sandbox::{Sandbox, SandboxConfig, SandboxMode, Status as SandboxStatus};
+    // Outside the system temp directory, which sandboxed processes may write.
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let [workspace, outside, free] = ["ws", "out", "free"].map(|d| base.path().join(d));
+    for dir in [&workspace, &outside, &free] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    let config = SandboxConfig {
+        mode: SandboxMode::WorkspaceWrite,
+        network: false,
+        writable_roots: Vec::new(),
+    };
+    let sandbox = Sandbox::start(&config, &workspace);
+    assert_eq!(
+        sandbox.status,
+        SandboxStatus::Enforced,
+        "this machine has Landlock"
+    );
+    let mcp = McpManager::start(
+        vec![
+            stdio_config("inside", "stdio", &workspace, "sandbox = true"),
+            stdio_config("outside", "stdio", &outside, "sandbox = true"),
+            stdio_config("free", "stdio", &free, ""),
+        ],
+        workspace.clone(),
+        Vec::new(),
+        sandbox,
+    )
+    .unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    assert!(mcp.settle(&cancel).await.is_empty());
+    assert_eq!(mcp.readiness(), Some((3, 3)), "{:?}", mcp.take_notices());
+    wait_for_mark(&workspace, "pid").await;
+    wait_for_mark(&free, "pid").await;
+    // Ready means the fixture got past its mark: the sandbox refused the write.
+    assert!(!outside.join("pid").exists());
+    mcp.shut_down().await;
+}
+
+/// Never started unsandboxed behind the user's back: a server asking for the sandbox where
+/// it is unavailable fails to start, saying why and what to change.
+#[tokio::test]
+async fn a_server_asking_for_an_unavailable_sandbox_is_not_started() {
+    use agent::sandbox::{Sandbox, SandboxMode, Status as SandboxStatus};
+    let marks = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox {
+        mode: SandboxMode::WorkspaceWrite,
+        policy: None,
+        status: SandboxStatus::Unavailable("no Landlock in this kernel".into()),
+    };
+    let mcp = McpManager::start(
+        vec![stdio_config(
+            "boxed",
+            "stdio",
+            marks.path(),
+            "sandbox = true",
+        )],
+        marks.path().to_path_buf(),
+        Vec::new(),
+        sandbox,
+    )
+    .unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    mcp.settle(&cancel).await;
+    let view = mcp.views().remove(0);
+    assert_eq!(view.status, Status::Failed);
+    let error = view.error.unwrap();
+    assert!(
+        error.contains("no Landlock in this kernel") && error.contains("sandbox = false"),
+        "{error}"
+    );
+    assert!(!marks.path().join("pid").exists(), "the server never ran");
     mcp.shut_down().await;
 }

@@ -176,6 +176,7 @@ async fn server_everything_over_stdio() {
         vec![stdio("everything", &script, &["stdio"])],
         dir.path().to_path_buf(),
         Vec::new(),
+        agent::sandbox::Sandbox::default(),
     )
     .unwrap();
     let mut h = harness(&mcp, everything_calls("everything")).await;
@@ -234,6 +235,7 @@ async fn server_everything_over_streamable_http() {
         )],
         dir.path().to_path_buf(),
         Vec::new(),
+        agent::sandbox::Sandbox::default(),
     )
     .unwrap();
     let mut h = harness(&mcp, everything_calls("web")).await;
@@ -258,6 +260,7 @@ async fn server_filesystem_reads_and_writes_where_it_is_allowed() {
         vec![stdio("fs", &script, &[&root_path.display().to_string()])],
         root_path.clone(),
         Vec::new(),
+        agent::sandbox::Sandbox::default(),
     )
     .unwrap();
     let file = |name: &str| root_path.join(name).display().to_string();

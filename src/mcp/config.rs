@@ -32,6 +32,8 @@ pub struct ServerTable {
     pub enabled: Option<bool>,
     pub enabled_tools: Option<Vec<String>>,
     pub disabled_tools: Option<Vec<String>>,
+    /// Run a stdio server inside the command sandbox (`[sandbox]`).
+    pub sandbox: Option<bool>,
 }
 
 /// How to reach a server.
@@ -45,6 +47,8 @@ pub enum Transport {
         env: BTreeMap<String, String>,
         /// The agent's working directory when not set.
         cwd: Option<PathBuf>,
+        /// Whether the server runs inside the command sandbox (`[sandbox]`'s policy).
+        sandbox: bool,
     },
     /// Streamable HTTP.
     Http {
@@ -142,6 +146,7 @@ impl ServerTable {
                     args: self.args.clone(),
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
+                    sandbox: self.sandbox.unwrap_or(false),
                 }
             }
             (None, Some(url)) => {
@@ -155,6 +160,7 @@ impl ServerTable {
                     ("args", !self.args.is_empty()),
                     ("env", !self.env.is_empty()),
                     ("cwd", self.cwd.is_some()),
+                    ("sandbox", self.sandbox.is_some()),
                 ] {
                     if set {
                         return Err(error(
@@ -259,6 +265,10 @@ mod tests {
         assert_eq!(
             key("command = \"a\"\nbearer_token_env = \"T\""),
             "mcp_servers.s.bearer_token_env"
+        );
+        assert_eq!(
+            key("url = \"http://x\"\nsandbox = true"),
+            "mcp_servers.s.sandbox"
         );
         assert_eq!(
             key("command = \"a\"\ntool_timeout_secs = 0"),

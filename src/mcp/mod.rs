@@ -13,6 +13,7 @@ pub mod server;
 mod tool;
 mod transport;
 
+use crate::sandbox::Sandbox;
 use crate::tools::Tool;
 use crate::tools::source::ToolSource;
 use config::ServerConfig;
@@ -41,16 +42,17 @@ impl McpManager {
     }
 
     /// Start every enabled server in the background (call inside the runtime); returns at
-    /// once.
+    /// once. Stdio servers with `sandbox = true` run inside `sandbox`.
     pub fn start(
         configs: Vec<ServerConfig>,
         cwd: PathBuf,
         hidden_env: Vec<String>,
+        sandbox: Sandbox,
     ) -> Result<Arc<McpManager>, String> {
         if configs.is_empty() {
             return Ok(McpManager::empty());
         }
-        let env = SpawnEnv::new(cwd, hidden_env)?;
+        let env = SpawnEnv::new(cwd, hidden_env, sandbox)?;
         let changes: Arc<Changes> = Arc::default();
         let mut configs = configs;
         configs.sort_by(|a, b| a.name.cmp(&b.name));

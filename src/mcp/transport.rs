@@ -2,10 +2,12 @@
 //! ending it ends everything it started, and the terminal's Ctrl+C never reaches it), with
 //! the providers' API keys taken out of its environment, its stderr read line by line into
 //! the log (and the last lines kept, to explain a failure), and `PR_SET_PDEATHSIG` set so it
-//! dies with the agent even when the agent is killed. An HTTP server gets our own reqwest
-//! client, its headers and bearer token.
+//! dies with the agent even when the agent is killed; with `sandbox = true` it runs inside
+//! the command sandbox (`[sandbox]`'s policy, applied between fork and exec). An HTTP server
+//! gets our own reqwest client, its headers and bearer token.
 
 use super::config::Transport;
+use crate::sandbox::{Policy, Sandbox, Status};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -24,10 +26,16 @@ pub struct SpawnEnv {
     pub hidden_env: Vec<String>,
     /// Shared by every HTTP server.
     pub http: reqwest::Client,
+    /// What stdio servers with `sandbox = true` run inside.
+    pub sandbox: Sandbox,
 }
 
 impl SpawnEnv {
-    pub fn new(cwd: PathBuf, hidden_env: Vec<String>) -> Result<SpawnEnv, String> {
+    pub fn new(
+        cwd: PathBuf,
+        hidden_env: Vec<String>,
+        sandbox: Sandbox,
+    ) -> Result<SpawnEnv, String> {
         crate::llm::client::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(10))
@@ -40,6 +48,7 @@ impl SpawnEnv {
             cwd,
             hidden_env,
             http,
+            sandbox,
         })
     }
 }
@@ -98,9 +107,14 @@ pub fn open(
             args,
             env: extra,
             cwd,
+            sandbox,
         } => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args);
+            let policy = if *sandbox {
+                sandbox_policy(&env.sandbox)?
+            } else {
+                None
+            };
+            let mut cmd = new_command(command, args, policy.as_deref());
             for hidden in &env.hidden_env {
                 if !extra.contains_key(hidden) {
                     cmd.env_remove(hidden);
@@ -113,12 +127,20 @@ pub fn open(
             };
             cmd.current_dir(&dir);
             die_with_parent(&mut cmd);
+            if let Some(policy) = &policy {
+                confine(&mut cmd, policy)?;
+            }
             let mut wrapped = CommandWrap::from(cmd);
             wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
             let (transport, stderr) = TokioChildProcess::builder(wrapped)
                 .stderr(std::process::Stdio::piped())
                 .spawn()
-                .map_err(|e| spawn_error(command, &dir, &e))?;
+                .map_err(|e| match policy {
+                    Some(_) if e.kind() != std::io::ErrorKind::NotFound => {
+                        format!("cannot start `{command}` inside the sandbox: {e}")
+                    }
+                    _ => spawn_error(command, &dir, &e),
+                })?;
             let group = transport.id().and_then(|pid| i32::try_from(pid).ok());
             if let Some(stderr) = stderr {
                 tokio::spawn(read_stderr(server.to_string(), stderr, tail.clone()));
@@ -170,6 +192,64 @@ fn spawn_error(command: &str, dir: &std::path::Path, error: &std::io::Error) -> 
         }
         _ => format!("cannot run `{command}`: {error}"),
     }
+}
+
+/// The policy a server with `sandbox = true` runs under: `None` when the user turned the
+/// sandbox off (`--sandbox off` runs everything unsandboxed), an error when this machine
+/// cannot enforce it — such a server is never started unsandboxed behind the user's back.
+fn sandbox_policy(sandbox: &Sandbox) -> Result<Option<std::sync::Arc<Policy>>, String> {
+    match (&sandbox.status, &sandbox.policy) {
+        (Status::Off, _) => Ok(None),
+        (Status::Enforced, Some(policy)) => Ok(Some(policy.clone())),
+        (Status::Unavailable(reason), _) => Err(format!(
+            "it is to run inside the sandbox (`sandbox = true`), which is unavailable here: \
+             {reason}; `sandbox = false` in its table runs it unsandboxed"
+        )),
+        (Status::Enforced, None) => Err("the sandbox has no policy".to_string()),
+    }
+}
+
+/// The server's command: on macOS a sandboxed one runs through `sandbox-exec` with the
+/// Seatbelt profile of `policy`.
+fn new_command(command: &str, args: &[String], policy: Option<&Policy>) -> tokio::process::Command {
+    #[cfg(target_os = "macos")]
+    if let Some(policy) = policy {
+        let mut argv = vec![std::ffi::OsString::from(command)];
+        argv.extend(args.iter().map(std::ffi::OsString::from));
+        let mut wrapped = crate::sandbox::seatbelt::wrap(policy, &argv).into_iter();
+        let mut cmd = tokio::process::Command::new(wrapped.next().unwrap_or_default());
+        cmd.args(wrapped);
+        return cmd;
+    }
+    #[cfg(not(target_os = "macos"))]
+    let _ = policy;
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args);
+    cmd
+}
+
+/// Apply `policy` to the server between fork and exec (Landlock, the seccomp filter, the
+/// read-only `.git` paths), so everything it starts inherits it.
+#[cfg(target_os = "linux")]
+fn confine(cmd: &mut tokio::process::Command, policy: &Policy) -> Result<(), String> {
+    let mut prepared = crate::sandbox::linux::Prepared::new(policy)
+        .map_err(|e| format!("the sandbox could not be set up for it: {e}"))?;
+    // SAFETY: `apply_in_child` only makes system calls on memory prepared here.
+    unsafe {
+        cmd.pre_exec(move || prepared.apply_in_child());
+    }
+    Ok(())
+}
+
+/// On macOS `new_command` already wrapped the command in `sandbox-exec`.
+#[cfg(target_os = "macos")]
+fn confine(_cmd: &mut tokio::process::Command, _policy: &Policy) -> Result<(), String> {
+    Ok(())
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn confine(_cmd: &mut tokio::process::Command, _policy: &Policy) -> Result<(), String> {
+    Err("this operating system has no sandbox the agent knows how to use".to_string())
 }
 
 /// The child gets SIGKILL when the agent dies, however it dies.

@@ -92,6 +92,7 @@ pub async fn prepare(
         settings.mcp_servers.clone(),
         settings.cwd.clone(),
         settings.tool_settings.hidden_env.clone(),
+        settings.tool_settings.sandbox.clone(),
     )?;
     let agent = build_agent(
         settings,

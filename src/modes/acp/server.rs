@@ -279,6 +279,7 @@ fn start_mcp(
         settings.mcp_servers.clone(),
         settings.cwd.clone(),
         settings.tool_settings.hidden_env.clone(),
+        settings.tool_settings.sandbox.clone(),
     )
     .map_err(super::internal_error)?;
     Ok((manager, settings))
