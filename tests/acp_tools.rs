@@ -375,3 +375,46 @@ async fn acp_sigterm_stops_the_tools_and_exits() {
     assert_eq!(acp.exit_code_unprompted().await, 143);
     dies(pid).await;
 }
+
+#[tokio::test]
+async fn acp_todo_write_becomes_a_plan_update_with_every_entry() {
+    let env = env();
+    let todos = json!([
+        {"content": "read the code", "status": "completed"},
+        {"content": "fix the bug", "status": "in_progress"},
+        {"content": "run the tests", "status": "pending"}
+    ]);
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "todo_write", json!({"todos": todos}))),
+        Reply::sse(chat::text("planned")),
+    ])
+    .await;
+    let mut acp = Acp::spawn(env.agent(&server, &["--mode", "acp"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "plan it");
+    let seen = acp.until(|u| u["sessionUpdate"] == "plan").await;
+    let plan = seen.last().unwrap();
+    let entries: Vec<(String, String)> = plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap().to_string(),
+                e["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("read the code".to_string(), "completed".to_string()),
+            ("fix the bug".to_string(), "in_progress".to_string()),
+            ("run the tests".to_string(), "pending".to_string())
+        ]
+    );
+    assert_eq!(
+        answer.await.unwrap().unwrap().stop_reason,
+        StopReason::EndTurn
+    );
+}

@@ -44,7 +44,7 @@ async fn print_mode_completes_a_task_that_needs_two_tool_rounds() {
     // The default system prompt names the tools and the working directory.
     let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
     assert!(
-        system.contains("read, write, edit, bash, grep, find, ls"),
+        system.contains("read, write, edit, bash, bash_output, kill_shell, grep, find, ls, todo_write, web_fetch"),
         "{system}"
     );
 }

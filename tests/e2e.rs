@@ -100,6 +100,18 @@ async fn a_scripted_model_finds_and_fixes_a_bug_through_the_real_binary() {
         .collect();
     assert_eq!(
         offered,
-        ["read", "write", "edit", "bash", "grep", "find", "ls"]
+        [
+            "read",
+            "write",
+            "edit",
+            "bash",
+            "bash_output",
+            "kill_shell",
+            "grep",
+            "find",
+            "ls",
+            "todo_write",
+            "web_fetch"
+        ]
     );
 }

@@ -179,12 +179,9 @@ async fn the_binary_completes_a_two_round_task_with_the_builtin_anthropic_provid
         bodies[0]["thinking"],
         json!({"type": "enabled", "budget_tokens": 10_000})
     );
-    assert!(
-        bodies[0]["system"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("read, write, edit, bash, grep, find, ls")
-    );
+    assert!(bodies[0]["system"][0]["text"].as_str().unwrap().contains(
+        "read, write, edit, bash, bash_output, kill_shell, grep, find, ls, todo_write, web_fetch"
+    ));
 }
 
 #[tokio::test]

@@ -57,6 +57,7 @@ async fn bash(cwd: &Path, sandbox: Sandbox, command: &str) -> ToolOutput {
         hidden: None,
         files: Default::default(),
         spill: Default::default(),
+        shells: Default::default(),
     };
     agent::tools::bash::BashTool
         .execute(json!({ "command": command }), ctx)

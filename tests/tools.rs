@@ -133,6 +133,7 @@ async fn dropping_a_running_command_kills_everything_it_started() {
         hidden: None,
         files: Default::default(),
         spill: Default::default(),
+        shells: Default::default(),
     };
     let running = agent::tools::bash::BashTool.execute(json!({ "command": ESCAPING }), ctx);
     let dropped = tokio::spawn(running);
@@ -195,6 +196,7 @@ async fn output_followed_by_silence_is_shown_while_the_command_still_runs() {
         hidden: None,
         files: Default::default(),
         spill: Default::default(),
+        shells: Default::default(),
     };
     // One line at once, then nothing until the test lets the command go on.
     let command = format!(
@@ -402,13 +404,30 @@ fn every_tool_is_registered_in_the_documented_order() {
     let tools = agent::tools::Tools::from_names(agent::tools::ALL_TOOLS).unwrap();
     assert_eq!(
         tools.names(),
-        ["read", "write", "edit", "bash", "grep", "find", "ls"]
+        [
+            "read",
+            "write",
+            "edit",
+            "bash",
+            "bash_output",
+            "kill_shell",
+            "grep",
+            "find",
+            "ls",
+            "todo_write",
+            "web_fetch"
+        ]
     );
     let read_only: Vec<bool> = agent::tools::ALL_TOOLS
         .iter()
         .map(|name| tools.get(name).unwrap().read_only())
         .collect();
-    assert_eq!(read_only, [true, false, false, false, true, true, true]);
+    assert_eq!(
+        read_only,
+        [
+            true, false, false, false, true, true, true, true, true, true, true
+        ]
+    );
     assert_eq!(ToolSettings::default().max_parallel, 4);
 }
 

@@ -8,9 +8,11 @@ mod cut;
 pub mod guard;
 mod history;
 pub mod limits;
+pub mod mentions;
 mod model_call;
 pub mod permissions;
 mod phase;
+pub mod plan_mode;
 pub mod queue;
 pub mod rewind;
 mod run;
@@ -179,6 +181,7 @@ impl Agent {
                 config.session.as_ref().map(|s| s.path()),
             )),
             can_ask: config.can_ask,
+            shells: Default::default(),
             task: None,
             session_error: None,
         };
@@ -455,6 +458,11 @@ impl Agent {
     /// end running a command for the user (`!command`, RPC `bash`) keeps it there too.
     pub fn spill_dir(&self) -> Arc<SpillDir> {
         lock(&self.shared.state).spill.clone()
+    }
+
+    /// The background shells the model started (`/ps` lists and kills them).
+    pub fn background_shells(&self) -> Arc<crate::tools::background::BackgroundShells> {
+        lock(&self.shared.state).shells.clone()
     }
 
     /// Take back the most recently queued message (follow-ups first), e.g. to edit it.

@@ -150,10 +150,15 @@ impl Run {
     async fn attempt(&mut self) -> (AssistantMessage, Option<ProviderError>) {
         let settings = self.settings.clone();
         let provider_name = &settings.provider.settings().name;
-        let messages: Vec<Arc<Message>> = lock(&self.shared.state).history.messages().to_vec();
+        let (messages, mode) = {
+            let state = lock(&self.shared.state);
+            let messages: Vec<Arc<Message>> = state.history.messages().to_vec();
+            (messages, state.permissions.mode)
+        };
+        let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
         let request = ModelRequest {
             model: &settings.model,
-            system_prompt: &settings.system_prompt,
+            system_prompt: &system_prompt,
             messages: &messages,
             tools: &settings.tool_specs,
             thinking: settings.thinking,

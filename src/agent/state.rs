@@ -76,6 +76,8 @@ pub(crate) struct State {
     pub files: Arc<FileMemory>,
     /// Where tools keep output too long to show whole: beside the session file.
     pub spill: Arc<SpillDir>,
+    /// The background shells the model started; they end with the agent.
+    pub shells: Arc<crate::tools::background::BackgroundShells>,
 }
 
 pub(crate) struct Shared {

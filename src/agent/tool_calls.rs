@@ -278,6 +278,9 @@ impl Run {
 
     async fn finish_call(&mut self, call: &ToolCall, mut output: ToolOutput) -> Arc<Message> {
         self.note_unseen_images(&mut output);
+        if let Some(todos) = crate::tools::todo::todos_of_result(&call.name, &output) {
+            self.shared.emit(AgentEvent::TodoUpdate { todos });
+        }
         self.shared.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -349,12 +352,13 @@ impl Run {
     ) -> JoinHandle<Option<ToolOutput>> {
         let shared = self.shared.clone();
         let (id, name) = (call.id.clone(), call.name.clone());
-        let (hidden, files, spill) = {
+        let (hidden, files, spill, shells) = {
             let state = lock(&self.shared.state);
             (
                 state.permissions.hidden(),
                 state.files.clone(),
                 state.spill.clone(),
+                state.shells.clone(),
             )
         };
         let ctx = ToolContext {
@@ -371,6 +375,7 @@ impl Run {
             hidden,
             files,
             spill,
+            shells,
         };
         let place_now = semaphore.clone().try_acquire_owned().ok();
         let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());

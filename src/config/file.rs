@@ -54,6 +54,9 @@ pub struct FileConfig {
     /// `[proxy]`: `agent proxy`'s tokens and limits.
     #[serde(default)]
     pub proxy: ProxyConfig,
+    /// `[web]`: what `web_fetch` may reach.
+    #[serde(default)]
+    pub web: super::web::WebConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -10,6 +10,7 @@ mod models;
 pub mod permissions_edit;
 mod sandbox;
 mod timeouts;
+pub mod web;
 
 use crate::agent::compaction::CompactionSettings;
 use crate::agent::guard::GuardSettings;
@@ -298,12 +299,12 @@ fn resolve(
                 flag: "--tools",
                 message,
             })?;
-            names
+            crate::tools::with_companions(names)
         }
         (None, false) => match &file.tools.enabled {
             Some(list) => {
                 Tools::check_names(list).map_err(|m| file_error("tools.enabled", m))?;
-                list.clone()
+                crate::tools::with_companions(list.clone())
             }
             None => ALL_TOOLS.iter().map(|t| t.to_string()).collect(),
         },
@@ -377,6 +378,7 @@ fn resolve(
         }
         tool_settings.max_parallel = max;
     }
+    tool_settings.web = web::settings(&file.web).map_err(|(key, why)| file_error(key, why))?;
     let mut permission_rules = RuleSet::parse(
         &file.permissions.allow,
         &file.permissions.ask,

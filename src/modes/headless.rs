@@ -5,7 +5,6 @@
 use super::signals::Interrupts;
 use crate::agent::Agent;
 use crate::protocol::event::AgentEvent;
-use crate::protocol::message::UserMessage;
 
 pub trait Handler {
     /// Handle one event; `Some(code)` ends the run with that exit code. `interrupted` is the
@@ -30,7 +29,14 @@ pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) ->
     } else {
         agent.subscribe_without_deltas()
     };
-    if let Err(e) = agent.prompt(UserMessage::text(prompt)) {
+    let message = match agent.user_message(&prompt) {
+        Ok((message, _)) => message,
+        Err(e) => {
+            say!("agent: {e}");
+            return 1;
+        }
+    };
+    if let Err(e) = agent.prompt(message) {
         say!("agent: {e}");
         return 1;
     }

@@ -41,7 +41,7 @@ impl Handler for Print {
                     "agent: `{tool_name}` was not allowed to run (a [permissions] deny rule forbids it)"
                 ),
                 Some(Denial::ReadOnlyMode) => say!(
-                    "agent: `{tool_name}` was not allowed to run (--permission-mode read-only)"
+                    "agent: `{tool_name}` was not allowed to run (the permission mode only lets tools look)"
                 ),
                 Some(Denial::User) | None => {}
             },

@@ -107,6 +107,10 @@ pub enum AgentEvent {
         bytes: u64,
         skipped: Vec<SkippedFile>,
     },
+    /// The model rewrote its task list (`todo_write`): the whole list, in order.
+    TodoUpdate {
+        todos: Vec<super::todo::TodoItem>,
+    },
 }
 
 /// Where the agent is: a run goes `preparing` → (`model_running` → `tool_running` ⇄

@@ -57,6 +57,18 @@ impl UserMessage {
     pub fn plain_text(&self) -> String {
         join_text(&self.content)
     }
+
+    /// The first text block: what the user typed, without the files its `@path`s attached
+    /// after it.
+    pub fn typed_text(&self) -> &str {
+        self.content
+            .iter()
+            .find_map(|c| match c {
+                Content::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .unwrap_or("")
+    }
 }
 
 /// Content of user messages and tool results.

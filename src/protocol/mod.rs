@@ -6,3 +6,4 @@ pub mod event;
 pub mod message;
 pub mod proxy;
 pub mod rpc;
+pub mod todo;

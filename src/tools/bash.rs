@@ -36,6 +36,9 @@ struct Args {
     /// Seconds.
     #[serde(default)]
     timeout: Option<f64>,
+    /// Start it in the background and return at once (`tools::background`).
+    #[serde(default)]
+    background: bool,
 }
 
 /// How often a running command reports its output.
@@ -52,7 +55,9 @@ impl Tool for BashTool {
         "Run a shell command with bash in the working directory. stdout and stderr are merged; \
          the last 2000 lines / 50 KB are returned, with the path of a file holding the full \
          output when it is longer. stdin is empty: do not run interactive programs. timeout is \
-         in seconds."
+         in seconds. With background: true (servers, watchers, long builds) it returns at once \
+         with a shell id and the first output; read more with bash_output, stop it with \
+         kill_shell. Background shells end when the agent exits."
     }
 
     fn parameters(&self) -> Value {
@@ -60,7 +65,8 @@ impl Tool for BashTool {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command to run"},
-                "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Timeout in seconds"}
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Timeout in seconds"},
+                "background": {"type": "boolean", "description": "Run in the background and return at once with a shell id"}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -85,6 +91,9 @@ impl Tool for BashTool {
                 Ok(args) => args,
                 Err(output) => return output,
             };
+            if args.background {
+                return start_in_background(&args.command, &ctx).await;
+            }
             let timeout = args
                 .timeout
                 .filter(|t| t.is_finite() && *t > 0.0)
@@ -201,4 +210,32 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
         details: Some(details),
         is_error: status.is_error,
     })
+}
+
+/// `background: true`: start the command as a background shell and report its id and the
+/// output of its first moments.
+async fn start_in_background(command: &str, ctx: &ToolContext) -> ToolOutput {
+    let options = super::background::StartOptions {
+        supervisor: &ctx.settings.supervisor,
+        sandbox: ctx.settings.sandbox.policy.as_deref(),
+        cwd: &ctx.cwd,
+        hidden_env: &ctx.settings.hidden_env,
+    };
+    let id = match ctx.shells.start(command, options).await {
+        Ok(id) => id,
+        Err(e) => return ToolOutput::error(format!("Could not start the command: {e}")),
+    };
+    tokio::select! {
+        _ = ctx.cancel.cancelled() => {}
+        _ = ctx.shells.wait_for_output(&id, super::background::FIRST_OUTPUT_WAIT) => {}
+    }
+    let Some(first) = ctx.shells.take_new_output(&id) else {
+        return ToolOutput::error(format!("The background shell {id} is gone."));
+    };
+    let text = format!(
+        "Started in the background as {id}. Read its output with bash_output {{\"id\": \"{id}\"}}, \
+         stop it with kill_shell.\n\n{}",
+        super::background::tools::render(&id, &first, None)
+    );
+    ToolOutput::text(text).with_details(json!({"shellId": id, "background": true}))
 }

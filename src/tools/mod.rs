@@ -4,6 +4,7 @@
 //! events, results — is the engine's job (`agent::tool_calls`).
 
 mod atomic;
+pub mod background;
 pub mod bash;
 pub mod diff;
 pub mod edit;
@@ -23,9 +24,11 @@ pub mod schema;
 pub mod shell;
 pub mod source;
 pub mod spill;
+pub mod todo;
 pub mod truncate;
 pub mod visibility;
 pub(crate) mod walk;
+pub mod web;
 mod wrappers;
 pub mod write;
 
@@ -87,6 +90,8 @@ pub struct ToolContext {
     pub files: Arc<freshness::FileMemory>,
     /// Where output too long to show whole is kept (the session's own directory).
     pub spill: Arc<spill::SpillDir>,
+    /// The agent's background shells (`bash` with `background: true`).
+    pub shells: Arc<background::BackgroundShells>,
 }
 
 /// Tool settings from config.
@@ -109,6 +114,8 @@ pub struct ToolSettings {
     /// commands run unsandboxed (`--sandbox off`, the sandbox unavailable, or a call the
     /// user allowed to run outside it).
     pub sandbox: crate::sandbox::Sandbox,
+    /// `web_fetch`'s limits and host lists (`[web]`).
+    pub web: web::WebSettings,
 }
 
 impl Default for ToolSettings {
@@ -120,6 +127,7 @@ impl Default for ToolSettings {
             hidden_env: Vec::new(),
             supervisor: PathBuf::from(process::DEFAULT_SUPERVISOR),
             sandbox: crate::sandbox::Sandbox::default(),
+            web: web::WebSettings::default(),
         }
     }
 }
@@ -150,6 +158,11 @@ pub trait Tool: Send + Sync {
     fn read_only_is_claimed(&self) -> bool {
         false
     }
+    /// Why a call of a read-only tool that still asks (`read_only_is_claimed`) needs the
+    /// user's approval, shown in the dialog; `None`: an MCP server's unchecked claim.
+    fn ask_reason(&self, _args: &Value) -> Option<String> {
+        None
+    }
     /// The argument naming what a call works on (a path, a command), which permission
     /// rules match against.
     fn subject(&self) -> Subject {
@@ -177,7 +190,34 @@ pub trait Tool: Send + Sync {
 }
 
 /// The names of every built-in tool, in the order the model sees them.
-pub const ALL_TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep", "find", "ls"];
+pub const ALL_TOOLS: &[&str] = &[
+    "read",
+    "write",
+    "edit",
+    "bash",
+    "bash_output",
+    "kill_shell",
+    "grep",
+    "find",
+    "ls",
+    "todo_write",
+    "web_fetch",
+];
+
+/// `names` with the tools that come with `bash` (reading and stopping background shells)
+/// added after it, when it is there and they are not.
+pub fn with_companions(mut names: Vec<String>) -> Vec<String> {
+    if let Some(at) = names.iter().position(|n| n == "bash") {
+        let mut insert = at + 1;
+        for companion in ["bash_output", "kill_shell"] {
+            if !names.iter().any(|n| n == companion) {
+                names.insert(insert, companion.to_string());
+                insert += 1;
+            }
+        }
+    }
+    names
+}
 
 /// A built-in tool by name.
 fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
@@ -186,9 +226,13 @@ fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
         "write" => Arc::new(write::WriteTool),
         "edit" => Arc::new(edit::EditTool),
         "bash" => Arc::new(bash::BashTool),
+        "bash_output" => Arc::new(background::tools::BashOutputTool),
+        "kill_shell" => Arc::new(background::tools::KillShellTool),
         "grep" => Arc::new(grep::GrepTool),
         "find" => Arc::new(find::FindTool),
         "ls" => Arc::new(ls::LsTool),
+        todo::NAME => Arc::new(todo::TodoWriteTool),
+        "web_fetch" => Arc::new(web::WebFetchTool),
         _ => return None,
     };
     Some(tool)

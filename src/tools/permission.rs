@@ -26,6 +26,9 @@ pub enum PermissionMode {
     Auto,
     /// Mutating tools are always denied.
     ReadOnly,
+    /// Plan mode: mutating tools are denied, as in read-only mode, and the model is told to
+    /// end by presenting a plan for the user to approve.
+    Plan,
 }
 
 impl PermissionMode {
@@ -34,7 +37,13 @@ impl PermissionMode {
             PermissionMode::Ask => "ask",
             PermissionMode::Auto => "auto",
             PermissionMode::ReadOnly => "read-only",
+            PermissionMode::Plan => "plan",
         }
+    }
+
+    /// Whether mutating tools are denied whatever the rules say.
+    pub fn denies_changes(self) -> bool {
+        matches!(self, PermissionMode::ReadOnly | PermissionMode::Plan)
     }
 }
 
@@ -164,6 +173,17 @@ impl Permissions {
                 ),
             );
         }
+        if mutating && self.mode == PermissionMode::Plan {
+            return Verdict::Deny(
+                Denial::ReadOnlyMode,
+                format!(
+                    "Permission denied: `{}` can change files or run programs, and the agent is in \
+                 plan mode: only read-only tools run. Investigate with them, then present your \
+                 plan; the user approves it before anything changes.",
+                    call.name
+                ),
+            );
+        }
         if self.session_allowed.contains_key(&rule_key(call)) {
             return Verdict::Allow;
         }
@@ -215,10 +235,13 @@ impl Permissions {
         if !mutating {
             return Verdict::ask_because(
                 &call.name,
-                format!(
-                    "`{}` comes from an MCP server, whose claim that it only reads is not checked",
-                    call.name
-                ),
+                tool.ask_reason(&call.arguments).unwrap_or_else(|| {
+                    format!(
+                        "`{}` comes from an MCP server, whose claim that it only reads is not \
+                         checked",
+                        call.name
+                    )
+                }),
                 &format!(
                     "The user can allow it with a rule such as `{}` in [permissions] allow.",
                     call.name

@@ -135,6 +135,8 @@ pub struct App {
     pub menu: Option<super::menu::Menu>,
     /// esc was pressed on an empty composer while idle: another esc opens `/rewind`.
     pub esc_armed: bool,
+    /// The model's task list (`todo_write`), shown above the composer during a run.
+    pub todos: Vec<crate::protocol::todo::TodoItem>,
 }
 
 impl App {
@@ -183,6 +185,7 @@ impl App {
             checkpoint_skipped: Vec::new(),
             menu: None,
             esc_armed: false,
+            todos: Vec::new(),
         }
     }
 
@@ -276,6 +279,7 @@ impl App {
             TaskResult::TimeTravel(result) => self.on_time_travel(result),
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
+                self.todos.clear();
                 self.log.clear();
                 self.replay(200);
                 let resumed = self.resumed_note(&self.session.id.clone());
@@ -338,12 +342,13 @@ impl App {
         ))
     }
 
-    /// shift+tab: the next permission mode, ask → auto → read-only → ask.
+    /// shift+tab: the next permission mode, ask → auto → plan → read-only → ask.
     pub fn cycle_permission_mode(&mut self) {
         use crate::tools::permission::PermissionMode;
         let next = match self.agent.snapshot().permission_mode {
             PermissionMode::Ask => PermissionMode::Auto,
-            PermissionMode::Auto => PermissionMode::ReadOnly,
+            PermissionMode::Auto => PermissionMode::Plan,
+            PermissionMode::Plan => PermissionMode::ReadOnly,
             PermissionMode::ReadOnly => PermissionMode::Ask,
         };
         self.agent.set_permission_mode(next);
@@ -351,6 +356,9 @@ impl App {
             PermissionMode::Ask => "ask mode: changes and commands wait for your approval",
             PermissionMode::Auto => "auto mode: every tool runs without asking",
             PermissionMode::ReadOnly => "read-only mode: nothing may change files or run programs",
+            PermissionMode::Plan => {
+                "plan mode: the agent only looks, then proposes a plan for you to approve"
+            }
         });
     }
 

@@ -398,7 +398,7 @@ pub fn message(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     match message {
-        Message::User(user_message) => user(&user_message.plain_text(), width, theme),
+        Message::User(user_message) => user(user_message.typed_text(), width, theme),
         Message::ToolResult(_) => Vec::new(),
         Message::Assistant(assistant) => {
             let mut rows = Vec::new();

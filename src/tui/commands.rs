@@ -1,5 +1,6 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
-//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/quit`) with completion. Anything slow
+//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/permissions`, `/plan`, `/ps`, `/quit`)
+//! with completion. Anything slow
 //! runs as a task that reports back through `TaskResult`.
 
 use super::app::{App, TaskResult};
@@ -81,6 +82,16 @@ pub const COMMANDS: &[Command] = &[
         help: "Mode, sandbox, rules, session grants; revoke N, or allow|ask|deny RULE",
     },
     Command {
+        name: "ps",
+        args: "",
+        help: "Background shells: list them, kill one",
+    },
+    Command {
+        name: "plan",
+        args: "[task]",
+        help: "Plan mode: the agent only looks, then proposes a plan to approve",
+    },
+    Command {
         name: "quit",
         args: "",
         help: "Leave (the session is kept)",
@@ -143,6 +154,8 @@ impl App {
                 self.push_rows(rows);
             }
             "permissions" => self.permissions_command(arg),
+            "plan" => self.plan_command(arg),
+            "ps" => self.ps_command(),
             "quit" | "exit" | "q" => self.exit = Some(0),
             _ => self.warning(&format!("Unknown command /{name} — /help lists them")),
         }

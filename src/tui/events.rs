@@ -19,9 +19,9 @@ impl App {
             AgentEvent::AgentStart => self.working = Some((Instant::now(), Phase::Waiting)),
             AgentEvent::MessageStart { message } => match message.as_ref() {
                 Message::User(user) => {
-                    self.log.push(Entry::User(user.plain_text()));
+                    self.log.push(Entry::User(user.typed_text().to_string()));
                     self.collapsed_thoughts.clear();
-                    let rows = cells::user(&user.plain_text(), self.width, &self.theme);
+                    let rows = cells::user(user.typed_text(), self.width, &self.theme);
                     self.push_rows(rows);
                 }
                 Message::Assistant(_) => {
@@ -111,7 +111,7 @@ impl App {
                 self.stream = None;
                 self.tools.clear();
                 match status {
-                    RunStatus::Completed => {}
+                    RunStatus::Completed => self.offer_plan_approval(),
                     RunStatus::Aborted => self.notice("Interrupted."),
                     RunStatus::Failed => self.error(error.as_deref().unwrap_or("the run failed")),
                     RunStatus::Limit => self.warning(&format!(
@@ -186,6 +186,7 @@ impl App {
                 NoticeLevel::Warning => self.warning(&message),
             },
             AgentEvent::Checkpoint { skipped, .. } => self.on_checkpoint(&skipped),
+            AgentEvent::TodoUpdate { todos } => self.todos = todos,
         }
     }
 

@@ -111,7 +111,7 @@ impl App {
             }
             _ => match self.composer.handle_key(key) {
                 Action::Submit(text) => self.submit(text),
-                Action::FollowUp(text) => self.agent.follow_up(UserMessage::text(text)),
+                Action::FollowUp(text) => self.follow_up_text(text),
                 Action::Edited => {
                     self.completion = self.completion.min(
                         completions(self.composer.single_line())
@@ -153,7 +153,17 @@ impl App {
         if let Some(command) = trimmed.strip_prefix('!') {
             return self.run_shell(command);
         }
-        let message = UserMessage::text(text);
+        let message = match self.agent.user_message(&text) {
+            Ok((message, attached)) => {
+                self.note_attachments(&attached);
+                message
+            }
+            Err(e) => {
+                // Nothing is sent: the prompt comes back to be changed.
+                self.composer.set_text(&text);
+                return self.warning(&e.to_string());
+            }
+        };
         if self.is_working() {
             self.agent.steer(message);
         } else if let Err(crate::agent::AgentError::Busy) = self.agent.prompt(message.clone()) {

@@ -175,6 +175,9 @@ impl App {
                 ]));
             }
         }
+        if self.working.is_some() {
+            rows.extend(super::todo_panel::rows(&self.todos, width, theme));
+        }
         if let Some((since, phase)) = &self.working {
             // Waiting for an answer is timed from the question, not from the run's start.
             let timed_from = match (phase, &self.approval) {

@@ -29,6 +29,10 @@ pub enum Choice {
     Fork(String),
     /// Continue on the branch whose tip is entry `.0`.
     Switch(String),
+    /// Kill background shell `.0` (`/ps`).
+    KillShell(String),
+    /// Carry out the plan just presented, in this mode.
+    ApprovePlan(crate::tools::permission::PermissionMode),
     Cancel,
 }
 

@@ -61,7 +61,7 @@ impl App {
             .rev()
             .filter(|(id, _)| !id.is_empty())
             .filter_map(|(id, message)| match message.as_ref() {
-                Message::User(user) => Some((id, one_line(&user.plain_text()))),
+                Message::User(user) => Some((id, one_line(user.typed_text()))),
                 _ => None,
             })
             .collect()
@@ -198,6 +198,8 @@ impl App {
                     send(TimeTravel::Switched(agent.switch_branch(&entry).await));
                 });
             }
+            Choice::ApprovePlan(mode) => self.approve_plan(mode),
+            Choice::KillShell(id) => self.kill_shell(id),
             Choice::Cancel => {}
         }
     }

@@ -61,6 +61,7 @@ impl App {
                 hidden: None,
                 files: Default::default(),
                 spill,
+                shells: Default::default(),
             };
             let args = json!({"command": command});
             // Checkpointed like a mutating tool call, so a rewind covers it too.

@@ -98,7 +98,7 @@ const sessionId = session.sessionId;
 assert.equal(session.modes.currentModeId, "ask");
 assert.deepEqual(
   session.modes.availableModes.map((m) => m.id),
-  ["ask", "auto", "read-only"],
+  ["ask", "auto", "read-only", "plan"],
 );
 
 const answered = await first.connection.prompt({

@@ -14,6 +14,7 @@ mod link;
 mod mcp;
 mod options;
 mod permission;
+mod plan;
 mod prompt;
 mod pump;
 mod replay;

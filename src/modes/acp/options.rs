@@ -1,5 +1,5 @@
 //! What an editor can switch in a session: the permission mode (ACP session modes `ask`,
-//! `auto`, `read-only`, also offered as a config option of category `mode`), the model (a
+//! `auto`, `read-only`, `plan`, also offered as a config option of category `mode`), the model (a
 //! config option of category `model`: ACP 1 has no `session/set_model`) and the reasoning
 //! level (category `thought_level`).
 
@@ -17,7 +17,7 @@ pub const MODE: &str = "mode";
 pub const MODEL: &str = "model";
 pub const THINKING: &str = "thinking";
 
-const MODES: [(PermissionMode, &str, &str); 3] = [
+const MODES: [(PermissionMode, &str, &str); 4] = [
     (
         PermissionMode::Ask,
         "Ask",
@@ -32,6 +32,11 @@ const MODES: [(PermissionMode, &str, &str); 3] = [
         PermissionMode::ReadOnly,
         "Read only",
         "The agent only looks: changes and commands are refused",
+    ),
+    (
+        PermissionMode::Plan,
+        "Plan",
+        "The agent only looks, then ends with a plan; switch to ask or auto to carry it out",
     ),
 ];
 
@@ -126,6 +131,6 @@ mod tests {
         assert_eq!(thinking_of("max"), None);
         let state = modes(PermissionMode::ReadOnly);
         assert_eq!(state.current_mode_id.to_string(), "read-only");
-        assert_eq!(state.available_modes.len(), 3);
+        assert_eq!(state.available_modes.len(), 4);
     }
 }

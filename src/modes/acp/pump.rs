@@ -211,6 +211,9 @@ impl Pump {
                 &format!("Compaction failed: {error}"),
             ),
             AgentEvent::AgentEnd { status, error, .. } => self.run_ended(status, error),
+            AgentEvent::TodoUpdate { todos } => {
+                self.link.send(SessionUpdate::Plan(super::plan::from_todos(&todos)))
+            }
             AgentEvent::Notice { level, message } => self.link.inform(
                 match level {
                     NoticeLevel::Info => NoticeSeverity::Info,

@@ -110,6 +110,7 @@ pub(super) async fn bash(context: &Context, command: String, cancel: Cancellatio
         hidden: None,
         files: Default::default(),
         spill: context.agent.spill_dir(),
+        shells: Default::default(),
     };
     let output = context
         .agent

@@ -95,15 +95,17 @@ fn execute(context: &Context, command: Command) -> Outcome {
             images,
             streaming_behavior,
         } => {
-            let message = user_message(message, images);
+            let message = user_message(agent, message, images)?;
             match streaming_behavior {
                 None => agent.prompt(message).map_err(|e| e.to_string())?,
                 Some(StreamingBehavior::Steer) => agent.steer(message),
                 Some(StreamingBehavior::FollowUp) => agent.follow_up(message),
             }
         }
-        Command::Steer { message, images } => agent.steer(user_message(message, images)),
-        Command::FollowUp { message, images } => agent.follow_up(user_message(message, images)),
+        Command::Steer { message, images } => agent.steer(user_message(agent, message, images)?),
+        Command::FollowUp { message, images } => {
+            agent.follow_up(user_message(agent, message, images)?)
+        }
         Command::Abort => {
             agent.abort();
         }
@@ -157,9 +159,13 @@ fn execute(context: &Context, command: Command) -> Outcome {
     Ok(None)
 }
 
-/// The text, then the attached images.
-fn user_message(text: String, images: Vec<Content>) -> UserMessage {
-    let mut message = UserMessage::text(text);
+/// The text, what its `@path`s name (`agent::mentions`), then the attached images.
+fn user_message(
+    agent: &crate::agent::Agent,
+    text: String,
+    images: Vec<Content>,
+) -> Result<UserMessage, String> {
+    let (mut message, _) = agent.user_message(&text).map_err(|e| e.to_string())?;
     message.content.extend(images);
-    message
+    Ok(message)
 }

@@ -133,7 +133,7 @@ impl Log {
             .collect();
         for message in messages {
             match message.as_ref() {
-                Message::User(user) => self.push(Entry::User(user.plain_text())),
+                Message::User(user) => self.push(Entry::User(user.typed_text().to_string())),
                 Message::Assistant(_) => self.push_assistant(message, &results),
                 Message::ToolResult(_) => {}
             }

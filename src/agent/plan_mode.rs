@@ -1,0 +1,27 @@
+//! Plan mode (`--permission-mode plan`, `/plan`, shift+tab): the permission rules deny every
+//! mutating tool (`tools::permission`); here the model is told what the mode means, so it
+//! investigates with the read-only tools and ends its answer with a plan the user approves
+//! (the TUI then switches to ask or auto mode and asks it to carry the plan out).
+
+use crate::tools::permission::PermissionMode;
+use std::borrow::Cow;
+
+/// What the model is told, after the system prompt, while the agent is in plan mode.
+pub const INSTRUCTIONS: &str = "# Plan mode\n\
+The user has switched on plan mode: do not change anything yet. Only read-only tools run \
+(read, grep, find, ls, todo_write); any tool that would change files or run programs is \
+refused. Investigate what you need to, ask the user if something essential is unclear, then \
+end your answer with a concise, numbered plan of the changes you propose (files, steps, how \
+to check them). The user will approve the plan or ask for changes before anything is done.";
+
+/// The system prompt a request is sent with in `mode`.
+pub fn system_prompt(base: &str, mode: PermissionMode) -> Cow<'_, str> {
+    if mode == PermissionMode::Plan {
+        Cow::Owned(format!("{base}\n\n{INSTRUCTIONS}"))
+    } else {
+        Cow::Borrowed(base)
+    }
+}
+
+/// What the user's approval of a plan sends the model.
+pub const APPROVED: &str = "The plan is approved. Carry it out now.";

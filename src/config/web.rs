@@ -1,0 +1,59 @@
+//! `[web]`: what `web_fetch` may reach (host allow and deny lists), its time limit and body
+//! cap.
+
+use crate::tools::web::WebSettings;
+use serde::Deserialize;
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebConfig {
+    /// Hosts (`name` or `*.domain`) that may be fetched even at private or loopback
+    /// addresses.
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
+    /// Hosts never fetched.
+    #[serde(default)]
+    pub deny_hosts: Vec<String>,
+    pub timeout_secs: Option<f64>,
+    pub max_bytes: Option<u64>,
+}
+
+/// `[web]` over the defaults: `Err((key, why))` for a value that makes no sense.
+pub fn settings(config: &WebConfig) -> Result<WebSettings, (&'static str, String)> {
+    let defaults = WebSettings::default();
+    let timeout = match config.timeout_secs {
+        None => defaults.timeout,
+        Some(secs) if secs > 0.0 => Duration::try_from_secs_f64(secs).map_err(|_| {
+            (
+                "web.timeout_secs",
+                format!("{secs} is not a number of seconds"),
+            )
+        })?,
+        Some(secs) => {
+            return Err((
+                "web.timeout_secs",
+                format!("must be more than 0 seconds, not {secs}"),
+            ));
+        }
+    };
+    let max_bytes = match config.max_bytes {
+        None => defaults.max_bytes,
+        Some(0) => return Err(("web.max_bytes", "must be at least 1".to_string())),
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+    };
+    for host in config.allow_hosts.iter().chain(&config.deny_hosts) {
+        if host.trim().is_empty() || host.contains('/') {
+            return Err((
+                "web.allow_hosts",
+                format!("`{host}` is not a host name (write `example.com` or `*.example.com`)"),
+            ));
+        }
+    }
+    Ok(WebSettings {
+        allow_hosts: config.allow_hosts.clone(),
+        deny_hosts: config.deny_hosts.clone(),
+        timeout,
+        max_bytes,
+    })
+}

@@ -1,0 +1,57 @@
+//! `/ps`: the background shells the model started (command, how long, status), in a menu
+//! where enter kills the selected one.
+
+use super::app::{App, TaskResult};
+use super::menu::{Choice, Menu, MenuItem};
+use crate::tools::background::ShellStatus;
+use std::time::Duration;
+
+fn elapsed(time: Duration) -> String {
+    let seconds = time.as_secs();
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m {:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h {:02}m", seconds / 3600, seconds / 60 % 60),
+    }
+}
+
+impl App {
+    pub fn ps_command(&mut self) {
+        let shells = self.agent.background_shells().list();
+        if shells.is_empty() {
+            return self.notice("No background shells.");
+        }
+        let items = shells
+            .into_iter()
+            .map(|shell| {
+                let first_line = shell.command.lines().next().unwrap_or("").to_string();
+                let choice = match shell.status {
+                    ShellStatus::Running => Choice::KillShell(shell.id.clone()),
+                    _ => Choice::Cancel,
+                };
+                MenuItem::new(format!("{}  {first_line}", shell.id), choice).note(format!(
+                    "{} · {}",
+                    elapsed(shell.elapsed),
+                    shell.status.describe()
+                ))
+            })
+            .collect();
+        self.menu = Some(Menu::new(
+            "Background shells — enter kills a running one:",
+            items,
+        ));
+        self.dirty = true;
+    }
+
+    pub fn kill_shell(&mut self, id: String) {
+        let shells = self.agent.background_shells();
+        let tasks = self.tasks.clone();
+        tokio::spawn(async move {
+            let result = match shells.kill(&id).await {
+                Some(status) => TaskResult::Notice(format!("{id}: {}.", status.describe())),
+                None => TaskResult::Warning(format!("No background shell {id}.")),
+            };
+            let _ = tasks.send(result);
+        });
+    }
+}
