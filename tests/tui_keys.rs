@@ -148,6 +148,8 @@ async fn shift_tab_cycles_the_permission_mode_shown_in_the_status_line() {
     tui.send(b"\x1b[Z");
     tui.wait_for_text("auto mode").await;
     tui.send(b"\x1b[Z");
+    tui.wait_for_text("plan mode").await;
+    tui.send(b"\x1b[Z");
     tui.wait_for_text("read-only mode").await;
     tui.send(b"\x1b[Z");
     tui.wait_for_text("ask mode").await;
