@@ -1,12 +1,16 @@
 //! Compaction always shrinks: a context overflow in a conversation shorter than
 //! `keep_recent_tokens`, or one huge tool result among the recent messages, is compacted
-//! instead of leaving the session stuck with "nothing to compact".
+//! instead of leaving the session stuck with "nothing to compact". A resumed session whose
+//! stored usage is far below what it holds is compacted before its first request.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
 
 use agent::protocol::event::AgentEvent;
-use agent::protocol::message::Message;
+use agent::protocol::message::{
+    AssistantContent, AssistantMessage, Message, StopReason, UserMessage,
+};
+use agent::session::format::NewEntry;
 use agent::session::load::load;
 use agent::session::{self, Choice};
 use serde_json::json;
@@ -121,4 +125,70 @@ async fn a_huge_recent_tool_result_is_summarised_too() {
     );
     assert!(after[1].contains("the summary"), "{after:?}");
     assert_eq!(reloaded(&path), live(&h));
+}
+
+#[tokio::test]
+async fn a_resumed_session_with_low_stored_usage_is_compacted_before_the_request() {
+    // A session on disk: 8 messages of ~4,000 characters each (~8,000 tokens by content),
+    // whose answers report a usage of only 50 tokens each.
+    let home = tempfile::tempdir().unwrap();
+    let cwd = home.path().join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let sessions = home.path().join("sessions");
+    let opened = session::open(Choice::New, &sessions, &cwd).await.unwrap();
+    let writer = opened.writer.unwrap();
+    for turn in 0..4 {
+        let question = Message::User(UserMessage::text(format!(
+            "question {turn} {}",
+            "q".repeat(4_000)
+        )));
+        writer.append(NewEntry::Message(&question)).await.unwrap();
+        let mut answer = AssistantMessage::empty("test", "test-model");
+        answer.content.push(AssistantContent::Text {
+            text: format!("answer {turn} {}", "a".repeat(4_000)),
+        });
+        answer.usage.total_tokens = 50;
+        answer.stop_reason = StopReason::Stop;
+        writer
+            .append(NewEntry::Message(&Message::Assistant(answer)))
+            .await
+            .unwrap();
+    }
+    writer.sync().await.unwrap();
+    drop(writer);
+    let resumed = session::open(Choice::Continue, &sessions, &cwd)
+        .await
+        .unwrap();
+    assert_eq!(resumed.history.len(), 8);
+    let mut h = Harness::start_with(
+        vec![
+            Reply::sse(chat::text("the summary")),
+            Reply::sse(chat::text("fits now")),
+        ],
+        move |config| {
+            config.model.context_window = 4_000;
+            config.compaction.reserve_tokens = 500;
+            config.compaction.keep_recent_tokens = 100;
+            config.history = resumed.history;
+            config.session = resumed.writer;
+        },
+    )
+    .await;
+    h.prompt("next");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let end = compaction_end(&events);
+    assert_eq!(end.get("errorMessage"), None, "{end}");
+    let bodies = h.server.bodies();
+    assert_eq!(bodies.len(), 2, "a summary request, then the answer");
+    let sent = transcript(&bodies[1]);
+    assert!(
+        !sent
+            .iter()
+            .any(|m| m.contains("question 0") || m.contains("answer 0")),
+        "the oldest turns are summarised, not sent: {sent:?}"
+    );
+    assert!(sent.iter().any(|m| m.contains("the summary")), "{sent:?}");
+    let chars: usize = sent.iter().map(String::len).sum();
+    assert!(chars < 16_000, "{chars} characters sent, of ~32,000 stored");
 }

@@ -113,8 +113,17 @@ pub fn usage_counts(message: &Message, since: i64) -> Option<u64> {
 }
 
 /// The size of the context: the last successful response's reported usage plus an
-/// estimate of every message after it.
+/// estimate of every message after it — or the estimate of every message, when that is
+/// larger. Stored usage can be far below what the history holds (a resumed session whose
+/// usage was reported by a model with a different tokenizer, or edited by hand): trusting it
+/// alone would send an oversize context whole and learn of it only from a 400.
 pub fn context_tokens(messages: &[Arc<Message>]) -> u64 {
+    reported_tokens(messages).max(content_tokens(messages))
+}
+
+/// The last successful response's reported usage plus an estimate of every message after it
+/// (the estimate of everything when no usage was reported).
+pub fn reported_tokens(messages: &[Arc<Message>]) -> u64 {
     let since = messages.first().map(|m| m.timestamp()).unwrap_or(0);
     let last_usage = messages
         .iter()
@@ -123,14 +132,16 @@ pub fn context_tokens(messages: &[Arc<Message>]) -> u64 {
         .find_map(|(i, m)| usage_counts(m, since).map(|tokens| (i, tokens)));
     match last_usage {
         // Reported usage comes from the network: saturate rather than overflow.
-        Some((index, tokens)) => tokens.saturating_add(
-            messages[index + 1..]
-                .iter()
-                .map(|m| estimate_tokens(m))
-                .sum::<u64>(),
-        ),
-        None => messages.iter().map(|m| estimate_tokens(m)).sum(),
+        Some((index, tokens)) => tokens.saturating_add(content_tokens(&messages[index + 1..])),
+        None => content_tokens(messages),
     }
+}
+
+/// The estimate of every message, from its content alone.
+pub fn content_tokens(messages: &[Arc<Message>]) -> u64 {
+    messages
+        .iter()
+        .fold(0u64, |sum, m| sum.saturating_add(estimate_tokens(m)))
 }
 
 /// The conversation as text for the summariser: tool output and arguments shortened, and
@@ -438,6 +449,23 @@ mod tests {
             Arc::new(Message::Assistant(answer)),
         ];
         assert_eq!(context_tokens(&messages), 2);
+    }
+
+    #[test]
+    fn context_size_is_never_below_the_content_estimate() {
+        // A resumed session whose stored usage is far below what it holds.
+        let mut answer = AssistantMessage::empty("p", "m");
+        answer.usage.total_tokens = 100;
+        answer.timestamp = 10;
+        let mut question = UserMessage::text("z".repeat(40_000));
+        question.timestamp = 5;
+        let messages = vec![
+            Arc::new(Message::User(question)),
+            Arc::new(Message::Assistant(answer)),
+            user(&"y".repeat(400)),
+        ];
+        assert_eq!(reported_tokens(&messages), 200);
+        assert_eq!(context_tokens(&messages), 10_100);
     }
 
     #[test]

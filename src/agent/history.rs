@@ -2,7 +2,7 @@
 //! session entry (so a compaction can say where it cut), and the size of that context in
 //! tokens, kept up to date as messages arrive (the status line reads it every frame).
 
-use super::compaction::{context_tokens, estimate_tokens, usage_counts};
+use super::compaction::{content_tokens, estimate_tokens, reported_tokens, usage_counts};
 use crate::protocol::message::Message;
 use std::sync::Arc;
 
@@ -10,17 +10,20 @@ use std::sync::Arc;
 pub(crate) struct History {
     ids: Vec<String>,
     messages: Vec<Arc<Message>>,
-    context_tokens: u64,
+    /// The last reported usage plus estimates after it (`compaction::reported_tokens`)…
+    reported_tokens: u64,
+    /// …and the estimate of all content (`compaction::content_tokens`): the larger counts.
+    content_tokens: u64,
 }
 
 impl History {
     pub fn new(entries: Vec<(String, Arc<Message>)>) -> Self {
         let (ids, messages): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
-        let context_tokens = context_tokens(&messages);
         History {
+            reported_tokens: reported_tokens(&messages),
+            content_tokens: content_tokens(&messages),
             ids,
             messages,
-            context_tokens,
         }
     }
 
@@ -29,19 +32,24 @@ impl History {
             .messages
             .first()
             .map_or(message.timestamp(), |m| m.timestamp());
-        self.context_tokens = match usage_counts(&message, since) {
+        let estimate = estimate_tokens(&message);
+        self.reported_tokens = match usage_counts(&message, since) {
             Some(reported) => reported,
-            None => self
-                .context_tokens
-                .saturating_add(estimate_tokens(&message)),
+            None => self.reported_tokens.saturating_add(estimate),
         };
+        self.content_tokens = self.content_tokens.saturating_add(estimate);
         self.ids.push(id);
         self.messages.push(message);
     }
 
     /// What the next request would send, in tokens (`compaction::context_tokens`).
     pub fn context_tokens(&self) -> u64 {
-        self.context_tokens
+        self.reported_tokens.max(self.content_tokens)
+    }
+
+    fn recount(&mut self) {
+        self.reported_tokens = reported_tokens(&self.messages);
+        self.content_tokens = content_tokens(&self.messages);
     }
 
     pub fn messages(&self) -> &[Arc<Message>] {
@@ -74,7 +82,7 @@ impl History {
     pub fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
         self.messages.truncate(len);
-        self.context_tokens = context_tokens(&self.messages);
+        self.recount();
     }
 
     /// Replace everything before `index` with one message (a compaction summary).
@@ -82,13 +90,14 @@ impl History {
         let index = index.min(self.messages.len());
         self.ids.splice(..index, [id]);
         self.messages.splice(..index, [message]);
-        self.context_tokens = context_tokens(&self.messages);
+        self.recount();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::compaction::context_tokens;
     use crate::protocol::message::UserMessage;
 
     #[test]
@@ -116,6 +125,14 @@ mod tests {
         history.push("b".into(), Arc::new(Message::Assistant(answer)));
         history.push("c".into(), msg(&"y".repeat(40)));
         assert_eq!(history.context_tokens(), 5_010);
+        assert_eq!(history.context_tokens(), context_tokens(history.messages()));
+        // Content far beyond the reported usage counts as what it is.
+        history.push("d".into(), msg(&"z".repeat(40_000)));
+        assert_eq!(history.context_tokens(), 15_010);
+        let mut small = AssistantMessage::empty("p", "m");
+        small.usage.total_tokens = 100;
+        history.push("e".into(), Arc::new(Message::Assistant(small)));
+        assert_eq!(history.context_tokens(), 10_110);
         assert_eq!(history.context_tokens(), context_tokens(history.messages()));
     }
 }
