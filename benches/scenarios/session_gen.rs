@@ -1,6 +1,7 @@
 //! Generated session files: many turns of realistic size, optionally with compactions every
 //! so often (as a long real session has), written with the agent's own session encoder.
 
+use agent::llm::request::ThinkingLevel;
 use agent::protocol::message::{
     AssistantContent, AssistantMessage, Message, StopReason, UserMessage,
 };
@@ -82,6 +83,8 @@ pub fn generate(
                 first_kept_entry_id: last_user.as_deref(),
                 tokens_before: 150_000,
                 tokens_after: 20_000,
+                model: Some(("bench", "bench-model")),
+                thinking: Some(ThinkingLevel::Off),
             };
             let line = encode(entry, &id, parent.as_deref(), timestamp)?;
             out.write_all(&line).context("writing the session")?;

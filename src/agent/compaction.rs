@@ -336,6 +336,9 @@ async fn summarise_and_replace(
             .map(|m| estimate_tokens(m))
             .sum::<u64>();
     let before = context_tokens(messages);
+    // The settings in use now (a model switched during the run included), so a reader
+    // that starts at this compaction knows them without reading what came before.
+    let current = Arc::clone(&lock(&shared.settings));
     let (entry_id, _) = shared
         .persist_at(
             NewEntry::Compaction {
@@ -343,6 +346,8 @@ async fn summarise_and_replace(
                 first_kept_entry_id: ids.get(cut).map(String::as_str),
                 tokens_before: before,
                 tokens_after: after,
+                model: Some((&current.provider.settings().name, &current.model.id)),
+                thinking: Some(current.thinking),
             },
             compacted_at,
         )

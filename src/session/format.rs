@@ -85,6 +85,15 @@ pub enum Entry {
         first_kept_entry_id: Option<String>,
         tokens_before: u64,
         tokens_after: u64,
+        /// The provider, model and reasoning level in use when it was written (absent in
+        /// files from before they were recorded): a reader that starts at the last
+        /// compaction needs nothing before it.
+        #[serde(default)]
+        provider: Option<String>,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        thinking: Option<ThinkingLevel>,
     },
     /// The head moved (a rewind, a switch to another branch): the conversation continues
     /// from `parent_id`; `from` was the head before.
@@ -146,6 +155,9 @@ pub enum NewEntry<'a> {
         first_kept_entry_id: Option<&'a str>,
         tokens_before: u64,
         tokens_after: u64,
+        /// The provider and model in use, and the reasoning level.
+        model: Option<(&'a str, &'a str)>,
+        thinking: Option<ThinkingLevel>,
     },
     /// The head moves to the entry given as parent; `from` is the head it leaves.
     Branch {
@@ -189,6 +201,12 @@ enum Line<'a> {
         first_kept_entry_id: Option<&'a str>,
         tokens_before: u64,
         tokens_after: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thinking: Option<ThinkingLevel>,
     },
     Branch {
         id: &'a str,
@@ -233,6 +251,8 @@ pub fn encode(
             first_kept_entry_id,
             tokens_before,
             tokens_after,
+            model,
+            thinking,
         } => Line::Compaction {
             id,
             parent_id,
@@ -241,6 +261,9 @@ pub fn encode(
             first_kept_entry_id,
             tokens_before,
             tokens_after,
+            provider: model.map(|(provider, _)| provider),
+            model: model.map(|(_, model)| model),
+            thinking,
         },
         NewEntry::Branch { from } => Line::Branch {
             id,
@@ -291,6 +314,8 @@ mod tests {
                 first_kept_entry_id: Some("a1"),
                 tokens_before: 10,
                 tokens_after: 2,
+                model: Some(("openai", "gpt-4.1")),
+                thinking: Some(ThinkingLevel::High),
             },
             "c1",
             Some("a1"),
@@ -301,6 +326,19 @@ mod tests {
         let entry: Entry = serde_json::from_slice(&line).unwrap();
         assert!(
             matches!(entry, Entry::Compaction { ref first_kept_entry_id, .. } if first_kept_entry_id.as_deref() == Some("a1"))
+        );
+        let Entry::Compaction {
+            provider,
+            model,
+            thinking,
+            ..
+        } = entry
+        else {
+            panic!("not a compaction: {entry:?}");
+        };
+        assert_eq!(
+            (provider.as_deref(), model.as_deref(), thinking),
+            (Some("openai"), Some("gpt-4.1"), Some(ThinkingLevel::High))
         );
     }
 }

@@ -103,24 +103,8 @@ pub fn for_each_line(
 impl FileIndex {
     pub fn read(path: &Path) -> Result<(File, FileIndex), SessionError> {
         let io = |e| SessionError::io(path, e);
-        let not_a_session = |reason: &str| SessionError::NotASession {
-            path: path.to_path_buf(),
-            reason: reason.to_string(),
-        };
         let file = File::open(path).map_err(io)?;
-        let mut first = Vec::new();
-        let header_length = BufReader::new(&file)
-            .read_until(b'\n', &mut first)
-            .map_err(io)?;
-        if header_length == 0 {
-            return Err(not_a_session("the file is empty"));
-        }
-        let header: Header = serde_json::from_slice(first.strip_suffix(b"\n").unwrap_or(&first))
-            .map_err(|_| not_a_session("the first line is not a session header"))?;
-        if header.kind != "session" {
-            return Err(not_a_session("the first line is not a session header"));
-        }
-        let header_length = header_length as u64;
+        let (header, header_length) = read_header(path, &file)?;
         let mut index = FileIndex {
             header,
             header_length,
@@ -209,6 +193,31 @@ impl FileIndex {
     }
 }
 
+/// The header (line 1) of the session file `file` at `path`, and its length with the newline.
+pub fn read_header(path: &Path, file: &File) -> Result<(Header, u64), SessionError> {
+    let not_a_session = |reason: &str| SessionError::NotASession {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let mut first = Vec::new();
+    let mut reader = BufReader::new(file);
+    reader
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| SessionError::io(path, e))?;
+    let header_length = reader
+        .read_until(b'\n', &mut first)
+        .map_err(|e| SessionError::io(path, e))?;
+    if header_length == 0 {
+        return Err(not_a_session("the file is empty"));
+    }
+    let header: Header = serde_json::from_slice(first.strip_suffix(b"\n").unwrap_or(&first))
+        .map_err(|_| not_a_session("the first line is not a session header"))?;
+    if header.kind != "session" {
+        return Err(not_a_session("the first line is not a session header"));
+    }
+    Ok((header, header_length as u64))
+}
+
 fn is_entry(file: &File, offset: u64) -> Result<bool, SessionError> {
     let mut valid = false;
     let _ = for_each_line(file, offset, 0, |_, _, bytes, _| {
@@ -220,7 +229,7 @@ fn is_entry(file: &File, offset: u64) -> Result<bool, SessionError> {
 
 /// The kind, id and parent id of an entry line, from its first bytes when it was written
 /// by this program, by parsing it otherwise. `None`: not an entry.
-fn ids_of(line: &[u8]) -> Option<(Kind, String, Option<String>)> {
+pub(super) fn ids_of(line: &[u8]) -> Option<(Kind, String, Option<String>)> {
     if let Some(found) = quick_ids(line) {
         return Some(found);
     }

@@ -7,11 +7,13 @@
 //! and memory proportional to what the model still sees. Entries of abandoned branches
 //! (after a rewind) stay in the file but are not part of the context. Tool calls that
 //! never got a result (the process died mid-tool) are answered with an error result
-//! saying so.
+//! saying so. Opening at the head first tries reading from the end (`tail`): a compacted
+//! session then costs only the part after the last compaction's cut.
 
 use super::error::SessionError;
 use super::format::{Entry, Header};
-use super::index::{FileIndex, Kind, for_each_line};
+use super::index::{FileIndex, Kind, for_each_line, read_header};
+use super::tail;
 use crate::llm::request::ThinkingLevel;
 use crate::protocol::message::{Message, ToolResultMessage, UserMessage};
 use std::collections::{HashMap, HashSet};
@@ -56,6 +58,52 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
 /// Read the session at `path` as it was at entry `head` (the branch that leads to it);
 /// `None`: at the last entry written.
 pub fn load_at(path: &Path, head: Option<&str>) -> Result<LoadedSession, SessionError> {
+    if head.is_none()
+        && let Some(loaded) = load_from_end(path)?
+    {
+        return Ok(loaded);
+    }
+    load_whole(path, head)
+}
+
+/// The head's context read from the end of the file (`tail`); `None` when the file needs
+/// the whole reader (something in it is not as this program writes it).
+pub(super) fn load_from_end(path: &Path) -> Result<Option<LoadedSession>, SessionError> {
+    let io = |e| SessionError::io(path, e);
+    let file = File::open(path).map_err(io)?;
+    let (header, header_length) = read_header(path, &file)?;
+    let size = file.metadata().map_err(io)?.len();
+    let Some(tail) = tail::find(&file, header_length, size) else {
+        return Ok(None);
+    };
+    let wanted: HashSet<u64> = tail.wanted.iter().copied().collect();
+    let first = tail.wanted.first().map(|&offset| (offset, 0));
+    let (messages, invalid) = parse_context(&file, &wanted, first, tail.compaction).map_err(io)?;
+    if !invalid.is_empty() {
+        return Ok(None); // the whole reader says which lines, by number
+    }
+    let mut warnings = Vec::new();
+    if tail.torn {
+        warnings.push(CUT_OFF.to_string());
+    }
+    let (context, repairs) = repair(messages, &mut warnings);
+    Ok(Some(LoadedSession {
+        path: path.to_path_buf(),
+        header,
+        context,
+        repairs,
+        model: tail.model,
+        thinking: tail.thinking,
+        last_entry_id: tail.head_id,
+        valid_len: tail.valid_len,
+        warnings,
+    }))
+}
+
+const CUT_OFF: &str =
+    "the last line was cut off (the agent stopped while writing it) and was dropped";
+
+pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSession, SessionError> {
     let io = |e| SessionError::io(path, e);
     let (file, index) = FileIndex::read(path)?;
     let mut warnings = Vec::new();
@@ -66,10 +114,7 @@ pub fn load_at(path: &Path, head: Option<&str>) -> Result<LoadedSession, Session
             if terminated {
                 warnings.push("the last line is not a valid entry and was skipped".to_string());
             } else {
-                warnings.push(
-                    "the last line was cut off (the agent stopped while writing it) and was dropped"
-                        .to_string(),
-                );
+                warnings.push(CUT_OFF.to_string());
                 valid_len = offset;
             }
         }
@@ -103,8 +148,18 @@ pub fn load_at(path: &Path, head: Option<&str>) -> Result<LoadedSession, Session
             Some(Entry::ThinkingChange { thinking: t, .. }) => thinking = Some(t),
             Some(Entry::Compaction {
                 first_kept_entry_id,
+                provider,
+                model: m,
+                thinking: t,
                 ..
-            }) => compaction = Some((position, first_kept_entry_id)),
+            }) => {
+                compaction = Some((position, first_kept_entry_id));
+                // The settings it recorded (newer files) hold until the next change.
+                if let (Some(provider), Some(m), Some(t)) = (provider, m, t) {
+                    model = Some((provider, m));
+                    thinking = Some(t);
+                }
+            }
             _ => {}
         }
     }
@@ -129,53 +184,12 @@ pub fn load_at(path: &Path, head: Option<&str>) -> Result<LoadedSession, Session
     let chosen_offset = chosen.map(|n| index.nodes[n].offset);
     let first_offset = chain.get(start).map(|&n| index.nodes[n].offset);
 
-    // Parse the context.
-    let mut messages = Vec::new();
-    let mut invalid = Vec::new();
-    if let Some(first_offset) = first_offset {
-        let first_number = chain.get(start).map_or(2, |&n| index.nodes[n].number);
-        for_each_line(
-            &file,
-            first_offset,
-            first_number,
-            |offset, number, bytes, _| {
-                if !wanted.contains(&offset) {
-                    return true;
-                }
-                let entry = match serde_json::from_slice::<Entry>(bytes) {
-                    Ok(entry) => entry,
-                    Err(e) => {
-                        invalid.push(format!(
-                            "line {number} is not a valid entry and was skipped ({e})"
-                        ));
-                        return true;
-                    }
-                };
-                match entry {
-                    Entry::Message { id, message, .. } => messages.push((id, Arc::new(message))),
-                    Entry::Compaction {
-                        id,
-                        summary,
-                        timestamp,
-                        ..
-                    } => {
-                        // The last compaction's summary goes before what it kept. An earlier
-                        // one found here (a later compaction cut inside what it kept) is
-                        // superseded: the later summary covers it.
-                        if Some(offset) == chosen_offset {
-                            messages
-                                .insert(0, (id, Arc::new(summary_message(&summary, timestamp))));
-                        }
-                    }
-                    Entry::ModelChange { .. }
-                    | Entry::ThinkingChange { .. }
-                    | Entry::Branch { .. } => {}
-                }
-                true
-            },
-        )
-        .map_err(io)?;
-    }
+    let first = first_offset.map(|offset| {
+        let number = chain.get(start).map_or(2, |&n| index.nodes[n].number);
+        (offset, number)
+    });
+    let (messages, mut invalid) =
+        parse_context(&file, &wanted, first, chosen_offset).map_err(io)?;
     // Lines that are no entry at all are reported too (the last one was above).
     invalid.extend(
         index
@@ -201,6 +215,61 @@ pub fn load_at(path: &Path, head: Option<&str>) -> Result<LoadedSession, Session
         valid_len,
         warnings,
     })
+}
+
+/// Parse the entries at the `wanted` offsets, reading from `first` (offset, line number) on:
+/// the messages with their ids — the compaction at `chosen` becomes the summary message
+/// first — and a warning for each wanted line that is not a valid entry.
+fn parse_context(
+    file: &File,
+    wanted: &HashSet<u64>,
+    first: Option<(u64, usize)>,
+    chosen: Option<u64>,
+) -> std::io::Result<(Context, Vec<String>)> {
+    let mut messages = Vec::new();
+    let mut invalid = Vec::new();
+    let Some((first_offset, first_number)) = first else {
+        return Ok((messages, invalid));
+    };
+    for_each_line(
+        file,
+        first_offset,
+        first_number,
+        |offset, number, bytes, _| {
+            if !wanted.contains(&offset) {
+                return true;
+            }
+            let entry = match serde_json::from_slice::<Entry>(bytes) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    invalid.push(format!(
+                        "line {number} is not a valid entry and was skipped ({e})"
+                    ));
+                    return true;
+                }
+            };
+            match entry {
+                Entry::Message { id, message, .. } => messages.push((id, Arc::new(message))),
+                Entry::Compaction {
+                    id,
+                    summary,
+                    timestamp,
+                    ..
+                } => {
+                    // The last compaction's summary goes before what it kept. An earlier
+                    // one found here (a later compaction cut inside what it kept) is
+                    // superseded: the later summary covers it.
+                    if Some(offset) == chosen {
+                        messages.insert(0, (id, Arc::new(summary_message(&summary, timestamp))));
+                    }
+                }
+                Entry::ModelChange { .. } | Entry::ThinkingChange { .. } | Entry::Branch { .. } => {
+                }
+            }
+            true
+        },
+    )?;
+    Ok((messages, invalid))
 }
 
 /// The entry on the line at `offset`, if it is one.

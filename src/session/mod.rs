@@ -11,6 +11,7 @@ pub mod format;
 pub mod index;
 pub mod load;
 pub mod store;
+mod tail;
 pub mod tree;
 mod writer;
 

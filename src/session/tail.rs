@@ -1,0 +1,253 @@
+//! Opening a session at its head by reading it from the end: lines are taken backwards
+//! (memchr's reverse search for newlines, in blocks) and the branch that leads to the head
+//! is followed back by each line's first bytes until the last compaction on it, the first
+//! entry that compaction kept, and the model and reasoning level in use are known. Only
+//! that tail of the file is read, so resuming a long compacted session costs what the
+//! model still sees, however large the file.
+//!
+//! This is a fast path, not a second reader: anything unusual — a line that is not an
+//! entry written by this program, a parent that cannot be found, an invalid last entry,
+//! an entry of the context that does not parse — makes it give up (`None`), and the full
+//! reader (`load`), which reports such lines by number, reads the whole file instead.
+
+use super::format::Entry;
+use super::index::{Kind, ids_of};
+use crate::llm::request::ThinkingLevel;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+
+/// What the first block read from the end is; later blocks double while a line is longer.
+const BLOCK: usize = 256 * 1024;
+
+/// The context of the head as found from the end.
+pub(super) struct Tail {
+    /// Offsets of the entries to parse, in file order: from the first kept entry (or the
+    /// start of the branch) to the head.
+    pub wanted: Vec<u64>,
+    /// The compaction whose summary goes first, if any.
+    pub compaction: Option<u64>,
+    pub model: Option<(String, String)>,
+    pub thinking: Option<ThinkingLevel>,
+    pub head_id: Option<String>,
+    /// Bytes of the file that end with a complete line.
+    pub valid_len: u64,
+    /// The last line was cut off (the process died mid-write).
+    pub torn: bool,
+}
+
+/// Lines of a file from its end back to `start`, each without its newline.
+struct Backwards<'a> {
+    file: &'a File,
+    start: u64,
+    /// `buf` holds the bytes from `pos` on that were not yet returned; it ends with the
+    /// newline of the next line to return.
+    pos: u64,
+    buf: Vec<u8>,
+}
+
+impl Backwards<'_> {
+    fn next_line(&mut self) -> std::io::Result<Option<(u64, Vec<u8>)>> {
+        loop {
+            if self.buf.is_empty() && self.pos <= self.start {
+                return Ok(None);
+            }
+            let body_len = self.buf.len().saturating_sub(1);
+            if let Some(newline) = memchr::memrchr(b'\n', &self.buf[..body_len]) {
+                let mut line = self.buf.split_off(newline + 1);
+                line.pop();
+                let offset = self.pos + (newline as u64) + 1;
+                return Ok(Some((offset, line)));
+            }
+            if self.pos <= self.start {
+                let mut line = std::mem::take(&mut self.buf);
+                line.pop();
+                return Ok(Some((self.pos, line)));
+            }
+            // The line starts before what was read: read a block before it, at least as
+            // long as what is held, so a huge line costs linear time.
+            let want = u64::try_from(BLOCK.max(self.buf.len())).unwrap_or(u64::MAX);
+            let length = want.min(self.pos - self.start);
+            let from = self.pos - length;
+            let mut block = vec![0; usize::try_from(length).unwrap_or(0)];
+            let mut file = self.file;
+            file.seek(SeekFrom::Start(from))?;
+            file.read_exact(&mut block)?;
+            block.extend_from_slice(&self.buf);
+            self.buf = block;
+            self.pos = from;
+        }
+    }
+}
+
+/// The settings in use that the walk has found so far, newest first.
+#[derive(Default)]
+struct Settings {
+    model: Option<(String, String)>,
+    thinking: Option<ThinkingLevel>,
+    /// A compaction recorded both: nothing older can change them.
+    complete: bool,
+}
+
+impl Settings {
+    fn known(&self) -> bool {
+        self.complete || (self.model.is_some() && self.thinking.is_some())
+    }
+}
+
+/// Follow the head's branch back from the end of `file` (`size` bytes, the header's line
+/// `header_length` long). `None`: give up and read the whole file.
+pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
+    let (valid_len, torn) = last_complete_line(file, header_length, size)?;
+    let mut lines = Backwards {
+        file,
+        start: header_length,
+        pos: valid_len,
+        buf: Vec::new(),
+    };
+    let mut head_id: Option<String> = None;
+    let mut wanted_id: Option<String> = None;
+    // The branch from the head back, newest first: (offset, id).
+    let mut chain: Vec<(u64, String)> = Vec::new();
+    // The last compaction: its place in `chain` and the entry it kept.
+    let mut compaction: Option<(usize, Option<String>)> = None;
+    let mut cut: Option<usize> = None;
+    let mut settings = Settings::default();
+    while let Some((offset, line)) = lines.next_line().ok()? {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let (kind, id, parent) = ids_of(&line)?;
+        if head_id.is_none() {
+            // The head must be a whole entry; the full reader explains one that is not.
+            serde_json::from_slice::<Entry>(&line).ok()?;
+            head_id = Some(id.clone());
+            wanted_id = Some(id.clone());
+        }
+        if wanted_id.as_deref() != Some(id.as_str()) {
+            continue; // an abandoned branch
+        }
+        wanted_id = parent;
+        chain.push((offset, id));
+        let position = chain.len() - 1;
+        match kind {
+            Kind::ModelChange | Kind::ThinkingChange | Kind::Compaction => {
+                read_settings(&line, position, &mut settings, &mut compaction)?;
+            }
+            _ => {}
+        }
+        if let Some((at, kept)) = &compaction
+            && cut.is_none()
+        {
+            match kept {
+                None => cut = Some(*at),
+                Some(kept) if chain[position].1 == *kept => cut = Some(position),
+                Some(_) => {}
+            }
+        }
+        if cut.is_some() && settings.known() {
+            break;
+        }
+        if wanted_id.is_none() {
+            break; // the root of the branch
+        }
+    }
+    if wanted_id.is_some() && !(cut.is_some() && settings.known()) {
+        return None; // a parent that is not in the file: the full reader decides
+    }
+    // A kept entry that is not on the branch: the context starts at the compaction.
+    let start = cut
+        .or(compaction.as_ref().map(|(at, _)| *at))
+        .unwrap_or(chain.len().saturating_sub(1));
+    let compaction_offset = compaction.map(|(at, _)| chain[at].0);
+    let wanted = chain
+        .get(..=start)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .map(|(offset, _)| *offset)
+        .collect();
+    Some(Tail {
+        wanted,
+        compaction: compaction_offset,
+        model: settings.model,
+        thinking: settings.thinking,
+        head_id,
+        valid_len,
+        torn,
+    })
+}
+
+/// Where the last complete line ends, and whether a cut-off line follows it. `None`: a
+/// trailing piece that is only whitespace (the full reader keeps the file as it is).
+fn last_complete_line(file: &File, header_length: u64, size: u64) -> Option<(u64, bool)> {
+    if size <= header_length {
+        return Some((header_length, false));
+    }
+    let mut lines = Backwards {
+        file,
+        start: header_length,
+        pos: size,
+        buf: Vec::new(),
+    };
+    // Read the last block; a file that ends with a newline has no cut-off line.
+    let mut last = [0u8; 1];
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(size - 1)).ok()?;
+    reader.read_exact(&mut last).ok()?;
+    if last[0] == b'\n' {
+        return Some((size, false));
+    }
+    // Pretend the piece ends with a newline to find where it starts.
+    lines.buf.push(b'\n');
+    let (offset, piece) = lines.next_line().ok()??;
+    if piece.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    Some((offset, true))
+}
+
+/// Note what a settings or compaction line on the branch says, unless a newer one did.
+fn read_settings(
+    line: &[u8],
+    position: usize,
+    settings: &mut Settings,
+    compaction: &mut Option<(usize, Option<String>)>,
+) -> Option<()> {
+    if settings.complete && compaction.is_some() {
+        return Some(());
+    }
+    match serde_json::from_slice::<Entry>(line).ok()? {
+        Entry::ModelChange {
+            provider, model, ..
+        } if !settings.complete => {
+            settings.model.get_or_insert((provider, model));
+        }
+        Entry::ThinkingChange { thinking, .. } if !settings.complete => {
+            settings.thinking.get_or_insert(thinking);
+        }
+        Entry::Compaction {
+            first_kept_entry_id,
+            provider,
+            model,
+            thinking,
+            ..
+        } => {
+            if compaction.is_none() {
+                *compaction = Some((position, first_kept_entry_id));
+            }
+            if !settings.complete
+                && let (Some(provider), Some(model), Some(thinking)) = (provider, model, thinking)
+            {
+                settings.model.get_or_insert((provider, model));
+                settings.thinking.get_or_insert(thinking);
+                settings.complete = true;
+            }
+        }
+        _ => {}
+    }
+    Some(())
+}
+
+#[cfg(test)]
+#[path = "tail_tests.rs"]
+mod tests;
