@@ -15,37 +15,11 @@ use agent::llm::timeouts::Timeouts;
 use agent::protocol::event::AssistantMessageEvent;
 use agent::protocol::message::AssistantContent;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::time::Duration;
+use support::corpus;
 use support::harness::provider_settings;
 use support::server::{FakeServer, Reply};
 use tokio_util::sync::CancellationToken;
-
-/// The corpus: `AGENT_CONFORMANCE_DIR` when set (it must hold one), else
-/// `../shared/conformance` beside the repository. `None` on a plain clone without it (the
-/// test then says so and checks nothing).
-fn corpus_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("AGENT_CONFORMANCE_DIR") {
-        let dir = PathBuf::from(dir);
-        assert!(
-            dir.join("manifest.json").is_file(),
-            "AGENT_CONFORMANCE_DIR={} has no manifest.json",
-            dir.display()
-        );
-        return Some(dir);
-    }
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    beside.join("manifest.json").is_file().then_some(beside)
-}
-
-fn api_of(protocol: &str) -> Option<Api> {
-    match protocol {
-        "chat" => Some(Api::OpenaiChat),
-        "anthropic" => Some(Api::Anthropic),
-        "responses" => Some(Api::OpenaiResponses),
-        _ => None,
-    }
-}
 
 /// Run one recorded stream through the HTTP client and the assembler.
 async fn assemble(
@@ -185,29 +159,20 @@ fn normalise(mut expected: Value, observed: &Value) -> Value {
 
 #[tokio::test]
 async fn every_supported_stream_assembles_to_its_expected_result() {
-    let Some(dir) = corpus_dir() else {
+    let Some(dir) = corpus::dir() else {
         eprintln!(
             "skipped: no conformance corpus (../shared/conformance beside the repository, or \
              AGENT_CONFORMANCE_DIR)"
         );
         return;
     };
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let streams = corpus::streams(&dir);
     let mut checked = 0;
     let mut failures = Vec::new();
-    for stream in manifest["streams"].as_array().unwrap() {
-        let protocol = stream["protocol"].as_str().unwrap();
-        let Some(api) = api_of(protocol) else {
-            continue;
-        };
-        let file = stream["file"].as_str().unwrap();
-        let sse = std::fs::read_to_string(dir.join(file)).unwrap();
-        let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join(stream["expected"].as_str().unwrap())).unwrap(),
-        )
-        .unwrap();
-        let (message, report, error, deltas) = assemble(api, &sse).await;
+    for stream in &streams {
+        let (api, file, sse) = (stream.api, &stream.file, &stream.sse);
+        let expected = stream.expected.clone();
+        let (message, report, error, deltas) = assemble(api, sse).await;
         let seen = observed(api, &message, &report, error.as_ref());
         let expected = normalise(expected, &seen);
         if seen != expected {
@@ -220,7 +185,7 @@ async fn every_supported_stream_assembles_to_its_expected_result() {
             failures.push(format!("{file}: {why}"));
         }
         if api == Api::OpenaiResponses
-            && let Err(why) = encrypted_reasoning_is_kept(&sse, &message)
+            && let Err(why) = encrypted_reasoning_is_kept(sse, &message)
         {
             failures.push(format!("{file}: {why}"));
         }
@@ -232,7 +197,6 @@ async fn every_supported_stream_assembles_to_its_expected_result() {
         failures.len(),
         failures.join("\n")
     );
-    let streams = manifest["streams"].as_array().unwrap();
     assert_eq!(checked, streams.len(), "every stream has a decoder");
     assert!(checked >= 40, "checked {checked}");
 }

@@ -6,7 +6,7 @@
 
 use super::error::{ProviderError, Retry, snippet};
 use super::request::{ModelRequest, ThinkingLevel};
-use super::stream_event::StreamEvent;
+use super::stream_event::{StreamEvent, WireUsage};
 use crate::protocol::event::AssistantMessageEvent;
 use crate::protocol::proxy::{
     ProxyTool, StreamContext, StreamEnd, StreamLine, StreamOptions, StreamRequest,
@@ -64,6 +64,16 @@ impl ProxyDecoder {
                 out.push(StreamEvent::Done);
             }
             StreamLine::End(StreamEnd::Error(error)) => {
+                // What the failed attempt cost, as a direct connection would have counted.
+                if let Some(usage) = &error.usage {
+                    out.push(StreamEvent::Usage(WireUsage {
+                        input: usage.input,
+                        output: usage.output,
+                        cache_read: usage.cache_read,
+                        cache_write: usage.cache_write,
+                        input_includes_cache: false,
+                    }));
+                }
                 return Err(ProviderError::Relayed {
                     message: error.message,
                     retry: match error.retry.as_str() {

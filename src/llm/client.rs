@@ -263,7 +263,12 @@ async fn read_events(
             }
             Some(Err(e)) => return Err(ProviderError::Decode(e.to_string())),
         };
-        decoder.decode(&event.event, &event.data, &mut decoded)?;
+        if let Err(error) = decoder.decode(&event.event, &event.data, &mut decoded) {
+            // What came with the error (the usage `agent proxy` relays with a failure)
+            // still counts.
+            decoded.drain(..).for_each(&mut *on_event);
+            return Err(error);
+        }
         if decoded.iter().any(is_content) {
             watchdog.content();
         }

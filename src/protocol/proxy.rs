@@ -85,6 +85,9 @@ pub struct StreamError {
     /// The request did not fit the model's context window.
     #[serde(default)]
     pub context_overflow: bool,
+    /// The usage the provider reported before the failure (what the failed attempt cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::message::Usage>,
 }
 
 #[cfg(test)]

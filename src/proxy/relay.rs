@@ -11,6 +11,7 @@ use crate::llm::client::Provider;
 use crate::llm::error::{ProviderError, Retry};
 use crate::llm::model::ModelInfo;
 use crate::llm::request::{ModelRequest, ThinkingLevel, ToolSpec};
+use crate::protocol::message::{StopReason, Usage};
 use crate::protocol::proxy::{StreamEnd, StreamError, StreamLine, StreamRequest};
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
@@ -155,7 +156,15 @@ async fn relay(
         Err(ProviderError::Aborted) => "client gone (upstream cancelled)".to_string(),
         Err(error) => {
             let outcome = format!("error: {error}");
-            sent.line(&lines, &StreamLine::End(StreamEnd::Error(relayed(&error))));
+            // The usage reported before the failure is passed on (the attempt cost it).
+            let (partial, _) = assembler.fail(StopReason::Error, String::new(), &mut Vec::new());
+            let mut usage = partial.usage;
+            upstream.model.price(&mut usage);
+            let usage = (usage != Usage::default()).then_some(usage);
+            sent.line(
+                &lines,
+                &StreamLine::End(StreamEnd::Error(relayed(&error, usage))),
+            );
             outcome
         }
     };
@@ -174,8 +183,9 @@ async fn relay(
 }
 
 /// What a direct connection would have known about the failure.
-fn relayed(error: &ProviderError) -> StreamError {
+fn relayed(error: &ProviderError, usage: Option<Usage>) -> StreamError {
     StreamError {
+        usage,
         message: error.to_string(),
         retry: match error.retry() {
             Retry::Transient => "transient",

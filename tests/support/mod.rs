@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod anthropic;
 pub mod chat;
+pub mod corpus;
 pub mod env;
 pub mod gate;
 pub mod harness;
