@@ -22,3 +22,4 @@ pub mod sse;
 pub mod stream_event;
 pub mod timeouts;
 pub mod transport;
+pub mod wire_text;

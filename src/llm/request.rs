@@ -1,7 +1,7 @@
 //! What the loop asks of a provider: one model call's inputs, independent of the wire API.
 
 use super::model::ModelInfo;
-use crate::protocol::message::{AssistantMessage, Message, ToolCall};
+use crate::protocol::message::{AssistantContent, AssistantMessage, Content, Message, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -79,5 +79,46 @@ pub fn call_arguments(call: &ToolCall) -> Cow<'_, Value> {
         Cow::Borrowed(&call.arguments)
     } else {
         Cow::Owned(Value::Object(Map::new()))
+    }
+}
+
+/// The bytes of text a request carries (the system prompt and every message): what the size
+/// of its body follows, for sizing the buffer it is serialized into.
+pub fn text_bytes(request: &ModelRequest<'_>) -> usize {
+    request
+        .messages
+        .iter()
+        .fold(request.system_prompt.len(), |sum, message| {
+            sum.saturating_add(message_text_bytes(message))
+        })
+}
+
+fn message_text_bytes(message: &Message) -> usize {
+    let content = |content: &[Content]| -> usize {
+        content
+            .iter()
+            .map(|block| match block {
+                Content::Text { text } => text.len(),
+                Content::Image { data, .. } => data.len(),
+            })
+            .sum()
+    };
+    match message {
+        Message::User(user) => content(&user.content),
+        Message::ToolResult(result) => content(&result.content),
+        Message::Assistant(assistant) => assistant
+            .content
+            .iter()
+            .map(|block| match block {
+                AssistantContent::Text { text } => text.len(),
+                AssistantContent::Thinking {
+                    thinking,
+                    signature,
+                    ..
+                } => thinking.len() + signature.as_ref().map_or(0, String::len),
+                // The arguments' size is unknown until serialized; most are short.
+                AssistantContent::ToolCall(call) => call.name.len() + 128,
+            })
+            .sum(),
     }
 }

@@ -3,10 +3,14 @@
 //! only for a model that takes them.
 
 use crate::llm::provider::host_of;
-use crate::llm::request::{IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments};
+use crate::llm::request::{
+    IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments, text_bytes,
+};
+use crate::llm::wire_text::{DataUrl, Joined, JsonText, body_capacity};
 use crate::protocol::message::{AssistantContent, Content, Message};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Which field carries the output limit. OpenAI itself deprecated `max_tokens` and its
 /// reasoning models refuse it; the servers that mirror the API (llama.cpp, vLLM, Ollama,
@@ -73,20 +77,20 @@ enum ChatMessage<'a> {
         content: UserContent<'a>,
     },
     Assistant {
-        content: Option<String>,
+        content: Option<Joined<'a>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall<'a>>,
     },
     Tool {
         tool_call_id: &'a str,
-        content: String,
+        content: Joined<'a>,
     },
 }
 
 #[derive(Serialize)]
 #[serde(untagged)]
 enum UserContent<'a> {
-    Text(String),
+    Text(&'a str),
     Parts(Vec<Part<'a>>),
 }
 
@@ -94,12 +98,12 @@ enum UserContent<'a> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Part<'a> {
     Text { text: &'a str },
-    ImageUrl { image_url: ImageUrl },
+    ImageUrl { image_url: ImageUrl<'a> },
 }
 
 #[derive(Serialize)]
-struct ImageUrl {
-    url: String,
+struct ImageUrl<'a> {
+    url: DataUrl<'a>,
 }
 
 #[derive(Serialize)]
@@ -113,10 +117,11 @@ struct ToolCall<'a> {
 #[derive(Serialize)]
 struct CallFunction<'a> {
     name: &'a str,
-    arguments: String,
+    arguments: JsonText<'a>,
 }
 
-/// The JSON body of one streaming request.
+/// The JSON body of one streaming request, serialized from the borrowed history (no message
+/// text is copied on the way) into a buffer sized for it.
 pub fn build_body(
     request: &ModelRequest<'_>,
     output_limit: OutputLimit,
@@ -167,7 +172,9 @@ pub fn build_body(
             .collect(),
         reasoning_effort: request.reasoning().map(ThinkingLevel::as_str),
     };
-    serde_json::to_vec(&body)
+    let mut out = Vec::with_capacity(body_capacity(text_bytes(request)));
+    serde_json::to_writer(&mut out, &body)?;
+    Ok(out)
 }
 
 fn convert<'a>(message: &'a Message, images: bool, out: &mut Vec<ChatMessage<'a>>) {
@@ -176,11 +183,11 @@ fn convert<'a>(message: &'a Message, images: bool, out: &mut Vec<ChatMessage<'a>
             content: user_content(&user.content, images),
         }),
         Message::Assistant(assistant) => {
-            let mut text = String::new();
+            let mut text = Joined::default();
             let mut tool_calls = Vec::new();
             for block in &assistant.content {
                 match block {
-                    AssistantContent::Text { text: t } => text.push_str(t),
+                    AssistantContent::Text { text: t } => text.push(t),
                     // Chat Completions has no field for replaying reasoning.
                     AssistantContent::Thinking { .. } => {}
                     AssistantContent::ToolCall(call) => tool_calls.push(ToolCall {
@@ -188,7 +195,11 @@ fn convert<'a>(message: &'a Message, images: bool, out: &mut Vec<ChatMessage<'a>
                         kind: "function",
                         function: CallFunction {
                             name: &call.name,
-                            arguments: call_arguments(call).to_string(),
+                            arguments: match call_arguments(call) {
+                                Cow::Borrowed(arguments) => JsonText(Some(arguments)),
+                                // Nothing valid to send back: an empty object.
+                                Cow::Owned(_) => JsonText(None),
+                            },
                         },
                     }),
                 }
@@ -196,9 +207,9 @@ fn convert<'a>(message: &'a Message, images: bool, out: &mut Vec<ChatMessage<'a>
             // A refusal was the model's answer; every server takes it back as content.
             if let Some(refusal) = assistant.refusal.as_deref().filter(|r| !r.is_empty()) {
                 if !text.is_empty() {
-                    text.push('\n');
+                    text.push("\n");
                 }
-                text.push_str(refusal);
+                text.push(refusal);
             }
             // A response with no text and no calls (a failed attempt, reasoning only, an
             // empty completion) carries nothing the API accepts: `content` may only be null
@@ -212,16 +223,16 @@ fn convert<'a>(message: &'a Message, images: bool, out: &mut Vec<ChatMessage<'a>
             });
         }
         Message::ToolResult(result) => {
-            let mut content = crate::protocol::message::join_text(&result.content);
+            let mut content = Joined::lines(&result.content);
             let has_images = result
                 .content
                 .iter()
                 .any(|c| matches!(c, Content::Image { .. }));
             if has_images && !images {
                 if !content.is_empty() {
-                    content.push('\n');
+                    content.push("\n");
                 }
-                content.push_str(IMAGE_PLACEHOLDER);
+                content.push(IMAGE_PLACEHOLDER);
             }
             out.push(ChatMessage::Tool {
                 tool_call_id: &result.tool_call_id,
@@ -235,7 +246,7 @@ fn image_part(content: &Content) -> Option<Part<'_>> {
     match content {
         Content::Image { data, mime_type } => Some(Part::ImageUrl {
             image_url: ImageUrl {
-                url: format!("data:{mime_type};base64,{data}"),
+                url: DataUrl { mime_type, data },
             },
         }),
         Content::Text { .. } => None,
@@ -257,7 +268,7 @@ fn flush_tool_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<ChatMessage<'
 
 fn user_content(content: &[Content], images: bool) -> UserContent<'_> {
     if let [Content::Text { text }] = content {
-        return UserContent::Text(text.clone());
+        return UserContent::Text(text);
     }
     UserContent::Parts(
         content
@@ -269,7 +280,7 @@ fn user_content(content: &[Content], images: bool) -> UserContent<'_> {
                 },
                 Content::Image { data, mime_type } => Part::ImageUrl {
                     image_url: ImageUrl {
-                        url: format!("data:{mime_type};base64,{data}"),
+                        url: DataUrl { mime_type, data },
                     },
                 },
             })
