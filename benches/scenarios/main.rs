@@ -1,8 +1,8 @@
 //! Whole-scenario benchmarks of the real `agent` binary, as docs/benchmarks.md describes:
 //! start-up, headless runs with tool rounds and long answers, resuming a 100 MB session, the
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
-//! tool rounds, memory over 1,000 turns, and the per-delta cost of `--mode json` against
-//! `--mode acp`. It starts its own loopback model server (and MCP server) and needs nothing
+//! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
+//! `--mode acp`, and the latency `agent proxy` adds to each delta. It starts its own loopback model server (and MCP server) and needs nothing
 //! but the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
@@ -19,6 +19,7 @@ mod mcp;
 #[path = "../../tests/support/mcp_fixture.rs"]
 mod mcp_fixture;
 mod measure;
+mod proxy;
 #[allow(dead_code)]
 #[path = "../../tests/support/pty.rs"]
 mod pty;
@@ -398,35 +399,48 @@ async fn keypress_latency_in_view(bench: &Bench, messages: usize) -> anyhow::Res
     Ok(())
 }
 
-async fn resume_large(bench: &Bench, compact: bool) -> anyhow::Result<()> {
+async fn resume_large(bench: &Bench, megabytes: usize, compact: bool) -> anyhow::Result<()> {
     let home = tempfile::tempdir().context("creating a home directory")?;
     let path = session_gen::generate(
         home.path(),
         bench.cwd.path(),
-        100 * 1024 * 1024,
+        megabytes * 1024 * 1024,
         usize::MAX,
         compact.then_some(600 * 1024),
     )?;
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let mut samples = Vec::new();
+    let mut to_request = Vec::new();
     for _ in 0..bench.runs.min(3) {
         // Resume, answer, and cut the file back so every run starts from the same file.
         bench.server.push(fast(chat::text("ok")));
         let mut command = bench.command(&["-c", "--no-tools", "-p", "hi"]);
         command.env("AGENT_HOME", home.path());
+        let before = bench.server.requests().len();
+        let started = Instant::now();
         samples.push(measure_blocking(command).await?);
+        if let Some(request) = bench.server.requests().get(before) {
+            to_request.push(request.received.saturating_duration_since(started));
+        }
         std::fs::OpenOptions::new()
             .write(true)
             .open(&path)
             .and_then(|file| file.set_len(size))
             .with_context(|| format!("cutting {} back", path.display()))?;
     }
-    let label = if compact {
-        "resume a 100 MB session (with compactions), `-c -p`"
+    let kind = if compact {
+        "with compactions"
     } else {
-        "resume a 100 MB session (no compaction), `-c -p`"
+        "no compaction"
     };
-    print_row(label, &median(&samples));
+    print_row(
+        &format!("resume a {megabytes} MB session ({kind}), `-c -p`"),
+        &median(&samples),
+    );
+    println!(
+        "| resume a {megabytes} MB session ({kind}): start → first request | {:.1} ms | | |",
+        median_duration(&to_request).as_secs_f64() * 1000.0
+    );
     Ok(())
 }
 
@@ -572,11 +586,15 @@ fn main() -> anyhow::Result<()> {
             thousand_turns(&bench).await?;
         }
         if want(&args, "resume") {
-            resume_large(&bench, true).await?;
-            resume_large(&bench, false).await?;
+            resume_large(&bench, 100, true).await?;
+            resume_large(&bench, 300, true).await?;
+            resume_large(&bench, 100, false).await?;
         }
         if want(&args, "checkpoint") {
             checkpoint::run(bench.runs)?;
+        }
+        if want(&args, "proxy") {
+            proxy::run(&bench).await?;
         }
         Ok(())
     })
