@@ -50,6 +50,7 @@ async fn bash(cwd: &Path, sandbox: Sandbox, command: &str) -> ToolOutput {
     let mut settings = support::harness::tool_settings();
     settings.sandbox = sandbox;
     let ctx = ToolContext {
+        tool_call_id: String::new(),
         cwd: cwd.to_path_buf(),
         cancel: tokio_util::sync::CancellationToken::new(),
         on_update: Arc::new(|_| {}),

@@ -126,6 +126,7 @@ async fn dropping_a_running_command_kills_everything_it_started() {
     use agent::tools::{Tool, ToolContext};
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext {
+        tool_call_id: String::new(),
         cwd: dir.path().to_path_buf(),
         cancel: tokio_util::sync::CancellationToken::new(),
         on_update: std::sync::Arc::new(|_| {}),
@@ -187,6 +188,7 @@ async fn output_followed_by_silence_is_shown_while_the_command_still_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (updates, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let ctx = ToolContext {
+        tool_call_id: String::new(),
         cwd: dir.path().to_path_buf(),
         cancel: tokio_util::sync::CancellationToken::new(),
         on_update: std::sync::Arc::new(move |update| {

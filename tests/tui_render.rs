@@ -249,6 +249,7 @@ async fn the_approval_dialog_replaces_the_composer() {
         tool_name: "bash".into(),
         args: json!({"command": "git push --force"}),
         reason: "`bash` can change files or run programs".into(),
+        agent_id: None,
     });
     insta::assert_snapshot!(render(&app));
 }
@@ -263,6 +264,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         tool_name: "bash".into(),
         args: json!({"command": format!("{hidden_tail}\necho second line\n\u{1b}[8mecho hidden")}),
         reason: "it matches the ask rule `bash(rm *)`".into(),
+        agent_id: None,
     });
     let screen = render(&app);
     assert!(screen.contains("rm -rf ~/important-data"), "{screen}");
@@ -276,6 +278,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         tool_name: "bash".into(),
         args: json!({"command": long}),
         reason: "`bash` can change files or run programs".into(),
+        agent_id: None,
     });
     app.approval.as_mut().unwrap().opened -= std::time::Duration::from_secs(1);
     let screen = render_at(&app, 20);

@@ -2,8 +2,9 @@
 //! start-up, headless runs with tool rounds and long answers, resuming a 100 MB session, the
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
-//! `--mode acp`, and the latency `agent proxy` adds to each delta. It starts its own loopback model server (and MCP server) and needs nothing
-//! but the repository:
+//! `--mode acp`, the latency `agent proxy` adds to each delta, and eight sub-agents streaming
+//! at once. It starts its own loopback model server (and MCP server) and needs nothing but
+//! the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
 //!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
@@ -27,6 +28,7 @@ mod pty;
 #[path = "../../tests/support/server.rs"]
 mod server;
 mod session_gen;
+mod subagents;
 
 use anyhow::Context;
 use measure::{Sample, median, median_duration};
@@ -595,6 +597,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "proxy") {
             proxy::run(&bench).await?;
+        }
+        if want(&args, "subagents") {
+            subagents::run(&bench).await?;
         }
         Ok(())
     })

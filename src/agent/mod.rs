@@ -3,6 +3,7 @@
 //! everything as `AgentEvent`s.
 
 mod checkpoints;
+pub mod children;
 pub mod compaction;
 mod cut;
 pub mod guard;
@@ -70,6 +71,9 @@ pub struct AgentConfig {
     /// The working directory's checkpoints (taken before every mutating tool call);
     /// `None` turns them off.
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// `[agents]`: the `task` tool and the sub-agents it starts (`None`: no `task` tool;
+    /// neither when this agent is as deep as `max_depth` allows).
+    pub agents: Option<children::AgentsSettings>,
 }
 
 /// The user's answer to a `tool_approval_request`.
@@ -147,15 +151,27 @@ pub struct Agent {
 impl Agent {
     /// Must be called inside a tokio runtime; runs are spawned on it.
     pub fn new(config: AgentConfig) -> Agent {
-        let tool_specs = config.tools.specs();
+        let children = config
+            .agents
+            .filter(|agents| agents.depth < agents.max_depth)
+            .map(children::Children::new);
+        let mut tools = config.tools;
+        if let Some(children) = &children {
+            let task = Arc::new(children::task::TaskTool::new(children.clone()));
+            match tools.clone().with_tool(task) {
+                Ok(with_task) => tools = with_task,
+                Err(error) => tracing::warn!(%error, "no `task` tool"),
+            }
+        }
+        let tool_specs = tools.specs();
         let sandbox = config.tool_settings.sandbox.status.clone();
         let settings = RunSettings {
             provider: config.provider,
             model: config.model,
             thinking: config.thinking,
             system_prompt: config.system_prompt,
-            base_tools: config.tools.clone(),
-            tools: config.tools,
+            base_tools: tools.clone(),
+            tools,
             tool_specs,
             tool_source: config.tool_source,
             source_generation: None,
@@ -186,7 +202,7 @@ impl Agent {
             session_error: None,
         };
         let (idle, _) = watch::channel(true);
-        Agent {
+        let agent = Agent {
             shared: Arc::new(Shared {
                 state: Mutex::new(state),
                 streaming: Mutex::new(None),
@@ -197,8 +213,13 @@ impl Agent {
                 clock: phase::StateClock::new(),
                 runtime: tokio::runtime::Handle::current(),
                 checkpoints: config.checkpoints,
+                children: children.clone(),
             }),
+        };
+        if let Some(children) = &children {
+            children.set_parent(&agent.shared);
         }
+        agent
     }
 
     /// A new stream of every event from now on.
@@ -275,9 +296,11 @@ impl Agent {
     /// Answer a pending `tool_approval_request`.
     pub fn approve(&self, tool_call_id: &str, decision: Approval) -> Result<(), AgentError> {
         let sender = lock(&self.shared.state).approvals.remove(tool_call_id);
-        match sender.map(|sender| sender.send(decision)) {
+        match sender.map(|sender| sender.send(decision.clone())) {
             Some(Ok(())) => Ok(()),
-            _ => Err(AgentError::NoSuchApproval(tool_call_id.to_string())),
+            Some(Err(_)) => Err(AgentError::NoSuchApproval(tool_call_id.to_string())),
+            // Not ours: a sub-agent's request, relayed.
+            None => self.approve_child(tool_call_id, decision),
         }
     }
 
@@ -515,12 +538,24 @@ impl Drop for SettleOnDrop<'_> {
     }
 }
 
-/// Tokens and cost of every response in a (resumed) history.
+/// Tokens and cost of every response in a (resumed) history, the sub-agents' included
+/// (each `task` result's `details.usage`).
 fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
     let mut usage = Usage::default();
     for (_, message) in history {
-        if let Message::Assistant(assistant) = message.as_ref() {
-            usage.add(&assistant.usage);
+        match message.as_ref() {
+            Message::Assistant(assistant) => usage.add(&assistant.usage),
+            Message::ToolResult(result) if result.tool_name == children::TASK_TOOL => {
+                if let Some(child) = result
+                    .details
+                    .as_ref()
+                    .and_then(|d| d.get("usage"))
+                    .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+                {
+                    usage.add(&child);
+                }
+            }
+            _ => {}
         }
     }
     usage

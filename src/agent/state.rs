@@ -95,6 +95,8 @@ pub(crate) struct Shared {
     pub runtime: tokio::runtime::Handle,
     /// The working directory's checkpoints; `None` when they are off.
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The sub-agents this agent starts (`None`: it has no `task` tool).
+    pub children: Option<Arc<super::children::Children>>,
 }
 
 impl Shared {
@@ -222,7 +224,7 @@ impl Emitter {
     }
 
     pub fn emit(&self, event: AgentEvent) {
-        let is_delta = matches!(event, AgentEvent::MessageUpdate { .. });
+        let is_delta = event.is_delta();
         let mut subscribers = lock(&self.subscribers);
         subscribers.retain(|s| !s.tx.is_closed());
         let mut wanting = subscribers

@@ -362,6 +362,7 @@ impl Run {
             )
         };
         let ctx = ToolContext {
+            tool_call_id: call.id.clone(),
             cwd: self.settings.cwd.clone(),
             cancel: self.cancel.clone(),
             on_update: Arc::new(move |partial| {
@@ -377,12 +378,18 @@ impl Run {
             spill,
             shells,
         };
-        let place_now = semaphore.clone().try_acquire_owned().ok();
+        let own_limit = tool.limits_own_concurrency();
+        let place_now = if own_limit {
+            None
+        } else {
+            semaphore.clone().try_acquire_owned().ok()
+        };
         let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());
         let (name, args) = (call.name.clone(), call.arguments.clone());
         self.shared.runtime.spawn(async move {
             let _place = match place_now {
-                Some(place) => place,
+                Some(place) => Some(place),
+                None if own_limit => None,
                 None => {
                     let place = tokio::select! {
                         _ = ctx.cancel.cancelled() => return None,
@@ -393,7 +400,7 @@ impl Run {
                     {
                         return None;
                     }
-                    place
+                    Some(place)
                 }
             };
             let started = Instant::now();
@@ -458,6 +465,7 @@ impl Run {
             reason: format!(
                 "the sandbox stopped it ({boundary}); allow to run it again outside the sandbox"
             ),
+            agent_id: None,
         });
         let decision = tokio::select! {
             _ = self.cancel.cancelled() => {
@@ -520,6 +528,7 @@ impl Run {
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
             reason,
+            agent_id: None,
         });
         let decision = tokio::select! {
             _ = self.cancel.cancelled() => {

@@ -57,6 +57,17 @@ pub struct FileConfig {
     /// `[web]`: what `web_fetch` may reach.
     #[serde(default)]
     pub web: super::web::WebConfig,
+    /// `[agents]`: the `task` tool's sub-agents.
+    #[serde(default)]
+    pub agents: AgentsTable,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsTable {
+    pub enabled: Option<bool>,
+    pub max_parallel: Option<usize>,
+    pub max_depth: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -84,6 +84,17 @@ pub struct Settings {
     pub sandbox: crate::sandbox::SandboxConfig,
     /// `[proxy]`, for `agent proxy`.
     pub proxy: file::ProxyConfig,
+    /// `[agents]`: whether the model can start sub-agents, how many at once, how deep.
+    pub agents: AgentsConfig,
+}
+
+/// `[agents]`, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentsConfig {
+    /// Whether the `task` tool is offered (not with `--no-tools`).
+    pub enabled: bool,
+    pub max_parallel: usize,
+    pub max_depth: u32,
 }
 
 impl Settings {
@@ -422,6 +433,7 @@ fn resolve(
     let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd)
         .map_err(|(key, message)| file_error(&key, message))?;
     let checkpoints = checkpoint_settings(&file.checkpoints).map_err(|(k, m)| file_error(k, m))?;
+    let agents = agents_settings(&file.agents, cli.no_tools).map_err(|(k, m)| file_error(k, m))?;
     let model_from_flags = cli.provider.is_some() || cli.model.is_some() || cli.base_url.is_some();
     let mut mcp_servers = Vec::new();
     for (name, table) in &file.mcp_servers {
@@ -468,7 +480,22 @@ fn resolve(
         sandbox,
         config_path: config_path.to_path_buf(),
         proxy: file.proxy,
+        agents,
         cwd,
+    })
+}
+
+fn agents_settings(
+    table: &file::AgentsTable,
+    no_tools: bool,
+) -> Result<AgentsConfig, (&'static str, String)> {
+    if table.max_parallel == Some(0) {
+        return Err(("agents.max_parallel", "must be at least 1".to_string()));
+    }
+    Ok(AgentsConfig {
+        enabled: table.enabled.unwrap_or(true) && !no_tools,
+        max_parallel: table.max_parallel.unwrap_or(4),
+        max_depth: table.max_depth.unwrap_or(1),
     })
 }
 

@@ -79,6 +79,9 @@ pub enum AgentEvent {
         tool_name: String,
         args: Value,
         reason: String,
+        /// Set when a sub-agent asks (its request relayed by its parent): which one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
     },
     QueueUpdate {
         steering: Vec<String>,
@@ -111,6 +114,25 @@ pub enum AgentEvent {
     TodoUpdate {
         todos: Vec<super::todo::TodoItem>,
     },
+    /// An event of a sub-agent (a `task` call's child), passed on by its parent. Text
+    /// deltas may be coalesced (at most one per 50 ms per child); nothing else is dropped.
+    SubagentEvent {
+        agent_id: String,
+        parent_tool_call_id: String,
+        event: Box<AgentEvent>,
+    },
+}
+
+impl AgentEvent {
+    /// Whether this is a per-delta `message_update` (a sub-agent's included), which
+    /// subscribers that only need outcomes leave out.
+    pub fn is_delta(&self) -> bool {
+        match self {
+            AgentEvent::MessageUpdate { .. } => true,
+            AgentEvent::SubagentEvent { event, .. } => event.is_delta(),
+            _ => false,
+        }
+    }
 }
 
 /// Where the agent is: a run goes `preparing` → (`model_running` → `tool_running` ⇄

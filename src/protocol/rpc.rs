@@ -100,6 +100,17 @@ pub enum Command {
     SwitchBranch {
         entry_id: String,
     },
+    /// The sub-agents started in this process: `data.agents`.
+    GetAgents,
+    /// Stop one sub-agent (its task call is answered with an error result).
+    AbortAgent {
+        agent_id: String,
+    },
+    /// Steer one running sub-agent.
+    SteerAgent {
+        agent_id: String,
+        message: String,
+    },
     /// A `type` this agent does not know; answered with an error that names it.
     #[serde(other)]
     Unknown,

@@ -24,6 +24,10 @@ pub struct Header {
     /// …and the entry of that session it continues from (`null`: from the start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_entry_id: Option<String>,
+    /// A sub-agent's session: the `task` call of the parent session (`parent_session`)
+    /// that started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tool_call_id: Option<String>,
 }
 
 impl Header {
@@ -36,6 +40,7 @@ impl Header {
             timestamp,
             parent_session: None,
             parent_entry_id: None,
+            parent_tool_call_id: None,
         }
     }
 }

@@ -80,6 +80,8 @@ pub type UpdateSink = Arc<dyn Fn(ToolResultPayload) + Send + Sync>;
 /// Everything a running tool may use.
 #[derive(Clone)]
 pub struct ToolContext {
+    /// The id of the call being run (empty for a command the user runs, `!command`).
+    pub tool_call_id: String,
     pub cwd: PathBuf,
     pub cancel: CancellationToken,
     pub on_update: UpdateSink,
@@ -162,6 +164,12 @@ pub trait Tool: Send + Sync {
     /// user's approval, shown in the dialog; `None`: an MCP server's unchecked claim.
     fn ask_reason(&self, _args: &Value) -> Option<String> {
         None
+    }
+    /// Whether the tool bounds how many of its calls run at once itself (`task`: its own
+    /// limit of children): its calls then start without waiting for a place among the
+    /// tools' `max_parallel`.
+    fn limits_own_concurrency(&self) -> bool {
+        false
     }
     /// The argument naming what a call works on (a path, a command), which permission
     /// rules match against.
@@ -332,6 +340,18 @@ impl Tools {
             }));
         }
         combined
+    }
+
+    /// These tools without those `keep` refuses (by name).
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Tools {
+        Tools {
+            entries: self
+                .entries
+                .iter()
+                .filter(|entry| keep(entry.tool.name()))
+                .cloned()
+                .collect(),
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

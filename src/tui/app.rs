@@ -137,6 +137,10 @@ pub struct App {
     pub esc_armed: bool,
     /// The model's task list (`todo_write`), shown above the composer during a run.
     pub todos: Vec<crate::protocol::todo::TodoItem>,
+    /// Running sub-agents, for the tree under their task cells.
+    pub subagents: Vec<super::agents::SubagentRow>,
+    /// The agent view's child (the view itself is `view`), while it is open.
+    pub agent_focus: Option<super::agents::AgentFocus>,
 }
 
 impl App {
@@ -186,6 +190,8 @@ impl App {
             menu: None,
             esc_armed: false,
             todos: Vec::new(),
+            subagents: Vec::new(),
+            agent_focus: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
-//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/permissions`, `/plan`, `/ps`, `/quit`)
-//! with completion. Anything slow
+//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/permissions`, `/plan`, `/ps`, `/agents`,
+//! `/quit`) with completion. Anything slow
 //! runs as a task that reports back through `TaskResult`.
 
 use super::app::{App, TaskResult};
@@ -75,6 +75,11 @@ pub const COMMANDS: &[Command] = &[
         name: "mcp",
         args: "",
         help: "MCP servers: status, tools, why one is down",
+    },
+    Command {
+        name: "agents",
+        args: "[ID]",
+        help: "Sub-agents: list them, or view one (steer it, stop it); ctrl+g",
     },
     Command {
         name: "permissions",
@@ -156,6 +161,8 @@ impl App {
             "permissions" => self.permissions_command(arg),
             "plan" => self.plan_command(arg),
             "ps" => self.ps_command(),
+            "agents" if arg.is_empty() => self.list_agents(),
+            "agents" => self.open_agent_view(Some(arg)),
             "quit" | "exit" | "q" => self.exit = Some(0),
             _ => self.warning(&format!("Unknown command /{name} — /help lists them")),
         }
@@ -194,6 +201,11 @@ impl App {
             ("alt+↑", "edit the last queued message"),
             ("↑ ↓", "earlier prompts"),
             ("ctrl+t", "show or hide thinking"),
+            ("ctrl+o", "transcript view (esc closes)"),
+            (
+                "ctrl+g",
+                "agent view: a sub-agent's transcript as it streams; s steer, x stop, tab next",
+            ),
             ("ctrl+z", "suspend"),
         ] {
             rows.push(Line::from(vec![

@@ -77,6 +77,7 @@ impl App {
                 result,
                 is_error,
             } => {
+                self.task_ended(&tool_call_id);
                 let index = self
                     .tools
                     .iter()
@@ -165,6 +166,7 @@ impl App {
                 tool_name,
                 args,
                 reason,
+                ..
             } => {
                 self.open_approval(super::approval::Approval::new(
                     tool_call_id,
@@ -187,6 +189,12 @@ impl App {
             },
             AgentEvent::Checkpoint { skipped, .. } => self.on_checkpoint(&skipped),
             AgentEvent::TodoUpdate { todos } => self.todos = todos,
+            // Sub-agents' own events (their approval requests also come relayed as ours).
+            AgentEvent::SubagentEvent {
+                agent_id,
+                parent_tool_call_id,
+                event,
+            } => self.on_subagent(agent_id, parent_tool_call_id, *event),
         }
     }
 

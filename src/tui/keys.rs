@@ -1,4 +1,4 @@
-//! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+o, ctrl+d,
+//! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+o, ctrl+g, ctrl+d,
 //! shift+tab; esc esc on an empty composer rewinds), the transcript view, the approval
 //! dialog, the session picker and the time-travel menus when they are open, slash-command
 //! completion, and the composer's submit / follow-up.
@@ -42,7 +42,20 @@ impl App {
                 self.toggle_view();
                 return KeyOutcome::Handled;
             }
+            KeyCode::Char('g') if ctrl => {
+                if self.agent_focus.is_some() && self.view.is_some() {
+                    self.agent_focus = None;
+                    self.view = None;
+                } else {
+                    self.open_agent_view(None);
+                }
+                return KeyOutcome::Handled;
+            }
             _ => {}
+        }
+        if self.agent_focus.is_some() && self.view.is_some() {
+            self.agent_view_key(key);
+            return KeyOutcome::Handled;
         }
         if self.view.is_some() {
             self.view_key(key);

@@ -132,6 +132,9 @@ impl App {
                 ));
             }
             rows.push(header);
+            if let Some(id) = tool.id.as_deref() {
+                rows.extend(self.subagent_rows(id, width));
+            }
             for (i, line) in tool.output.iter().enumerate() {
                 let prefix = if i == 0 { "  ⎿ " } else { "    " };
                 let plain = super::ansi::strip(line);

@@ -2,6 +2,7 @@
 //! message, running tools, queue, composer, status line) above which finished transcript
 //! cells are inserted into the terminal's own scrollback.
 
+mod agents;
 pub mod ansi;
 pub mod app;
 pub mod approval;

@@ -220,6 +220,7 @@ async fn event_loop(
             Outcome::Suspend => {
                 if screen.in_alternate() {
                     app.view = None;
+                    app.agent_focus = None;
                     let _ = leave_view(screen);
                 }
                 drop(input);
@@ -251,6 +252,7 @@ async fn event_loop(
             app.shell_cancel.cancel();
             if screen.in_alternate() {
                 app.view = None;
+                app.agent_focus = None;
                 let _ = leave_view(screen);
             }
             // Whatever is pending still reaches the scrollback.

@@ -51,6 +51,7 @@ impl App {
         tokio::spawn(async move {
             let updates = tasks.clone();
             let ctx = ToolContext {
+                tool_call_id: String::new(),
                 cwd: settings.cwd.clone(),
                 cancel,
                 on_update: Arc::new(move |partial| {

@@ -9,6 +9,7 @@ use ratatui::buffer::Buffer;
 
 impl App {
     pub fn toggle_view(&mut self) {
+        self.agent_focus = None;
         self.view = match self.view.take() {
             Some(_) => None,
             None => Some(View::new()),
@@ -21,9 +22,11 @@ impl App {
         let Some(view) = self.view.as_mut() else {
             return;
         };
+        // The agent view shows a child's transcript; the transcript view, ours.
+        let log = self.agent_focus.as_ref().map_or(&self.log, |f| &f.log);
         if let Some(input) = view.input.as_mut() {
             match key.code {
-                KeyCode::Enter => view.submit_search(&self.log, &theme),
+                KeyCode::Enter => view.submit_search(log, &theme),
                 KeyCode::Esc => view.input = None,
                 KeyCode::Backspace => {
                     input.pop();
@@ -33,7 +36,6 @@ impl App {
             }
             return;
         }
-        let log = &self.log;
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => self.view = None,
             KeyCode::Up | KeyCode::Char('k') => view.scroll(log, -1, &theme),
@@ -51,6 +53,10 @@ impl App {
 
     /// Draw the open view over the whole (alternate) screen.
     pub fn render_view(&mut self, buffer: &mut Buffer) {
+        if self.agent_focus.is_some() {
+            self.render_agent_view(buffer);
+            return;
+        }
         let status = self.view_status();
         let theme = self.theme;
         if let Some(view) = self.view.as_mut() {

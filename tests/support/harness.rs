@@ -88,6 +88,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         history: Vec::new(),
         session: None,
         checkpoints: None,
+        agents: None,
     }
 }
 

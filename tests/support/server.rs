@@ -150,6 +150,9 @@ impl Reply {
 
 struct Script {
     replies: VecDeque<Reply>,
+    /// Replies for requests whose first user message contains the text (sub-agents,
+    /// told apart by their prompt), each list in order.
+    routes: Vec<(String, VecDeque<Reply>)>,
     requests: Vec<Recorded>,
     /// When each reply was completely written.
     replied: Vec<std::time::Instant>,
@@ -177,6 +180,7 @@ impl FakeServer {
         let origin = format!("http://{}", listener.local_addr().expect("local addr"));
         let script = Arc::new(Mutex::new(Script {
             replies: replies.into(),
+            routes: Vec::new(),
             requests: Vec::new(),
             replied: Vec::new(),
         }));
@@ -208,6 +212,17 @@ impl FakeServer {
 
     pub fn push(&self, reply: Reply) {
         self.script.lock().unwrap().replies.push_back(reply);
+    }
+
+    /// Answer requests whose first user message contains `needle` with `replies`, in
+    /// order, instead of from the main script (once they are used up, the next route for
+    /// the same text, or the main script, answers).
+    pub fn route(&self, needle: &str, replies: Vec<Reply>) {
+        self.script
+            .lock()
+            .unwrap()
+            .routes
+            .push((needle.to_string(), replies.into()));
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -242,18 +257,25 @@ async fn serve(
         let Some(request) = read_request(&mut stream, &mut buffer).await else {
             return;
         };
-        let reply = {
-            let mut script = script.lock().unwrap();
-            script.requests.push(request);
-            let n = script.requests.len();
-            count.send_replace(n);
-            script.replies.pop_front().unwrap_or_else(|| {
+        let reply =
+            {
+                let mut script = script.lock().unwrap();
+                let first_user = first_user_text(&request.body);
+                script.requests.push(request);
+                let n = script.requests.len();
+                count.send_replace(n);
+                let routed = script
+                    .routes
+                    .iter_mut()
+                    .filter(|(needle, _)| first_user.contains(needle.as_str()))
+                    .find_map(|(_, replies)| replies.pop_front());
+                routed.or_else(|| script.replies.pop_front()).unwrap_or_else(|| {
                 Reply::status(
                     500,
                     &format!("{{\"error\":{{\"message\":\"no scripted reply for request {n}\"}}}}"),
                 )
             })
-        };
+            };
         let reusable = write_reply(&mut stream, reply).await;
         script
             .lock()
@@ -263,6 +285,26 @@ async fn serve(
         if !reusable {
             return;
         }
+    }
+}
+
+/// The text of a request's first user message (Chat Completions, Responses or Anthropic
+/// shape), or "".
+fn first_user_text(body: &Value) -> String {
+    let messages = body
+        .get("messages")
+        .or_else(|| body.get("input"))
+        .and_then(Value::as_array);
+    let Some(first) = messages
+        .into_iter()
+        .flatten()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+    else {
+        return String::new();
+    };
+    match &first["content"] {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 

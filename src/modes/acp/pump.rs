@@ -177,6 +177,7 @@ impl Pump {
                 tool_name,
                 args,
                 reason,
+                ..
             } => self.ask(tool_call_id, tool_name, args, reason),
             AgentEvent::AutoRetryStart {
                 attempt,

@@ -103,6 +103,7 @@ async fn switch_to(
 /// directory, with the bash tool's limits, and not part of the conversation.
 pub(super) async fn bash(context: &Context, command: String, cancel: CancellationToken) -> Outcome {
     let ctx = ToolContext {
+        tool_call_id: String::new(),
         cwd: context.settings.cwd.clone(),
         cancel,
         on_update: Arc::new(|_| {}),

@@ -141,6 +141,15 @@ fn execute(context: &Context, command: Command) -> Outcome {
         Command::GetAvailableModels => return Ok(Some(queries::available_models(context))),
         // Prompt templates and skills do not exist (yet): nothing a prompt can invoke.
         Command::GetCommands => return Ok(Some(json!({ "commands": [] }))),
+        Command::GetAgents => return Ok(Some(json!({ "agents": agent.agents() }))),
+        Command::AbortAgent { agent_id } => {
+            agent.abort_agent(&agent_id).map_err(|e| e.to_string())?;
+        }
+        Command::SteerAgent { agent_id, message } => {
+            agent
+                .steer_agent(&agent_id, UserMessage::text(message))
+                .map_err(|e| e.to_string())?;
+        }
         Command::Compact { .. }
         | Command::NewSession
         | Command::SetModel { .. }

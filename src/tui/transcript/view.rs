@@ -49,6 +49,11 @@ impl View {
         }
     }
 
+    /// Forget the rendered entries (their text changed: a sub-agent's streaming message).
+    pub fn invalidate(&mut self) {
+        self.cache.clear();
+    }
+
     fn rows(&mut self, log: &Log, index: usize, theme: &Theme) -> Rc<Vec<Line<'static>>> {
         if self.cache.len() < log.len() {
             self.cache.resize(log.len(), None);
