@@ -469,3 +469,51 @@ async fn an_unknown_agent_is_an_error_result_naming_the_known_ones() {
     // The schema lists the agents, so the call is refused before it runs.
     assert!(results[0].1.contains("general"), "{}", results[0].1);
 }
+
+#[tokio::test]
+async fn max_parallel_bounds_the_children_running_at_once() {
+    let first = Gate::new();
+    let mut h = Harness::start_with(
+        vec![
+            task_calls(&[task("c1", "CHILD-A: one"), task("c2", "CHILD-B: two")]),
+            Reply::sse(chat::text("both done")),
+        ],
+        |config| {
+            config.agents = Some(AgentsSettings {
+                max_parallel: 1,
+                ..AgentsSettings::default()
+            })
+        },
+    )
+    .await;
+    h.server.route(
+        "CHILD-A",
+        vec![Reply::sse(chat::text("result A")).after(&first)],
+    );
+    h.server
+        .route("CHILD-B", vec![Reply::sse(chat::text("result B"))]);
+    h.prompt("delegate");
+    h.server.wait_for_requests(2).await;
+    // Only A holds a place: B waits for it.
+    assert_eq!(h.agent.agents().len(), 1);
+    first.open();
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let requests = h.server.requests();
+    let replied = h.server.reply_times();
+    let a = requests
+        .iter()
+        .position(|r| first_user(&r.body).contains("CHILD-A"))
+        .unwrap();
+    let b = requests
+        .iter()
+        .position(|r| first_user(&r.body).contains("CHILD-B"))
+        .unwrap();
+    assert!(
+        requests[b].received >= replied[a],
+        "B started before A ended"
+    );
+    let results = task_results(&events);
+    assert_eq!(results[0].1.trim(), "result A");
+    assert_eq!(results[1].1.trim(), "result B");
+}

@@ -305,18 +305,27 @@ impl Agent {
     }
 
     /// Whether approval requests can be answered; turning it off denies the pending ones.
+    /// Running sub-agents follow.
     pub fn set_can_ask(&self, can_ask: bool) {
-        let mut state = lock(&self.shared.state);
-        state.can_ask = can_ask;
-        if !can_ask {
-            state.approvals.clear();
+        {
+            let mut state = lock(&self.shared.state);
+            state.can_ask = can_ask;
+            if !can_ask {
+                state.approvals.clear();
+            }
+        }
+        for child in self.running_children() {
+            child.set_can_ask(can_ask);
         }
     }
 
     /// Whether mutating tools ask, run or are denied, from the next call on (calls waiting
-    /// for approval keep waiting).
+    /// for approval keep waiting). Running sub-agents follow.
     pub fn set_permission_mode(&self, mode: PermissionMode) {
         lock(&self.shared.state).permissions.mode = mode;
+        for child in self.running_children() {
+            child.set_permission_mode(mode);
+        }
     }
 
     pub fn set_steering_mode(&self, mode: QueueMode) {

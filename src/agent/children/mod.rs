@@ -145,7 +145,7 @@ impl Children {
     }
 
     /// The handles of the children running now.
-    fn running(&self) -> Vec<Arc<Agent>> {
+    pub fn running(&self) -> Vec<Arc<Agent>> {
         lock(&self.children)
             .iter()
             .filter_map(|c| lock(&c.agent).clone())
@@ -169,6 +169,15 @@ impl Agent {
             .children
             .as_ref()
             .map(|c| c.list())
+            .unwrap_or_default()
+    }
+
+    /// The handles of the children running now (none without a `task` tool).
+    pub(crate) fn running_children(&self) -> Vec<Arc<Agent>> {
+        self.shared
+            .children
+            .as_ref()
+            .map(|c| c.running())
             .unwrap_or_default()
     }
 
@@ -227,8 +236,7 @@ impl Agent {
         tool_call_id: &str,
         decision: Approval,
     ) -> Result<(), AgentError> {
-        let children = self.shared.children.as_ref().map(|c| c.running());
-        for child in children.into_iter().flatten() {
+        for child in self.running_children() {
             if lock(&child.shared.state)
                 .approvals
                 .contains_key(tool_call_id)

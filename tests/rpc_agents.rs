@@ -1,0 +1,168 @@
+//! Sub-agents over `--mode rpc` (docs/protocol.md §9): `subagent_event` lines (text deltas
+//! merged without losing any), `get_agents`, `steer_agent` and `abort_agent`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+mod support;
+
+use serde_json::{Value, json};
+use support::chat;
+use support::env::env;
+use support::harness::after_file;
+use support::process::Rpc;
+use support::server::{FakeServer, Reply};
+
+fn is_child_event(line: &Value, call: &str, kind: &str) -> bool {
+    line["type"] == "subagent_event"
+        && line["parentToolCallId"] == call
+        && line["event"]["type"] == kind
+}
+
+#[tokio::test]
+async fn rpc_forwards_child_events_and_controls_each_child() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_calls(&[
+            (
+                "c1",
+                "task",
+                json!({"description": "waits", "prompt": "CHILD-A: wait"}),
+            ),
+            (
+                "c2",
+                "task",
+                json!({"description": "talks", "prompt": "CHILD-B: talk"}),
+            ),
+        ])),
+        Reply::sse(chat::text("parent done")),
+    ])
+    .await;
+    server.route(
+        "CHILD-A",
+        vec![Reply::sse(chat::tool_call(
+            "b1",
+            "bash",
+            json!({"command": after_file("never", "echo no")}),
+        ))],
+    );
+    let deltas: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+    server.route("CHILD-B", vec![Reply::sse(chat::text_deltas(&refs))]);
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "auto"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "delegate"}))
+        .await;
+    // A is running its command; B has finished.
+    let mut lines = rpc
+        .until(|l| is_child_event(l, "c1", "tool_execution_start"))
+        .await;
+    if !lines.iter().any(|l| is_child_event(l, "c2", "agent_end")) {
+        lines.extend(rpc.until(|l| is_child_event(l, "c2", "agent_end")).await);
+    }
+    let a = lines
+        .iter()
+        .find(|l| l["parentToolCallId"] == "c1")
+        .map(|l| l["agentId"].as_str().unwrap().to_string())
+        .unwrap();
+    // B's text arrives whole, in order, however its deltas were merged.
+    let text: String = lines
+        .iter()
+        .filter(|l| {
+            is_child_event(l, "c2", "message_update")
+                && l["event"]["assistantMessageEvent"]["type"] == "text_delta"
+        })
+        .map(|l| {
+            l["event"]["assistantMessageEvent"]["delta"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(text, deltas.concat());
+
+    rpc.send(json!({"id": "g", "type": "get_agents"})).await;
+    let agents = rpc.response("g").await;
+    let list = agents["data"]["agents"].as_array().unwrap().clone();
+    assert_eq!(list.len(), 2, "{agents}");
+    let first = &list[0];
+    assert_eq!(first["agentId"], a.as_str());
+    assert_eq!(first["parentToolCallId"], "c1");
+    assert_eq!(first["name"], "general");
+    assert_eq!(first["status"], "running");
+    assert!(first["sessionFile"].as_str().unwrap().ends_with(".jsonl"));
+    assert_eq!(list[1]["status"], "completed");
+    assert!(list[1]["turns"].as_u64().unwrap() >= 1, "{agents}");
+
+    rpc.send(json!({"id": "s", "type": "steer_agent", "agentId": a, "message": "hurry"}))
+        .await;
+    assert_eq!(rpc.response("s").await["success"], true);
+    rpc.send(json!({"id": "x", "type": "abort_agent", "agentId": "a99"}))
+        .await;
+    let unknown = rpc.response("x").await;
+    assert_eq!(unknown["success"], false);
+    assert!(
+        unknown["error"].as_str().unwrap().contains("no sub-agent"),
+        "{unknown}"
+    );
+    rpc.send(json!({"id": "k", "type": "abort_agent", "agentId": a}))
+        .await;
+    assert_eq!(rpc.response("k").await["success"], true);
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "completed");
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end" && l["toolCallId"] == "c1")
+        .unwrap();
+    assert_eq!(result["isError"], true);
+    let said = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("stopped by the user"), "{said}");
+    rpc.send(json!({"id": "s2", "type": "steer_agent", "agentId": a, "message": "again"}))
+        .await;
+    let finished = rpc.response("s2").await;
+    assert!(
+        finished["error"].as_str().unwrap().contains("has finished"),
+        "{finished}"
+    );
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn end_of_input_denies_a_childs_pending_approval() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "task",
+            json!({"description": "asks", "prompt": "CHILD-A: ask"}),
+        )),
+        Reply::sse(chat::text("parent done")),
+    ])
+    .await;
+    server.route(
+        "CHILD-A",
+        vec![
+            Reply::sse(chat::tool_call(
+                "b1",
+                "bash",
+                json!({"command": "echo no > denied.txt"}),
+            )),
+            Reply::sse(chat::text("child gave up")),
+        ],
+    );
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "ask"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "delegate"}))
+        .await;
+    let lines = rpc
+        .until(|l| l["type"] == "tool_approval_request" && l["agentId"].is_string())
+        .await;
+    let request = lines.last().unwrap();
+    assert!(
+        request["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("sub-agent `general` (a1): "),
+        "{request}"
+    );
+    rpc.close_stdin();
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "completed");
+    assert!(!env.cwd.path().join("denied.txt").exists());
+    assert_eq!(rpc.exit_code().await, 0);
+}
