@@ -3,7 +3,7 @@
 //! child's transcript as it streams, on the alternate screen, where `s` steers it, `x`
 //! stops it and tab goes to the next one.
 
-use super::app::App;
+use super::app::{App, Phase};
 use super::transcript::{Entry, Log, View};
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunStatus};
 use crate::protocol::message::Message;
@@ -38,6 +38,10 @@ pub struct AgentFocus {
 impl App {
     /// A child's event: keep its row in the tree current.
     pub fn on_subagent(&mut self, agent_id: String, call_id: String, event: AgentEvent) {
+        // A child's approval was answered: the parent is back to running its task calls.
+        if self.approval.is_none() && matches!(self.working, Some((_, Phase::Approval))) {
+            self.set_phase(Phase::Tool(crate::agent::children::TASK_TOOL.to_string()));
+        }
         if !self.subagents.iter().any(|r| r.agent_id == agent_id) {
             let name = self
                 .agent
