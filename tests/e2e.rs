@@ -91,7 +91,7 @@ async fn a_scripted_model_finds_and_fixes_a_bug_through_the_real_binary() {
         passing.last().unwrap(),
         "tool:c6:all tests passed\n\n[exit code 0]"
     );
-    // The model was offered every tool.
+    // The model was offered every tool (`task` starts a sub-agent).
     let offered: Vec<&str> = bodies[0]["tools"]
         .as_array()
         .unwrap()
@@ -111,7 +111,8 @@ async fn a_scripted_model_finds_and_fixes_a_bug_through_the_real_binary() {
             "find",
             "ls",
             "todo_write",
-            "web_fetch"
+            "web_fetch",
+            "task"
         ]
     );
 }
