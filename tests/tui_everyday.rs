@@ -162,3 +162,117 @@ async fn slash_ps_lists_background_shells_and_kills_the_chosen_one() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+/// A 2×3 PNG's header: all the dimensions need.
+const PNG_2X3: &[u8] = &[
+    0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0,
+    2, 0, 0, 0, 3, 8, 6, 0, 0, 0,
+];
+
+#[tokio::test]
+async fn at_opens_a_fuzzy_file_picker_and_the_chosen_file_is_attached() {
+    let env = env();
+    let src = env.cwd.path().join("src/tui");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("composer.rs"), "pub struct Composer;\n").unwrap();
+    std::fs::write(env.cwd.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(env.cwd.path().join(".gitignore"), "build/\n").unwrap();
+    std::fs::create_dir_all(env.cwd.path().join("build")).unwrap();
+    std::fs::write(env.cwd.path().join("build/composer_tui.rs"), "").unwrap();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("It is a struct."))]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("explain @tuicomp");
+    let screen = tui.wait_for_text("› @src/tui/composer.rs").await;
+    assert!(
+        !screen.contains("build/"),
+        "ignored files are not offered: {screen}"
+    );
+    tui.send(b"\t");
+    tui.wait_for_text("explain @src/tui/composer.rs").await;
+    tui.type_text("please");
+    tui.enter();
+    tui.wait_for_text("It is a struct.").await;
+    tui.wait_for_text("Attached: src/tui/composer.rs (21 B)")
+        .await;
+    let parts = server.bodies()[0]["messages"][1]["content"].clone();
+    assert_eq!(parts[0]["text"], "explain @src/tui/composer.rs please");
+    assert_eq!(
+        parts[1]["text"],
+        "<file path=\"src/tui/composer.rs\">\npub struct Composer;\n</file>"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn a_pasted_image_path_is_attached_or_refused_for_a_model_without_images() {
+    let env = env();
+    std::fs::write(env.cwd.path().join("shot.png"), PNG_2X3).unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[providers.openai.models.seeing-model]\nimages = true\n",
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("A tiny picture."))]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    let pasted = format!(
+        "\x1b[200~{}\x1b[201~",
+        env.cwd.path().join("shot.png").display()
+    );
+    tui.send(pasted.as_bytes());
+    tui.wait_for_text("› @shot.png").await;
+    tui.type_text("what is this");
+    tui.enter();
+    // test-model takes no images: nothing is sent, the prompt stays.
+    tui.wait_for_text("`test-model` does not take image input")
+        .await;
+    tui.wait_for_text("› @shot.png what is this").await;
+    assert!(server.requests().is_empty());
+    // A model that takes images gets it.
+    tui.send(b"\x15");
+    tui.type_text("/model seeing-model");
+    tui.enter();
+    tui.wait_for_text("Model: openai/seeing-model").await;
+    tui.type_text("describe @shot.png");
+    tui.enter();
+    tui.wait_for_text("A tiny picture.").await;
+    tui.wait_for_text("Attached: [image: shot.png 2×3]").await;
+    let parts = server.bodies()[0]["messages"][1]["content"].clone();
+    assert_eq!(parts[0]["text"], "describe @shot.png");
+    assert!(
+        parts[1]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,"),
+        "{parts}"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn slash_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
+    use base64::Engine;
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("Use `cargo test`."))]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("/copy");
+    tui.enter();
+    tui.wait_for_text("Nothing to copy yet").await;
+    tui.type_text("how do I test?");
+    tui.enter();
+    tui.wait_for_text("Use cargo test.").await;
+    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
+        .await;
+    tui.type_text("/copy");
+    tui.enter();
+    tui.wait_for_text("Copied the last answer (17 characters)")
+        .await;
+    let encoded = base64::engine::general_purpose::STANDARD.encode("Use `cargo test`.");
+    assert!(tui.wrote(format!("\x1b]52;c;{encoded}\x07").as_bytes()));
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

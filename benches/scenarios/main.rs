@@ -20,6 +20,7 @@ mod mcp;
 #[path = "../../tests/support/mcp_fixture.rs"]
 mod mcp_fixture;
 mod measure;
+mod picker;
 mod proxy;
 #[allow(dead_code)]
 #[path = "../../tests/support/pty.rs"]
@@ -600,6 +601,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "subagents") {
             subagents::run(&bench).await?;
+        }
+        if want(&args, "picker") {
+            picker::run(bench.runs)?;
         }
         Ok(())
     })

@@ -38,6 +38,8 @@ pub enum TaskResult {
     ApprovalPreview(String, super::approval::Preview),
     /// A rewind, fork or branch switch ended, or the session tree was read.
     TimeTravel(super::rewind::TimeTravel),
+    /// The `@` picker's matches for a query.
+    Mentions(String, Vec<String>),
 }
 
 pub struct Stream {
@@ -141,6 +143,9 @@ pub struct App {
     pub subagents: Vec<super::agents::SubagentRow>,
     /// The agent view's child (the view itself is `view`), while it is open.
     pub agent_focus: Option<super::agents::AgentFocus>,
+    /// The `@` file picker, while the word at the cursor starts with `@`.
+    pub mention: Option<super::mention::MentionPicker>,
+    pub mention_search: super::mention::MentionSearch,
 }
 
 impl App {
@@ -192,6 +197,8 @@ impl App {
             todos: Vec::new(),
             subagents: Vec::new(),
             agent_focus: None,
+            mention: None,
+            mention_search: Default::default(),
         }
     }
 
@@ -283,6 +290,7 @@ impl App {
             }
             TaskResult::ApprovalPreview(id, preview) => self.set_approval_preview(&id, preview),
             TaskResult::TimeTravel(result) => self.on_time_travel(result),
+            TaskResult::Mentions(query, found) => self.on_mentions(query, found),
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
                 self.todos.clear();

@@ -30,6 +30,31 @@ pub fn describe(attached: &Attached) -> String {
     }
 }
 
+/// The path of an image file `pasted` names (alone, perhaps quoted or as a `file://` URL),
+/// as an `@` word can name it: relative to `cwd` when inside it.
+pub fn pasted_image(pasted: &str, cwd: &std::path::Path) -> Option<String> {
+    let trimmed = pasted.trim().trim_matches(['\'', '"']);
+    let trimmed = trimmed.strip_prefix("file://").unwrap_or(trimmed);
+    let unescaped = trimmed.replace("\\ ", " ");
+    if unescaped.contains(char::is_whitespace) || unescaped.is_empty() {
+        return None;
+    }
+    let path = std::path::Path::new(&unescaped);
+    crate::agent::mentions::image_mime(path)?;
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    if !absolute.is_file() {
+        return None;
+    }
+    Some(match absolute.strip_prefix(cwd) {
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        Err(_) => absolute.to_string_lossy().into_owned(),
+    })
+}
+
 impl App {
     /// Say what a prompt's `@path`s attached (nothing when none).
     pub fn note_attachments(&mut self, attached: &[Attached]) {

@@ -1,6 +1,6 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
 //! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/permissions`, `/plan`, `/ps`, `/agents`,
-//! `/quit`) with completion. Anything slow
+//! `/copy`, `/quit`) with completion. Anything slow
 //! runs as a task that reports back through `TaskResult`.
 
 use super::app::{App, TaskResult};
@@ -87,6 +87,11 @@ pub const COMMANDS: &[Command] = &[
         help: "Mode, sandbox, rules, session grants; revoke N, or allow|ask|deny RULE",
     },
     Command {
+        name: "copy",
+        args: "",
+        help: "Copy the last answer to the clipboard (OSC 52: works over SSH)",
+    },
+    Command {
         name: "ps",
         args: "",
         help: "Background shells: list them, kill one",
@@ -163,6 +168,7 @@ impl App {
             "ps" => self.ps_command(),
             "agents" if arg.is_empty() => self.list_agents(),
             "agents" => self.open_agent_view(Some(arg)),
+            "copy" => self.copy_command(),
             "quit" | "exit" | "q" => self.exit = Some(0),
             _ => self.warning(&format!("Unknown command /{name} — /help lists them")),
         }

@@ -78,6 +78,19 @@ impl App {
         }
         let completing = !self.popup_closed && !completions(self.composer.single_line()).is_empty();
         let before = self.composer.single_line().to_string();
+        // enter on a word that already names the highlighted path sends the prompt.
+        if self.mention_open() && !(key.code == KeyCode::Enter && self.mention_is_exact()) {
+            let plain = key.modifiers.is_empty();
+            match key.code {
+                KeyCode::Up if plain => return self.handled(|app| app.mention_up()),
+                KeyCode::Down if plain => return self.handled(|app| app.mention_down()),
+                KeyCode::Tab | KeyCode::Enter if plain => {
+                    return self.handled(|app| app.choose_mention());
+                }
+                KeyCode::Esc => return self.handled(|app| app.dismiss_mention()),
+                _ => {}
+            }
+        }
         match key.code {
             // Esc closes the command popup first; with nothing open it stops the agent.
             KeyCode::Esc if completing => self.popup_closed = true,
@@ -137,6 +150,15 @@ impl App {
         if self.composer.single_line() != before {
             self.popup_closed = false;
         }
+        self.update_mention();
+        KeyOutcome::Handled
+    }
+
+    /// Run `act`, then follow the `@` word (a chosen path may end in a directory).
+    fn handled(&mut self, act: impl FnOnce(&mut Self)) -> KeyOutcome {
+        act(self);
+        self.update_mention();
+        self.dirty = true;
         KeyOutcome::Handled
     }
 
@@ -145,7 +167,11 @@ impl App {
         if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
             message.push_str(&text.replace(['\r', '\n'], " "));
         } else if self.picker.is_none() && self.menu.is_none() {
-            self.composer.insert(text);
+            // A pasted image file (a terminal's drag and drop pastes its path): attach it.
+            match super::attach::pasted_image(text, &self.settings.cwd) {
+                Some(path) => self.composer.insert(&format!("@{path} ")),
+                None => self.composer.insert(text),
+            }
         }
     }
 

@@ -263,6 +263,13 @@ impl App {
     }
 
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
+        if let Some(mention) = &self.mention
+            && self.approval.is_none()
+            && self.picker.is_none()
+            && self.menu.is_none()
+        {
+            return mention.rows(width, &self.theme);
+        }
         if self.approval.is_some()
             || self.picker.is_some()
             || self.menu.is_some()

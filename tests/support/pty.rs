@@ -19,6 +19,8 @@ pub struct Tui {
     child: Box<dyn Child + Send + Sync>,
     master: Box<dyn MasterPty + Send>,
     cols: u16,
+    /// Every byte the program wrote, for what the screen does not keep (OSC 52).
+    raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Tui {
@@ -75,6 +77,8 @@ impl Tui {
             10_000,
         )));
         let (feed, reply) = (parser.clone(), writer.clone());
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let written = raw.clone();
         std::thread::spawn(move || {
             let mut chunk = [0u8; 8192];
             let mut sync = SyncOutput::default();
@@ -86,6 +90,7 @@ impl Tui {
                     Ok(n) => n,
                 };
                 let bytes = &chunk[..n];
+                written.lock().unwrap().extend_from_slice(bytes);
                 let mut from = 0;
                 for (at, begins) in sync.marks(bytes) {
                     let mut parser = held.take().unwrap_or_else(|| feed.lock().unwrap());
@@ -118,7 +123,17 @@ impl Tui {
             child,
             master: pair.master,
             cols,
+            raw,
         }
+    }
+
+    /// Whether the program has written `needle` (escape sequences included).
+    pub fn wrote(&self, needle: &[u8]) -> bool {
+        self.raw
+            .lock()
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle)
     }
 
     /// The terminal window changed size (SIGWINCH reaches the program).

@@ -54,7 +54,7 @@ impl Composer {
     }
 
     /// The cursor's line and its column in characters (the textarea's unit).
-    fn line_and_column(&self) -> (&str, usize) {
+    pub(super) fn line_and_column(&self) -> (&str, usize) {
         let ratatui_textarea::DataCursor(row, col) = self.textarea.cursor();
         let line = self.textarea.lines().get(row).map_or("", String::as_str);
         (line, col)

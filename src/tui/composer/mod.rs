@@ -5,6 +5,7 @@
 //! keys work on whole grapheme clusters (`editing`).
 
 mod editing;
+mod mention;
 mod search;
 
 use super::history::History;
