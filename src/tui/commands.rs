@@ -416,7 +416,7 @@ mod tests {
                 .map(|c| c.name)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("/co"), ["compact"]);
+        assert_eq!(names("/co"), ["compact", "copy"]);
         assert_eq!(
             names("/"),
             COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()
