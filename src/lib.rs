@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod context_files;
+pub mod extensions;
 pub mod llm;
 pub mod logging;
 pub mod mcp;

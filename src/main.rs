@@ -72,7 +72,9 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let prompt = match front_end {
-        FrontEnd::Print | FrontEnd::Json => match modes::read_prompt(&cli) {
+        FrontEnd::Print | FrontEnd::Json => match modes::read_prompt(&cli)
+            .and_then(|prompt| modes::expand_headless_prompt(&mut settings, prompt))
+        {
             Ok(prompt) => Some(prompt),
             Err(e) => {
                 eprintln!("agent: {e}");
@@ -125,6 +127,9 @@ fn main() -> ExitCode {
         } else {
             for notice in &prepared.notices {
                 eprintln!("agent: {notice}");
+            }
+            if let Some(project) = &prepared.untrusted_hooks {
+                eprintln!("agent: {}", modes::untrusted_hooks_notice(project));
             }
             let modes::Prepared { agent, session, .. } = prepared;
             match (front_end, prompt) {

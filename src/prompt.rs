@@ -1,6 +1,6 @@
 //! The system prompt: the template in `assets/` filled with the tools, working directory
-//! and date (or the user's replacement), then the project's context files, then anything
-//! appended.
+//! and date (or the user's replacement), then the project's context files, the skills
+//! (names, descriptions and paths only), then anything appended.
 
 use std::path::Path;
 
@@ -12,6 +12,7 @@ pub fn system_prompt(
     tools: &[&str],
     cwd: &Path,
     context_files: &[crate::context_files::ContextFile],
+    skills: &[crate::extensions::skills::Skill],
 ) -> String {
     let mut prompt = match replacement {
         Some(text) => text.to_string(),
@@ -34,6 +35,10 @@ pub fn system_prompt(
         prompt.push_str("\n\n");
         prompt.push_str(&crate::context_files::render(context_files));
     }
+    if !skills.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&crate::extensions::skills::prompt_section(skills));
+    }
     if let Some(extra) = append.filter(|a| !a.trim().is_empty()) {
         prompt.push_str("\n\n");
         prompt.push_str(extra.trim());
@@ -53,12 +58,13 @@ mod tests {
             &["read", "bash"],
             Path::new("/repo"),
             &[],
+            &[],
         );
         assert!(prompt.contains("Tools available: read, bash"));
         assert!(prompt.contains("Working directory: /repo"));
         assert!(prompt.ends_with("Be brief."));
         assert_eq!(
-            system_prompt(Some("Custom"), None, &[], Path::new("/"), &[]),
+            system_prompt(Some("Custom"), None, &[], Path::new("/"), &[], &[]),
             "Custom"
         );
     }

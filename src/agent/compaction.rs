@@ -241,6 +241,17 @@ pub(crate) async fn compact(
     reason: CompactionReason,
     instructions: Option<&str>,
 ) -> Result<u64, String> {
+    shared
+        .run_hooks(
+            crate::extensions::hooks::HookEvent::PreCompact,
+            None,
+            serde_json::json!({
+                "trigger": if reason == CompactionReason::Manual { "manual" } else { "auto" },
+                "custom_instructions": instructions.unwrap_or_default(),
+            }),
+            cancel,
+        )
+        .await;
     shared.emit(AgentEvent::AutoCompactionStart { reason });
     let (messages, ids) = {
         let state = lock(&shared.state);

@@ -8,6 +8,7 @@ pub mod compaction;
 mod cut;
 pub mod guard;
 mod history;
+mod hook_points;
 pub mod limits;
 pub mod mentions;
 mod model_call;
@@ -74,6 +75,8 @@ pub struct AgentConfig {
     /// `[agents]`: the `task` tool and the sub-agents it starts (`None`: no `task` tool;
     /// neither when this agent is as deep as `max_depth` allows).
     pub agents: Option<children::AgentsSettings>,
+    /// The hooks to run (docs/extensions.md); `Hooks::default()` runs none.
+    pub hooks: Arc<crate::extensions::hooks::Hooks>,
 }
 
 /// The user's answer to a `tool_approval_request`.
@@ -200,6 +203,8 @@ impl Agent {
             shells: Default::default(),
             task: None,
             session_error: None,
+            model_after_run: None,
+            session_context: Vec::new(),
         };
         let (idle, _) = watch::channel(true);
         let agent = Agent {
@@ -214,6 +219,7 @@ impl Agent {
                 runtime: tokio::runtime::Handle::current(),
                 checkpoints: config.checkpoints,
                 children: children.clone(),
+                hooks: config.hooks,
             }),
         };
         if let Some(children) = &children {
@@ -237,6 +243,31 @@ impl Agent {
         let mut state = lock(&self.shared.state);
         if state.running {
             return Err(AgentError::Busy);
+        }
+        run::spawn_run(&self.shared, &mut state, vec![message]);
+        Ok(())
+    }
+
+    /// `prompt`, with `model` (when given) used for this run only: the current model comes
+    /// back when the agent is idle again (a custom command's `model` front matter).
+    pub fn prompt_with_model(
+        &self,
+        message: UserMessage,
+        model: Option<(Arc<Provider>, ModelInfo)>,
+    ) -> Result<(), AgentError> {
+        let mut state = lock(&self.shared.state);
+        if state.running {
+            return Err(AgentError::Busy);
+        }
+        if let Some((provider, model)) = model {
+            let mut settings = lock(&self.shared.settings);
+            let mut next = RunSettings::clone(&settings);
+            let previous = (
+                std::mem::replace(&mut next.provider, provider),
+                std::mem::replace(&mut next.model, model),
+            );
+            *settings = Arc::new(next);
+            state.model_after_run.get_or_insert(previous);
         }
         run::spawn_run(&self.shared, &mut state, vec![message]);
         Ok(())
@@ -394,6 +425,8 @@ impl Agent {
         model: ModelInfo,
     ) -> impl Future<Output = ()> + Send + '_ {
         let (provider_name, model_id) = (provider.settings().name.clone(), model.id.clone());
+        // The user's choice stays, also after a run with a command's own model.
+        lock(&self.shared.state).model_after_run = None;
         {
             let mut settings = lock(&self.shared.settings);
             let mut next = RunSettings::clone(&settings);

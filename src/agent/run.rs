@@ -104,6 +104,13 @@ pub(crate) fn settle(shared: &Arc<Shared>, state: &mut State) {
     let mut leftover = state.steering.take_all();
     leftover.extend(state.follow_up.take_all());
     if leftover.is_empty() {
+        if let Some((provider, model)) = state.model_after_run.take() {
+            let mut settings = lock(&shared.settings);
+            let mut next = RunSettings::clone(&settings);
+            next.provider = provider;
+            next.model = model;
+            *settings = Arc::new(next);
+        }
         state.running = false;
         shared.enter(RunState::Idle);
         shared.idle.send_replace(true);
@@ -116,6 +123,11 @@ pub(crate) fn settle(shared: &Arc<Shared>, state: &mut State) {
 impl Run {
     async fn execute(&mut self, prompts: Vec<UserMessage>) -> Outcome {
         self.shared.emit(AgentEvent::AgentStart);
+        let prompts = self.accepted(prompts).await;
+        if prompts.is_empty() {
+            // A UserPromptSubmit hook blocked it (the user was told): nothing to answer.
+            return Outcome::Completed;
+        }
         self.shared.emit(AgentEvent::TurnStart);
         for prompt in prompts {
             self.commit_user(prompt).await;
@@ -123,14 +135,26 @@ impl Run {
         self.settle_tools().await;
         let mut first_turn = true;
         let mut pending = self.take_steering();
+        // A Stop hook's reason to go on, and whether the run went on because of one.
+        let mut injected: Option<UserMessage> = None;
+        let mut stop_hook_active = false;
         loop {
-            let mut has_tool_calls = true;
-            while has_tool_calls || !pending.is_empty() {
+            // The first pass answers the prompts; later ones the follow-ups (or a Stop hook).
+            let mut has_tool_calls = first_turn;
+            while has_tool_calls || !pending.is_empty() || injected.is_some() {
+                let messages = self.accepted(std::mem::take(&mut pending)).await;
+                if !has_tool_calls && messages.is_empty() && injected.is_none() {
+                    // Every queued message was blocked by a hook: nothing new to answer.
+                    break;
+                }
                 if !first_turn {
                     self.shared.emit(AgentEvent::TurnStart);
                 }
                 first_turn = false;
-                for message in std::mem::take(&mut pending) {
+                if let Some(message) = injected.take() {
+                    self.commit_user(message).await;
+                }
+                for message in messages {
                     self.commit_user(message).await;
                 }
                 if let Some(outcome) = self.check_before_model_call() {
@@ -200,9 +224,26 @@ impl Run {
             }
             pending = self.take_follow_up();
             if pending.is_empty() {
-                return Outcome::Completed;
+                match self.stop_hooks(stop_hook_active).await {
+                    Some(reason) if !self.cancel.is_cancelled() => {
+                        stop_hook_active = true;
+                        injected = Some(UserMessage::text(reason));
+                    }
+                    _ => return Outcome::Completed,
+                }
             }
         }
+    }
+
+    /// The messages the UserPromptSubmit hooks let through (with their context added).
+    async fn accepted(&self, messages: Vec<UserMessage>) -> Vec<UserMessage> {
+        let mut accepted = Vec::with_capacity(messages.len());
+        for message in messages {
+            if let Some(message) = self.prompt_hooks(message).await {
+                accepted.push(message);
+            }
+        }
+        accepted
     }
 
     /// Wait (bounded) for tools still on their way (MCP servers starting), and tell the
@@ -362,6 +403,13 @@ impl Run {
             tracing::info!(status = ?status, %error, "run ended");
         }
         let shared = self.shared.clone();
+        shared.notify(
+            "idle_prompt",
+            match &error {
+                Some(error) => format!("The agent stopped: {error}"),
+                None => "The agent finished and waits for your input".to_string(),
+            },
+        );
         let mut state = lock(&shared.state);
         shared.emit(AgentEvent::AgentEnd {
             messages: std::mem::take(&mut self.new_messages),

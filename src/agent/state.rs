@@ -78,6 +78,11 @@ pub(crate) struct State {
     pub spill: Arc<SpillDir>,
     /// The background shells the model started; they end with the agent.
     pub shells: Arc<crate::tools::background::BackgroundShells>,
+    /// The model to go back to when the agent is idle again: a run started with another
+    /// model for its prompt alone (a custom command's `model`).
+    pub model_after_run: Option<(Arc<Provider>, ModelInfo)>,
+    /// What SessionStart hooks printed, for the model with the next prompt.
+    pub session_context: Vec<String>,
 }
 
 pub(crate) struct Shared {
@@ -97,6 +102,8 @@ pub(crate) struct Shared {
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// The sub-agents this agent starts (`None`: it has no `task` tool).
     pub children: Option<Arc<super::children::Children>>,
+    /// The user's hooks (`agent::hook_points` runs them).
+    pub hooks: Arc<crate::extensions::hooks::Hooks>,
 }
 
 impl Shared {

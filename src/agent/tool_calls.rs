@@ -8,6 +8,7 @@
 
 use super::Approval;
 use super::guard::GuardAction;
+use super::hook_points::PreTool;
 use super::run::{Outcome, Run};
 use super::state::lock;
 use crate::llm::error::snippet;
@@ -150,6 +151,7 @@ impl Run {
         for (call, slot) in batch.iter().zip(slots) {
             // Calls dispatched above already had their `tool_execution_start`.
             let announced = !matches!(slot, Slot::NotRun);
+            let ran = matches!(slot, Slot::Running(_));
             let output = match slot {
                 Slot::Ready(output) => Some(output),
                 Slot::NotRun => None,
@@ -185,6 +187,9 @@ impl Run {
                 round.results.push(result);
                 continue;
             };
+            if ran {
+                self.post_tool_hooks(call, &mut output).await;
+            }
             self.checkpoint_after(call).await;
             if let GuardAction::Stop(reason) = self.guard.after(call, &mut output)
                 && halt.is_none()
@@ -326,7 +331,12 @@ impl Run {
             .tools
             .validate(&call.name, &call.arguments)
             .map_err(ToolOutput::error)?;
-        let sandboxed = self.check_permission(tool.as_ref(), call).await?;
+        let approved = match self.pre_tool_hooks(call).await {
+            PreTool::Block(output) => return Err(output),
+            PreTool::Approve => true,
+            PreTool::Go => false,
+        };
+        let sandboxed = self.check_permission(tool.as_ref(), call, approved).await?;
         if !tool.read_only() {
             // What the model did so far is on disk before anything changes the world.
             self.shared.sync_session().await;
@@ -467,6 +477,13 @@ impl Run {
             ),
             agent_id: None,
         });
+        self.shared.notify(
+            "permission_prompt",
+            format!(
+                "The agent needs your permission to run {} outside the sandbox",
+                call.name
+            ),
+        );
         let decision = tokio::select! {
             _ = self.cancel.cancelled() => {
                 lock(&self.shared.state).approvals.remove(&call.id);
@@ -498,11 +515,13 @@ impl Run {
     }
 
     /// `Ok` when the call may run, and whether inside the sandbox; `Err` with the result
-    /// the model gets otherwise (a denial says why in `details.denied`).
+    /// the model gets otherwise (a denial says why in `details.denied`). `hook_approved`: a
+    /// PreToolUse hook approved it, which skips the question (not a deny rule).
     async fn check_permission(
         &mut self,
         tool: &dyn Tool,
         call: &ToolCall,
+        hook_approved: bool,
     ) -> Result<Sandboxed, ToolOutput> {
         let denied = |why: Denial, text: String| {
             ToolOutput::error(text).with_details(json!({"denied": why.as_str()}))
@@ -511,6 +530,7 @@ impl Run {
         let (reason, unanswered) = match verdict {
             Verdict::Allow => return Ok(Sandboxed::Yes),
             Verdict::Deny(why, text) => return Err(denied(why, text)),
+            Verdict::Ask { .. } if hook_approved => return Ok(Sandboxed::Yes),
             Verdict::Ask { reason, unanswered } => (reason, unanswered),
         };
         let receiver = {
@@ -530,6 +550,10 @@ impl Run {
             reason,
             agent_id: None,
         });
+        self.shared.notify(
+            "permission_prompt",
+            format!("The agent needs your permission to use {}", call.name),
+        );
         let decision = tokio::select! {
             _ = self.cancel.cancelled() => {
                 lock(&self.shared.state).approvals.remove(&call.id);

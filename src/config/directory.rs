@@ -1,6 +1,7 @@
 //! The settings of a session that works in another directory than the process (an editor
 //! opens sessions in its own project directories): the same settings, with the working
-//! directory and the permission rules' relative paths moved there.
+//! directory, the permission rules' relative paths and the project's commands and skills
+//! moved there.
 
 use super::Settings;
 use std::path::PathBuf;
@@ -22,6 +23,10 @@ impl Settings {
         let mut settings = self.clone();
         settings.permission_rules.rules = rules;
         settings.permission_rules.cwd = cwd.clone();
+        // The project's own commands and skills.
+        settings.extensions =
+            std::sync::Arc::new(crate::extensions::Extensions::load(&self.paths.home, &cwd));
+        settings.project_hooks = crate::extensions::hooks::trust::ProjectHooks::load(&cwd);
         settings.cwd = cwd;
         Ok(settings)
     }

@@ -57,6 +57,9 @@ pub struct FileConfig {
     /// `[web]`: what `web_fetch` may reach.
     #[serde(default)]
     pub web: super::web::WebConfig,
+    /// `[[hooks.EVENT]]`: commands run on lifecycle events (docs/extensions.md).
+    #[serde(default)]
+    pub hooks: crate::extensions::hooks::config::HooksTable,
     /// `[agents]`: the `task` tool's sub-agents.
     #[serde(default)]
     pub agents: AgentsTable,

@@ -84,6 +84,12 @@ pub struct Settings {
     pub sandbox: crate::sandbox::SandboxConfig,
     /// `[proxy]`, for `agent proxy`.
     pub proxy: file::ProxyConfig,
+    /// Custom commands and skills of the project and the user (docs/extensions.md).
+    pub extensions: std::sync::Arc<crate::extensions::Extensions>,
+    /// The hooks of `[[hooks.EVENT]]`.
+    pub hooks: Vec<crate::extensions::hooks::HookSpec>,
+    /// The project's own hooks (its settings files), run only if the user trusts them.
+    pub project_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
     /// `[agents]`: whether the model can start sub-agents, how many at once, how deep.
     pub agents: AgentsConfig,
 }
@@ -445,6 +451,12 @@ fn resolve(
         }
     }
 
+    let extensions = std::sync::Arc::new(crate::extensions::Extensions::load(&paths.home, &cwd));
+    let hooks = file
+        .hooks
+        .specs(config_path)
+        .map_err(|(key, message)| file_error(&key, message))?;
+    let project_hooks = crate::extensions::hooks::trust::ProjectHooks::load(&cwd);
     Ok(Settings {
         paths,
         provider,
@@ -481,6 +493,9 @@ fn resolve(
         config_path: config_path.to_path_buf(),
         proxy: file.proxy,
         agents,
+        extensions,
+        hooks,
+        project_hooks,
         cwd,
     })
 }

@@ -23,12 +23,25 @@ pub trait Handler {
     }
 }
 
+/// Run `prompt` to its end between the session's SessionStart and SessionEnd hooks.
 pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) -> u8 {
-    let mut events = if handler.wants_deltas() {
+    let events = if handler.wants_deltas() {
         agent.subscribe()
     } else {
         agent.subscribe_without_deltas()
     };
+    agent.session_start(agent.session_source()).await;
+    let code = drive_prompt(agent, events, prompt, handler).await;
+    agent.session_end("exit").await;
+    code
+}
+
+async fn drive_prompt(
+    agent: &Agent,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<crate::protocol::event::AgentEvent>,
+    prompt: String,
+    handler: &mut impl Handler,
+) -> u8 {
     let message = match agent.user_message(&prompt) {
         Ok((message, _)) => message,
         Err(e) => {

@@ -51,6 +51,9 @@ pub struct Prepared {
     pub mcp: Arc<McpManager>,
     /// One-line notes for the user (a resumed session was repaired, `-c` found nothing...).
     pub notices: Vec<String>,
+    /// The project's hooks when the user has not decided about them yet (they do not run;
+    /// the interface asks).
+    pub untrusted_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
 }
 
 /// The session the command line asks for.
@@ -87,6 +90,11 @@ pub async fn prepare(
         .map_err(|e| e.to_string())?;
     let mut notices = opened.notices.clone();
     notices.extend(settings.tool_settings.sandbox.notice());
+    notices.extend(settings.extensions.problems.iter().cloned());
+    let untrusted_hooks = untrusted_project_hooks(settings);
+    if let Some(project) = &settings.project_hooks {
+        notices.extend(project.problems.iter().cloned());
+    }
     notices.extend(adopt_session_model(settings, &opened, cli.thinking.is_some()).await?);
     let mcp = McpManager::start(
         settings.mcp_servers.clone(),
@@ -110,7 +118,45 @@ pub async fn prepare(
             path: opened.path,
         },
         notices,
+        untrusted_hooks,
     })
+}
+
+/// The project's hooks when the user was never asked about them (or they changed since).
+fn untrusted_project_hooks(
+    settings: &Settings,
+) -> Option<crate::extensions::hooks::trust::ProjectHooks> {
+    use crate::extensions::hooks::trust::{Trust, TrustStore};
+    let project = settings.project_hooks.as_ref()?;
+    let unknown = !project.specs.is_empty()
+        && TrustStore::in_home(&settings.paths.home).status(project) == Trust::Unknown;
+    unknown.then(|| project.clone())
+}
+
+/// What a front end that cannot ask says about a project's hooks it does not run.
+pub fn untrusted_hooks_notice(project: &crate::extensions::hooks::trust::ProjectHooks) -> String {
+    let files: Vec<String> = project
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    format!(
+        "the project's hooks ({}) are not run: this project is not trusted yet — start `agent` in it interactively to review and trust them",
+        files.join(", ")
+    )
+}
+
+/// The hooks an agent runs: the user's from `config.toml`, and the project's when the user
+/// trusted them (as they are now).
+pub fn hooks_for(settings: &Settings) -> Arc<crate::extensions::hooks::Hooks> {
+    use crate::extensions::hooks::trust::{Trust, TrustStore};
+    let mut specs = settings.hooks.clone();
+    if let Some(project) = &settings.project_hooks
+        && TrustStore::in_home(&settings.paths.home).status(project) == Trust::Trusted
+    {
+        specs.extend(project.specs.iter().cloned());
+    }
+    Arc::new(crate::extensions::hooks::Hooks::new(specs, &settings.cwd))
 }
 
 /// Settle the model of an opened session: a resumed one keeps the model and reasoning level
@@ -179,6 +225,7 @@ pub async fn start_new_session_unless(
     }
     // Messages the current file is missing are written now, or the switch is refused.
     agent.save_session().await.map_err(|e| e.to_string())?;
+    agent.session_end("clear").await;
     let choice = if persistent {
         Choice::New
     } else {
@@ -211,6 +258,7 @@ pub async fn start_new_session_unless(
     let previous = agent
         .replace_session(opened.writer, Vec::new())
         .map_err(|e| e.to_string())?;
+    agent.session_start("clear").await;
     if let Some(previous) = previous {
         // Closing syncs the old file and joins its writer thread: off the async workers.
         let closing = tokio::task::spawn_blocking(move || drop(previous));
@@ -269,6 +317,7 @@ pub fn build_agent(
         &tools.names(),
         &settings.cwd,
         &context_files,
+        &settings.extensions.skills,
     );
     Ok(Agent::new(AgentConfig {
         provider: Arc::new(provider),
@@ -292,6 +341,7 @@ pub fn build_agent(
         session,
         checkpoints: open_checkpoints(settings, session_id),
         agents: agents_settings(settings),
+        hooks: hooks_for(settings),
     }))
 }
 
@@ -380,4 +430,50 @@ pub fn read_prompt(cli: &Cli) -> Result<String, String> {
         return Err("no prompt: give one as an argument, or pipe it on stdin".to_string());
     }
     Ok(prompt)
+}
+
+/// A custom command's `model` (`provider/model`, or a model of `current_provider`) as the
+/// provider to call it with.
+pub fn command_model(
+    settings: &Settings,
+    current_provider: &str,
+    model: &str,
+) -> Result<(Arc<Provider>, crate::llm::model::ModelInfo), String> {
+    let resolved = match model.split_once('/') {
+        Some((provider, id)) if settings.resolve_model(provider, id).is_ok() => {
+            settings.resolve_model(provider, id)
+        }
+        _ => settings.resolve_model(current_provider, model),
+    }
+    .map_err(|e| format!("the command's model `{model}`: {e}"))?;
+    let provider = Provider::new(resolved.0, settings.timeouts).map_err(|e| e.to_string())?;
+    Ok((Arc::new(provider), resolved.1))
+}
+
+/// A `-p` / `--mode json` prompt that starts with `/name`: the custom command or skill
+/// expanded, its `model` made the model of this run. `Err`: an unknown name (listing the
+/// known ones) or a model that cannot be used — nothing is sent to the model then.
+pub fn expand_headless_prompt(settings: &mut Settings, prompt: String) -> Result<String, String> {
+    use crate::extensions::Invocation;
+    match settings.extensions.invoke(&prompt) {
+        Invocation::Text(text) => Ok(text),
+        Invocation::Unknown(why) => Err(why),
+        Invocation::Prompt { text, model, .. } => {
+            if let Some(model) = model {
+                let provider = settings.provider.name.clone();
+                let resolved = match model.split_once('/') {
+                    Some((p, id)) if settings.resolve_model(p, id).is_ok() => {
+                        settings.resolve_model(p, id)
+                    }
+                    _ => settings.resolve_model(&provider, &model),
+                }
+                .map_err(|e| format!("the command's model `{model}`: {e}"))?;
+                settings.provider = resolved.0;
+                settings.model = resolved.1;
+                // A resumed session's own model does not override the command's.
+                settings.model_from_flags = true;
+            }
+            Ok(text)
+        }
+    }
 }

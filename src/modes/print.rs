@@ -46,6 +46,11 @@ impl Handler for Print {
                 Some(Denial::User) | None => {}
             },
             AgentEvent::Notice { message, .. } => eprintln!("agent: {message}"),
+            AgentEvent::HookError {
+                hook_event_name,
+                command,
+                message,
+            } => say!("agent: the {hook_event_name} hook `{command}` failed ({message}); going on"),
             AgentEvent::AgentEnd {
                 messages,
                 status,

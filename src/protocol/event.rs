@@ -100,6 +100,30 @@ pub enum AgentEvent {
         previous: RunState,
         elapsed_ms: u64,
     },
+    /// A hook (docs/extensions.md) started: the event it runs for (`PreToolUse`, …) and its
+    /// command.
+    HookStart {
+        hook_event_name: String,
+        command: String,
+    },
+    /// A hook ended: its exit code (null when killed by a signal) and what it decided:
+    /// `continue`, `block` (with the reason) or `approve`.
+    HookEnd {
+        hook_event_name: String,
+        command: String,
+        exit_code: Option<i32>,
+        decision: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        duration_ms: u64,
+    },
+    /// A hook failed (could not start, exited with a code other than 0 or 2, timed out,
+    /// answered JSON that makes no sense): why. The run goes on as if it had said nothing.
+    HookError {
+        hook_event_name: String,
+        command: String,
+        message: String,
+    },
     /// The working tree was recorded before a mutating tool call (or `!command`): `files`
     /// covered, `bytes` in them, and what is not covered and why.
     Checkpoint {

@@ -3,7 +3,7 @@
 //! truncation, atomic writes, walking a tree). Executing a call — validation, permission,
 //! events, results — is the engine's job (`agent::tool_calls`).
 
-mod atomic;
+pub(crate) mod atomic;
 pub mod background;
 pub mod bash;
 pub mod diff;

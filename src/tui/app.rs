@@ -135,6 +135,8 @@ pub struct App {
     pub checkpoint_skipped: Vec<crate::protocol::event::SkippedFile>,
     /// The list of `/rewind`, `/fork` or `/tree`, while it is open.
     pub menu: Option<super::menu::Menu>,
+    /// A project's hooks waiting for the user's trust (the question is the open menu).
+    pub untrusted_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
     /// esc was pressed on an empty composer while idle: another esc opens `/rewind`.
     pub esc_armed: bool,
     /// The model's task list (`todo_write`), shown above the composer during a run.
@@ -193,6 +195,7 @@ impl App {
             shell_runs_started: 0,
             checkpoint_skipped: Vec::new(),
             menu: None,
+            untrusted_hooks: None,
             esc_armed: false,
             todos: Vec::new(),
             subagents: Vec::new(),

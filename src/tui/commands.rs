@@ -1,11 +1,12 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
 //! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/permissions`, `/plan`, `/ps`, `/agents`,
-//! `/copy`, `/quit`) with completion. Anything slow
-//! runs as a task that reports back through `TaskResult`.
+//! `/copy`, `/skills`, `/quit`), the user's custom commands and `/skill:NAME`, with
+//! completion. Anything slow runs as a task that reports back through `TaskResult`.
 
 use super::app::{App, TaskResult};
 use super::cells;
 use super::picker::Picker;
+use crate::extensions::{Extensions, Invocation};
 use crate::llm::client::Provider;
 use crate::llm::request::ThinkingLevel;
 use crate::modes::{SessionInfo, record_model, start_new_session};
@@ -102,27 +103,77 @@ pub const COMMANDS: &[Command] = &[
         help: "Plan mode: the agent only looks, then proposes a plan to approve",
     },
     Command {
+        name: "skills",
+        args: "",
+        help: "The skills the model can use; /skill:NAME [text] uses one now",
+    },
+    Command {
         name: "quit",
         args: "",
         help: "Leave (the session is kept)",
     },
 ];
 
-/// Whether `/name` is a command (its name or an alias).
-pub fn is_command(name: &str) -> bool {
+/// Whether `/name` is a built-in command (its name or an alias).
+pub fn is_builtin(name: &str) -> bool {
     COMMANDS.iter().any(|c| c.name == name) || ["?", "exit", "q"].contains(&name)
 }
 
-/// The commands matching what is being typed (`/co` → compact), while no argument is typed.
-pub fn completions(input: &str) -> Vec<&'static Command> {
+/// Whether `/name` is a command: built in, custom, or `skill:NAME` of a known skill.
+pub fn is_command(name: &str, extensions: &Extensions) -> bool {
+    is_builtin(name)
+        || extensions.command(name).is_some()
+        // `/skill:typo` is answered with the known skills, not sent as text.
+        || name.starts_with("skill:")
+}
+
+/// The names of the built-in commands and their aliases (a custom command of the same name
+/// is hidden).
+pub fn builtin_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
+    names.extend(["?", "exit", "q"]);
+    names
+}
+
+/// One line of the completion popup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub name: String,
+    pub args: String,
+    pub help: String,
+}
+
+/// The commands matching what is being typed (`/co` → compact), while no argument is typed:
+/// the built-in ones, then the custom commands, then the skills.
+pub fn completions(input: &str, extensions: &Extensions) -> Vec<Completion> {
     let Some(typed) = input.strip_prefix('/') else {
         return Vec::new();
     };
     if typed.contains(char::is_whitespace) {
         return Vec::new();
     }
-    COMMANDS
+    let builtin = COMMANDS.iter().map(|c| Completion {
+        name: c.name.to_string(),
+        args: c.args.to_string(),
+        help: c.help.to_string(),
+    });
+    let custom = extensions
+        .commands
         .iter()
+        .filter(|c| !is_builtin(&c.name))
+        .map(|c| Completion {
+            name: c.name.clone(),
+            args: c.argument_hint.clone().unwrap_or_default(),
+            help: c.summary(),
+        });
+    let skills = extensions.skills.iter().map(|s| Completion {
+        name: format!("skill:{}", s.name),
+        args: "[text]".to_string(),
+        help: s.description.clone(),
+    });
+    builtin
+        .chain(custom)
+        .chain(skills)
         .filter(|c| c.name.starts_with(typed))
         .collect()
 }
@@ -130,7 +181,7 @@ pub fn completions(input: &str) -> Vec<&'static Command> {
 impl App {
     /// Tab: complete the highlighted command.
     pub fn complete(&mut self) -> bool {
-        let matches = completions(self.composer.single_line());
+        let matches = completions(self.composer.single_line(), &self.settings.extensions);
         let Some(command) = matches.get(self.completion.min(matches.len().saturating_sub(1)))
         else {
             return false;
@@ -169,9 +220,72 @@ impl App {
             "agents" if arg.is_empty() => self.list_agents(),
             "agents" => self.open_agent_view(Some(arg)),
             "copy" => self.copy_command(),
+            "skills" => self.skills(),
             "quit" | "exit" | "q" => self.exit = Some(0),
-            _ => self.warning(&format!("Unknown command /{name} — /help lists them")),
+            _ => match self.settings.extensions.expand(name, arg) {
+                Some(Ok(Invocation::Prompt { text, model, .. })) => self.send_command(text, model),
+                Some(Ok(_)) => {}
+                Some(Err(problem)) => self.warning(&problem),
+                None => self.warning(&format!("Unknown command /{name} — /help lists them")),
+            },
         }
+    }
+
+    /// Send a custom command's prompt: it starts a run with the command's model (for that
+    /// run only), or steers the run already going (with that run's model).
+    fn send_command(&mut self, text: String, model: Option<String>) {
+        let message = crate::protocol::message::UserMessage::text(text);
+        if self.is_working() {
+            return self.agent.steer(message);
+        }
+        let model = match model {
+            Some(model) => {
+                let current = self.agent.snapshot().provider;
+                match crate::modes::command_model(&self.settings, &current, &model) {
+                    Ok(resolved) => Some(resolved),
+                    Err(e) => return self.warning(&e),
+                }
+            }
+            None => None,
+        };
+        if let Err(crate::agent::AgentError::Busy) =
+            self.agent.prompt_with_model(message.clone(), model)
+        {
+            self.agent.steer(message);
+        }
+    }
+
+    fn skills(&mut self) {
+        let theme = self.theme;
+        let skills = &self.settings.extensions.skills;
+        if skills.is_empty() {
+            return self.notice(
+                "No skills. A skill is a folder with a SKILL.md in .agent/skills/, .claude/skills/ or the agent's home skills/ (docs/extensions.md).",
+            );
+        }
+        let mut rows = vec![
+            cells::blank(),
+            Line::from(Span::styled(
+                "Skills (the model reads one when a task matches; /skill:NAME uses one now)",
+                theme.bold(),
+            )),
+        ];
+        for skill in skills {
+            rows.push(Line::from(vec![
+                Span::styled(format!("  {:<20}", skill.name), theme.accent()),
+                Span::raw(skill.description.clone()),
+            ]));
+            rows.push(Line::from(Span::styled(
+                format!(
+                    "  {:<20}{} ({})",
+                    "",
+                    skill.path.display(),
+                    skill.origin.label()
+                ),
+                theme.dim(),
+            )));
+        }
+        self.push_rows(rows);
     }
 
     fn help(&mut self) {
@@ -185,6 +299,42 @@ impl App {
                 Span::styled(format!("  /{:<10}", command.name), theme.accent()),
                 Span::styled(format!("{:<20}", command.args), theme.dim()),
                 Span::raw(command.help),
+            ]));
+        }
+        let custom: Vec<_> = self
+            .settings
+            .extensions
+            .commands
+            .iter()
+            .filter(|c| !is_builtin(&c.name))
+            .collect();
+        if !custom.is_empty() {
+            rows.push(cells::blank());
+            rows.push(Line::from(Span::styled("Custom commands", theme.bold())));
+            for command in custom {
+                rows.push(Line::from(vec![
+                    Span::styled(format!("  /{:<10}", command.name), theme.accent()),
+                    Span::styled(
+                        format!("{:<20}", command.argument_hint.as_deref().unwrap_or("")),
+                        theme.dim(),
+                    ),
+                    Span::raw(command.summary()),
+                ]));
+            }
+        }
+        if !self.settings.extensions.skills.is_empty() {
+            rows.push(Line::from(vec![
+                Span::styled("  /skill:NAME ", theme.accent()),
+                Span::raw(format!(
+                    "use a skill now ({}; /skills lists them)",
+                    self.settings
+                        .extensions
+                        .skills
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             ]));
         }
         rows.push(Line::from(vec![
@@ -410,9 +560,10 @@ mod tests {
 
     #[test]
     fn completes_commands_while_the_name_is_typed() {
+        let none = Extensions::default();
         let names = |input: &str| {
-            completions(input)
-                .iter()
+            completions(input, &none)
+                .into_iter()
                 .map(|c| c.name)
                 .collect::<Vec<_>>()
         };

@@ -195,6 +195,14 @@ impl App {
                 parent_tool_call_id,
                 event,
             } => self.on_subagent(agent_id, parent_tool_call_id, *event),
+            AgentEvent::HookError {
+                hook_event_name,
+                command,
+                message,
+            } => self.warning(&format!(
+                "The {hook_event_name} hook `{command}` failed ({message}); going on without it"
+            )),
+            AgentEvent::HookStart { .. } | AgentEvent::HookEnd { .. } => {}
         }
     }
 

@@ -76,7 +76,8 @@ impl App {
             self.approval_key(key);
             return KeyOutcome::Handled;
         }
-        let completing = !self.popup_closed && !completions(self.composer.single_line()).is_empty();
+        let completing = !self.popup_closed
+            && !completions(self.composer.single_line(), &self.settings.extensions).is_empty();
         let before = self.composer.single_line().to_string();
         // enter on a word that already names the highlighted path sends the prompt.
         if self.mention_open() && !(key.code == KeyCode::Enter && self.mention_is_exact()) {
@@ -124,7 +125,8 @@ impl App {
                 self.completion = self.completion.saturating_sub(1)
             }
             KeyCode::Down if completing && !alt => {
-                let count = completions(self.composer.single_line()).len();
+                let count =
+                    completions(self.composer.single_line(), &self.settings.extensions).len();
                 self.completion = (self.completion + 1).min(count.saturating_sub(1));
             }
             // `/mo` + enter runs the highlighted command, as tab + enter would.
@@ -140,7 +142,7 @@ impl App {
                 Action::FollowUp(text) => self.follow_up_text(text),
                 Action::Edited => {
                     self.completion = self.completion.min(
-                        completions(self.composer.single_line())
+                        completions(self.composer.single_line(), &self.settings.extensions)
                             .len()
                             .saturating_sub(1),
                     )
@@ -185,7 +187,8 @@ impl App {
         // else that starts with a slash ("/tmp is full", "/etc/hosts") is a prompt.
         if let Some(rest) = trimmed.strip_prefix('/')
             && let Some(word) = rest.split_whitespace().next()
-            && (super::commands::is_command(word) || (rest == word && !word.contains('/')))
+            && (super::commands::is_command(word, &self.settings.extensions)
+                || (rest == word && !word.contains('/')))
         {
             return self.run_command(trimmed);
         }
@@ -257,7 +260,10 @@ impl App {
                     self.choose(choice);
                 }
             }
-            KeyCode::Esc => self.menu = None,
+            KeyCode::Esc => {
+                self.menu = None;
+                self.answer_hook_trust(None);
+            }
             _ => {}
         }
     }

@@ -277,9 +277,9 @@ impl App {
         {
             return Vec::new();
         }
-        let matches = completions(self.composer.single_line());
+        let matches = completions(self.composer.single_line(), &self.settings.extensions);
         let usage =
-            |command: &super::commands::Command| format!("  /{} {}", command.name, command.args);
+            |command: &super::commands::Completion| format!("  /{} {}", command.name, command.args);
         // The help column starts after the longest usage shown, so the two never touch.
         let column = matches
             .iter()
@@ -301,7 +301,7 @@ impl App {
                 Line::from(vec![
                     Span::styled(format!("{usage}{}", " ".repeat(pad)), style),
                     Span::styled(
-                        cells::cut(command.help, usize::from(width).saturating_sub(column)),
+                        cells::cut(&command.help, usize::from(width).saturating_sub(column)),
                         self.theme.dim(),
                     ),
                 ])

@@ -33,6 +33,8 @@ pub enum Choice {
     KillShell(String),
     /// Carry out the plan just presented, in this mode.
     ApprovePlan(crate::tools::permission::PermissionMode),
+    /// Run the project's hooks (or not).
+    TrustHooks(bool),
     Cancel,
 }
 

@@ -34,6 +34,7 @@ mod terminal;
 pub mod theme;
 mod todo_panel;
 pub mod transcript;
+mod trust;
 mod viewer;
 pub mod width;
 pub mod wrap;

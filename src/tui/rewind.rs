@@ -200,6 +200,7 @@ impl App {
             }
             Choice::ApprovePlan(mode) => self.approve_plan(mode),
             Choice::KillShell(id) => self.kill_shell(id),
+            Choice::TrustHooks(trusted) => self.answer_hook_trust(Some(trusted)),
             Choice::Cancel => {}
         }
     }

@@ -110,6 +110,12 @@ async fn event_loop(
     for notice in start.notices.iter().chain(&prepared.notices) {
         app.warning(notice);
     }
+    for clash in settings
+        .extensions
+        .shadowed(&super::commands::builtin_names())
+    {
+        app.warning(&clash);
+    }
     // A server that failed before we subscribed is reported now; later ones as they change.
     for notice in app.mcp.take_notices() {
         app.warning(&notice);
@@ -124,6 +130,11 @@ async fn event_loop(
                 TaskResult::Notice(found.join("\n"))
             });
         });
+    }
+    match prepared.untrusted_hooks {
+        // SessionStart runs once the user answered.
+        Some(project) => app.ask_hook_trust(project),
+        None => agent.session_start(agent.session_source()).await,
     }
     if start.pick_session {
         app.open_picker();
@@ -259,6 +270,7 @@ async fn event_loop(
             let _ = draw(&mut app, screen);
             agent.abort();
             let _ = tokio::time::timeout(Duration::from_secs(2), agent.wait_for_idle()).await;
+            agent.session_end("exit").await;
             return code;
         }
     }

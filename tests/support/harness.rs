@@ -89,6 +89,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         session: None,
         checkpoints: None,
         agents: None,
+        hooks: Default::default(),
     }
 }
 

@@ -215,6 +215,14 @@ impl Pump {
             AgentEvent::TodoUpdate { todos } => {
                 self.link.send(SessionUpdate::Plan(super::plan::from_todos(&todos)))
             }
+            AgentEvent::HookError {
+                hook_event_name,
+                command,
+                message,
+            } => self.link.inform(
+                NoticeSeverity::Warning,
+                &format!("The {hook_event_name} hook `{command}` failed ({message}); going on"),
+            ),
             AgentEvent::Notice { level, message } => self.link.inform(
                 match level {
                     NoticeLevel::Info => NoticeSeverity::Info,

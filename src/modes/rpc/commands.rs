@@ -9,7 +9,7 @@ use crate::agent::Approval;
 use crate::protocol::message::{Content, UserMessage};
 use crate::protocol::rpc::{Command, Decision, StreamingBehavior};
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -95,16 +95,21 @@ fn execute(context: &Context, command: Command) -> Outcome {
             images,
             streaming_behavior,
         } => {
-            let message = user_message(agent, message, images)?;
+            let (text, model) = expand(context, message)?;
+            let message = user_message(agent, text, images)?;
             match streaming_behavior {
-                None => agent.prompt(message).map_err(|e| e.to_string())?,
+                None => agent
+                    .prompt_with_model(message, model)
+                    .map_err(|e| e.to_string())?,
                 Some(StreamingBehavior::Steer) => agent.steer(message),
                 Some(StreamingBehavior::FollowUp) => agent.follow_up(message),
             }
         }
-        Command::Steer { message, images } => agent.steer(user_message(agent, message, images)?),
+        Command::Steer { message, images } => {
+            agent.steer(user_message(agent, expand(context, message)?.0, images)?)
+        }
         Command::FollowUp { message, images } => {
-            agent.follow_up(user_message(agent, message, images)?)
+            agent.follow_up(user_message(agent, expand(context, message)?.0, images)?)
         }
         Command::Abort => {
             agent.abort();
@@ -139,8 +144,7 @@ fn execute(context: &Context, command: Command) -> Outcome {
         Command::GetSessionStats => return Ok(Some(queries::session_stats(context))),
         Command::GetLastAssistantText => return Ok(Some(queries::last_assistant_text(context))),
         Command::GetAvailableModels => return Ok(Some(queries::available_models(context))),
-        // Prompt templates and skills do not exist (yet): nothing a prompt can invoke.
-        Command::GetCommands => return Ok(Some(json!({ "commands": [] }))),
+        Command::GetCommands => return Ok(Some(queries::commands(context))),
         Command::GetAgents => return Ok(Some(json!({ "agents": agent.agents() }))),
         Command::AbortAgent { agent_id } => {
             agent.abort_agent(&agent_id).map_err(|e| e.to_string())?;
@@ -166,6 +170,37 @@ fn execute(context: &Context, command: Command) -> Outcome {
         Command::Unknown => return Err("unknown command type".to_string()),
     }
     Ok(None)
+}
+
+/// A model to run one prompt with: the provider and the model.
+type CommandModel = (
+    Arc<crate::llm::client::Provider>,
+    crate::llm::model::ModelInfo,
+);
+
+/// A message that starts with `/name`: the custom command or skill expanded, and the
+/// command's model (for a prompt that starts a run; a queued message keeps the run's
+/// model). An unknown name is an error, never text for the model.
+fn expand(context: &Context, text: String) -> Result<(String, Option<CommandModel>), String> {
+    use crate::extensions::Invocation;
+    match context.settings.extensions.invoke(&text) {
+        Invocation::Text(text) => Ok((text, None)),
+        Invocation::Unknown(why) => Err(why),
+        Invocation::Prompt { text, model, .. } => {
+            let model = match model {
+                Some(model) => {
+                    let current = context.agent.snapshot().provider;
+                    Some(crate::modes::command_model(
+                        &context.settings,
+                        &current,
+                        &model,
+                    )?)
+                }
+                None => None,
+            };
+            Ok((text, model))
+        }
+    }
 }
 
 /// The text, what its `@path`s name (`agent::mentions`), then the attached images.

@@ -81,6 +81,7 @@ pub async fn run(
 ) -> u8 {
     let agent = Arc::new(agent);
     let mut events = agent.subscribe();
+    agent.session_start(agent.session_source()).await;
     let (input_tx, mut input) = mpsc::unbounded_channel();
     tokio::spawn(read_stdin(input_tx));
     let context = Arc::new(Context {
@@ -142,6 +143,7 @@ pub async fn run(
         }
         if !input_open && slow.is_none() && waiting.is_empty() && !agent.is_running() {
             agent.wait_for_idle().await;
+            agent.session_end("exit").await;
             drain(&mut events, &mut out);
             let _ = out.flush();
             return 0;

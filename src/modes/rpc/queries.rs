@@ -118,3 +118,29 @@ pub(super) fn model_json(available: &AvailableModel) -> Value {
         "maxTokens": model.max_output_tokens,
     })
 }
+
+/// `get_commands`: the custom commands (`source: "prompt"`) and skills (`skill:NAME`,
+/// `source: "skill"`) a prompt can start with.
+pub(super) fn commands(context: &Context) -> Value {
+    let extensions = &context.settings.extensions;
+    let commands = extensions.commands.iter().map(|c| {
+        json!({
+            "name": c.name,
+            "description": c.description,
+            "argumentHint": c.argument_hint,
+            "source": "prompt",
+            "location": c.origin.label(),
+            "path": c.path.display().to_string(),
+        })
+    });
+    let skills = extensions.skills.iter().map(|s| {
+        json!({
+            "name": format!("skill:{}", s.name),
+            "description": s.description,
+            "source": "skill",
+            "location": s.origin.label(),
+            "path": s.path.display().to_string(),
+        })
+    });
+    json!({ "commands": commands.chain(skills).collect::<Vec<_>>() })
+}
