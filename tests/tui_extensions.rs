@@ -55,8 +55,9 @@ async fn custom_commands_complete_show_in_help_and_run() {
     assert!(screen.contains("/skill:NAME"), "{screen}");
     tui.type_text("/skills");
     tui.enter();
-    let screen = tui.wait_for_text("Work with PDF files").await;
-    assert!(screen.contains(".claude/skills/pdf/SKILL.md"), "{screen}");
+    // The path is only in /skills' list (the popup shows the description too).
+    let screen = tui.wait_for_text(".claude/skills/pdf/SKILL.md").await;
+    assert!(screen.contains("Work with PDF files"), "{screen}");
     tui.type_text("/skill:nope");
     tui.enter();
     tui.wait_for_text("Unknown command /skill:nope").await;

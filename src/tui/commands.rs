@@ -311,11 +311,27 @@ impl App {
         if !custom.is_empty() {
             rows.push(cells::blank());
             rows.push(Line::from(Span::styled("Custom commands", theme.bold())));
+            // Names can be long (`frontend:review`): the columns fit the longest.
+            let name_width = custom
+                .iter()
+                .map(|c| c.name.len())
+                .max()
+                .unwrap_or(0)
+                .max(10);
+            let hint_width = custom
+                .iter()
+                .filter_map(|c| c.argument_hint.as_ref().map(String::len))
+                .max()
+                .unwrap_or(0)
+                .max(19);
             for command in custom {
                 rows.push(Line::from(vec![
-                    Span::styled(format!("  /{:<10}", command.name), theme.accent()),
+                    Span::styled(format!("  /{:<name_width$} ", command.name), theme.accent()),
                     Span::styled(
-                        format!("{:<20}", command.argument_hint.as_deref().unwrap_or("")),
+                        format!(
+                            "{:<hint_width$} ",
+                            command.argument_hint.as_deref().unwrap_or("")
+                        ),
                         theme.dim(),
                     ),
                     Span::raw(command.summary()),
