@@ -122,6 +122,8 @@ pub fn child_config(
         session: None,
         // The parent's checkpoints belong to the parent's session.
         checkpoints: None,
+        // The user's hooks hold for a sub-agent's tool calls and prompts as for the parent's.
+        hooks: parent.hooks.clone(),
         agents: Some(AgentsSettings {
             depth: settings.depth.saturating_add(1),
             ..settings.clone()

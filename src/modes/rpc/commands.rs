@@ -9,7 +9,7 @@ use crate::agent::Approval;
 use crate::protocol::message::{Content, UserMessage};
 use crate::protocol::rpc::{Command, Decision, StreamingBehavior};
 use futures_util::future::BoxFuture;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
