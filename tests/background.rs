@@ -215,3 +215,34 @@ async fn no_background_process_outlives_the_agent_process() {
     assert!(wait_until_dead(shell).await, "the shell outlived the agent");
     assert!(wait_until_dead(child).await, "its child outlived the agent");
 }
+
+/// What a background command left running keeps writing after the command itself exited: all
+/// of it is collected (the pipe is read to its end, so the writer never blocks on it).
+#[tokio::test]
+async fn output_written_after_the_command_exits_is_still_collected() {
+    let mut h = harness().await;
+    h.server.push(Reply::sse(chat::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "(sleep 1; seq 1 100000) & exit 0", "background": true}),
+    )));
+    h.server.push(Reply::sse(chat::text("done")));
+    h.prompt("start it");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let shells = h.agent.background_shells();
+    let mut text = String::new();
+    for _ in 0..2000 {
+        if let Some(new) = shells.take_new_output("shell_1") {
+            text.push_str(&new.text);
+        }
+        if text.contains("\n100000\n") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let numbers: Vec<&str> = text.lines().filter(|l| l.parse::<u32>().is_ok()).collect();
+    assert_eq!(numbers.len(), 100_000, "{} lines arrived", numbers.len());
+    assert_eq!(numbers.last(), Some(&"100000"));
+    shells.kill_all().await;
+}

@@ -1,7 +1,8 @@
 //! `web_fetch` against a real HTTP server on 127.0.0.1, driven by the agent loop: HTML
 //! arrives as Markdown, a redirect loop and an oversized body fail cleanly, a private or
-//! loopback address is refused unless `[web] allow_hosts` names the host — also when a
-//! redirect leads there — and in ask mode the call asks first, naming the host.
+//! loopback address is refused unless `[web] allow_hosts` names the host, a redirect to
+//! another host is not followed (an allowed host cannot lead the request elsewhere), and in
+//! ask mode the call asks first, naming the host.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
@@ -110,7 +111,7 @@ async fn an_oversized_body_is_refused() {
 }
 
 #[tokio::test]
-async fn a_loopback_address_is_refused_unless_allowed_also_after_a_redirect() {
+async fn a_loopback_address_is_refused_unless_allowed_and_redirects_never_change_host() {
     let web = FakeServer::start(vec![]).await;
     let mut h = harness(WebSettings::default()).await;
     let (text, is_error) = fetch(&mut h, &format!("{}/secret", web.origin)).await;
@@ -120,7 +121,8 @@ async fn a_loopback_address_is_refused_unless_allowed_also_after_a_redirect() {
         "{text}"
     );
     assert!(web.requests().is_empty(), "the request was sent");
-    // `localhost` is allowed; the redirect it answers with leads to 127.0.0.1, which is not.
+    // `localhost` is allowed; the redirect it answers with leads to another host
+    // (127.0.0.1), which is not followed.
     let port = web.origin.rsplit(':').next().unwrap().to_string();
     web.push(
         Reply::body(302, "text/plain", "")
@@ -134,7 +136,9 @@ async fn a_loopback_address_is_refused_unless_allowed_also_after_a_redirect() {
     let (text, is_error) = fetch(&mut h, &format!("http://localhost:{port}/start")).await;
     assert!(is_error);
     assert!(
-        text.contains("refused: 127.0.0.1 is a loopback address"),
+        text.contains(&format!(
+            "redirects to another host: http://127.0.0.1:{port}/secret. It was not followed"
+        )),
         "{text}"
     );
     assert_eq!(web.requests().len(), 1, "only the allowed host was asked");

@@ -171,6 +171,11 @@ fn attach(
             },
         ));
     }
+    // Before anything is opened: a FIFO or device (`@x.png` naming one) would block the
+    // read for good.
+    if !meta.is_file() {
+        return skipped("not a regular file".to_string());
+    }
     if let Some(mime) = image_mime(path) {
         if !images {
             return Err(MentionError::ImagesUnsupported {
@@ -196,9 +201,6 @@ fn attach(
                 height: size.height,
             },
         ));
-    }
-    if !meta.is_file() {
-        return skipped("not a regular file".to_string());
     }
     if meta.len() > MAX_TEXT_BYTES {
         return skipped(format!(
@@ -307,6 +309,22 @@ mod tests {
                 width: 2,
                 height: 3
             }]
+        );
+    }
+
+    #[test]
+    fn a_fifo_named_like_an_image_is_skipped_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.png");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a plain system call on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        // Opening it would block this test for good (nobody writes to it).
+        let (message, attached) = expand("see @pipe.png", dir.path(), true, "m").unwrap();
+        assert_eq!(message.content.len(), 1);
+        assert!(
+            matches!(&attached[..], [Attached::Skipped { .. }]),
+            "{attached:?}"
         );
     }
 }

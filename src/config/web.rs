@@ -42,10 +42,17 @@ pub fn settings(config: &WebConfig) -> Result<WebSettings, (&'static str, String
         Some(0) => return Err(("web.max_bytes", "must be at least 1".to_string())),
         Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
     };
-    for host in config.allow_hosts.iter().chain(&config.deny_hosts) {
+    let lists = [
+        ("web.allow_hosts", &config.allow_hosts),
+        ("web.deny_hosts", &config.deny_hosts),
+    ];
+    for (key, host) in lists
+        .into_iter()
+        .flat_map(|(key, hosts)| hosts.iter().map(move |host| (key, host)))
+    {
         if host.trim().is_empty() || host.contains('/') {
             return Err((
-                "web.allow_hosts",
+                key,
                 format!("`{host}` is not a host name (write `example.com` or `*.example.com`)"),
             ));
         }

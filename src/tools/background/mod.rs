@@ -256,43 +256,54 @@ impl Drop for BackgroundShells {
     }
 }
 
-/// Collect a shell's output and status until it is killed; then kill what is left.
+/// Collect a shell's output and status until it is killed; then kill what is left. The pipe
+/// is read to its end even after the command exits (what it left running may still write,
+/// and must never block on a full pipe); the exit is published once the pipe is drained, or
+/// `DRAIN_AFTER_EXIT` after the exit when something still holds it open, so output read
+/// after the status says "exited" is complete.
 async fn watch_shell(
     shell: Arc<Shell>,
     mut running: Supervised,
     mut pipe: tokio::net::unix::pipe::Receiver,
 ) {
     let mut chunk = vec![0u8; 16 * 1024];
-    let mut exited = false;
+    let mut exit: Option<Exit> = None;
+    let mut published = false;
     let mut pipe_open = true;
     let mut drain_until: Option<tokio::time::Instant> = None;
     loop {
-        if exited && pipe_open && drain_until.is_some_and(|t| tokio::time::Instant::now() >= t) {
-            pipe_open = false;
+        if let Some(code) = exit
+            && !published
+            && (!pipe_open || drain_until.is_some_and(|t| tokio::time::Instant::now() >= t))
+        {
+            shell.status.send_replace(ShellStatus::Exited(code));
+            published = true;
         }
         let drain_timer =
             tokio::time::sleep_until(drain_until.unwrap_or_else(tokio::time::Instant::now));
         tokio::select! {
             _ = shell.kill.cancelled() => break,
-            exit = running.exited(), if !exited => {
-                exited = true;
+            ended = running.exited(), if exit.is_none() => {
                 drain_until = Some(tokio::time::Instant::now() + DRAIN_AFTER_EXIT);
                 // `None`: the supervisor is gone; the status it cannot give is unknown.
-                let exit = exit.unwrap_or(Exit::Signal(0));
-                shell.status.send_replace(ShellStatus::Exited(exit));
+                exit = Some(ended.unwrap_or(Exit::Signal(0)));
             }
             read = pipe.read(&mut chunk), if pipe_open => match read {
                 Ok(0) | Err(_) => pipe_open = false,
                 Ok(n) => push(&shell, &chunk[..n]),
             },
-            _ = drain_timer, if exited && pipe_open => {}
+            _ = drain_timer, if exit.is_some() && !published => {}
         }
     }
+    drop(pipe);
     let finished = running.kill().await;
-    if !exited {
-        shell.status.send_replace(ShellStatus::Killed);
-    } else if let Some(exit) = finished.exit {
-        shell.status.send_replace(ShellStatus::Exited(exit));
+    match (exit, finished.exit) {
+        (None, _) => {
+            shell.status.send_replace(ShellStatus::Killed);
+        }
+        (Some(_), Some(code)) | (Some(code), None) => {
+            shell.status.send_replace(ShellStatus::Exited(code));
+        }
     }
     shell.ended.send_replace(true);
 }

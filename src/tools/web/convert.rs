@@ -41,7 +41,15 @@ pub fn to_text(content_type: &str, body: &[u8]) -> Result<String, String> {
     ))
 }
 
+/// Deeper than this, a page is read as plain text: the HTML-to-Markdown walk recurses once
+/// per level (a hostile page of nested `<div>`s would overflow the stack) and looks up the
+/// ancestors of every node (quadratic in the depth).
+const MAX_HTML_DEPTH: usize = 256;
+
 fn html_to_markdown(html: &str) -> Result<String, String> {
+    if nesting_depth(html) > MAX_HTML_DEPTH {
+        return Ok(collapse_blank_lines(&plain_text(html)));
+    }
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "script", "style", "noscript", "template", "svg", "canvas", "iframe", "head", "nav",
@@ -52,6 +60,75 @@ fn html_to_markdown(html: &str) -> Result<String, String> {
         .convert(html)
         .map_err(|e| format!("the HTML could not be read: {e}"))?;
     Ok(collapse_blank_lines(&markdown))
+}
+
+/// Elements without content, and those whose end tag may be left out: neither nests.
+const NOT_NESTING: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+    "track", "wbr", "param", "keygen", "p", "li", "dt", "dd", "tr", "td", "th", "option",
+    "optgroup", "tbody", "thead", "tfoot", "colgroup", "caption", "rb", "rt", "rp", "!doctype",
+];
+
+/// How deep the page's elements nest, counted from its tags without building a tree (a
+/// single pass, no recursion).
+fn nesting_depth(html: &str) -> usize {
+    let bytes = html.as_bytes();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut at = 0;
+    while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
+        let tag_start = at + offset + 1;
+        let Some(close) = memchr::memchr(b'>', &bytes[tag_start..]) else {
+            break;
+        };
+        let tag = &html[tag_start..tag_start + close];
+        at = tag_start + close + 1;
+        if let Some(rest) = tag.strip_prefix('/') {
+            if !NOT_NESTING.contains(&tag_name(rest).as_str()) {
+                depth = depth.saturating_sub(1);
+            }
+            continue;
+        }
+        let name = tag_name(tag);
+        if name.is_empty()
+            || name.starts_with('!')
+            || name.starts_with('?')
+            || tag.ends_with('/')
+            || NOT_NESTING.contains(&name.as_str())
+        {
+            continue;
+        }
+        depth += 1;
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
+
+fn tag_name(tag: &str) -> String {
+    tag.split(|c: char| c.is_ascii_whitespace() || c == '/')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// The text of a page with its tags left out, for pages too deep to convert.
+fn plain_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.split('\n')
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// At most one blank line in a row (converted pages are often mostly empty lines).
@@ -90,6 +167,26 @@ mod tests {
         );
         assert!(text.contains("one") && text.contains("two"), "{text}");
         assert!(!text.contains("alert"), "{text}");
+    }
+
+    #[test]
+    fn a_deeply_nested_page_is_read_as_plain_text_without_recursing() {
+        let depth = 100_000;
+        let html = format!(
+            "<html><body>{}<b>deep</b> text{}</body></html>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        assert!(nesting_depth(&html) > depth);
+        let text = to_text("text/html", html.as_bytes()).unwrap();
+        assert_eq!(text.trim(), "deep text");
+    }
+
+    #[test]
+    fn ordinary_pages_are_shallow() {
+        let html = "<!DOCTYPE html><html><body><p>a<p>b<br><img src=x><ul><li>1<li>2</ul>\
+                    <div><span>x</span><hr/></div></body></html>";
+        assert_eq!(nesting_depth(html), 3);
     }
 
     #[test]

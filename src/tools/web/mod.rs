@@ -184,6 +184,14 @@ async fn fetch(url: &str, settings: &WebSettings) -> Result<Page, String> {
             let next = url
                 .join(location)
                 .map_err(|e| format!("a redirect to an invalid URL `{location}` ({e})"))?;
+            // A redirect to another host is not followed: the user (or a rule) approved
+            // this host, and an open redirect must not carry the request elsewhere.
+            if next.host_str() != url.host_str() {
+                return Err(format!(
+                    "{url} redirects to another host: {next}. It was not followed; call \
+                     web_fetch again with that URL if it should be read (it is judged on its own)"
+                ));
+            }
             visited.push(url.to_string());
             if visited.len() > MAX_REDIRECTS {
                 return Err(format!(
@@ -201,7 +209,12 @@ async fn fetch(url: &str, settings: &WebSettings) -> Result<Page, String> {
             .unwrap_or("")
             .to_string();
         let body = read_capped(response, settings.max_bytes).await?;
-        let text = convert::to_text(&content_type, &body)?;
+        // Converting is CPU work: off the async workers, so the timeout and an abort act at
+        // once.
+        let kind = content_type.clone();
+        let text = tokio::task::spawn_blocking(move || convert::to_text(&kind, &body))
+            .await
+            .map_err(|e| format!("the page could not be converted: {e}"))??;
         return Ok(Page {
             url,
             status: status.as_u16(),
