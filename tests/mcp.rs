@@ -60,13 +60,16 @@ fn http_config(name: &str, url: &str, extra: &str) -> ServerConfig {
 }
 
 fn start(configs: Vec<ServerConfig>, cwd: &Path) -> Arc<McpManager> {
-    McpManager::start(
-        configs,
-        cwd.to_path_buf(),
-        Vec::new(),
-        agent::sandbox::Sandbox::default(),
-    )
-    .unwrap()
+    start_in(configs, cwd, agent::sandbox::Sandbox::default())
+}
+
+/// `start`, with stdio servers that ask for it run inside `sandbox`.
+fn start_in(
+    configs: Vec<ServerConfig>,
+    cwd: &Path,
+    sandbox: agent::sandbox::Sandbox,
+) -> Arc<McpManager> {
+    McpManager::start(configs, cwd.to_path_buf(), Vec::new(), sandbox).unwrap()
 }
 
 /// An agent offering `mcp`'s tools, answering with `replies` (from a model that takes
@@ -653,17 +656,15 @@ async fn a_sandboxed_server_writes_only_where_commands_may() {
         SandboxStatus::Enforced,
         "this machine has Landlock"
     );
-    let mcp = McpManager::start(
+    let mcp = start_in(
         vec![
             stdio_config("inside", "stdio", &workspace, "sandbox = true"),
             stdio_config("outside", "stdio", &outside, "sandbox = true"),
             stdio_config("free", "stdio", &free, ""),
         ],
-        workspace.clone(),
-        Vec::new(),
+        &workspace,
         sandbox,
-    )
-    .unwrap();
+    );
     let cancel = tokio_util::sync::CancellationToken::new();
     assert!(mcp.settle(&cancel).await.is_empty());
     assert_eq!(mcp.readiness(), Some((3, 3)), "{:?}", mcp.take_notices());
@@ -685,18 +686,16 @@ async fn a_server_asking_for_an_unavailable_sandbox_is_not_started() {
         policy: None,
         status: SandboxStatus::Unavailable("no Landlock in this kernel".into()),
     };
-    let mcp = McpManager::start(
+    let mcp = start_in(
         vec![stdio_config(
             "boxed",
             "stdio",
             marks.path(),
             "sandbox = true",
         )],
-        marks.path().to_path_buf(),
-        Vec::new(),
+        marks.path(),
         sandbox,
-    )
-    .unwrap();
+    );
     let cancel = tokio_util::sync::CancellationToken::new();
     mcp.settle(&cancel).await;
     let view = mcp.views().remove(0);
