@@ -81,14 +81,22 @@ async fn rpc_forwards_child_events_and_controls_each_child() {
     let agents = rpc.response("g").await;
     let list = agents["data"]["agents"].as_array().unwrap().clone();
     assert_eq!(list.len(), 2, "{agents}");
-    let first = &list[0];
+    // The two children start concurrently, so their ids and list order are not fixed:
+    // find each by the tool call that spawned it.
+    let by_call = |call: &str| {
+        list.iter()
+            .find(|agent| agent["parentToolCallId"] == call)
+            .unwrap_or_else(|| panic!("no child for {call}: {agents}"))
+    };
+    let first = by_call("c1");
     assert_eq!(first["agentId"], a.as_str());
     assert_eq!(first["parentToolCallId"], "c1");
     assert_eq!(first["name"], "general");
     assert_eq!(first["status"], "running");
     assert!(first["sessionFile"].as_str().unwrap().ends_with(".jsonl"));
-    assert_eq!(list[1]["status"], "completed");
-    assert!(list[1]["turns"].as_u64().unwrap() >= 1, "{agents}");
+    let second = by_call("c2");
+    assert_eq!(second["status"], "completed");
+    assert!(second["turns"].as_u64().unwrap() >= 1, "{agents}");
 
     rpc.send(json!({"id": "s", "type": "steer_agent", "agentId": a, "message": "hurry"}))
         .await;
