@@ -114,11 +114,7 @@ pub fn find_by_id(root: &Path, prefix: &str) -> Result<PathBuf, SessionError> {
         .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
         .unwrap_or_default();
     for dir in dirs {
-        for path in session_files(&dir) {
-            if id_of(&path).is_some_and(|id| id.starts_with(prefix)) {
-                matches.push(path);
-            }
-        }
+        collect_by_id(&dir, prefix, CHILD_DEPTH_SEARCHED, &mut matches);
     }
     match matches.len() {
         0 => Err(SessionError::NotFound(prefix.to_string())),
@@ -132,6 +128,28 @@ pub fn find_by_id(root: &Path, prefix: &str) -> Result<PathBuf, SessionError> {
                 .collect::<Vec<_>>()
                 .join(", "),
         }),
+    }
+}
+
+/// How many levels of sub-agent directories (`<session>.agents/`) an id search descends.
+const CHILD_DEPTH_SEARCHED: usize = 4;
+
+/// The session files in `dir` whose id starts with `prefix`, and those of the sub-agents'
+/// directories (`<session>.agents/`) in it, down to `depth` levels, so that `-r ID` finds a
+/// sub-agent's session by the id the parent's tool result and `/agents` show.
+fn collect_by_id(dir: &Path, prefix: &str, depth: usize, matches: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.flatten().map(|e| e.path()) {
+        let extension = path.extension().and_then(|e| e.to_str());
+        if extension == Some("jsonl") {
+            if id_of(&path).is_some_and(|id| id.starts_with(prefix)) {
+                matches.push(path);
+            }
+        } else if extension == Some("agents") && depth > 0 && path.is_dir() {
+            collect_by_id(&path, prefix, depth - 1, matches);
+        }
     }
 }
 
@@ -160,6 +178,29 @@ mod tests {
         let path = new_path(root, Path::new("/w"), "abc123", 1_795_296_007_089);
         assert_eq!(path, root.join("-w-/2026-11-21T21-20-07-089Z_abc123.jsonl"));
         assert_eq!(id_of(&path), Some("abc123"));
+    }
+
+    #[test]
+    fn an_id_search_finds_sub_agent_sessions_but_listing_does_not() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = Path::new("/w");
+        let parent = new_path(root.path(), cwd, "parent1", 1_795_296_007_089);
+        let child = parent
+            .with_file_name("2026-11-21T21-20-07-089Z_parent1.agents")
+            .join("2026-11-21T21-20-08-000Z_child9.jsonl");
+        std::fs::create_dir_all(child.parent().unwrap()).unwrap();
+        let header = serde_json::to_string(&Header::new("x", "/w", 0)).unwrap() + "\n";
+        std::fs::write(&parent, &header).unwrap();
+        std::fs::write(&child, &header).unwrap();
+        assert_eq!(find_by_id(root.path(), "child").unwrap(), child);
+        assert_eq!(find_by_id(root.path(), "parent1").unwrap(), parent);
+        assert!(matches!(
+            find_by_id(root.path(), "nobody"),
+            Err(SessionError::NotFound(_))
+        ));
+        let listed = list_for(root.path(), cwd);
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].path, parent);
     }
 
     #[test]
