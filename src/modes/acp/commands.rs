@@ -1,10 +1,12 @@
 //! The slash commands an editor offers (`available_commands_update`) and what a prompt
 //! that starts with one does: `/compact [focus]`, `/new`, `/model [provider/]model`,
 //! `/thinking [level]`, `/session`, `/help`. A command answers with a message and ends its
-//! turn at once; `/compact` and `/new` wait for no run to be going.
+//! turn at once; `/compact` and `/new` wait for no run to be going. The project's and user's
+//! custom commands and skills are offered too; a prompt naming one is expanded by the session.
 
 use super::options;
 use super::session::Session;
+use crate::extensions::Extensions;
 use crate::modes::start_new_session;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{
@@ -56,17 +58,37 @@ pub fn is_command(name: &str) -> bool {
     COMMANDS.iter().any(|c| c.name == name)
 }
 
-/// The commands, for `available_commands_update`.
-pub fn available() -> SessionUpdate {
+/// This agent's own command names, `/compact` …
+pub fn names() -> Vec<String> {
+    COMMANDS.iter().map(|c| format!("/{}", c.name)).collect()
+}
+
+/// The commands, for `available_commands_update`: ours, then the project's and user's
+/// custom commands (those ours do not hide) and skills (`skill:NAME`).
+pub fn available(extensions: &Extensions) -> SessionUpdate {
+    let input = |hint: &str| {
+        Some(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new(hint),
+        ))
+    };
+    let ours = COMMANDS.iter().map(|command| {
+        AvailableCommand::new(command.name, command.about).input(command.input.and_then(input))
+    });
+    let custom = extensions
+        .commands
+        .iter()
+        .filter(|command| !is_command(&command.name))
+        .map(|command| {
+            let about = command.description.as_deref().unwrap_or("Custom command");
+            AvailableCommand::new(command.name.as_str(), about)
+                .input(command.argument_hint.as_deref().and_then(input))
+        });
+    let skills = extensions.skills.iter().map(|skill| {
+        AvailableCommand::new(format!("skill:{}", skill.name), skill.description.as_str())
+            .input(input("what to do with it"))
+    });
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
-        COMMANDS
-            .iter()
-            .map(|command| {
-                AvailableCommand::new(command.name, command.about).input(command.input.map(
-                    |hint| AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint)),
-                ))
-            })
-            .collect(),
+        ours.chain(custom).chain(skills).collect(),
     ))
 }
 
@@ -155,15 +177,33 @@ pub async fn run(session: &Session, name: &str, arg: &str) -> Result<String, Err
                 state.context_window
             ))
         }
-        _ => Ok(COMMANDS
-            .iter()
-            .map(|c| match c.input {
-                Some(input) => format!("/{} [{input}] — {}", c.name, c.about),
-                None => format!("/{} — {}", c.name, c.about),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")),
+        _ => Ok(help(&session.settings.extensions)),
     }
+}
+
+/// One line per command: ours, the custom ones, the skills.
+fn help(extensions: &Extensions) -> String {
+    let line = |name: &str, input: Option<&str>, about: &str| match input {
+        Some(input) => format!("/{name} [{input}] — {about}"),
+        None => format!("/{name} — {about}"),
+    };
+    let ours = COMMANDS.iter().map(|c| line(c.name, c.input, c.about));
+    let custom = extensions
+        .commands
+        .iter()
+        .filter(|c| !is_command(&c.name))
+        .map(|c| {
+            let about = c.description.as_deref().unwrap_or("Custom command");
+            line(&c.name, c.argument_hint.as_deref(), about)
+        });
+    let skills = extensions
+        .skills
+        .iter()
+        .map(|s| line(&format!("skill:{}", s.name), None, &s.description));
+    ours.chain(custom)
+        .chain(skills)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn busy() -> String {

@@ -1,4 +1,5 @@
-//! What an editor sends as a prompt, as our user message: text as text; images as images;
+//! What an editor sends as a prompt, as our user message: text as the session expands it
+//! (its `@path`s attached); images as images;
 //! a resource link (a file the user mentioned) as a reference the model can read with its
 //! tools; an embedded resource (file contents the editor attached) as that text, marked
 //! with where it came from; what the model cannot take (audio, binary blobs) as a note
@@ -7,12 +8,25 @@
 use crate::protocol::message::{Content, UserMessage};
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, ResourceLink};
 
-/// The user message the blocks make, stamped `timestamp`.
-pub fn user_message(blocks: &[ContentBlock], timestamp: i64) -> UserMessage {
-    UserMessage {
-        content: blocks.iter().map(content).collect(),
+/// The user message the blocks make, stamped `timestamp`, with each text block the user
+/// typed replaced by what `expand_text` makes of it (its `@path`s attached:
+/// `agent::mentions`); the first error stops it.
+pub fn expanded_user_message<E>(
+    blocks: &[ContentBlock],
+    timestamp: i64,
+    mut expand_text: impl FnMut(&str) -> Result<Vec<Content>, E>,
+) -> Result<UserMessage, E> {
+    let mut message = UserMessage {
+        content: Vec::with_capacity(blocks.len()),
         timestamp,
+    };
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => message.content.extend(expand_text(&text.text)?),
+            other => message.content.push(content(other)),
+        }
     }
+    Ok(message)
 }
 
 fn content(block: &ContentBlock) -> Content {
@@ -96,7 +110,9 @@ mod tests {
             )),
             ContentBlock::Audio(AudioContent::new("AAAA", "audio/wav")),
         ];
-        let message = user_message(&blocks, 7);
+        let message =
+            expanded_user_message(&blocks, 7, |text| Ok::<_, ()>(vec![Content::text(text)]))
+                .unwrap();
         assert_eq!(message.timestamp, 7);
         assert_eq!(message.content[0], Content::text("fix the bug"));
         assert_eq!(

@@ -229,7 +229,9 @@ impl Server {
 
     /// Tell a session's editor which commands there are (after the session's answer).
     pub fn announce_commands(session: &Session) {
-        session.link.send(commands::available());
+        session
+            .link
+            .send(commands::available(&session.settings.extensions));
     }
 
     /// `session/close`: stop it and let go of its file.

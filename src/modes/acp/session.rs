@@ -10,17 +10,18 @@ use super::permission::Asking;
 use super::prompt;
 use super::pump::Pump;
 use super::turns::{Ticket, Turns};
+use crate::agent::mentions::Attached;
 use crate::agent::{Agent, AgentError};
 use crate::config::Settings;
 use crate::llm::client::Provider;
 use crate::mcp::McpManager;
 use crate::modes::SessionInfo;
-use crate::protocol::message::{UserMessage, now_millis};
+use crate::protocol::message::{Content, UserMessage, now_millis};
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, CurrentModeUpdate, PromptRequest, PromptResponse, SessionConfigOption,
-    SessionUpdate, StopReason,
+    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, NoticeSeverity, PromptRequest,
+    PromptResponse, SessionConfigOption, SessionUpdate, StopReason,
 };
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::task::JoinHandle;
@@ -39,6 +40,9 @@ pub struct Session {
     /// The session's MCP servers, ended with it.
     mcp: Arc<McpManager>,
 }
+
+/// A custom command's model: the provider to call and the model.
+type CommandModel = (Arc<Provider>, crate::llm::model::ModelInfo);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -78,9 +82,14 @@ impl Session {
 
     /// A new user message with a timestamp no other message of this session has.
     pub fn stamp(&self, message: impl FnOnce(i64) -> UserMessage) -> UserMessage {
+        message(self.next_timestamp())
+    }
+
+    /// A timestamp no other message of this session has.
+    fn next_timestamp(&self) -> i64 {
         let mut clock = lock(&self.clock);
         *clock = now_millis().max(clock.saturating_add(1));
-        message(*clock)
+        *clock
     }
 
     /// Handle a `session/prompt`: a command runs at once; anything else goes to the engine
@@ -103,7 +112,25 @@ impl Session {
             });
             return;
         }
-        let message = self.stamp(|timestamp| prompt::user_message(&request.prompt, timestamp));
+        let mut blocks = request.prompt;
+        let prepared = self.expand_command(&mut blocks).and_then(|model| {
+            let timestamp = self.next_timestamp();
+            let message = prompt::expanded_user_message(&blocks, timestamp, |text| {
+                self.attach_mentions(text)
+            })?;
+            Ok((message, model))
+        });
+        let (message, model) = match prepared {
+            Ok(prepared) => prepared,
+            Err(why) => {
+                // Nothing reached the model: say why, and end the turn.
+                self.link.say(why);
+                if let Err(error) = responder.respond(PromptResponse::new(StopReason::EndTurn)) {
+                    tracing::debug!(%error, "a refused prompt's answer could not be sent");
+                }
+                return;
+            }
+        };
         // The client may cancel the request itself (`$/cancel_request`): that stops the run
         // as `session/cancel` does.
         let cancellation = responder.cancellation();
@@ -120,7 +147,59 @@ impl Session {
         };
         let mut turns = lock(&self.turns);
         turns.wait(message.clone(), ticket);
+        // A command's own model holds for a run it starts; queued behind a run, the message
+        // keeps that run's model.
+        let message = match model {
+            Some(model) => match self.agent.prompt_with_model(message.clone(), Some(model)) {
+                Ok(()) => return,
+                Err(_) => message,
+            },
+            None => message,
+        };
         self.agent.follow_up(message);
+    }
+
+    /// A prompt whose first text is `/name …` naming a custom command or skill: that text
+    /// replaced by the expansion, and the command's model if it names one. An unknown
+    /// `/name` is refused with the names there are (`//text` sends `/text`).
+    fn expand_command(&self, blocks: &mut [ContentBlock]) -> Result<Option<CommandModel>, String> {
+        use crate::extensions::Invocation;
+        let Some(ContentBlock::Text(first)) = blocks.first_mut() else {
+            return Ok(None);
+        };
+        match self.settings.extensions.invoke(&first.text) {
+            Invocation::Text(text) => {
+                first.text = text;
+                Ok(None)
+            }
+            Invocation::Unknown(why) => Err(format!(
+                "{why}. This agent's own commands: {}.",
+                commands::names().join(", ")
+            )),
+            Invocation::Prompt { text, model, .. } => {
+                first.text = text;
+                let Some(model) = model else {
+                    return Ok(None);
+                };
+                let current = self.agent.snapshot().provider;
+                crate::modes::command_model(&self.settings, &current, &model).map(Some)
+            }
+        }
+    }
+
+    /// A text block the user typed, with what its `@path`s name attached after it; what was
+    /// named but not attached is told to the user.
+    fn attach_mentions(&self, text: &str) -> Result<Vec<Content>, String> {
+        let (message, attached) = self.agent.user_message(text).map_err(|e| e.to_string())?;
+        for what in attached {
+            if let Attached::Skipped { path, why } = what {
+                self.link.inform(
+                    NoticeSeverity::Warning,
+                    &format!("@{path} was not attached: {why}"),
+                );
+            }
+        }
+        Ok(message.content)
     }
 
     /// `session/cancel`: stop the run now. Its prompt is answered `cancelled` when the run
@@ -155,7 +234,7 @@ impl Session {
     pub fn set_mode(&self, id: &str) -> Result<(), Error> {
         let mode = options::mode_of(id).ok_or_else(|| {
             super::invalid_params(format!(
-                "unknown mode `{id}` (the modes are ask, auto and read-only)"
+                "unknown mode `{id}` (the modes are ask, auto, read-only and plan)"
             ))
         })?;
         self.agent.set_permission_mode(mode);
