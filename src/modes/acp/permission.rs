@@ -53,7 +53,10 @@ impl Asking {
 
 /// A call waiting for approval.
 pub struct Request {
+    /// The engine's id of the call (what `approve` takes).
     pub tool_call_id: String,
+    /// The id the editor knows the call by (a sub-agent's calls have their own).
+    pub shown_id: String,
     pub tool_name: String,
     pub args: Value,
     pub reason: String,
@@ -69,7 +72,7 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
     ))];
     content.extend(preview);
     let call = ToolCallUpdate::new(
-        request.tool_call_id.clone(),
+        request.shown_id.clone(),
         ToolCallUpdateFields::new()
             .title(tool_view::title(&request.tool_name, &request.args))
             .kind(tool_view::kind(&request.tool_name))
@@ -99,7 +102,7 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
     ];
     let sent = {
         let mut waiting = asking.lock();
-        let Some(handle) = waiting.get_mut(&request.tool_call_id) else {
+        let Some(handle) = waiting.get_mut(&request.shown_id) else {
             // The call ended before it could be asked about.
             return;
         };
@@ -120,13 +123,13 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
     };
     {
         let mut asking = asking.lock();
-        if asking.remove(&request.tool_call_id).is_none() {
+        if asking.remove(&request.shown_id).is_none() {
             // The call ended meanwhile (the run was stopped): nothing waits for the answer.
             return;
         }
         if matches!(decision, Approval::Allow | Approval::AllowSession) {
             link.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                request.tool_call_id.clone(),
+                request.shown_id.clone(),
                 ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
             )));
         }

@@ -9,9 +9,9 @@ use super::tool_view;
 use super::turns::{Ticket, Turns};
 use crate::agent::Agent;
 use crate::protocol::event::{
-    AgentEvent, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus,
+    AgentEvent, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus, ToolResultPayload,
 };
-use crate::protocol::message::Message;
+use crate::protocol::message::{Content, Message};
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Cost, NoticeSeverity, PromptResponse, SessionUpdate, StopReason,
     ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
@@ -100,85 +100,28 @@ impl Pump {
                 tool_call_id,
                 tool_name,
                 args,
-            } => {
-                let call = ToolCall::new(tool_call_id.clone(), tool_view::title(&tool_name, &args))
-                    .kind(tool_view::kind(&tool_name))
-                    .status(ToolCallStatus::Pending)
-                    .locations(tool_view::locations(&tool_name, &args, None, &self.cwd))
-                    .raw_input(args.clone())
-                    .name(tool_name);
-                self.link.send(SessionUpdate::ToolCall(call));
-                self.calls.insert(
-                    tool_call_id,
-                    Call {
-                        args,
-                        running: false,
-                    },
-                );
-            }
+            } => self.tool_started(tool_call_id, None, tool_name, args),
             AgentEvent::ToolExecutionUpdate {
                 tool_call_id,
                 partial_result,
                 ..
-            } => {
-                let mut fields =
-                    ToolCallUpdateFields::new().content(tool_view::blocks(&partial_result.content));
-                if let Some(call) = self.calls.get_mut(&tool_call_id)
-                    && !call.running
-                {
-                    call.running = true;
-                    fields = fields.status(ToolCallStatus::InProgress);
-                }
-                self.link.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    tool_call_id,
-                    fields,
-                )));
-            }
+            } => self.tool_updated(tool_call_id, &partial_result.content),
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 result,
                 is_error,
-            } => {
-                let args = self
-                    .calls
-                    .remove(&tool_call_id)
-                    .map(|call| call.args)
-                    .unwrap_or(Value::Null);
-                let details = result.details.as_ref();
-                let status = if is_error {
-                    ToolCallStatus::Failed
-                } else {
-                    ToolCallStatus::Completed
-                };
-                let mut fields = ToolCallUpdateFields::new()
-                    .status(status)
-                    .content(tool_view::result_content(
-                        &tool_name,
-                        &args,
-                        &result.content,
-                        details,
-                        is_error,
-                        &self.cwd,
-                    ))
-                    .raw_output(result.details.clone());
-                let locations = tool_view::locations(&tool_name, &args, details, &self.cwd);
-                if locations.iter().any(|l| l.line.is_some()) {
-                    fields = fields.locations(locations);
-                }
-                let update = ToolCallUpdate::new(tool_call_id.clone(), fields);
-                let link = &self.link;
-                self.asking.ended(&tool_call_id, || {
-                    link.send(SessionUpdate::ToolCallUpdate(update));
-                });
-            }
+            } => self.tool_ended(tool_call_id, &tool_name, &result, is_error),
+            AgentEvent::SubagentEvent {
+                agent_id, event, ..
+            } => self.child_event(&agent_id, *event),
             AgentEvent::ToolApprovalRequest {
                 tool_call_id,
                 tool_name,
                 args,
                 reason,
-                ..
-            } => self.ask(tool_call_id, tool_name, args, reason),
+                agent_id,
+            } => self.ask(tool_call_id, agent_id, tool_name, args, reason),
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -234,13 +177,144 @@ impl Pump {
         }
     }
 
-    fn ask(&self, tool_call_id: String, tool_name: String, args: Value, reason: String) {
+    /// A tool call of the agent, or of its sub-agent `agent_id`, starts: the editor gets it
+    /// (a sub-agent's under an id of its own, its title naming the sub-agent).
+    fn tool_started(
+        &mut self,
+        tool_call_id: String,
+        agent_id: Option<&str>,
+        tool_name: String,
+        args: Value,
+    ) {
+        let title = tool_view::title(&tool_name, &args);
+        let (id, title) = match agent_id {
+            Some(agent_id) => (
+                shown_id(agent_id, &tool_call_id),
+                format!("{agent_id}: {title}"),
+            ),
+            None => (tool_call_id, title),
+        };
+        let call = ToolCall::new(id.clone(), title)
+            .kind(tool_view::kind(&tool_name))
+            .status(ToolCallStatus::Pending)
+            .locations(tool_view::locations(&tool_name, &args, None, &self.cwd))
+            .raw_input(args.clone())
+            .name(tool_name);
+        self.link.send(SessionUpdate::ToolCall(call));
+        self.calls.insert(
+            id,
+            Call {
+                args,
+                running: false,
+            },
+        );
+    }
+
+    /// Live output of the call the editor knows as `id`.
+    fn tool_updated(&mut self, id: String, partial: &[Content]) {
+        let mut fields = ToolCallUpdateFields::new().content(tool_view::blocks(partial));
+        if let Some(call) = self.calls.get_mut(&id)
+            && !call.running
+        {
+            call.running = true;
+            fields = fields.status(ToolCallStatus::InProgress);
+        }
+        self.link
+            .send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                id, fields,
+            )));
+    }
+
+    /// The call the editor knows as `id` ended: its status, result and locations.
+    fn tool_ended(
+        &mut self,
+        id: String,
+        tool_name: &str,
+        result: &ToolResultPayload,
+        is_error: bool,
+    ) {
+        let args = self
+            .calls
+            .remove(&id)
+            .map(|call| call.args)
+            .unwrap_or(Value::Null);
+        let details = result.details.as_ref();
+        let status = if is_error {
+            ToolCallStatus::Failed
+        } else {
+            ToolCallStatus::Completed
+        };
+        let mut fields = ToolCallUpdateFields::new()
+            .status(status)
+            .content(tool_view::result_content(
+                tool_name,
+                &args,
+                &result.content,
+                details,
+                is_error,
+                &self.cwd,
+            ))
+            .raw_output(result.details.clone());
+        let locations = tool_view::locations(tool_name, &args, details, &self.cwd);
+        if locations.iter().any(|l| l.line.is_some()) {
+            fields = fields.locations(locations);
+        }
+        let update = ToolCallUpdate::new(id.clone(), fields);
+        let link = &self.link;
+        self.asking.ended(&id, || {
+            link.send(SessionUpdate::ToolCallUpdate(update));
+        });
+    }
+
+    /// A sub-agent's event: its tool calls are shown as calls of their own (so that a
+    /// relayed approval names a call the editor has, and the call ends when the sub-agent's
+    /// does); its text reaches the editor as the `task` call's result.
+    fn child_event(&mut self, agent_id: &str, event: AgentEvent) {
+        match event {
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => self.tool_started(tool_call_id, Some(agent_id), tool_name, args),
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => self.tool_updated(shown_id(agent_id, &tool_call_id), &partial_result.content),
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => self.tool_ended(
+                shown_id(agent_id, &tool_call_id),
+                &tool_name,
+                &result,
+                is_error,
+            ),
+            _ => {}
+        }
+    }
+
+    fn ask(
+        &self,
+        tool_call_id: String,
+        agent_id: Option<String>,
+        tool_name: String,
+        args: Value,
+        reason: String,
+    ) {
         let Some(agent) = self.agent.upgrade() else {
             return;
         };
-        self.asking.begin(&tool_call_id);
+        let shown_id = match &agent_id {
+            Some(agent_id) => shown_id(agent_id, &tool_call_id),
+            None => tool_call_id.clone(),
+        };
+        self.asking.begin(&shown_id);
         let request = permission::Request {
             tool_call_id,
+            shown_id,
             tool_name,
             args,
             reason,
@@ -289,4 +363,10 @@ impl Pump {
             None => {}
         }
     }
+}
+
+/// The id the editor knows a sub-agent's call by: the sub-agent's id and the call's, so that
+/// it never clashes with a call of the parent or of another sub-agent.
+fn shown_id(agent_id: &str, tool_call_id: &str) -> String {
+    format!("{agent_id}/{tool_call_id}")
 }
