@@ -246,3 +246,51 @@ async fn output_written_after_the_command_exits_is_still_collected() {
     assert_eq!(numbers.last(), Some(&"100000"));
     shells.kill_all().await;
 }
+
+/// A sub-agent's background shells end with the sub-agent: nothing it started is left
+/// running behind the parent, who cannot reach the child's shells.
+#[tokio::test]
+async fn a_sub_agents_background_shells_end_when_it_ends() {
+    let mut h = Harness::start_with(
+        vec![
+            Reply::sse(chat::tool_call(
+                "c1",
+                "task",
+                json!({"description": "serve", "prompt": "CHILD-A: serve"}),
+            )),
+            Reply::sse(chat::text("parent done")),
+        ],
+        |c| {
+            c.tools = agent::tools::Tools::from_names(agent::tools::ALL_TOOLS).unwrap();
+            c.agents = Some(agent::agent::children::AgentsSettings::default());
+        },
+    )
+    .await;
+    h.server.route(
+        "CHILD-A",
+        vec![
+            Reply::sse(chat::tool_call(
+                "b1",
+                "bash",
+                json!({"command": "echo $$ > shell.pid; sleep 1000", "background": true}),
+            )),
+            Reply::sse(chat::tool_call(
+                "b2",
+                "bash",
+                json!({"command": "until [ -s shell.pid ]; do sleep 0.01; done"}),
+            )),
+            Reply::sse(chat::text("serving")),
+        ],
+    );
+    h.prompt("delegate");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    assert!(!result_of(&events, "c1").1, "{events:#?}");
+    let shell = wait_for_pid(&h.dir.path().join("shell.pid")).await;
+    // The parent is still here; the child is not, and neither is its shell.
+    assert!(
+        wait_until_dead(shell).await,
+        "the sub-agent's shell outlived it"
+    );
+    assert!(h.agent.background_shells().list().is_empty());
+}
