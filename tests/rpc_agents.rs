@@ -77,8 +77,24 @@ async fn rpc_forwards_child_events_and_controls_each_child() {
         .collect();
     assert_eq!(text, deltas.concat());
 
-    rpc.send(json!({"id": "g", "type": "get_agents"})).await;
-    let agents = rpc.response("g").await;
+    // B's `agent_end` is forwarded before its `task` call has recorded how it ended: ask
+    // until the list says so.
+    let mut asked = 0;
+    let agents = loop {
+        asked += 1;
+        let id = format!("g{asked}");
+        rpc.send(json!({"id": id, "type": "get_agents"})).await;
+        let agents = rpc.response(&id).await;
+        let settled = agents["data"]["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["parentToolCallId"] == "c2" && a["status"] != "running");
+        if settled || asked == 2000 {
+            break agents;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
     let list = agents["data"]["agents"].as_array().unwrap().clone();
     assert_eq!(list.len(), 2, "{agents}");
     // The two children start concurrently, so their ids and list order are not fixed:
@@ -172,5 +188,87 @@ async fn end_of_input_denies_a_childs_pending_approval() {
     let lines = rpc.until(|l| l["type"] == "agent_end").await;
     assert_eq!(lines.last().unwrap()["status"], "completed");
     assert!(!env.cwd.path().join("denied.txt").exists());
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
+/// Two sub-agents ask at once with the same call id: `approve` with the request's `agentId`
+/// answers the one that asked, whichever started first.
+#[tokio::test]
+async fn approve_with_agent_id_answers_the_sub_agent_that_asked() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_calls(&[
+            (
+                "c1",
+                "task",
+                json!({"description": "first", "prompt": "CHILD-A: make a"}),
+            ),
+            (
+                "c2",
+                "task",
+                json!({"description": "second", "prompt": "CHILD-B: make b"}),
+            ),
+        ])),
+        Reply::sse(chat::text("parent done")),
+    ])
+    .await;
+    for (route, file) in [("CHILD-A", "a.txt"), ("CHILD-B", "b.txt")] {
+        server.route(
+            route,
+            vec![
+                Reply::sse(chat::tool_call(
+                    "b1",
+                    "bash",
+                    json!({"command": format!("touch {file}")}),
+                )),
+                Reply::sse(chat::text("child done")),
+            ],
+        );
+    }
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "ask"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "delegate"}))
+        .await;
+    let is_request = |l: &Value| l["type"] == "tool_approval_request" && l["agentId"].is_string();
+    let mut lines = rpc.until(is_request).await;
+    lines.extend(rpc.until(is_request).await);
+    let requests: Vec<&Value> = lines.iter().filter(|l| is_request(l)).collect();
+    assert_eq!(requests.len(), 2, "{lines:#?}");
+    // Answer the later-started child first: without its id the answer would reach a1.
+    let later = requests
+        .iter()
+        .find(|r| r["agentId"] == "a2")
+        .unwrap_or_else(|| panic!("no request of a2: {requests:#?}"));
+    let later_file = if later["args"]["command"] == "touch a.txt" {
+        "a.txt"
+    } else {
+        "b.txt"
+    };
+    let earlier_file = if later_file == "a.txt" {
+        "b.txt"
+    } else {
+        "a.txt"
+    };
+    rpc.send(
+        json!({"id": "y", "type": "approve", "toolCallId": "b1", "agentId": "a2",
+                    "decision": "allow"}),
+    )
+    .await;
+    assert_eq!(rpc.response("y").await["success"], true);
+    rpc.send(
+        json!({"id": "n", "type": "approve", "toolCallId": "b1", "agentId": "a1",
+                    "decision": "deny"}),
+    )
+    .await;
+    assert_eq!(rpc.response("n").await["success"], true);
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "completed");
+    assert!(env.cwd.path().join(later_file).exists());
+    assert!(!env.cwd.path().join(earlier_file).exists());
+    rpc.send(
+        json!({"id": "x", "type": "approve", "toolCallId": "b1", "agentId": "a9",
+                    "decision": "allow"}),
+    )
+    .await;
+    assert_eq!(rpc.response("x").await["success"], false);
     assert_eq!(rpc.exit_code().await, 0);
 }

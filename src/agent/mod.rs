@@ -335,6 +335,24 @@ impl Agent {
         }
     }
 
+    /// Answer an approval request as it was made: `agent_id` is the sub-agent whose request
+    /// was relayed (the request's `agent_id`), `None` for this agent's own. Sub-agents may
+    /// use the same call ids, so a relayed request is answered through the one that asked.
+    pub fn approve_for(
+        &self,
+        agent_id: Option<&str>,
+        tool_call_id: &str,
+        decision: Approval,
+    ) -> Result<(), AgentError> {
+        let Some(agent_id) = agent_id else {
+            return self.approve(tool_call_id, decision);
+        };
+        match self.child(agent_id) {
+            Some(child) => child.approve(tool_call_id, decision),
+            None => Err(AgentError::NoSuchApproval(tool_call_id.to_string())),
+        }
+    }
+
     /// Whether approval requests can be answered; turning it off denies the pending ones.
     /// Running sub-agents follow.
     pub fn set_can_ask(&self, can_ask: bool) {

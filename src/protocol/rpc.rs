@@ -37,6 +37,8 @@ pub enum Command {
         tool_call_id: String,
         decision: Decision,
         message: Option<String>,
+        /// The sub-agent whose request this answers (the request's `agentId`).
+        agent_id: Option<String>,
     },
     GetState,
     /// The permission mode, the sandbox, the rules with their sources, the session grants.
@@ -289,7 +291,8 @@ mod tests {
             Command::Approve {
                 tool_call_id: "c".into(),
                 decision: Decision::AllowSession,
-                message: None
+                message: None,
+                agent_id: None
             }
         );
         assert_eq!(

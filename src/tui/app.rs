@@ -97,6 +97,8 @@ pub struct App {
     /// `Some` while a run (or a compaction) is active.
     pub working: Option<(Instant, Phase)>,
     pub approval: Option<super::approval::Approval>,
+    /// Requests that came while the dialog showed another, oldest first.
+    pub approvals_waiting: std::collections::VecDeque<super::approval::Approval>,
     pub picker: Option<super::picker::Picker>,
     /// The highlighted slash-command completion.
     pub completion: usize,
@@ -173,6 +175,7 @@ impl App {
             follow_up: Vec::new(),
             working: None,
             approval: None,
+            approvals_waiting: Default::default(),
             picker: None,
             completion: 0,
             popup_closed: false,
@@ -243,6 +246,11 @@ impl App {
     }
 
     pub(super) fn set_phase(&mut self, phase: Phase) {
+        // While a question is open the run waits for the user, whatever else moves (a
+        // sub-agent's call ending while another sub-agent asks).
+        if self.approval.is_some() && phase != Phase::Approval {
+            return;
+        }
         if let Some((_, current)) = &mut self.working {
             *current = phase;
         }

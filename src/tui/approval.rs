@@ -36,6 +36,8 @@ pub enum Preview {
 
 pub struct Approval {
     pub tool_call_id: String,
+    /// The sub-agent that asked (its request relayed), `None` for the agent's own call.
+    pub agent_id: Option<String>,
     pub tool_name: String,
     pub args: Value,
     pub reason: String,
@@ -53,7 +55,13 @@ pub struct Approval {
 }
 
 impl Approval {
-    pub fn new(tool_call_id: String, tool_name: String, args: Value, reason: String) -> Self {
+    pub fn new(
+        tool_call_id: String,
+        agent_id: Option<String>,
+        tool_name: String,
+        args: Value,
+        reason: String,
+    ) -> Self {
         let preview = match crate::tools::builtin_tool(&tool_name) {
             Some(tool) if !tool.read_only() && matches!(tool.subject(), Subject::Path(_)) => {
                 Preview::Pending
@@ -62,6 +70,7 @@ impl Approval {
         };
         Approval {
             tool_call_id,
+            agent_id,
             tool_name,
             args,
             reason,
@@ -75,11 +84,26 @@ impl Approval {
 
     /// The dialog's rows for a terminal `width` wide, at most `max_rows` tall (the body
     /// scrolls to fit).
-    pub fn rows(&self, width: u16, max_rows: u16, cwd: &Path, theme: &Theme) -> Vec<Line<'static>> {
-        let mut head = vec![Line::from(vec![
+    /// The dialog's rows; `waiting` more requests are queued behind this one.
+    pub fn rows(
+        &self,
+        width: u16,
+        max_rows: u16,
+        cwd: &Path,
+        theme: &Theme,
+        waiting: usize,
+    ) -> Vec<Line<'static>> {
+        let mut title = vec![
             Span::styled("? ", theme.warning()),
             Span::styled(format!("Allow {}?", self.tool_name), theme.bold()),
-        ])];
+        ];
+        if waiting > 0 {
+            title.push(Span::styled(
+                format!("  ({waiting} more waiting)"),
+                theme.dim(),
+            ));
+        }
+        let mut head = vec![Line::from(title)];
         head.extend(labelled("why", &self.reason, width, theme));
         head.extend(labelled("cwd", &shorten_home(cwd), width, theme));
         let body = self.body(width, cwd, theme);
@@ -246,7 +270,8 @@ fn shorten_home(path: &Path) -> String {
 }
 
 impl App {
-    /// A tool call waits for approval: show it, and work out its diff in the background.
+    /// A tool call waits for approval: show it (after those already waiting: sub-agents ask
+    /// at the same time), and work out its diff in the background.
     pub fn open_approval(&mut self, approval: Approval) {
         if approval.preview == Preview::Pending
             && let Some(tool) = crate::tools::builtin_tool(&approval.tool_name)
@@ -266,26 +291,48 @@ impl App {
                 let _ = tasks.send(TaskResult::ApprovalPreview(id, preview));
             });
         }
+        if self.approval.is_some() {
+            self.approvals_waiting.push_back(approval);
+            return;
+        }
         self.approval = Some(approval);
         // The question must be seen: the transcript view gives way.
         self.view = None;
     }
 
     pub fn set_approval_preview(&mut self, tool_call_id: &str, preview: Preview) {
-        if let Some(approval) = self
-            .approval
-            .as_mut()
-            .filter(|a| a.tool_call_id == tool_call_id)
-        {
-            approval.preview = preview;
-            self.dirty = true;
+        let shown = self.approval.iter_mut();
+        for approval in shown.chain(self.approvals_waiting.iter_mut()) {
+            if approval.tool_call_id == tool_call_id && approval.preview == Preview::Pending {
+                approval.preview = preview;
+                self.dirty = true;
+                return;
+            }
         }
+    }
+
+    /// The dialog was answered: the next request waiting, if any, takes its place; else the
+    /// run goes on with the answered call (a sub-agent's: the parent's `task` call).
+    fn open_next_approval(&mut self, answered: &Approval) {
+        if let Some(mut next) = self.approvals_waiting.pop_front() {
+            next.opened = Instant::now();
+            self.approval = Some(next);
+            self.view = None;
+            self.set_phase(super::app::Phase::Approval);
+            return;
+        }
+        let tool = match answered.agent_id {
+            Some(_) => crate::agent::children::TASK_TOOL.to_string(),
+            None => answered.tool_name.clone(),
+        };
+        self.set_phase(super::app::Phase::Tool(tool));
     }
 
     /// Rows of the dialog when it is open, fitted into `max_rows`.
     pub fn approval_rows(&self, width: u16, max_rows: u16) -> Option<(u16, Vec<Line<'static>>)> {
         let approval = self.approval.as_ref()?;
-        let rows = approval.rows(width, max_rows, &self.settings.cwd, &self.theme);
+        let waiting = self.approvals_waiting.len();
+        let rows = approval.rows(width, max_rows, &self.settings.cwd, &self.theme, waiting);
         Some((clamp_u16(rows.len()), rows))
     }
 
@@ -351,12 +398,14 @@ impl App {
         {
             view.since = Instant::now();
         }
+        let asked_by = approval.agent_id.as_deref();
         if self
             .agent
-            .approve(&approval.tool_call_id, decision)
+            .approve_for(asked_by, &approval.tool_call_id, decision)
             .is_err()
         {
             self.set_hint("that request is no longer waiting");
         }
+        self.open_next_approval(&approval);
     }
 }

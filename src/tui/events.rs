@@ -106,6 +106,7 @@ impl App {
             AgentEvent::AgentEnd { status, error, .. } => {
                 self.working = None;
                 self.approval = None;
+                self.approvals_waiting.clear();
                 // An answer that could not be saved ends without `message_end`; it is kept
                 // in memory, so it stays on screen too.
                 self.flush_stream();
@@ -166,10 +167,11 @@ impl App {
                 tool_name,
                 args,
                 reason,
-                ..
+                agent_id,
             } => {
                 self.open_approval(super::approval::Approval::new(
                     tool_call_id,
+                    agent_id,
                     tool_name,
                     args,
                     reason,

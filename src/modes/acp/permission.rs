@@ -57,6 +57,8 @@ pub struct Request {
     pub tool_call_id: String,
     /// The id the editor knows the call by (a sub-agent's calls have their own).
     pub shown_id: String,
+    /// The sub-agent that asked (its request relayed), if not the session's agent.
+    pub agent_id: Option<String>,
     pub tool_name: String,
     pub args: Value,
     pub reason: String,
@@ -134,7 +136,8 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
             )));
         }
     }
-    if let Err(error) = agent.approve(&request.tool_call_id, decision) {
+    let asked_by = request.agent_id.as_deref();
+    if let Err(error) = agent.approve_for(asked_by, &request.tool_call_id, decision) {
         tracing::debug!(%error, "an approval came too late");
     }
 }

@@ -315,6 +315,7 @@ impl Pump {
         let request = permission::Request {
             tool_call_id,
             shown_id,
+            agent_id,
             tool_name,
             args,
             reason,

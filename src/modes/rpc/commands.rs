@@ -120,6 +120,7 @@ fn execute(context: &Context, command: Command) -> Outcome {
             tool_call_id,
             decision,
             message,
+            agent_id,
         } => {
             let decision = match decision {
                 Decision::Allow => Approval::Allow,
@@ -128,7 +129,7 @@ fn execute(context: &Context, command: Command) -> Outcome {
                 Decision::Deny => Approval::Deny(message),
             };
             agent
-                .approve(&tool_call_id, decision)
+                .approve_for(agent_id.as_deref(), &tool_call_id, decision)
                 .map_err(|e| e.to_string())?;
         }
         Command::SetSteeringMode { mode } => agent.set_steering_mode(mode),
