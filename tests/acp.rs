@@ -272,14 +272,7 @@ async fn acp_a_prompt_during_a_run_is_a_follow_up_answered_when_its_turn_ends() 
 async fn acp_steer_delivers_a_message_and_skips_the_remaining_calls() {
     let env = env();
     let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_calls(&[
-            (
-                "c1",
-                "bash",
-                json!({"command": support::harness::after_file("go", "echo one")}),
-            ),
-            ("c2", "bash", json!({"command": "echo two"})),
-        ])),
+        Reply::sse(chat::busy_until_go_then_another()),
         Reply::sse(chat::text("steered")),
     ])
     .await;

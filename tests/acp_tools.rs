@@ -9,12 +9,10 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, RequestPermissionOutcome, RequestPermissionResponse, StopReason,
 };
 use serde_json::{Value, json};
-use std::path::Path;
-use std::time::Duration;
 use support::acp::{Acp, choose};
 use support::chat;
-use support::env::env;
-use support::harness::{after_file, process_alive};
+use support::env::{Env, env};
+use support::harness::{after_file, wait_for_pid, wait_until_dead};
 use support::server::{FakeServer, Reply};
 
 fn find(updates: &[Value], what: impl Fn(&Value) -> bool) -> &Value {
@@ -22,36 +20,6 @@ fn find(updates: &[Value], what: impl Fn(&Value) -> bool) -> &Value {
         .iter()
         .find(|u| what(u))
         .unwrap_or_else(|| panic!("not among the updates: {updates:#?}"))
-}
-
-/// Wait (at most 20 s) until `path` exists.
-async fn appears(path: &Path) {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while !path.exists() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{path:?} did not appear"));
-}
-
-/// Wait (at most 20 s) until the process is gone.
-async fn dies(pid: i32) {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while process_alive(pid) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("process {pid} is still running"));
-}
-
-fn pid_in(path: &Path) -> i32 {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 #[tokio::test]
@@ -279,8 +247,8 @@ async fn acp_cancel_stops_a_running_tool_and_answers_every_call() {
     let id = acp.open(env.cwd.path()).await.session_id;
     let answer = acp.prompt(&id, "wait a long time");
     let pid_file = env.cwd.path().join("pid");
-    appears(&pid_file).await;
-    let pid = pid_in(&pid_file);
+    // The shell creates the file before it writes the number: wait for the number.
+    let pid = wait_for_pid(&pid_file).await;
     acp.cx
         .send_notification(CancelNotification::new(id.clone()))
         .unwrap();
@@ -288,7 +256,7 @@ async fn acp_cancel_stops_a_running_tool_and_answers_every_call() {
         answer.await.unwrap().unwrap().stop_reason,
         StopReason::Cancelled
     );
-    dies(pid).await;
+    assert!(wait_until_dead(pid).await, "process {pid} is still running");
     let updates = acp.drain();
     for call in ["c1", "c2"] {
         find(&updates, |u| {
@@ -334,46 +302,43 @@ async fn acp_cancel_while_asking_answers_the_request_cancelled_and_denies_the_ca
     assert_eq!(acp.exit_code().await, 0);
 }
 
-#[tokio::test]
-async fn acp_an_editor_that_goes_away_ends_the_process_and_its_tools() {
-    let env = env();
-    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
+/// An agent over ACP (auto mode) in the middle of a prompt whose command started a
+/// background `sleep` and waits for it; the sleep's pid.
+async fn running_a_background_sleep(env: &Env, server: &FakeServer) -> (Acp, i32) {
+    server.push(Reply::sse(chat::tool_call(
         "c1",
         "bash",
         json!({"command": "sleep 300 & echo $! > pid; wait"}),
-    ))])
-    .await;
-    let acp = Acp::spawn(env.agent(&server, &["--mode", "acp", "--permission-mode", "auto"])).await;
+    )));
+    let acp = Acp::spawn(env.agent(server, &["--mode", "acp", "--permission-mode", "auto"])).await;
     let id = acp.open(env.cwd.path()).await.session_id;
-    let _answer = acp.prompt(&id, "wait");
-    let pid_file = env.cwd.path().join("pid");
-    appears(&pid_file).await;
-    let pid = pid_in(&pid_file);
+    // The prompt's answer is never awaited: the run goes on in the agent.
+    drop(acp.prompt(&id, "wait"));
+    // The shell creates the file before it writes the number: wait for the number.
+    let pid = wait_for_pid(&env.cwd.path().join("pid")).await;
+    (acp, pid)
+}
+
+#[tokio::test]
+async fn acp_an_editor_that_goes_away_ends_the_process_and_its_tools() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let (acp, pid) = running_a_background_sleep(&env, &server).await;
     assert_eq!(acp.exit_code().await, 0, "its input ended: a clean exit");
-    dies(pid).await;
+    assert!(wait_until_dead(pid).await, "process {pid} is still running");
 }
 
 #[tokio::test]
 async fn acp_sigterm_stops_the_tools_and_exits() {
     let env = env();
-    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
-        "c1",
-        "bash",
-        json!({"command": "sleep 300 & echo $! > pid; wait"}),
-    ))])
-    .await;
-    let acp = Acp::spawn(env.agent(&server, &["--mode", "acp", "--permission-mode", "auto"])).await;
-    let id = acp.open(env.cwd.path()).await.session_id;
-    let _answer = acp.prompt(&id, "wait");
-    let pid_file = env.cwd.path().join("pid");
-    appears(&pid_file).await;
-    let pid = pid_in(&pid_file);
+    let server = FakeServer::start(vec![]).await;
+    let (acp, pid) = running_a_background_sleep(&env, &server).await;
     unsafe {
         libc::kill(acp.child.id().unwrap() as i32, libc::SIGTERM);
     }
     // The signal alone ends it: the editor's connection stays open until it has exited.
     assert_eq!(acp.exit_code_unprompted().await, 143);
-    dies(pid).await;
+    assert!(wait_until_dead(pid).await, "process {pid} is still running");
 }
 
 #[tokio::test]

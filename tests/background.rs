@@ -7,13 +7,12 @@
 mod support;
 
 use agent::protocol::event::AgentEvent;
-use agent::protocol::message::join_text;
 use agent::tools::background::ShellStatus;
 use serde_json::json;
 use std::time::Duration;
 use support::chat;
 use support::env::env;
-use support::harness::{Harness, end_of, wait_for_pid, wait_until_dead};
+use support::harness::{Harness, end_of, result_of, wait_for_pid, wait_until_dead};
 use support::server::{Gate, Reply};
 
 async fn harness() -> Harness {
@@ -21,22 +20,6 @@ async fn harness() -> Harness {
         c.tools = agent::tools::Tools::from_names(agent::tools::ALL_TOOLS).unwrap();
     })
     .await
-}
-
-/// The text and error flag of call `id`'s result.
-fn result_of(events: &[AgentEvent], id: &str) -> (String, bool) {
-    events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::ToolExecutionEnd {
-                tool_call_id,
-                result,
-                is_error,
-                ..
-            } if tool_call_id == id => Some((join_text(&result.content), *is_error)),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no result for {id}"))
 }
 
 /// Wait (at most 20 s) until background shell `id` is no longer running.

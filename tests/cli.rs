@@ -350,7 +350,7 @@ async fn sigint_aborts_a_headless_run_with_130() {
     unsafe {
         libc::kill(child.id().unwrap() as i32, libc::SIGINT);
     }
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
         .await
         .unwrap()
         .unwrap();

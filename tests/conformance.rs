@@ -5,21 +5,18 @@
 
 mod support;
 
-use agent::llm::assembler::{Assembler, StreamReport};
+use agent::llm::assembler::StreamReport;
 use agent::llm::client::Provider;
 use agent::llm::error::ProviderError;
-use agent::llm::model::ModelInfo;
 use agent::llm::provider::Api;
-use agent::llm::request::{ModelRequest, ThinkingLevel};
 use agent::llm::timeouts::Timeouts;
 use agent::protocol::event::AssistantMessageEvent;
 use agent::protocol::message::AssistantContent;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::corpus;
-use support::harness::provider_settings;
+use support::harness::{base_url, provider_settings};
 use support::server::{FakeServer, Reply};
-use tokio_util::sync::CancellationToken;
 
 /// Run one recorded stream through the HTTP client and the assembler.
 async fn assemble(
@@ -32,30 +29,12 @@ async fn assemble(
     Vec<AssistantMessageEvent>,
 ) {
     let server = FakeServer::start(vec![Reply::raw(sse)]).await;
-    let base = match api {
-        Api::Anthropic => server.origin.clone(),
-        _ => server.v1(),
-    };
-    let mut settings = provider_settings(&base);
+    let mut settings = provider_settings(&base_url(&server, api));
     settings.api = api;
     let provider = Provider::new(settings, Timeouts::all(Duration::from_secs(10))).unwrap();
-    let model = ModelInfo::unknown("recorded");
-    let request = ModelRequest {
-        model: &model,
-        system_prompt: "",
-        messages: &[],
-        tools: &[],
-        thinking: ThinkingLevel::Off,
-    };
-    let mut assembler = Assembler::new("recorded", "recorded");
-    let mut deltas = Vec::new();
-    let result = provider
-        .stream(&request, &CancellationToken::new(), &mut |event| {
-            assembler.apply(event, &mut deltas)
-        })
-        .await;
-    let (message, report) = assembler.finish(&mut deltas);
-    (message, report, result.err(), deltas)
+    let mut replayed = corpus::replay(&provider).await;
+    let (message, report) = replayed.assembler.finish(&mut replayed.deltas);
+    (message, report, replayed.result.err(), replayed.deltas)
 }
 
 /// The corpus's view of an assembled message. Thinking signatures are Anthropic's

@@ -460,7 +460,9 @@ async fn the_time_limit_kills_the_running_tool() {
             "bash",
             json!({"command": "echo $$ > shell.pid; sleep 30"}),
         ))],
-        |c| c.limits.timeout = Some(Duration::from_millis(700)),
+        // Long enough for a loaded machine to start the command (and let it write its pid)
+        // before the limit ends the run.
+        |c| c.limits.timeout = Some(Duration::from_secs(3)),
     )
     .await;
     h.prompt("wait");

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use support::chat;
-use support::harness::Harness;
+use support::harness::{Harness, result_of};
 use support::server::Reply;
 use tempfile::TempDir;
 
@@ -82,32 +82,6 @@ impl Scratch {
     }
 }
 
-fn tool_result_text(events: &[AgentEvent], id: &str) -> (String, bool) {
-    events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::ToolExecutionEnd {
-                tool_call_id,
-                result,
-                is_error,
-                ..
-            } if tool_call_id == id => Some((
-                result
-                    .content
-                    .iter()
-                    .filter_map(|c| match c {
-                        agent::protocol::message::Content::Text { text } => Some(text.clone()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                *is_error,
-            )),
-            _ => None,
-        })
-        .unwrap()
-}
-
 fn hook_events(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
@@ -155,7 +129,7 @@ async fn pre_tool_use_exit_2_blocks_the_call_with_stderr_as_the_reason() {
     h.prompt("run it");
     let events = h.until_end().await;
     assert!(!h.dir.path().join("ran").exists(), "the call never ran");
-    let (text, is_error) = tool_result_text(&events, "c1");
+    let (text, is_error) = result_of(&events, "c1");
     assert!(is_error);
     assert!(text.contains("PreToolUse hook blocked"), "{text}");
     assert!(text.contains("no shell today"), "{text}");
@@ -185,7 +159,7 @@ async fn a_json_block_decision_blocks_and_approve_skips_only_the_question() {
     h.prompt("run it");
     let events = h.until_end().await;
     assert!(!h.dir.path().join("ran").exists());
-    assert!(tool_result_text(&events, "c1").0.contains("policy says no"));
+    assert!(result_of(&events, "c1").0.contains("policy says no"));
 
     // `approve`: no permission question in ask mode…
     let approve = r#"echo '{"decision": "approve"}'"#;
@@ -244,7 +218,7 @@ async fn an_approving_hook_never_overrides_a_deny_rule() {
     h.prompt("run it");
     let events = h.until_end().await;
     assert!(!h.dir.path().join("forbidden").exists());
-    let (text, is_error) = tool_result_text(&events, "c1");
+    let (text, is_error) = result_of(&events, "c1");
     assert!(is_error, "{text}");
 }
 
@@ -265,7 +239,7 @@ async fn post_tool_use_sees_the_result_and_a_block_reaches_the_model() {
     .await;
     h.prompt("run it");
     let events = h.until_end().await;
-    let (text, _) = tool_result_text(&events, "c1");
+    let (text, _) = result_of(&events, "c1");
     assert!(text.contains("hello"), "the call ran: {text}");
     assert!(text.contains("lint failed: fix it"), "{text}");
     let input = s.json("post.json");
@@ -479,7 +453,8 @@ async fn failing_and_hanging_hooks_are_reported_and_the_run_goes_on() {
     );
     let specs = vec![
         hook(HookEvent::PreToolUse, None, "echo broken >&2; exit 1", 10),
-        hook(HookEvent::PreToolUse, None, &hang, 1),
+        // Long enough for a loaded machine to start it and let it write its pid.
+        hook(HookEvent::PreToolUse, None, &hang, 3),
         hook(HookEvent::PostToolUse, None, "/no/such/hook-program", 10),
         hook(
             HookEvent::PreToolUse,
@@ -516,7 +491,7 @@ async fn failing_and_hanging_hooks_are_reported_and_the_run_goes_on() {
     assert!(
         errors
             .iter()
-            .any(|e| e.contains("did not finish within 1 s")),
+            .any(|e| e.contains("did not finish within 3 s")),
         "{errors:?}"
     );
     assert!(

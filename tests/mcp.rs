@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use support::chat;
-use support::harness::{Harness, end_of, process_alive};
+use support::harness::{Harness, end_of, process_alive, wait_until_dead};
 use support::server::Reply;
 
 /// Not a test: the entry point of the stdio fixture server when this binary is re-executed
@@ -92,17 +92,6 @@ async fn wait_for_mark(marks: &Path, name: &str) -> String {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("the fixture never wrote `{name}`");
-}
-
-/// Wait until a process is gone, at most 10 s.
-async fn wait_dead(pid: i32) {
-    for _ in 0..1000 {
-        if !process_alive(pid) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("process {pid} is still alive");
 }
 
 /// The result of each finished tool call: (name, text, is_error, details).
@@ -400,10 +389,10 @@ async fn a_crashed_server_answers_with_an_error_and_is_restarted_on_the_next_cal
     );
     let second: i32 = results[2].1.parse().unwrap();
     assert_ne!(first, second, "a new server process answered");
-    wait_dead(first).await;
+    assert!(wait_until_dead(first).await, "{first} is still alive");
     assert_eq!(mcp.views()[0].status, Status::Ready);
     mcp.shut_down().await;
-    wait_dead(second).await;
+    assert!(wait_until_dead(second).await, "{second} is still alive");
 }
 
 #[tokio::test]
@@ -473,7 +462,7 @@ async fn a_server_that_never_answers_is_given_up_once_and_the_run_goes_on() {
     assert!(tools.contains(&"mcp__fx__echo".to_string()), "{tools:?}");
     assert!(!tools.iter().any(|t| t.starts_with("mcp__stuck")));
     let pid: i32 = wait_for_mark(marks.path(), "pid").await.parse().unwrap();
-    wait_dead(pid).await;
+    assert!(wait_until_dead(pid).await, "{pid} is still alive");
     // Said once: the next run is quiet about it.
     h.prompt("two");
     let events = h.until_end().await;
@@ -501,7 +490,7 @@ async fn shutting_down_ends_every_server_process() {
     let pid: i32 = wait_for_mark(marks.path(), "pid").await.parse().unwrap();
     assert!(process_alive(pid));
     mcp.shut_down().await;
-    wait_dead(pid).await;
+    assert!(wait_until_dead(pid).await, "{pid} is still alive");
 }
 
 #[tokio::test]

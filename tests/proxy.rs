@@ -11,56 +11,29 @@ use std::time::Duration;
 use support::chat;
 use support::env::{Env, env};
 use support::process::{Output, command, run};
+use support::proxy::Proxy;
 use support::server::{End, FakeServer, Reply};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::process::Child;
 
 const TOKENS: &str = "tok-a, tok-b";
 
-/// A running `agent proxy` whose default provider is `upstream`.
-struct Proxy {
-    _child: Child,
-    _env: Env,
-    /// `127.0.0.1:PORT`
-    addr: String,
-}
-
+/// A running `agent proxy` whose default provider is `upstream`, with `proxy_table` as its
+/// `[proxy]` settings.
 async fn start_proxy(upstream: &FakeServer, proxy_table: &str) -> Proxy {
-    let env = env();
-    std::fs::write(
-        env.home.path().join("config.toml"),
-        format!(
-            "provider = \"upstream\"\nmodel = \"test-model\"\n\n[providers.upstream]\napi = \
-             \"openai-chat\"\nbase_url = \"{}\"\napi_key_env = \"UPSTREAM_KEY\"\n\n[proxy]\n{proxy_table}\n",
-            upstream.v1()
-        ),
-    )
-    .unwrap();
-    let mut cmd = command(env.home.path(), env.cwd.path());
-    cmd.args(["proxy", "--listen", "127.0.0.1:0"])
-        .env("UPSTREAM_KEY", "sk-upstream-secret")
-        .env("AGENT_PROXY_TOKENS", TOKENS);
-    let mut child = cmd.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut first = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        BufReader::new(stdout).read_line(&mut first),
+    let config = format!(
+        "provider = \"upstream\"\nmodel = \"test-model\"\n\n[providers.upstream]\napi = \
+         \"openai-chat\"\nbase_url = \"{}\"\napi_key_env = \"UPSTREAM_KEY\"\n\n[proxy]\n{proxy_table}\n",
+        upstream.v1()
+    );
+    Proxy::start(
+        &config,
+        &[
+            ("UPSTREAM_KEY", "sk-upstream-secret"),
+            ("AGENT_PROXY_TOKENS", TOKENS),
+        ],
     )
     .await
-    .expect("the proxy says where it listens")
-    .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("agent proxy: listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-        .to_string();
-    Proxy {
-        _child: child,
-        _env: env,
-        addr,
-    }
 }
 
 /// Send one raw HTTP/1.1 request; the whole answer as text once the server closes.
@@ -95,6 +68,30 @@ async fn request(
     stream
 }
 
+/// `POST /v1/stream` asking "hi" with `token`; the whole answer.
+async fn ask(proxy: &Proxy, token: Option<&str>) -> String {
+    http(
+        proxy.addr(),
+        "POST",
+        "/v1/stream",
+        token,
+        &stream_body("hi"),
+    )
+    .await
+}
+
+/// `POST /v1/stream` asking "hi" as `tok-a`: the connection, its answer not read yet.
+async fn start_asking(proxy: &Proxy) -> TcpStream {
+    request(
+        proxy.addr(),
+        "POST",
+        "/v1/stream",
+        Some("tok-a"),
+        &stream_body("hi"),
+    )
+    .await
+}
+
 fn stream_body(text: &str) -> String {
     json!({
         "model": "test-model",
@@ -122,8 +119,8 @@ fn client(proxy: &Proxy, env: &Env, token: &str, args: &[&str]) -> tokio::proces
         env.home.path().join("config.toml"),
         format!(
             "provider = \"team\"\nmodel = \"test-model\"\n\n[providers.team]\napi = \
-             \"agent-proxy\"\nbase_url = \"http://{}\"\napi_key_env = \"TEAM_TOKEN\"\n",
-            proxy.addr
+             \"agent-proxy\"\nbase_url = \"{}\"\napi_key_env = \"TEAM_TOKEN\"\n",
+            proxy.origin
         ),
     )
     .unwrap();
@@ -215,14 +212,7 @@ async fn a_run_through_the_proxy_is_the_same_as_a_direct_one() {
 async fn the_stream_is_deltas_then_done_never_the_partial_message() {
     let upstream = FakeServer::start(vec![Reply::sse(chat::text_deltas(&["Hel", "lo"]))]).await;
     let proxy = start_proxy(&upstream, "").await;
-    let answer = http(
-        &proxy.addr,
-        "POST",
-        "/v1/stream",
-        Some("tok-a"),
-        &stream_body("hi"),
-    )
-    .await;
+    let answer = ask(&proxy, Some("tok-a")).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(
         answer.contains("content-type: text/event-stream"),
@@ -248,19 +238,19 @@ async fn the_stream_is_deltas_then_done_never_the_partial_message() {
 async fn tokens_health_and_models() {
     let upstream = FakeServer::start(vec![]).await;
     let proxy = start_proxy(&upstream, "").await;
-    let health = http(&proxy.addr, "GET", "/healthz", None, "").await;
+    let health = http(proxy.addr(), "GET", "/healthz", None, "").await;
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     for token in [None, Some("tok-c"), Some("tok-")] {
-        let answer = http(&proxy.addr, "POST", "/v1/stream", token, &stream_body("hi")).await;
+        let answer = ask(&proxy, token).await;
         assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
         assert!(
             answer.contains(r#""error":{"message":"missing or unknown bearer token"#),
             "{answer}"
         );
-        let answer = http(&proxy.addr, "GET", "/v1/models", token, "").await;
+        let answer = http(proxy.addr(), "GET", "/v1/models", token, "").await;
         assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
     }
-    let models = http(&proxy.addr, "GET", "/v1/models", Some("tok-a"), "").await;
+    let models = http(proxy.addr(), "GET", "/v1/models", Some("tok-a"), "").await;
     assert!(models.starts_with("HTTP/1.1 200"), "{models}");
     let body: serde_json::Value = models
         .split_once("\r\n\r\n")
@@ -313,33 +303,19 @@ async fn oversized_bodies_and_too_many_streams_are_refused() {
     )
     .await;
     let big = stream_body(&"x".repeat(5000));
-    let answer = http(&proxy.addr, "POST", "/v1/stream", Some("tok-a"), &big).await;
+    let answer = http(proxy.addr(), "POST", "/v1/stream", Some("tok-a"), &big).await;
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(
         answer.contains("larger than 2000 bytes (max_body_bytes)"),
         "{answer}"
     );
 
-    let mut open = request(
-        &proxy.addr,
-        "POST",
-        "/v1/stream",
-        Some("tok-a"),
-        &stream_body("hi"),
-    )
-    .await;
+    let mut open = start_asking(&proxy).await;
     let mut first = [0u8; 64];
     let n = open.read(&mut first).await.unwrap();
     assert!(first[..n].starts_with(b"HTTP/1.1 200"));
     upstream.wait_for_requests(1).await;
-    let answer = http(
-        &proxy.addr,
-        "POST",
-        "/v1/stream",
-        Some("tok-a"),
-        &stream_body("hi"),
-    )
-    .await;
+    let answer = ask(&proxy, Some("tok-a")).await;
     assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
     assert!(answer.contains("max_streams_per_token"), "{answer}");
 }
@@ -354,14 +330,7 @@ async fn a_client_that_goes_away_cancels_the_upstream_request() {
     })])
     .await;
     let proxy = start_proxy(&upstream, "").await;
-    let mut stream = request(
-        &proxy.addr,
-        "POST",
-        "/v1/stream",
-        Some("tok-a"),
-        &stream_body("hi"),
-    )
-    .await;
+    let mut stream = start_asking(&proxy).await;
     let mut seen = Vec::new();
     while !String::from_utf8_lossy(&seen).contains("text_delta") {
         let mut chunk = [0u8; 1024];
@@ -390,14 +359,7 @@ async fn upstream_errors_are_relayed_with_their_retry_semantics() {
     ])
     .await;
     let proxy = start_proxy(&upstream, "").await;
-    let answer = http(
-        &proxy.addr,
-        "POST",
-        "/v1/stream",
-        Some("tok-a"),
-        &stream_body("hi"),
-    )
-    .await;
+    let answer = ask(&proxy, Some("tok-a")).await;
     let lines = data_lines(&answer);
     assert_eq!(lines.len(), 1, "{answer}");
     assert_eq!(lines[0]["type"], "error");
@@ -408,14 +370,7 @@ async fn upstream_errors_are_relayed_with_their_retry_semantics() {
         lines[0]["message"].as_str().unwrap().contains("slow down"),
         "{answer}"
     );
-    let answer = http(
-        &proxy.addr,
-        "POST",
-        "/v1/stream",
-        Some("tok-a"),
-        &stream_body("hi"),
-    )
-    .await;
+    let answer = ask(&proxy, Some("tok-a")).await;
     let lines = data_lines(&answer);
     assert_eq!(lines[0]["retry"], "never");
     assert_eq!(lines[0]["contextOverflow"], true);
@@ -450,14 +405,7 @@ async fn a_long_answer_costs_linear_bytes_on_the_wire() {
     let words = vec!["word "; 2000];
     let upstream = FakeServer::start(vec![Reply::sse(chat::text_deltas(&words))]).await;
     let proxy = start_proxy(&upstream, "").await;
-    let answer = http(
-        &proxy.addr,
-        "POST",
-        "/v1/stream",
-        Some("tok-a"),
-        &stream_body("hi"),
-    )
-    .await;
+    let answer = ask(&proxy, Some("tok-a")).await;
     let wire: usize = answer
         .lines()
         .filter(|l| l.starts_with("data: "))

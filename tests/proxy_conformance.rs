@@ -8,91 +8,44 @@
 
 mod support;
 
-use agent::llm::assembler::Assembler;
 use agent::llm::client::Provider;
 use agent::llm::error::ProviderError;
-use agent::llm::model::ModelInfo;
 use agent::llm::provider::Api;
-use agent::llm::request::{ModelRequest, ThinkingLevel};
 use agent::llm::timeouts::Timeouts;
 use agent::protocol::message::StopReason;
 use serde_json::Value;
 use std::time::Duration;
 use support::corpus;
-use support::env::{Env, env};
-use support::harness::provider_settings;
-use support::process::command;
+use support::harness::{base_url, provider_settings};
+use support::proxy::Proxy;
 use support::server::{FakeServer, Reply};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Child;
-use tokio_util::sync::CancellationToken;
 
 /// A running `agent proxy` whose only provider speaks `api` to `upstream`.
-struct Proxy {
-    _child: Child,
-    _env: Env,
-    base_url: String,
-}
-
 async fn start_proxy(upstream: &FakeServer, api: Api) -> Proxy {
-    let env = env();
-    let base = match api {
-        Api::Anthropic => upstream.origin.clone(),
-        _ => upstream.v1(),
-    };
-    std::fs::write(
-        env.home.path().join("config.toml"),
-        format!(
-            "provider = \"upstream\"\nmodel = \"recorded\"\n\n[providers.upstream]\napi = \
-             \"{}\"\nbase_url = \"{base}\"\napi_key_env = \"UPSTREAM_KEY\"\n",
-            api.as_str()
-        ),
-    )
-    .unwrap();
-    let mut cmd = command(env.home.path(), env.cwd.path());
-    cmd.args(["proxy", "--listen", "127.0.0.1:0"])
-        .env("UPSTREAM_KEY", "sk-upstream")
-        .env("AGENT_PROXY_TOKENS", "tok-a");
-    let mut child = cmd.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut first = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        BufReader::new(stdout).read_line(&mut first),
+    let base = base_url(upstream, api);
+    let config = format!(
+        "provider = \"upstream\"\nmodel = \"recorded\"\n\n[providers.upstream]\napi = \
+         \"{}\"\nbase_url = \"{base}\"\napi_key_env = \"UPSTREAM_KEY\"\n",
+        api.as_str()
+    );
+    Proxy::start(
+        &config,
+        &[
+            ("UPSTREAM_KEY", "sk-upstream"),
+            ("AGENT_PROXY_TOKENS", "tok-a"),
+        ],
     )
     .await
-    .expect("the proxy says where it listens")
-    .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("agent proxy: listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-        .to_string();
-    Proxy {
-        _child: child,
-        _env: env,
-        base_url: addr,
-    }
 }
 
 /// The final message of one stream read by `provider`, without what names the provider or
 /// the moment (and the cost: the proxy prices with its own catalog), and its error.
 async fn read(provider: &Provider) -> (Value, Option<ProviderError>) {
-    let model = ModelInfo::unknown("recorded");
-    let request = ModelRequest {
-        model: &model,
-        system_prompt: "",
-        messages: &[],
-        tools: &[],
-        thinking: ThinkingLevel::Off,
-    };
-    let mut assembler = Assembler::new("recorded", "recorded");
-    let mut deltas = Vec::new();
-    let result = provider
-        .stream(&request, &CancellationToken::new(), &mut |event| {
-            assembler.apply(event, &mut deltas)
-        })
-        .await;
+    let corpus::Replayed {
+        assembler,
+        mut deltas,
+        result,
+    } = corpus::replay(provider).await;
     // As the engine does: a failed call's message is closed as an error, with the usage
     // the provider reported before it.
     let (message, _) = match &result {
@@ -137,12 +90,8 @@ async fn every_recorded_stream_through_the_proxy_gives_the_direct_result() {
         let direct_server = FakeServer::start(Vec::new()).await;
         let upstream = FakeServer::start(Vec::new()).await;
         let proxy = start_proxy(&upstream, api).await;
-        let direct_base = match api {
-            Api::Anthropic => direct_server.origin.clone(),
-            _ => direct_server.v1(),
-        };
-        let direct = provider(api, &direct_base, "sk-direct");
-        let proxied = provider(Api::AgentProxy, &proxy.base_url, "tok-a");
+        let direct = provider(api, &base_url(&direct_server, api), "sk-direct");
+        let proxied = provider(Api::AgentProxy, &proxy.origin, "tok-a");
         for stream in recorded {
             direct_server.push(Reply::raw(&stream.sse));
             upstream.push(Reply::raw(&stream.sse));

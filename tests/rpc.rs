@@ -109,14 +109,7 @@ async fn rpc_answers_non_utf8_and_over_long_lines_as_parse_errors() {
 async fn rpc_steer_follow_up_and_abort_behave_as_specified() {
     let env = env();
     let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_calls(&[
-            (
-                "c1",
-                "bash",
-                json!({"command": support::harness::after_file("go", "echo one")}),
-            ),
-            ("c2", "bash", json!({"command": "echo two"})),
-        ])),
+        Reply::sse(chat::busy_until_go_then_another()),
         Reply::sse(chat::text("steered")),
         Reply::sse(chat::text("followed up")),
         Reply::sse(chat::tool_call(

@@ -6,6 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::chat;
+use support::delegation::delegating_once;
 use support::env::env;
 use support::harness::after_file;
 use support::process::Rpc;
@@ -127,9 +128,17 @@ async fn rpc_forwards_child_events_and_controls_each_child() {
     );
     rpc.send(json!({"id": "k", "type": "abort_agent", "agentId": a}))
         .await;
-    assert_eq!(rpc.response("k").await["success"], true);
-    let lines = rpc.until(|l| l["type"] == "agent_end").await;
-    assert_eq!(lines.last().unwrap()["status"], "completed");
+    // The stopped child's result may be written before the answer to `abort_agent`: keep
+    // every line from here.
+    let mut lines = rpc
+        .until(|l| l["type"] == "response" && l["id"] == "k")
+        .await;
+    assert_eq!(lines.last().unwrap()["success"], true);
+    if !lines.iter().any(|l| l["type"] == "agent_end") {
+        lines.extend(rpc.until(|l| l["type"] == "agent_end").await);
+    }
+    let end = lines.iter().find(|l| l["type"] == "agent_end").unwrap();
+    assert_eq!(end["status"], "completed");
     let result = lines
         .iter()
         .find(|l| l["type"] == "tool_execution_end" && l["toolCallId"] == "c1")
@@ -150,26 +159,8 @@ async fn rpc_forwards_child_events_and_controls_each_child() {
 #[tokio::test]
 async fn end_of_input_denies_a_childs_pending_approval() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_call(
-            "c1",
-            "task",
-            json!({"description": "asks", "prompt": "CHILD-A: ask"}),
-        )),
-        Reply::sse(chat::text("parent done")),
-    ])
-    .await;
-    server.route(
-        "CHILD-A",
-        vec![
-            Reply::sse(chat::tool_call(
-                "b1",
-                "bash",
-                json!({"command": "echo no > denied.txt"}),
-            )),
-            Reply::sse(chat::text("child gave up")),
-        ],
-    );
+    let server =
+        delegating_once("echo no > denied.txt", Some("child gave up"), "parent done").await;
     let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "ask"]));
     rpc.send(json!({"id": "p", "type": "prompt", "message": "delegate"}))
         .await;

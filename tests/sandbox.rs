@@ -288,12 +288,10 @@ fn last_result(events: &[AgentEvent]) -> (String, bool, Option<Value>) {
         .unwrap()
 }
 
-#[tokio::test]
-async fn in_ask_mode_a_stopped_command_can_run_again_outside_the_sandbox() {
-    let outside = scratch();
-    let target = outside.path().join("after-approval.txt");
-    let command = format!("echo ok > {}", target.display());
-    let mut h = Harness::start_with(
+/// An agent in ask mode, its commands sandboxed, running `command` (once approved) for the
+/// prompt "go".
+async fn asking_to_run(command: &str) -> Harness {
+    let h = Harness::start_with(
         vec![
             Reply::sse(chat::tool_call("c1", "bash", json!({ "command": command }))),
             Reply::sse(chat::text("done")),
@@ -306,6 +304,15 @@ async fn in_ask_mode_a_stopped_command_can_run_again_outside_the_sandbox() {
     )
     .await;
     h.prompt("go");
+    h
+}
+
+#[tokio::test]
+async fn in_ask_mode_a_stopped_command_can_run_again_outside_the_sandbox() {
+    let outside = scratch();
+    let target = outside.path().join("after-approval.txt");
+    let command = format!("echo ok > {}", target.display());
+    let mut h = asking_to_run(&command).await;
     // First the ordinary approval: allowed, it runs in the sandbox and is stopped.
     let events = h.until(|e| approval_request(e).is_some()).await;
     let (id, _) = approval_request(events.last().unwrap()).unwrap();
@@ -334,19 +341,7 @@ async fn allow_without_sandbox_runs_the_call_outside_it() {
     let outside = scratch();
     let target = outside.path().join("unsandboxed.txt");
     let command = format!("echo ok > {}", target.display());
-    let mut h = Harness::start_with(
-        vec![
-            Reply::sse(chat::tool_call("c1", "bash", json!({ "command": command }))),
-            Reply::sse(chat::text("done")),
-        ],
-        |c| {
-            c.permission_mode = PermissionMode::Ask;
-            c.can_ask = true;
-            c.tool_settings.sandbox = sandbox(&c.cwd.clone(), false);
-        },
-    )
-    .await;
-    h.prompt("go");
+    let mut h = asking_to_run(&command).await;
     let events = h.until(|e| approval_request(e).is_some()).await;
     let (id, _) = approval_request(events.last().unwrap()).unwrap();
     h.agent.approve(&id, Approval::AllowUnsandboxed).unwrap();

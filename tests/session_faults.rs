@@ -9,56 +9,16 @@ mod support;
 
 use agent::session::load::load;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use support::chat;
 use support::env::env;
+use support::faults::{json_lines, lift_file_size_limit, limit_file_size};
 use support::harness::transcript;
 use support::process::{Rpc, run};
 use support::server::{FakeServer, Reply};
 
-fn lines_of(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("invalid line ({e}): {l}")))
-        .collect()
-}
-
 fn text_of(line: &Value) -> &str {
     line["message"]["content"][0]["text"].as_str().unwrap_or("")
-}
-
-/// Limit the size of every file the child writes to `bytes` (writes past it fail with
-/// `EFBIG`, "File too large"; a write across it is cut short), with `SIGXFSZ` ignored so
-/// the limit is an error and not death. Both are inherited through `exec`.
-fn limit_file_size(cmd: &mut tokio::process::Command, bytes: u64) {
-    // SAFETY: between fork and exec only async-signal-safe calls (setrlimit, signal).
-    unsafe {
-        cmd.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: bytes,
-                rlim_max: libc::RLIM_INFINITY,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0
-                || libc::signal(libc::SIGXFSZ, libc::SIG_IGN) == libc::SIG_ERR
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-/// The space comes back: lift the running child's file-size limit.
-fn lift_file_size_limit(pid: u32) {
-    let unlimited = libc::rlimit {
-        rlim_cur: libc::RLIM_INFINITY,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    let pid = libc::pid_t::try_from(pid).unwrap();
-    // SAFETY: plain syscall on our own child with a valid struct.
-    let done = unsafe { libc::prlimit(pid, libc::RLIMIT_FSIZE, &unlimited, std::ptr::null_mut()) };
-    assert_eq!(done, 0, "{}", std::io::Error::last_os_error());
 }
 
 #[tokio::test]
@@ -108,7 +68,7 @@ async fn a_write_that_fails_mid_line_stops_the_run_and_continue_loses_nothing() 
 
     // The half-written answer was cut back off: every line is whole, the last one is the
     // prompt that was reported.
-    let lines = lines_of(&path);
+    let lines = json_lines(&path);
     assert_eq!(text_of(lines.last().unwrap()), "second");
 
     let out = run(env.agent(&server, &["-c", "-p", "third"])).await;
@@ -211,7 +171,7 @@ async fn with_no_room_at_start_the_conversation_is_kept_until_writing_works() {
     assert!(state(&mut rpc, "s2").await["sessionError"].is_null());
     assert_eq!(rpc.exit_code().await, 0);
 
-    let texts: Vec<String> = lines_of(&file)
+    let texts: Vec<String> = json_lines(&file)
         .iter()
         .filter(|l| l["type"] == "message")
         .map(|l| text_of(l).to_string())
@@ -247,7 +207,7 @@ async fn starting_over_once_writing_works_saves_the_old_conversation_first() {
     let created = rpc.response("n").await;
     assert_eq!(created["success"], true, "{created}");
     assert_ne!(created["data"]["sessionFile"], old.to_str().unwrap());
-    let texts: Vec<String> = lines_of(&old)
+    let texts: Vec<String> = json_lines(&old)
         .iter()
         .map(|l| text_of(l).to_string())
         .collect();
@@ -306,7 +266,7 @@ async fn two_agents_given_the_same_new_session_file_cannot_both_write_it() {
         .await;
     assert_eq!(agent_end(&mut first).await["status"], "completed");
     assert_eq!(first.exit_code().await, 0);
-    let texts: Vec<String> = lines_of(&file)
+    let texts: Vec<String> = json_lines(&file)
         .iter()
         .filter(|l| l["type"] == "message")
         .map(|l| text_of(l).to_string())
@@ -344,7 +304,7 @@ async fn the_interface_says_at_once_when_the_session_cannot_be_saved() {
         transcript(&server.bodies()[0]),
         ["system", "user:hello", "user:again"]
     );
-    let texts: Vec<String> = lines_of(&env.only_session())
+    let texts: Vec<String> = json_lines(&env.only_session())
         .iter()
         .filter(|l| l["type"] == "message")
         .map(|l| text_of(l).to_string())

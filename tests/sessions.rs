@@ -11,10 +11,9 @@ use agent::session::{self, Choice};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use support::chat;
 use support::env::env;
-use support::harness::{Harness, transcript};
+use support::harness::{Harness, transcript, wait_for_pid};
 use support::process::{Rpc, run};
 use support::server::{End, FakeServer, Reply};
 
@@ -107,18 +106,6 @@ async fn continue_sends_exactly_what_the_model_saw_before() {
     assert_eq!(env.session_files().len(), 1, "continued, not a new session");
 }
 
-async fn wait_for_file(path: &Path) -> String {
-    for _ in 0..500 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && !text.trim().is_empty()
-        {
-            return text;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{} never appeared", path.display());
-}
-
 #[tokio::test]
 async fn sigkill_mid_stream_loses_nothing_that_was_complete() {
     let env = env();
@@ -152,11 +139,7 @@ async fn sigkill_mid_tool_is_answered_when_the_session_resumes() {
         .agent(&server, &["-p", "--permission-mode", "auto", "run it"])
         .spawn()
         .unwrap();
-    let pid: i32 = wait_for_file(&env.cwd.path().join("shell.pid"))
-        .await
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = wait_for_pid(&env.cwd.path().join("shell.pid")).await;
     child.start_kill().unwrap();
     child.wait().await.unwrap();
     // The orphaned command is not ours to keep.

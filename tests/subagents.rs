@@ -100,24 +100,34 @@ fn first_user(body: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// A parent whose first answer starts two children at once (call c1 runs `CHILD-A`, c2
+/// `CHILD-B`), each child answered by its reply, and whose second answer is `parent`; it
+/// has been prompted.
+async fn two_children(a: Reply, b: Reply, parent: &str, settings: AgentsSettings) -> Harness {
+    let h = Harness::start_with(
+        vec![
+            task_calls(&[task("c1", "CHILD-A: go"), task("c2", "CHILD-B: go")]),
+            Reply::sse(chat::text(parent)),
+        ],
+        |config| config.agents = Some(settings),
+    )
+    .await;
+    h.server.route("CHILD-A", vec![a]);
+    h.server.route("CHILD-B", vec![b]);
+    h.prompt("delegate");
+    h
+}
+
 #[tokio::test]
 async fn parallel_children_finishing_out_of_order_are_reported_in_call_order() {
     let slow = Gate::new();
-    let mut h = Harness::start_with(
-        vec![
-            task_calls(&[task("c1", "CHILD-A: look"), task("c2", "CHILD-B: look")]),
-            Reply::sse(chat::text("both done")),
-        ],
-        with_agents,
+    let mut h = two_children(
+        Reply::sse(chat::text("result A")).after(&slow),
+        Reply::sse(chat::text("result B")),
+        "both done",
+        AgentsSettings::default(),
     )
     .await;
-    h.server.route(
-        "CHILD-A",
-        vec![Reply::sse(chat::text("result A")).after(&slow)],
-    );
-    h.server
-        .route("CHILD-B", vec![Reply::sse(chat::text("result B"))]);
-    h.prompt("delegate");
     // B finishes while A is still waiting for its answer: they run at the same time.
     let mut events = h.until(|e| child_ended(e, "c2")).await;
     assert!(!events.iter().any(|e| child_ended(e, "c1")));
@@ -165,23 +175,13 @@ async fn parallel_children_finishing_out_of_order_are_reported_in_call_order() {
 async fn stopping_one_child_leaves_the_other_and_the_parent_going() {
     let never = Gate::new();
     let b_gate = Gate::new();
-    let mut h = Harness::start_with(
-        vec![
-            task_calls(&[task("c1", "CHILD-A: wait"), task("c2", "CHILD-B: work")]),
-            Reply::sse(chat::text("carried on")),
-        ],
-        with_agents,
+    let mut h = two_children(
+        Reply::sse(chat::text("never sent")).after(&never),
+        Reply::sse(chat::text("result B")).after(&b_gate),
+        "carried on",
+        AgentsSettings::default(),
     )
     .await;
-    h.server.route(
-        "CHILD-A",
-        vec![Reply::sse(chat::text("never sent")).after(&never)],
-    );
-    h.server.route(
-        "CHILD-B",
-        vec![Reply::sse(chat::text("result B")).after(&b_gate)],
-    );
-    h.prompt("delegate");
     let mut events = h.until(|e| child_id(e, "c1").is_some()).await;
     let a = child_id(events.last().unwrap(), "c1").unwrap();
     h.agent.abort_agent(&a).unwrap();
@@ -472,46 +472,37 @@ async fn an_unknown_agent_is_an_error_result_naming_the_known_ones() {
 
 #[tokio::test]
 async fn max_parallel_bounds_the_children_running_at_once() {
-    let first = Gate::new();
-    let mut h = Harness::start_with(
-        vec![
-            task_calls(&[task("c1", "CHILD-A: one"), task("c2", "CHILD-B: two")]),
-            Reply::sse(chat::text("both done")),
-        ],
-        |config| {
-            config.agents = Some(AgentsSettings {
-                max_parallel: 1,
-                ..AgentsSettings::default()
-            })
+    // Which child takes the one place first is not fixed: both answers are held until the
+    // test has seen that only one child runs.
+    let (gate_a, gate_b) = (Gate::new(), Gate::new());
+    let mut h = two_children(
+        Reply::sse(chat::text("result A")).after(&gate_a),
+        Reply::sse(chat::text("result B")).after(&gate_b),
+        "both done",
+        AgentsSettings {
+            max_parallel: 1,
+            ..AgentsSettings::default()
         },
     )
     .await;
-    h.server.route(
-        "CHILD-A",
-        vec![Reply::sse(chat::text("result A")).after(&first)],
-    );
-    h.server
-        .route("CHILD-B", vec![Reply::sse(chat::text("result B"))]);
-    h.prompt("delegate");
     h.server.wait_for_requests(2).await;
-    // Only A holds a place: B waits for it.
+    // One child holds the place: the other waits for it.
     assert_eq!(h.agent.agents().len(), 1);
-    first.open();
+    gate_a.open();
+    gate_b.open();
     let events = h.until_end().await;
     assert_eq!(end_of(&events).0, "completed");
     let requests = h.server.requests();
     let replied = h.server.reply_times();
-    let a = requests
-        .iter()
-        .position(|r| first_user(&r.body).contains("CHILD-A"))
-        .unwrap();
-    let b = requests
-        .iter()
-        .position(|r| first_user(&r.body).contains("CHILD-B"))
-        .unwrap();
+    // Requests and replies alternate (parent, one child, the other, parent): the second
+    // child's request came after the first child's reply was written.
+    assert_eq!(requests.len(), 4);
+    assert!(first_user(&requests[1].body).contains("CHILD-"));
+    assert!(first_user(&requests[2].body).contains("CHILD-"));
+    assert_ne!(first_user(&requests[1].body), first_user(&requests[2].body));
     assert!(
-        requests[b].received >= replied[a],
-        "B started before A ended"
+        requests[2].received >= replied[1],
+        "the second child started before the first ended"
     );
     let results = task_results(&events);
     assert_eq!(results[0].1.trim(), "result A");

@@ -282,8 +282,7 @@ async fn the_interface_rewinds_with_esc_esc_undoes_shows_the_tree_and_forks() {
     tui.type_text("change the notes");
     tui.enter();
     tui.wait_for_text("Changed the notes.").await;
-    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     assert_eq!(read(cwd, "notes.txt").as_deref(), Some("v2\n"));
 
     // esc esc on the empty composer: pick the message, then what to restore.

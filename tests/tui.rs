@@ -37,8 +37,7 @@ async fn a_prompt_streams_its_answer_into_the_transcript() {
         screen.contains("● The answer streams in place."),
         "{screen}"
     );
-    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     assert_eq!(transcript(&server.bodies()[0])[1], "user:what is up?");
     // ctrl+c twice quits with 0 and gives the terminal back.
     tui.send(b"\x03");
@@ -209,8 +208,7 @@ async fn continue_replays_the_saved_transcript() {
     tui.type_text("remember this");
     tui.enter();
     tui.wait_for_text("Remembered answer.").await;
-    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 
@@ -264,8 +262,7 @@ async fn slash_commands_and_shell_commands() {
     tui.type_text("/tmp is full, clean it");
     tui.enter();
     tui.wait_for_text("Cleaned up.").await;
-    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     assert_eq!(
         transcript(&server.bodies()[0])[1],
         "user:/tmp is full, clean it"
@@ -326,8 +323,7 @@ async fn a_small_terminal_and_a_resize_keep_everything_readable() {
     tui.enter();
     let screen = tui.wait_for_text("going for a while.").await;
     assert!(screen.lines().all(|l| l.chars().count() <= 80));
-    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     tui.resize(30, 60);
     // The status line's right-aligned model name is cut off by the smaller terminal until
     // the interface has redrawn at the new width. Typing before that would insert history
@@ -354,8 +350,7 @@ async fn the_session_picker_resumes_an_earlier_conversation() {
     tui.type_text("alpha question");
     tui.enter();
     tui.wait_for_text("Alpha answer.").await;
-    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 
@@ -450,7 +445,7 @@ async fn write_and_edit_approvals_show_the_diff_first() {
     tokio::time::sleep(Duration::from_millis(600)).await;
     tui.send(b"y");
     tui.wait_for_text("All written.").await;
-    idle_tui(&tui).await;
+    tui.wait_until_idle().await;
     // After the fact, the overwrite's cell in the transcript shows its diff too.
     let transcript = tui.transcript();
     let cell = transcript
@@ -470,11 +465,6 @@ async fn write_and_edit_approvals_show_the_diff_first() {
     assert_eq!(tui.exit_code().await, 0);
 }
 
-async fn idle_tui(tui: &Tui) {
-    tui.wait_for("idle", |s| !s.contains("esc to interrupt"))
-        .await;
-}
-
 #[tokio::test]
 async fn ctrl_t_expands_thoughts_already_shown() {
     let env = env();
@@ -488,7 +478,7 @@ async fn ctrl_t_expands_thoughts_already_shown() {
     tui.type_text("pick a number");
     tui.enter();
     tui.wait_for_text("Seven.").await;
-    idle_tui(&tui).await;
+    tui.wait_until_idle().await;
     let screen = tui.transcript();
     assert!(screen.contains("Thought (11 words)"), "{screen}");
     assert!(!screen.contains("seven is a fine choice"), "{screen}");
@@ -517,7 +507,7 @@ async fn the_transcript_view_shows_everything_and_the_run_goes_on() {
     let screen = tui.wait_for_text("earlier lines").await;
     let has_row = |s: &str, row: &str| s.lines().any(|l| l.trim_end() == row);
     assert!(!has_row(&screen, "    150"), "{screen}");
-    idle_tui(&tui).await;
+    tui.wait_until_idle().await;
     tui.type_text("stream please");
     tui.enter();
     tui.wait_for_text("word1").await;
@@ -533,7 +523,7 @@ async fn the_transcript_view_shows_everything_and_the_run_goes_on() {
     tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
         .await;
     let screen = tui.wait_for_text("END-OF-ANSWER").await;
-    idle_tui(&tui).await;
+    tui.wait_until_idle().await;
     // The answer reached the scrollback whole, once.
     let transcript = tui.transcript();
     assert_eq!(transcript.matches("word0 word1").count(), 1, "{transcript}");

@@ -7,6 +7,7 @@ mod support;
 
 use serde_json::json;
 use support::chat;
+use support::delegation::delegating_once;
 use support::env::env;
 use support::harness::{after_file, transcript};
 use support::server::{FakeServer, Reply};
@@ -14,26 +15,12 @@ use support::server::{FakeServer, Reply};
 #[tokio::test]
 async fn the_agent_tree_and_view_show_a_child_and_steer_it() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_call(
-            "c1",
-            "task",
-            json!({"description": "look around", "prompt": "CHILD-A: look"}),
-        )),
-        Reply::sse(chat::text("All done.")),
-    ])
+    let server = delegating_once(
+        &after_file("go", "echo child-ran"),
+        Some("child found it"),
+        "All done.",
+    )
     .await;
-    server.route(
-        "CHILD-A",
-        vec![
-            Reply::sse(chat::tool_call(
-                "b1",
-                "bash",
-                json!({"command": after_file("go", "echo child-ran")}),
-            )),
-            Reply::sse(chat::text("child found it")),
-        ],
-    );
     let mut tui = env.start(&server, &["--permission-mode", "auto"]);
     tui.wait_for_text("Ask anything").await;
     tui.type_text("delegate it");
@@ -44,7 +31,7 @@ async fn the_agent_tree_and_view_show_a_child_and_steer_it() {
     // The agent view: the child's own transcript.
     tui.send(b"\x07");
     let screen = tui.wait_for_text("agent a1 general").await;
-    assert!(screen.contains("CHILD-A: look"), "{screen}");
+    assert!(screen.contains("CHILD-A: go"), "{screen}");
     // Steer it from the view; the message reaches the child after its command.
     tui.send(b"s");
     tui.wait_for_text("steer a1:").await;
@@ -64,7 +51,7 @@ async fn the_agent_tree_and_view_show_a_child_and_steer_it() {
     let bodies = server.bodies();
     let child_second = bodies
         .iter()
-        .filter(|b| transcript(b)[1] == "user:CHILD-A: look")
+        .filter(|b| transcript(b)[1] == "user:CHILD-A: go")
         .nth(1)
         .unwrap();
     assert_eq!(transcript(child_second).last().unwrap(), "user:hurry up");
@@ -75,23 +62,7 @@ async fn the_agent_tree_and_view_show_a_child_and_steer_it() {
 #[tokio::test]
 async fn x_in_the_agent_view_stops_only_that_child() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_call(
-            "c1",
-            "task",
-            json!({"description": "long job", "prompt": "CHILD-A: wait"}),
-        )),
-        Reply::sse(chat::text("Parent went on.")),
-    ])
-    .await;
-    server.route(
-        "CHILD-A",
-        vec![Reply::sse(chat::tool_call(
-            "b1",
-            "bash",
-            json!({"command": after_file("never", "echo no")}),
-        ))],
-    );
+    let server = delegating_once(&after_file("never", "echo no"), None, "Parent went on.").await;
     let mut tui = env.start(&server, &["--permission-mode", "auto"]);
     tui.wait_for_text("Ask anything").await;
     tui.type_text("delegate it");

@@ -140,8 +140,7 @@ async fn slash_ps_lists_background_shells_and_kills_the_chosen_one() {
     tui.wait_for_text("The server runs in the background.")
         .await;
     let pid = wait_for_pid(&env.cwd.path().join("shell.pid")).await;
-    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     tui.type_text("/ps");
     tui.enter();
     let screen = tui.wait_for_text("Background shells — enter kills").await;
@@ -265,8 +264,7 @@ async fn slash_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     tui.type_text("how do I test?");
     tui.enter();
     tui.wait_for_text("Use cargo test.").await;
-    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
-        .await;
+    tui.wait_until_idle().await;
     tui.type_text("/copy");
     tui.enter();
     tui.wait_for_text("Copied the last answer (17 characters)")

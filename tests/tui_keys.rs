@@ -15,11 +15,6 @@ async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;
 }
 
-async fn idle(tui: &Tui) {
-    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
-        .await;
-}
-
 /// The composer's row, as `› text` (trailing spaces trimmed); an empty composer shows its
 /// placeholder.
 async fn composer_shows(tui: &Tui, text: &str) {
@@ -36,13 +31,19 @@ async fn composer_shows(tui: &Tui, text: &str) {
 #[tokio::test]
 async fn prompt_history_survives_a_restart_and_ctrl_r_searches_it() {
     let env = env();
-    let server = chat::answering(&["one", "two", "three"]).await;
+    let server = chat::answering(&["Answer one.", "Answer two.", "Answer three."]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    for prompt in ["first prompt", "second prompt"] {
+    for (prompt, answer) in [
+        ("first prompt", "Answer one."),
+        ("second prompt", "Answer two."),
+    ] {
         tui.type_text(prompt);
         tui.enter();
-        idle(&tui).await;
+        // The answer first: until the interface has read the enter key, it looks idle too
+        // (and a prompt typed during the run would steer it instead).
+        tui.wait_for_text(answer).await;
+        tui.wait_until_idle().await;
     }
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
@@ -61,7 +62,7 @@ async fn prompt_history_survives_a_restart_and_ctrl_r_searches_it() {
     tui.enter();
     composer_shows(&tui, "first prompt").await;
     tui.enter();
-    tui.wait_for_text("three").await;
+    tui.wait_for_text("Answer three.").await;
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
@@ -166,7 +167,7 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
     tui.type_text("remember the parser bug");
     tui.enter();
     tui.wait_for_text("Noted.").await;
-    idle(&tui).await;
+    tui.wait_until_idle().await;
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 
@@ -180,7 +181,7 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
     tui.type_text("/compact");
     tui.enter();
     let screen = tui.wait_for_text("Nothing to compact yet").await;
-    idle(&tui).await;
+    tui.wait_until_idle().await;
     let screen = format!("{screen}{}", tui.transcript());
     assert!(!screen.contains("failed"), "{screen}");
     assert!(!screen.contains("Nothing was compacted"), "{screen}");

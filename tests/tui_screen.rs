@@ -13,11 +13,6 @@ async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;
 }
 
-async fn idle(tui: &Tui) {
-    tui.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
-        .await;
-}
-
 /// The status line ends with the model's name and the token counts at the right edge:
 /// once they end at column `width`, the interface has redrawn at that width. (A row the
 /// terminal merely cut or widened ends elsewhere.)
@@ -55,7 +50,7 @@ async fn shrinking_and_growing_the_terminal_keeps_every_row() {
         tui.type_text(&format!("prompt number {i}"));
         tui.enter();
         tui.wait_for_text(&format!("Answer number {i}.")).await;
-        idle(&tui).await;
+        tui.wait_until_idle().await;
     }
     redrawn_at(&tui, 100).await;
     // 40 → 20 rows (the terminal pushes the top into its scrollback), then back to 40
@@ -93,7 +88,7 @@ async fn wide_characters_are_committed_whole() {
     tui.type_text("漢字とemoji 🙂 please");
     tui.enter();
     tui.wait_for_text("family").await;
-    idle(&tui).await;
+    tui.wait_until_idle().await;
     let transcript = tui.transcript();
     assert!(
         transcript.contains("› 漢字とemoji 🙂 please"),
@@ -184,7 +179,7 @@ async fn a_retried_answer_replaces_the_failed_partial_one() {
     tui.enter();
     tui.wait_for_text("Partial paragraph 3.").await;
     tui.wait_for_text("The whole answer.").await;
-    idle(&tui).await;
+    tui.wait_until_idle().await;
     let transcript = tui.transcript();
     assert!(!transcript.contains("Partial paragraph"), "{transcript}");
     assert_eq!(transcript.matches("retrying").count(), 1, "{transcript}");
@@ -194,7 +189,7 @@ async fn a_retried_answer_replaces_the_failed_partial_one() {
     tui.enter();
     tui.wait_for_text("Partial paragraph 30.").await;
     tui.wait_for_text("The second whole answer.").await;
-    idle(&tui).await;
+    tui.wait_until_idle().await;
     let transcript = tui.transcript();
     assert!(
         transcript.contains("The partial answer above was cut off"),

@@ -340,26 +340,42 @@ async fn keypress_latency(bench: &Bench, messages: usize) -> anyhow::Result<()> 
     })
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
+    let latencies = typing_latencies(&tui, |typed| format!("› {typed}")).await;
+    keypress_row(
+        &format!("keypress → frame, {messages} messages in the session"),
+        &latencies,
+        &tui,
+    );
+    quit(tui).await;
+    Ok(())
+}
+
+/// Type 30 letters a key at a time; how long each took to show, as `shown` (given what
+/// was typed so far) on the screen.
+async fn typing_latencies(tui: &Tui, shown: impl Fn(&str) -> String) -> Vec<Duration> {
     let mut latencies = Vec::new();
     let mut typed = String::new();
-    for i in 0..30 {
-        let c = (b'a' + (i % 26) as u8) as char;
-        typed.push(c);
-        let expected = format!("› {typed}");
+    for i in 0..30u8 {
+        let key = b'a' + i % 26;
+        typed.push(char::from(key));
+        let expected = shown(&typed);
         let started = Instant::now();
-        tui.send(&[c as u8]);
+        tui.send(&[key]);
         tui.wait_for_screen_precisely("the key on screen", |s| s.contains(&expected))
             .await;
         latencies.push(started.elapsed());
     }
+    latencies
+}
+
+/// The table row of a keypress scenario: the median latency and the agent's peak memory.
+fn keypress_row(label: &str, latencies: &[Duration], tui: &Tui) {
     let pid = tui.pid().unwrap_or(0);
     println!(
-        "| keypress → frame, {messages} messages in the session | {:.2} ms | | {:.1} MB |",
-        median_duration(&latencies).as_secs_f64() * 1000.0,
+        "| {label} | {:.2} ms | | {:.1} MB |",
+        median_duration(latencies).as_secs_f64() * 1000.0,
         measure::peak_rss_of(pid) as f64 / 1024.0
     );
-    quit(tui).await;
-    Ok(())
 }
 
 /// Keypress → frame with the transcript view (ctrl+o) open on a long session: each key
@@ -377,23 +393,11 @@ async fn keypress_latency_in_view(bench: &Bench, messages: usize) -> anyhow::Res
     tui.send(b"/");
     tui.wait_for_text("enter searches").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut latencies = Vec::new();
-    let mut typed = String::new();
-    for i in 0..30 {
-        let c = (b'a' + (i % 26) as u8) as char;
-        typed.push(c);
-        let expected = format!("/{typed}▏");
-        let started = Instant::now();
-        tui.send(&[c as u8]);
-        tui.wait_for_screen_precisely("the key on screen", |s| s.contains(&expected))
-            .await;
-        latencies.push(started.elapsed());
-    }
-    let pid = tui.pid().unwrap_or(0);
-    println!(
-        "| keypress → frame, transcript view open, {messages} messages in the session | {:.2} ms | | {:.1} MB |",
-        median_duration(&latencies).as_secs_f64() * 1000.0,
-        measure::peak_rss_of(pid) as f64 / 1024.0
+    let latencies = typing_latencies(&tui, |typed| format!("/{typed}▏")).await;
+    keypress_row(
+        &format!("keypress → frame, transcript view open, {messages} messages in the session"),
+        &latencies,
+        &tui,
     );
     tui.send(b"\x1b\x1b");
     tui.wait_for("the view to close", |s| !s.contains("Transcript ("))

@@ -112,3 +112,18 @@ pub async fn answering(answers: &[&str]) -> super::server::FakeServer {
         .collect();
     super::server::FakeServer::start(replies).await
 }
+
+/// Two bash calls in one answer: `c1` waits until the file `go` exists in the working
+/// directory (the run is busy until the test says so) and prints `one`; `c2` prints `two`
+/// (a call left for steering to skip).
+pub fn busy_until_go_then_another() -> Vec<String> {
+    tool_calls(&[
+        (
+            "c1",
+            "bash",
+            // As `harness::after_file("go", "echo one")` (this file is also the benches').
+            serde_json::json!({"command": "until [ -e go ]; do sleep 0.01; done; echo one"}),
+        ),
+        ("c2", "bash", serde_json::json!({"command": "echo two"})),
+    ])
+}

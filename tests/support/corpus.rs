@@ -64,3 +64,39 @@ pub fn streams(dir: &Path) -> Vec<Stream> {
         })
         .collect()
 }
+
+/// What one recorded stream became: the assembler that read it (to finish or fail as the
+/// caller needs), the events it produced so far, and the provider's outcome.
+pub struct Replayed {
+    pub assembler: agent::llm::assembler::Assembler,
+    pub deltas: Vec<agent::protocol::event::AssistantMessageEvent>,
+    pub result: Result<(), agent::llm::error::ProviderError>,
+}
+
+/// Ask `provider` (pointed at a server replaying a recorded stream) for an answer to an
+/// empty request for the model `recorded`, through the real client, into an assembler.
+pub async fn replay(provider: &agent::llm::client::Provider) -> Replayed {
+    use agent::llm::request::{ModelRequest, ThinkingLevel};
+    let model = agent::llm::model::ModelInfo::unknown("recorded");
+    let request = ModelRequest {
+        model: &model,
+        system_prompt: "",
+        messages: &[],
+        tools: &[],
+        thinking: ThinkingLevel::Off,
+    };
+    let mut assembler = agent::llm::assembler::Assembler::new("recorded", "recorded");
+    let mut deltas = Vec::new();
+    let result = provider
+        .stream(
+            &request,
+            &tokio_util::sync::CancellationToken::new(),
+            &mut |event| assembler.apply(event, &mut deltas),
+        )
+        .await;
+    Replayed {
+        assembler,
+        deltas,
+        result,
+    }
+}

@@ -30,6 +30,11 @@ pub struct Harness {
     pub states: Vec<String>,
 }
 
+/// The provider's limits in tests that are not about them: far beyond the 20 s the tests
+/// wait for an event, so a reply a test holds back (a gate) while a loaded machine runs the
+/// rest is never cut off and retried behind the test's back; tests of timeouts set their own.
+pub const PATIENT: Duration = Duration::from_secs(120);
+
 pub fn provider_settings(base_url: &str) -> ProviderSettings {
     ProviderSettings {
         name: "test".into(),
@@ -54,11 +59,7 @@ pub fn tool_settings() -> ToolSettings {
 pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
     AgentConfig {
         provider: Arc::new(
-            Provider::new(
-                provider_settings(base_url),
-                Timeouts::all(Duration::from_secs(5)),
-            )
-            .unwrap(),
+            Provider::new(provider_settings(base_url), Timeouts::all(PATIENT)).unwrap(),
         ),
         model: ModelInfo::unknown("test-model"),
         thinking: ThinkingLevel::Off,
@@ -132,7 +133,7 @@ impl Harness {
         let dir = tempfile::tempdir().unwrap();
         let base = base_url(&server, api);
         let mut config = config(&base, dir.path());
-        config.provider = provider(api, &base, Duration::from_secs(5));
+        config.provider = provider(api, &base, PATIENT);
         adjust(&mut config);
         let agent = Agent::new(config);
         let events = agent.subscribe();
@@ -272,6 +273,25 @@ pub fn name(event: &AgentEvent) -> String {
     }
 }
 
+/// The text and error flag of tool call `id`'s result among `events`.
+pub fn result_of(events: &[AgentEvent], id: &str) -> (String, bool) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                is_error,
+                ..
+            } if tool_call_id == id => Some((
+                agent::protocol::message::join_text(&result.content),
+                *is_error,
+            )),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
 /// The `agent_end` of a list of events: (status, error).
 pub fn end_of(events: &[AgentEvent]) -> (String, Option<String>) {
     match events.last() {
@@ -323,7 +343,6 @@ pub fn transcript(body: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// Whether a process exists and is not a zombie.
 /// Wait (up to 20 s) until `pid` is gone: a killed process may take a moment to be reaped.
 pub async fn wait_until_dead(pid: i32) -> bool {
     for _ in 0..2000 {
@@ -355,6 +374,7 @@ pub fn after_file(name: &str, then: &str) -> String {
     format!("until [ -e {name} ]; do sleep 0.01; done; {then}")
 }
 
+/// Whether a process exists and is not a zombie.
 pub fn process_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat

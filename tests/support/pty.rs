@@ -264,6 +264,14 @@ impl Tui {
         self.wait_for(text, |s| s.contains(text)).await
     }
 
+    /// Wait until no run is going (the live area's `esc to interrupt` is gone). Call it
+    /// only once the screen showed the run happened (e.g. its answer): before the program
+    /// has read the key that starts a run, the screen looks idle too.
+    pub async fn wait_until_idle(&self) -> String {
+        self.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
+            .await
+    }
+
     /// Wait for the process to end; its exit code.
     pub async fn exit_code(&mut self) -> u32 {
         let deadline = Instant::now() + Duration::from_secs(20);
