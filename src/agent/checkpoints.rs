@@ -3,12 +3,12 @@
 //! else's), on a blocking thread, and announced with a `checkpoint` event. A checkpoint
 //! that cannot be stored (the disk is full, the store unwritable) keeps the call from
 //! running and stops the run, as a session that cannot be written does: nothing changes
-//! the files without a way back.
+//! the files without a way back. One after a call that already ran is a warning `notice`.
 
 use super::run::Run;
 use super::state::{Shared, lock};
 use crate::checkpoint::{CheckpointError, Moment, Record};
-use crate::protocol::event::{AgentEvent, SkippedFile};
+use crate::protocol::event::{AgentEvent, NoticeLevel, SkippedFile};
 use crate::protocol::message::ToolCall;
 use crate::tools::ToolOutput;
 
@@ -47,6 +47,19 @@ impl Shared {
             });
         }
         Ok(Some(record))
+    }
+
+    /// The state a call (or command) left could not be recorded: say so, as a rewind past
+    /// it will take its changes for changes made outside the agent.
+    fn warn_checkpoint_after(&self, what: &str, error: &CheckpointError) {
+        tracing::warn!(%error, "checkpoint after {what} failed");
+        self.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            message: format!(
+                "the checkpoint after {what} could not be saved: {error}; a rewind past it \
+                 will treat its changes as made outside the agent"
+            ),
+        });
     }
 
     /// The entry of the latest user message in the context: what a tool call belongs to.
@@ -91,9 +104,10 @@ impl Run {
             .record_checkpoint(Moment::After, entry, Some(call.id.clone()))
             .await
         {
-            // The call already ran; the next checkpoint reports the store if it is still
-            // failing. A rewind past this point treats the gap as changes made outside.
-            tracing::warn!(%error, "checkpoint after a tool call failed");
+            // The call already ran and its result stands; the run goes on (the next
+            // checkpoint stops it if the store still fails).
+            self.shared
+                .warn_checkpoint_after(&format!("`{}`", call.name), &error);
         }
     }
 }
@@ -123,7 +137,7 @@ impl super::Agent {
             .record_checkpoint(Moment::After, entry, key)
             .await
         {
-            tracing::warn!(%error, "checkpoint after a user command failed");
+            self.shared.warn_checkpoint_after("the command", &error);
         }
         Ok(output)
     }

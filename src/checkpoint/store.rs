@@ -165,10 +165,21 @@ impl Store {
 
     fn temp_file(&self) -> Result<tempfile::NamedTempFile, CheckpointError> {
         self.make_dirs()?;
-        tempfile::Builder::new()
-            .prefix("object-")
-            .tempfile_in(&self.temp)
-            .map_err(|e| self.error(e))
+        let create = || {
+            tempfile::Builder::new()
+                .prefix("object-")
+                .tempfile_in(&self.temp)
+        };
+        match create() {
+            Ok(file) => Ok(file),
+            // The directory went away since it was made (removed to free space, say): make
+            // it again, or no checkpoint could be stored until the agent restarts.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                private_dir(&self.temp).map_err(|e| CheckpointError::store(&self.temp, e))?;
+                create().map_err(|e| self.error(e))
+            }
+            Err(e) => Err(self.error(e)),
+        }
     }
 
     fn persist(&self, temp: tempfile::NamedTempFile, hash: &str) -> Result<(), CheckpointError> {
