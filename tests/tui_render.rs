@@ -271,7 +271,10 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
     assert!(screen.contains("echo second line"), "{screen}");
     insta::assert_snapshot!(screen);
 
-    // Far more than fits: the body scrolls, and says what is below.
+    // Far more than fits: the body scrolls, and says what is below. (A request made while
+    // a dialog shows waits behind it: this one is asked alone.)
+    let (mut app, _dir) = self::app();
+    app.on_agent_event(AgentEvent::AgentStart);
     let long: String = (1..=60).map(|i| format!("echo step {i}\n")).collect();
     app.on_agent_event(AgentEvent::ToolApprovalRequest {
         tool_call_id: "c2".into(),
