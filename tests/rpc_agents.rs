@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::chat;
-use support::delegation::delegating_once;
+use support::delegation::{delegating_once, two_children_touching};
 use support::env::env;
 use support::harness::after_file;
 use support::process::Rpc;
@@ -187,35 +187,7 @@ async fn end_of_input_denies_a_childs_pending_approval() {
 #[tokio::test]
 async fn approve_with_agent_id_answers_the_sub_agent_that_asked() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_calls(&[
-            (
-                "c1",
-                "task",
-                json!({"description": "first", "prompt": "CHILD-A: make a"}),
-            ),
-            (
-                "c2",
-                "task",
-                json!({"description": "second", "prompt": "CHILD-B: make b"}),
-            ),
-        ])),
-        Reply::sse(chat::text("parent done")),
-    ])
-    .await;
-    for (route, file) in [("CHILD-A", "a.txt"), ("CHILD-B", "b.txt")] {
-        server.route(
-            route,
-            vec![
-                Reply::sse(chat::tool_call(
-                    "b1",
-                    "bash",
-                    json!({"command": format!("touch {file}")}),
-                )),
-                Reply::sse(chat::text("child done")),
-            ],
-        );
-    }
+    let server = two_children_touching("child done", "parent done").await;
     let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "ask"]));
     rpc.send(json!({"id": "p", "type": "prompt", "message": "delegate"}))
         .await;

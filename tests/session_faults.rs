@@ -296,6 +296,8 @@ async fn the_interface_says_at_once_when_the_session_cannot_be_saved() {
     tui.type_text("again");
     tui.enter();
     tui.wait_for_text("saved now").await;
+    // The answer shows as it streams, before it is saved: the run's end says it is.
+    tui.wait_until_idle().await;
     tui.wait_for("the warning to clear", |s| !s.contains("⚠"))
         .await;
     tui.send(b"\x04");

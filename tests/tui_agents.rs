@@ -5,12 +5,9 @@
 
 mod support;
 
-use serde_json::json;
-use support::chat;
-use support::delegation::delegating_once;
+use support::delegation::{delegating_once, two_children_touching};
 use support::env::env;
 use support::harness::{after_file, transcript};
-use support::server::{FakeServer, Reply};
 
 #[tokio::test]
 async fn the_agent_tree_and_view_show_a_child_and_steer_it() {
@@ -83,35 +80,7 @@ async fn x_in_the_agent_view_stops_only_that_child() {
 #[tokio::test]
 async fn approvals_of_two_sub_agents_queue_and_each_answer_reaches_its_asker() {
     let env = env();
-    let server = FakeServer::start(vec![
-        Reply::sse(chat::tool_calls(&[
-            (
-                "c1",
-                "task",
-                json!({"description": "first", "prompt": "CHILD-A: make a"}),
-            ),
-            (
-                "c2",
-                "task",
-                json!({"description": "second", "prompt": "CHILD-B: make b"}),
-            ),
-        ])),
-        Reply::sse(chat::text("Both done.")),
-    ])
-    .await;
-    for (route, file) in [("CHILD-A", "a.txt"), ("CHILD-B", "b.txt")] {
-        server.route(
-            route,
-            vec![
-                Reply::sse(chat::tool_call(
-                    "b1",
-                    "bash",
-                    json!({"command": format!("touch {file}")}),
-                )),
-                Reply::sse(chat::text("made it")),
-            ],
-        );
-    }
+    let server = two_children_touching("made it", "Both done.").await;
     let mut tui = env.start(&server, &[]);
     tui.wait_for_text("Ask anything").await;
     tui.type_text("delegate both");

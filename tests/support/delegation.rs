@@ -31,3 +31,39 @@ pub async fn delegating_once(command: &str, child: Option<&str>, parent: &str) -
     server.route("CHILD-A", replies);
     server
 }
+
+/// A server whose parent starts two children at once (call `c1` runs `CHILD-A: make a`, `c2`
+/// `CHILD-B: make b`) and then answers `parent`; each child runs `touch a.txt` / `touch
+/// b.txt` as call `b1` (the same id in both), then answers `child`.
+pub async fn two_children_touching(child: &str, parent: &str) -> FakeServer {
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_calls(&[
+            (
+                "c1",
+                "task",
+                json!({"description": "first", "prompt": "CHILD-A: make a"}),
+            ),
+            (
+                "c2",
+                "task",
+                json!({"description": "second", "prompt": "CHILD-B: make b"}),
+            ),
+        ])),
+        Reply::sse(chat::text(parent)),
+    ])
+    .await;
+    for (route, file) in [("CHILD-A", "a.txt"), ("CHILD-B", "b.txt")] {
+        server.route(
+            route,
+            vec![
+                Reply::sse(chat::tool_call(
+                    "b1",
+                    "bash",
+                    json!({"command": format!("touch {file}")}),
+                )),
+                Reply::sse(chat::text(child)),
+            ],
+        );
+    }
+    server
+}
