@@ -274,3 +274,126 @@ async fn slash_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn slash_diff_shows_what_the_session_changed_per_file_in_colour() {
+    let env = env();
+    let cwd = env.cwd.path();
+    std::fs::write(cwd.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(cwd.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(cwd.join("same.txt"), "kept\n").unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "printf 'one\\nTWO\\nthree\\nfour\\n' > a.txt && rm gone.txt && printf 'fresh\\n' > new.txt"}),
+        )),
+        Reply::sse(chat::text("Changed them.")),
+    ])
+    .await;
+    let base = server.v1();
+    // In colour (the harness turns it off by default).
+    let mut tui = Tui::spawn_sized(
+        &[
+            "--base-url",
+            &base,
+            "--model",
+            "test-model",
+            "--permission-mode",
+            "auto",
+        ],
+        env.home.path(),
+        cwd,
+        30,
+        100,
+        &[("NO_COLOR", "")],
+    );
+    ready(&tui).await;
+    // Nothing changed yet: said plainly.
+    tui.type_text("/diff");
+    tui.enter();
+    tui.wait_for_text("No changes").await;
+    tui.type_text("change the files");
+    tui.enter();
+    tui.wait_for_text("Changed them.").await;
+    tui.type_text("/diff");
+    tui.enter();
+    let screen = tui
+        .wait_for("the diff view", |s| {
+            s.contains("Diff (") && s.contains("new.txt")
+        })
+        .await;
+    assert!(
+        screen.contains("3 files changed this session, +3 -2"),
+        "{screen}"
+    );
+    assert!(screen.contains("a.txt  modified  +2 -1"), "{screen}");
+    assert!(screen.contains("gone.txt  deleted  +0 -1"), "{screen}");
+    assert!(screen.contains("new.txt  new file  +1 -0"), "{screen}");
+    assert!(!screen.contains("same.txt"), "{screen}");
+    assert!(screen.contains("@@ -1,3 +1,4 @@"), "{screen}");
+    // Additions green, removals red.
+    let (row, col) = tui.find("+TWO").unwrap();
+    assert_eq!(tui.fg_at(row, col), vt100::Color::Idx(2));
+    let (row, col) = tui.find("-two").unwrap();
+    assert_eq!(tui.fg_at(row, col), vt100::Color::Idx(1));
+    // q closes it; the conversation is back.
+    tui.send(b"q");
+    tui.wait_for("the view to close", |s| {
+        !s.contains("Diff (") && s.contains("Ask anything")
+    })
+    .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn slash_diff_falls_back_to_git_when_checkpoints_are_off() {
+    let env = env();
+    let cwd = env.cwd.path();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[checkpoints]\nenabled = false\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+    };
+    std::fs::write(cwd.join("a.txt"), "one\n").unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "start"]);
+    // Changed before the session started: not the session's change.
+    std::fs::write(cwd.join("a.txt"), "one\nbefore\n").unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "printf 'during\\n' >> a.txt"}),
+        )),
+        Reply::sse(chat::text("Appended.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &["--permission-mode", "auto"]);
+    ready(&tui).await;
+    tui.type_text("append");
+    tui.enter();
+    tui.wait_for_text("Appended.").await;
+    tui.type_text("/diff");
+    tui.enter();
+    let screen = tui.wait_for_text("Diff (").await;
+    assert!(screen.contains("a.txt  modified  +1 -0"), "{screen}");
+    assert!(screen.contains("+during"), "{screen}");
+    assert!(!screen.contains("+before"), "{screen}");
+    tui.send(b"q");
+    tui.wait_for("the view to close", |s| !s.contains("Diff ("))
+        .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

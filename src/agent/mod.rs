@@ -2,6 +2,7 @@
 //! abort, approve, subscribe — while the loop runs in a background tokio task and reports
 //! everything as `AgentEvent`s.
 
+mod changes;
 mod checkpoints;
 pub mod children;
 pub mod compaction;

@@ -6,6 +6,7 @@
 //! `restore` plans and applies a restore, `gc` drops what is older than `keep_days`.
 //! Everything here blocks: the engine calls it on a blocking thread.
 
+pub mod changes;
 mod error;
 pub mod gc;
 pub mod log;
@@ -14,6 +15,7 @@ pub mod scan;
 pub mod store;
 pub mod tree;
 
+pub use changes::{ChangeKind, FileChange};
 pub use error::CheckpointError;
 pub use log::{Moment, Record, RewindNote};
 pub use restore::Summary;
@@ -280,6 +282,19 @@ impl Checkpoints {
         log::append(&current.log, std::slice::from_ref(&record))?;
         current.records.push(record);
         Ok(())
+    }
+
+    /// What changed in the working tree since the session's first checkpoint (`/diff`),
+    /// file by file; nothing when the session has none (no tool changed anything). The
+    /// working tree is scanned now but not recorded.
+    pub fn changes_since_start(&self) -> Result<Vec<FileChange>, CheckpointError> {
+        let _lock = self.shared_lock()?;
+        let mut current = self.current();
+        let Some(first) = current.records.first().cloned() else {
+            return Ok(Vec::new());
+        };
+        let now = self.scan(&mut current, Moment::After, None, None)?;
+        changes::between(&self.store, &first.root, &now.root)
     }
 
     /// The record "undo last rewind" goes back to, if there is one.

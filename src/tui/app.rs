@@ -40,6 +40,8 @@ pub enum TaskResult {
     TimeTravel(super::rewind::TimeTravel),
     /// The `@` picker's matches for a query.
     Mentions(String, Vec<String>),
+    /// `/diff`'s changes were read (or why they could not be).
+    Diff(Result<Vec<crate::checkpoint::FileChange>, String>),
 }
 
 pub struct Stream {
@@ -150,6 +152,10 @@ pub struct App {
     /// The `@` file picker, while the word at the cursor starts with `@`.
     pub mention: Option<super::mention::MentionPicker>,
     pub mention_search: super::mention::MentionSearch,
+    /// What `/diff` shows (the view itself is `view`), while it is open.
+    pub diff_log: Option<super::transcript::Log>,
+    /// The git snapshot taken at start, for `/diff` when checkpoints are off.
+    pub git_baseline: Option<super::diff_view::GitBaseline>,
 }
 
 impl App {
@@ -205,6 +211,8 @@ impl App {
             agent_focus: None,
             mention: None,
             mention_search: Default::default(),
+            diff_log: None,
+            git_baseline: None,
         }
     }
 
@@ -302,6 +310,7 @@ impl App {
             TaskResult::ApprovalPreview(id, preview) => self.set_approval_preview(&id, preview),
             TaskResult::TimeTravel(result) => self.on_time_travel(result),
             TaskResult::Mentions(query, found) => self.on_mentions(query, found),
+            TaskResult::Diff(result) => self.show_diff(result),
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
                 self.todos.clear();

@@ -1,6 +1,6 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
 //! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/permissions`, `/plan`, `/ps`, `/agents`,
-//! `/copy`, `/skills`, `/quit`), the user's custom commands and `/skill:NAME`, with
+//! `/copy`, `/diff`, `/skills`, `/quit`), the user's custom commands and `/skill:NAME`, with
 //! completion. Anything slow runs as a task that reports back through `TaskResult`.
 
 use super::app::{App, TaskResult};
@@ -91,6 +91,11 @@ pub const COMMANDS: &[Command] = &[
         name: "copy",
         args: "",
         help: "Copy the last answer to the clipboard (OSC 52: works over SSH)",
+    },
+    Command {
+        name: "diff",
+        args: "",
+        help: "What this session changed in the working tree, file by file",
     },
     Command {
         name: "ps",
@@ -217,6 +222,7 @@ impl App {
             "permissions" => self.permissions_command(arg),
             "plan" => self.plan_command(arg),
             "ps" => self.ps_command(),
+            "diff" => self.diff_command(),
             "agents" if arg.is_empty() => self.list_agents(),
             "agents" => self.open_agent_view(Some(arg)),
             "copy" => self.copy_command(),

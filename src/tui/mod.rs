@@ -11,6 +11,7 @@ pub mod cells;
 pub mod commands;
 pub mod composer;
 mod copy;
+mod diff_view;
 mod events;
 mod frame_diff;
 pub mod history;

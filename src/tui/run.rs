@@ -94,6 +94,9 @@ async fn event_loop(
         tasks.clone(),
     );
     app.mcp = prepared.mcp.clone();
+    if !settings.checkpoints.enabled {
+        app.git_baseline = Some(super::diff_view::git_baseline_now(&settings.cwd).await);
+    }
     let mut mcp_changes = app.mcp.subscribe();
     let mut mcp_open = true;
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);

@@ -10,6 +10,7 @@ use ratatui::buffer::Buffer;
 impl App {
     pub fn toggle_view(&mut self) {
         self.agent_focus = None;
+        self.diff_log = None;
         self.view = match self.view.take() {
             Some(_) => None,
             None => Some(View::new()),
@@ -22,8 +23,13 @@ impl App {
         let Some(view) = self.view.as_mut() else {
             return;
         };
-        // The agent view shows a child's transcript; the transcript view, ours.
-        let log = self.agent_focus.as_ref().map_or(&self.log, |f| &f.log);
+        // The agent view shows a child's transcript; `/diff` its changes; the transcript
+        // view, ours.
+        let log = match (&self.agent_focus, &self.diff_log) {
+            (Some(focus), _) => &focus.log,
+            (None, Some(diff)) => diff,
+            (None, None) => &self.log,
+        };
         if let Some(input) = view.input.as_mut() {
             match key.code {
                 KeyCode::Enter => view.submit_search(log, &theme),
@@ -37,7 +43,10 @@ impl App {
             return;
         }
         match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.view = None,
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.view = None;
+                self.diff_log = None;
+            }
             KeyCode::Up | KeyCode::Char('k') => view.scroll(log, -1, &theme),
             KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => view.scroll(log, 1, &theme),
             KeyCode::PageUp | KeyCode::Char('b') => view.page_up(log, &theme),
@@ -59,8 +68,9 @@ impl App {
         }
         let status = self.view_status();
         let theme = self.theme;
+        let log = self.diff_log.as_ref().unwrap_or(&self.log);
         if let Some(view) = self.view.as_mut() {
-            view.render(&self.log, buffer, &theme, &status);
+            view.render(log, buffer, &theme, &status);
         }
     }
 

@@ -22,6 +22,8 @@ pub enum Entry {
     Notice(String),
     Warning(String),
     Error(String),
+    /// A file the session changed (`/diff`).
+    FileChange(crate::checkpoint::FileChange),
 }
 
 impl Entry {
@@ -34,6 +36,11 @@ impl Entry {
             | Entry::Notice(text)
             | Entry::Warning(text)
             | Entry::Error(text) => text.clone(),
+            Entry::FileChange(change) => format!(
+                "{}\n{}",
+                change.path.display(),
+                change.diff.as_deref().unwrap_or("")
+            ),
             Entry::Tool {
                 name,
                 args,

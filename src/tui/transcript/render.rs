@@ -16,6 +16,7 @@ pub fn rows(entry: &Entry, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         Entry::Notice(text) => cells::notice(text, width, theme),
         Entry::Warning(text) => cells::warning(text, width, theme),
         Entry::Error(text) => cells::error(text, width, theme),
+        Entry::FileChange(change) => file_change(change, width, theme),
         Entry::Tool {
             name,
             args,
@@ -91,6 +92,54 @@ fn tool(
     for (i, line) in lines.iter().enumerate() {
         let prefix: &[Span<'static>] = if i == 0 { &first } else { &rest };
         rows.extend(wrap_line(line, width, prefix, &rest));
+    }
+    rows
+}
+
+/// A changed file: a header with the path, what happened and the line counts, then its
+/// diff in colour (or why there is none).
+fn file_change(
+    change: &crate::checkpoint::FileChange,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    use crate::checkpoint::ChangeKind;
+    let what = match change.kind {
+        ChangeKind::Added => "new file",
+        ChangeKind::Removed => "deleted",
+        ChangeKind::Modified => "modified",
+    };
+    let mut header = vec![
+        Span::styled("● ", theme.accent()),
+        Span::styled(change.path.to_string_lossy().into_owned(), theme.bold()),
+        Span::styled(format!("  {what}  "), theme.dim()),
+    ];
+    if change.diff.is_some() {
+        header.push(Span::styled(
+            format!("+{}", change.added),
+            theme.diff_added(),
+        ));
+        header.push(Span::raw(" "));
+        header.push(Span::styled(
+            format!("-{}", change.removed),
+            theme.diff_removed(),
+        ));
+    }
+    let mut rows = vec![cells::blank()];
+    rows.extend(wrap_line(
+        &Line::from(header),
+        width,
+        &[],
+        &[Span::raw("  ")],
+    ));
+    if let Some(note) = &change.note {
+        rows.push(Line::from(Span::styled(
+            format!("    ({note})"),
+            theme.dim(),
+        )));
+    }
+    if let Some(diff) = &change.diff {
+        rows.extend(cells::diff_rows(diff, width, None, theme));
     }
     rows
 }

@@ -20,6 +20,8 @@ use std::rc::Rc;
 type Position = (usize, usize);
 
 pub struct View {
+    /// What the footer calls it ("Transcript", "Diff").
+    title: &'static str,
     /// The first row shown.
     top: Position,
     /// Keep the end in view as entries arrive (it opens at the end).
@@ -37,7 +39,13 @@ pub struct View {
 
 impl View {
     pub fn new() -> View {
+        View::titled("Transcript")
+    }
+
+    /// A view of another log, opened at its start.
+    pub fn titled(title: &'static str) -> View {
         View {
+            title,
             top: (0, 0),
             follow: true,
             input: None,
@@ -248,7 +256,7 @@ impl View {
             format!("{} of {}", self.top.0 + 1, log.len())
         };
         let mut spans = vec![
-            Span::styled("Transcript ", theme.bold()),
+            Span::styled(format!("{} ", self.title), theme.bold()),
             Span::styled(format!("({position}) "), theme.dim()),
         ];
         if let Some(note) = &self.note {
