@@ -26,11 +26,11 @@ async fn harness() -> Harness {
 async fn until_ended(h: &Harness, id: &str) -> ShellStatus {
     let shells = h.agent.background_shells();
     for _ in 0..2000 {
-        let status = shells
-            .list()
-            .into_iter()
+        let list = shells.list();
+        let status = list
+            .iter()
             .find(|s| s.id == id)
-            .unwrap()
+            .unwrap_or_else(|| panic!("no {id} in {list:?}"))
             .status;
         if status != ShellStatus::Running {
             return status;
@@ -276,4 +276,91 @@ async fn a_sub_agents_background_shells_end_when_it_ends() {
         "the sub-agent's shell outlived it"
     );
     assert!(h.agent.background_shells().list().is_empty());
+}
+
+/// Ended shells are kept up to `ENDED_KEPT`; starting one more forgets (and reaps) the
+/// oldest ended one, and `bash_output` then says so. `/ps` elapsed stops at the exit.
+#[tokio::test]
+async fn ended_shells_past_the_cap_are_forgotten_and_their_elapsed_time_stops() {
+    use agent::tools::background::ENDED_KEPT;
+    let mut h = harness().await;
+    let all_ended = Gate::new();
+    let calls: Vec<(String, &str, serde_json::Value)> = (1..=ENDED_KEPT)
+        .map(|n| {
+            (
+                format!("s{n}"),
+                "bash",
+                json!({"command": format!("echo hi {n}"), "background": true}),
+            )
+        })
+        .collect();
+    let calls: Vec<(&str, &str, serde_json::Value)> = calls
+        .iter()
+        .map(|(id, name, args)| (id.as_str(), *name, args.clone()))
+        .collect();
+    h.server.push(Reply::sse(chat::tool_calls(&calls)));
+    h.server.push(
+        Reply::sse(chat::tool_call(
+            "more",
+            "bash",
+            json!({"command": "echo again", "background": true}),
+        ))
+        .after(&all_ended),
+    );
+    h.server.push(Reply::sse(chat::tool_calls(&[
+        ("old", "bash_output", json!({"id": "shell_1"})),
+        ("kept", "bash_output", json!({"id": "shell_2"})),
+    ])));
+    h.server.push(Reply::sse(chat::text("done")));
+    h.prompt("start many");
+    // The calls may run at once: wait for every one of them (shell ids go by start order).
+    let ended = std::cell::Cell::new(0);
+    let events_so_far = h
+        .until(|e| {
+            if matches!(e, AgentEvent::ToolExecutionEnd { .. }) {
+                ended.set(ended.get() + 1);
+            }
+            ended.get() == ENDED_KEPT
+        })
+        .await;
+    let started = h.agent.background_shells().list().len();
+    assert_eq!(started, ENDED_KEPT, "{events_so_far:?}");
+    for n in 1..=ENDED_KEPT {
+        until_ended(&h, &format!("shell_{n}")).await;
+    }
+    // Ended: the elapsed time no longer grows.
+    let elapsed = |h: &Harness| {
+        h.agent
+            .background_shells()
+            .list()
+            .into_iter()
+            .find(|s| s.id == "shell_2")
+            .unwrap()
+            .elapsed
+    };
+    let first = elapsed(&h);
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(elapsed(&h), first);
+    all_ended.open();
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let (old, is_error) = result_of(&events, "old");
+    assert!(is_error);
+    assert_eq!(
+        old,
+        format!(
+            "Background shell `shell_1` ended and was cleaned up: only the last {ENDED_KEPT} ended shells are kept."
+        )
+    );
+    let (kept, is_error) = result_of(&events, "kept");
+    assert!(!is_error, "{kept}");
+    let ids: Vec<String> = h
+        .agent
+        .background_shells()
+        .list()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert!(!ids.contains(&"shell_1".to_string()), "{ids:?}");
+    assert_eq!(ids.len(), ENDED_KEPT);
 }

@@ -160,3 +160,37 @@ async fn at_paths_in_a_headless_prompt_are_attached() {
         "no request for the refused prompt"
     );
 }
+
+/// `@path` naming a file that is not attached: `-p` says which and why on stderr (the prompt
+/// still goes); RPC returns it in the response's data.
+#[tokio::test]
+async fn skipped_at_paths_are_named_with_the_reason_headless_and_over_rpc() {
+    use support::env::env;
+    use support::process::{Rpc, run};
+    let env = env();
+    std::fs::write(env.cwd.path().join("data.bin"), b"ab\0cd").unwrap();
+    std::fs::write(env.cwd.path().join("notes.txt"), "buy milk\n").unwrap();
+    let server = support::server::FakeServer::start(vec![
+        Reply::sse(chat::text("ok")),
+        Reply::sse(chat::text("ok again")),
+    ])
+    .await;
+    let out = run(env.agent(&server, &["-p", "read @data.bin and @notes.txt"])).await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("agent: @data.bin not attached: a binary file"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("notes.txt"), "{}", out.stderr);
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send(json!({"id": "p1", "type": "prompt", "message": "again @data.bin"}))
+        .await;
+    let response = rpc.response("p1").await;
+    assert_eq!(response["success"], true, "{response}");
+    assert_eq!(
+        response["data"],
+        json!({"skipped": [{"path": "data.bin", "reason": "a binary file"}]})
+    );
+}

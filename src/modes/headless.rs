@@ -43,7 +43,15 @@ async fn drive_prompt(
     handler: &mut impl Handler,
 ) -> u8 {
     let message = match agent.user_message(&prompt) {
-        Ok((message, _)) => message,
+        Ok((message, attached)) => {
+            // Said on stderr, so stdout stays the answer (or the JSON events).
+            for attachment in attached {
+                if let crate::agent::mentions::Attached::Skipped { path, why } = attachment {
+                    say!("agent: @{path} not attached: {why}");
+                }
+            }
+            message
+        }
         Err(e) => {
             say!("agent: {e}");
             return 1;

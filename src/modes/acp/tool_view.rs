@@ -15,6 +15,10 @@ use std::path::{Path, PathBuf};
 
 /// What kind of work a call of `name` does.
 pub fn kind(name: &str) -> ToolKind {
+    // The only tool that reaches the network; nothing it says of itself tells that.
+    if name == "web_fetch" {
+        return ToolKind::Fetch;
+    }
     let Some(tool) = builtin_tool(name) else {
         return ToolKind::Other;
     };
@@ -187,6 +191,7 @@ mod tests {
         assert_eq!(kind("find"), ToolKind::Search);
         assert_eq!(kind("ls"), ToolKind::Search);
         assert_eq!(kind("mcp_thing"), ToolKind::Other);
+        assert_eq!(kind("web_fetch"), ToolKind::Fetch);
         assert_eq!(
             title("bash", &json!({"command": "ls -la\necho"})),
             "bash ls -la"

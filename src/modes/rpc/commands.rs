@@ -96,7 +96,7 @@ fn execute(context: &Context, command: Command) -> Outcome {
             streaming_behavior,
         } => {
             let (text, model) = expand(context, message)?;
-            let message = user_message(agent, text, images)?;
+            let (message, skipped) = user_message(agent, text, images)?;
             match streaming_behavior {
                 None => agent
                     .prompt_with_model(message, model)
@@ -104,12 +104,17 @@ fn execute(context: &Context, command: Command) -> Outcome {
                 Some(StreamingBehavior::Steer) => agent.steer(message),
                 Some(StreamingBehavior::FollowUp) => agent.follow_up(message),
             }
+            return Ok(skipped);
         }
         Command::Steer { message, images } => {
-            agent.steer(user_message(agent, expand(context, message)?.0, images)?)
+            let (message, skipped) = user_message(agent, expand(context, message)?.0, images)?;
+            agent.steer(message);
+            return Ok(skipped);
         }
         Command::FollowUp { message, images } => {
-            agent.follow_up(user_message(agent, expand(context, message)?.0, images)?)
+            let (message, skipped) = user_message(agent, expand(context, message)?.0, images)?;
+            agent.follow_up(message);
+            return Ok(skipped);
         }
         Command::Abort => {
             agent.abort();
@@ -204,13 +209,27 @@ fn expand(context: &Context, text: String) -> Result<(String, Option<CommandMode
     }
 }
 
-/// The text, what its `@path`s name (`agent::mentions`), then the attached images.
+/// The text, what its `@path`s name (`agent::mentions`), then the attached images; with
+/// the response's data when an `@path` named a file that was not attached
+/// (`{skipped: [{path, reason}]}`).
 fn user_message(
     agent: &crate::agent::Agent,
     text: String,
     images: Vec<Content>,
-) -> Result<UserMessage, String> {
-    let (mut message, _) = agent.user_message(&text).map_err(|e| e.to_string())?;
+) -> Result<(UserMessage, Option<Value>), String> {
+    let (mut message, attached) = agent.user_message(&text).map_err(|e| e.to_string())?;
     message.content.extend(images);
-    Ok(message)
+    let skipped: Vec<Value> = attached
+        .iter()
+        .filter_map(|a| match a {
+            crate::agent::mentions::Attached::Skipped { path, why } => {
+                Some(json!({"path": path, "reason": why}))
+            }
+            _ => None,
+        })
+        .collect();
+    Ok((
+        message,
+        (!skipped.is_empty()).then(|| json!({ "skipped": skipped })),
+    ))
 }

@@ -12,7 +12,7 @@ pub mod tools;
 
 use super::process::{self, Exit, Supervised};
 use crate::sandbox::Policy;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -24,6 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 /// Output kept per shell; older output is dropped (and the reader told how much).
 const KEPT_BYTES: usize = 4 * 1024 * 1024;
+/// Ended shells kept for `bash_output` and `/ps`; past this, starting another forgets the
+/// oldest ended ones (their supervisors end, taking what the command left running).
+pub const ENDED_KEPT: usize = 16;
 /// How long the start waits for first output (or the command's end) before returning.
 pub const FIRST_OUTPUT_WAIT: Duration = Duration::from_millis(500);
 /// How long to keep reading after the command exits, for output still in the pipe.
@@ -43,6 +46,8 @@ impl ShellStatus {
         match self {
             ShellStatus::Running => "running".to_string(),
             ShellStatus::Exited(Exit::Code(code)) => format!("exited with code {code}"),
+            // 0: the supervisor went before it could tell how the command ended.
+            ShellStatus::Exited(Exit::Signal(0)) => "ended (exit status unknown)".to_string(),
             ShellStatus::Exited(Exit::Signal(signal)) => format!("killed by signal {signal}"),
             ShellStatus::Killed => "killed".to_string(),
         }
@@ -68,13 +73,89 @@ pub struct ShellView {
     pub pid: i32,
 }
 
-#[derive(Default)]
+/// A shell's output: a ring of the last `cap` bytes (dropping old output costs what is
+/// dropped, not what is kept).
 struct Output {
-    bytes: Vec<u8>,
+    bytes: VecDeque<u8>,
+    cap: usize,
     /// Bytes dropped from the front of `bytes` so far.
     dropped: usize,
     /// Absolute offset the model has read up to.
     seen: usize,
+}
+
+impl Output {
+    fn new(cap: usize) -> Output {
+        Output {
+            bytes: VecDeque::new(),
+            cap,
+            dropped: 0,
+            seen: 0,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        // Only the last `cap` bytes of a huge chunk can be kept.
+        let skip = bytes.len().saturating_sub(self.cap);
+        let bytes = &bytes[skip..];
+        self.dropped += skip;
+        let excess = (self.bytes.len() + bytes.len()).saturating_sub(self.cap);
+        self.bytes.drain(..excess);
+        self.dropped += excess;
+        self.bytes.extend(bytes);
+    }
+
+    /// What was not read yet (marking it read), and how many unread bytes were dropped.
+    /// `complete`: the command has ended, so nothing more follows; until then a character
+    /// whose last bytes have not arrived stays for the next read. A character cut by a
+    /// drop is counted as dropped.
+    fn take(&mut self, complete: bool) -> (String, usize) {
+        let mut start = self.seen.max(self.dropped);
+        let mut from = start - self.dropped;
+        while from < self.bytes.len() && start > self.seen && is_continuation(self.bytes[from]) {
+            from += 1;
+            start += 1;
+        }
+        let dropped = start - self.seen;
+        let unread: Vec<u8> = self.bytes.range(from..).copied().collect();
+        let end = if complete {
+            unread.len()
+        } else {
+            complete_utf8_end(&unread)
+        };
+        self.seen = start + end;
+        (
+            String::from_utf8_lossy(&unread[..end]).into_owned(),
+            dropped,
+        )
+    }
+}
+
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xc0 == 0x80
+}
+
+/// Where `bytes` ends without its last character cut short (the length when it is not).
+fn complete_utf8_end(bytes: &[u8]) -> usize {
+    // The start of the last character: at most three continuation bytes back.
+    let tail = bytes.len().saturating_sub(4);
+    let Some(lead) = (tail..bytes.len())
+        .rev()
+        .find(|&i| !is_continuation(bytes[i]))
+    else {
+        return bytes.len();
+    };
+    let needed = match bytes[lead] {
+        b if b >= 0xf0 => 4,
+        b if b >= 0xe0 => 3,
+        b if b >= 0xc0 => 2,
+        _ => 1,
+    };
+    if bytes.len() - lead < needed {
+        lead
+    } else {
+        bytes.len()
+    }
 }
 
 struct Shell {
@@ -82,6 +163,8 @@ struct Shell {
     pid: i32,
     started: SystemTime,
     since: Instant,
+    /// When it stopped running (`/ps` elapsed stops there).
+    stopped: Mutex<Option<Instant>>,
     output: Mutex<Output>,
     status: watch::Sender<ShellStatus>,
     /// Set once the shell has finished its ending (killed, or the registry dropped).
@@ -99,6 +182,25 @@ pub struct BackgroundShells {
 struct Inner {
     started: u64,
     shells: BTreeMap<u64, Arc<Shell>>,
+}
+
+impl Inner {
+    /// Forget the oldest ended shells past `ENDED_KEPT` (making room for one more): their
+    /// supervisors are told to end, which kills what they left running and reaps them.
+    fn forget_ended(&mut self) {
+        let ended: Vec<u64> = self
+            .shells
+            .iter()
+            .filter(|(_, shell)| *shell.status.borrow() != ShellStatus::Running)
+            .map(|(number, _)| *number)
+            .collect();
+        let excess = (ended.len() + 1).saturating_sub(ENDED_KEPT);
+        for number in ended.into_iter().take(excess) {
+            if let Some(shell) = self.shells.remove(&number) {
+                shell.kill.cancel();
+            }
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -139,7 +241,8 @@ impl BackgroundShells {
             pid: running.pid,
             started: SystemTime::now(),
             since: Instant::now(),
-            output: Mutex::new(Output::default()),
+            stopped: Mutex::new(None),
+            output: Mutex::new(Output::new(KEPT_BYTES)),
             status: watch::Sender::new(ShellStatus::Running),
             ended: watch::Sender::new(false),
             kill: CancellationToken::new(),
@@ -148,11 +251,24 @@ impl BackgroundShells {
             let mut inner = lock(&self.inner);
             inner.started += 1;
             let number = inner.started;
+            inner.forget_ended();
             inner.shells.insert(number, shell.clone());
             number
         };
         tokio::spawn(watch_shell(shell, running, pipe));
         Ok(format!("shell_{number}"))
+    }
+
+    /// Whether `id` named a shell that ended and was forgotten (past `ENDED_KEPT`).
+    pub fn forgotten(&self, id: &str) -> bool {
+        let Some(number) = id
+            .strip_prefix("shell_")
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            return false;
+        };
+        let inner = lock(&self.inner);
+        number >= 1 && number <= inner.started && !inner.shells.contains_key(&number)
     }
 
     fn get(&self, id: &str) -> Option<Arc<Shell>> {
@@ -195,12 +311,7 @@ impl BackgroundShells {
         let shell = self.get(id)?;
         // The status first: output read after an exit is complete.
         let status = *shell.status.borrow();
-        let mut output = lock(&shell.output);
-        let start = output.seen.max(output.dropped);
-        let dropped = start - output.seen;
-        let from = start - output.dropped;
-        let text = String::from_utf8_lossy(&output.bytes[from..]).into_owned();
-        output.seen = output.dropped + output.bytes.len();
+        let (text, dropped) = lock(&shell.output).take(status != ShellStatus::Running);
         Some(NewOutput {
             text,
             dropped,
@@ -228,7 +339,9 @@ impl BackgroundShells {
                 id: format!("shell_{number}"),
                 command: shell.command.clone(),
                 started: shell.started,
-                elapsed: shell.since.elapsed(),
+                elapsed: lock(&shell.stopped)
+                    .unwrap_or_else(Instant::now)
+                    .saturating_duration_since(shell.since),
                 status: *shell.status.borrow(),
                 pid: shell.pid,
             })
@@ -276,7 +389,7 @@ async fn watch_shell(
             && !published
             && (!pipe_open || drain_until.is_some_and(|t| tokio::time::Instant::now() >= t))
         {
-            shell.status.send_replace(ShellStatus::Exited(code));
+            set_status(&shell, ShellStatus::Exited(code));
             published = true;
         }
         let drain_timer =
@@ -298,22 +411,70 @@ async fn watch_shell(
     drop(pipe);
     let finished = running.kill().await;
     match (exit, finished.exit) {
-        (None, _) => {
-            shell.status.send_replace(ShellStatus::Killed);
-        }
-        (Some(_), Some(code)) | (Some(code), None) => {
-            shell.status.send_replace(ShellStatus::Exited(code));
-        }
+        (None, _) => set_status(&shell, ShellStatus::Killed),
+        (Some(_), Some(code)) | (Some(code), None) => set_status(&shell, ShellStatus::Exited(code)),
     }
     shell.ended.send_replace(true);
 }
 
 fn push(shell: &Shell, bytes: &[u8]) {
-    let mut output = lock(&shell.output);
-    output.bytes.extend_from_slice(bytes);
-    if output.bytes.len() > KEPT_BYTES {
-        let excess = output.bytes.len() - KEPT_BYTES;
-        output.bytes.drain(..excess);
-        output.dropped += excess;
+    lock(&shell.output).push(bytes);
+}
+
+/// Publish that the shell stopped running, noting when.
+fn set_status(shell: &Shell, status: ShellStatus) {
+    lock(&shell.stopped).get_or_insert_with(Instant::now);
+    shell.status.send_replace(status);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_character_is_never_split_across_reads() {
+        let mut output = Output::new(1024);
+        let text = "héllo ✓ 🎉";
+        let bytes = text.as_bytes();
+        let mut read = String::new();
+        // Every byte arrives on its own: each read returns only whole characters.
+        for byte in bytes {
+            output.push(std::slice::from_ref(byte));
+            let (chunk, dropped) = output.take(false);
+            assert_eq!(dropped, 0);
+            assert!(!chunk.contains('\u{fffd}'), "{chunk:?}");
+            read.push_str(&chunk);
+        }
+        assert_eq!(read, text);
+        // A command that ended with half a character: given as it is.
+        output.push(&"✓".as_bytes()[..2]);
+        assert_eq!(output.take(false).0, "");
+        assert_eq!(output.take(true).0, "\u{fffd}");
+    }
+
+    #[test]
+    fn the_ring_keeps_the_last_bytes_and_counts_what_it_dropped() {
+        let mut output = Output::new(8);
+        output.push(b"abcdef");
+        output.push(b"ghij");
+        assert_eq!(output.bytes.len(), 8);
+        assert_eq!(output.take(false), ("cdefghij".to_string(), 2));
+        output.push(b"0123456789abc");
+        assert_eq!(output.take(false), ("56789abc".to_string(), 5));
+        // A character cut by the drop is counted as dropped, never shown in halves.
+        output.push("ab✓✓✓".as_bytes());
+        let (text, dropped) = output.take(false);
+        assert_eq!(text, "✓✓");
+        assert_eq!(dropped, 5);
+    }
+
+    #[test]
+    fn describing_an_unknown_end_never_says_signal_0() {
+        let text = ShellStatus::Exited(Exit::Signal(0)).describe();
+        assert!(!text.contains("signal"), "{text}");
+        assert_eq!(
+            ShellStatus::Exited(Exit::Signal(9)).describe(),
+            "killed by signal 9"
+        );
     }
 }

@@ -28,6 +28,13 @@ struct KillArgs {
 }
 
 fn unknown(id: &str, shells: &BackgroundShells) -> ToolOutput {
+    if shells.forgotten(id) {
+        return ToolOutput::error(format!(
+            "Background shell `{id}` ended and was cleaned up: only the last {} ended shells \
+             are kept.",
+            super::ENDED_KEPT
+        ));
+    }
     let ids = shells.ids();
     ToolOutput::error(if ids.is_empty() {
         format!("No background shell `{id}`: none was started.")

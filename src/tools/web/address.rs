@@ -42,6 +42,10 @@ fn non_public_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("unspecified")
     } else if a == 100 && (64..128).contains(&b) {
         Some("shared (carrier-grade NAT)")
+    } else if a == 192 && b == 0 && ip.octets()[2] == 0 {
+        Some("reserved (IETF protocol assignments)")
+    } else if a == 198 && (b == 18 || b == 19) {
+        Some("reserved (benchmarking)")
     } else if ip.is_broadcast() || ip.is_multicast() || a >= 240 {
         Some("reserved")
     } else {
@@ -50,8 +54,31 @@ fn non_public_v4(ip: Ipv4Addr) -> Option<&'static str> {
 }
 
 fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
-    let first = ip.segments()[0];
-    if ip.is_loopback() {
+    let segments = ip.segments();
+    let first = segments[0];
+    let octets = ip.octets();
+    let last_v4 = Ipv4Addr::new(octets[12], octets[13], octets[14], octets[15]);
+    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // NAT64 (RFC 6052): reaches the IPv4 address in its last 32 bits.
+        non_public_v4(last_v4)
+    } else if segments[..3] == [0x64, 0xff9b, 1] {
+        // Local-use NAT64 (RFC 8215): a network's own translator, whatever it embeds.
+        Some("private (local-use NAT64)")
+    } else if first == 0x2002 {
+        // 6to4: reaches the IPv4 address in bits 16..48.
+        non_public_v4(Ipv4Addr::new(octets[2], octets[3], octets[4], octets[5]))
+    } else if segments[..6] == [0; 6] {
+        // ::/96, IPv4-compatible (deprecated), with :: and ::1.
+        Some(if ip.is_loopback() {
+            "loopback"
+        } else if ip.is_unspecified() {
+            "unspecified"
+        } else {
+            "reserved (IPv4-compatible)"
+        })
+    } else if first & 0xffc0 == 0xfec0 {
+        Some("private (site-local)")
+    } else if ip.is_loopback() {
         Some("loopback")
     } else if ip.is_unspecified() {
         Some("unspecified")
@@ -95,11 +122,35 @@ mod tests {
             "fd00::1",
             "fe80::1",
             "::ffff:127.0.0.1",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::10.0.0.1",
+            "64:ff9b::169.254.169.254",
+            "64:ff9b:1::1",
+            "64:ff9b:1:ffff::8.8.8.8",
+            "2002:7f00:1::",
+            "2002:c0a8:101::1",
+            "::8.8.8.8",
+            "::2",
+            "fec0::1",
+            "feff::1",
+            "192.0.0.1",
+            "192.0.0.170",
+            "198.18.0.1",
+            "198.19.255.254",
         ] {
             let ip: IpAddr = private.parse().unwrap();
             assert!(non_public(ip).is_some(), "{private} passed");
         }
-        for public in ["93.184.216.34", "1.1.1.1", "2606:4700::1111"] {
+        for public in [
+            "93.184.216.34",
+            "1.1.1.1",
+            "2606:4700::1111",
+            "64:ff9b::8.8.8.8",
+            "2002:808:808::1",
+            "192.0.1.1",
+            "198.20.0.1",
+            "198.17.255.255",
+        ] {
             let ip: IpAddr = public.parse().unwrap();
             assert_eq!(non_public(ip), None, "{public} refused");
         }
