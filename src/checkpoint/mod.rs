@@ -9,6 +9,7 @@
 pub mod changes;
 mod error;
 pub mod gc;
+pub mod index;
 pub mod log;
 pub mod restore;
 pub mod scan;
@@ -22,12 +23,12 @@ pub use restore::Summary;
 pub use scan::Skipped;
 
 use crate::protocol::message::now_millis;
-use scan::{Caps, Index};
+use index::Index;
+use scan::Caps;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use store::Store;
-use tree::Kind;
 
 /// `[checkpoints]` in config.toml.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,8 +64,9 @@ struct Current {
     session_id: String,
     log: PathBuf,
     records: Vec<Record>,
-    /// The files of the last recorded state, to skip reading what did not change; `None`
-    /// until it is needed (built from the last record on disk).
+    /// The directories of the last recorded state, to skip reading what did not change
+    /// and writing the listings of unchanged directories; `None` until it is needed
+    /// (built from the last record on disk), and while a scan holds it.
     index: Option<Index>,
     /// The store's clean-up generation the index was built in: a clean-up may remove
     /// objects an old index still names.
@@ -176,7 +178,7 @@ impl Checkpoints {
             current.index = Some(self.index_of_last(&current.records));
         }
         let previous = current.index.take().unwrap_or_default();
-        let scan = scan::scan(&self.store, &self.cwd, &self.exclude, self.caps, &previous)?;
+        let scan = scan::scan(&self.store, &self.cwd, &self.exclude, self.caps, previous)?;
         current.index = Some(scan.index);
         Ok(Record {
             id: crate::session::new_id(),
@@ -194,18 +196,13 @@ impl Checkpoints {
         })
     }
 
-    /// The files of the session's last record (nothing to reuse when it cannot be read).
+    /// The directories of the session's last record (nothing to reuse when it cannot be
+    /// read).
     fn index_of_last(&self, records: &[Record]) -> Index {
         let Some(last) = records.last() else {
-            return Index::new();
+            return Index::default();
         };
-        match tree::flatten(&self.store, &last.root) {
-            Ok(flat) => flat
-                .into_iter()
-                .filter(|(_, e)| matches!(e.kind, Kind::File | Kind::Symlink))
-                .collect(),
-            Err(_) => Index::new(),
-        }
+        Index::read(&self.store, &last.root).unwrap_or_default()
     }
 
     /// Bring the working tree back to the state of record `request.target`. First the
