@@ -125,6 +125,7 @@ fn main() -> ExitCode {
             };
             agent::tui::run(prepared, settings, start).await
         } else {
+            mcp.launch();
             for notice in &prepared.notices {
                 eprintln!("agent: {notice}");
             }

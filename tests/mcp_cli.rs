@@ -208,6 +208,30 @@ async fn a_killed_agent_takes_its_stdio_servers_with_it() {
     );
 }
 
+/// The interface starts its MCP servers once the prompt is on the screen, so they do not
+/// compete with the first frame for the CPU: the log says the first frame was drawn before
+/// it says a server starts.
+#[tokio::test]
+async fn the_interface_starts_mcp_servers_after_its_first_frame() {
+    let env = env();
+    let marks = tempfile::tempdir().unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        mcp_fixture::config_table("fx", "stdio", marks.path()),
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start(&server, &[]);
+    tui.wait_for_text("mcp 1/1").await;
+    let log = std::fs::read_to_string(env.home.path().join("logs/agent.log")).unwrap();
+    let drawn = log.find("interface ready: first frame drawn");
+    let starting = log.find("starting MCP server");
+    assert!(
+        matches!((drawn, starting), (Some(d), Some(s)) if d < s),
+        "{log}"
+    );
+}
+
 #[tokio::test]
 async fn the_interface_shows_mcp_status_and_lists_servers() {
     let env = env();

@@ -1,6 +1,7 @@
 //! The MCP client: the servers of `[mcp_servers]` (stdio children and streamable-HTTP
 //! endpoints, spoken to with the official `rmcp` SDK), started in parallel in the background
-//! at launch and never in the way of the prompt, their tools offered to the model as
+//! and never in the way of the prompt — the interface starts them once its first frame is
+//! drawn, so they do not compete with it for the CPU — their tools offered to the model as
 //! `mcp__<server>__<tool>` like our own. `McpManager` owns the servers; the engine sees it
 //! only as a `ToolSource`, front ends read its `views` for `/mcp` and `get_state`.
 
@@ -21,7 +22,7 @@ use futures_util::future::BoxFuture;
 use server::{Changes, Server, ServerView, Status};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -30,6 +31,10 @@ pub use transport::SpawnEnv;
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
     changes: Arc<Changes>,
+    /// The servers' first starts were spawned (`launch`).
+    launched: AtomicBool,
+    /// The runtime the servers run on (the one `configure` was called in).
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl McpManager {
@@ -38,12 +43,28 @@ impl McpManager {
         Arc::new(McpManager {
             servers: Vec::new(),
             changes: Arc::default(),
+            launched: AtomicBool::new(false),
+            runtime: None,
         })
     }
 
     /// Start every enabled server in the background (call inside the runtime); returns at
     /// once. Stdio servers with `sandbox = true` run inside `sandbox`.
     pub fn start(
+        configs: Vec<ServerConfig>,
+        cwd: PathBuf,
+        hidden_env: Vec<String>,
+        sandbox: Sandbox,
+    ) -> Result<Arc<McpManager>, String> {
+        let manager = McpManager::configure(configs, cwd, hidden_env, sandbox)?;
+        manager.launch();
+        Ok(manager)
+    }
+
+    /// The servers, not started yet (call inside the runtime): `launch` starts them, and so
+    /// does a run that begins before (it waits for them as for servers still starting).
+    /// They show as `starting` meanwhile.
+    pub fn configure(
         configs: Vec<ServerConfig>,
         cwd: PathBuf,
         hidden_env: Vec<String>,
@@ -63,10 +84,27 @@ impl McpManager {
             .zip(parts)
             .map(|(config, part)| Server::new(config, part, env.clone(), changes.clone()))
             .collect();
-        for server in &servers {
-            tokio::spawn(server.clone().start());
+        Ok(Arc::new(McpManager {
+            servers,
+            changes,
+            launched: AtomicBool::new(false),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        }))
+    }
+
+    /// Start every enabled server in the background, in parallel; returns at once. Only
+    /// the first call does anything.
+    pub fn launch(&self) {
+        let Some(runtime) = &self.runtime else {
+            return;
+        };
+        if self.launched.swap(true, Ordering::SeqCst) {
+            return;
         }
-        Ok(Arc::new(McpManager { servers, changes }))
+        tracing::debug!(servers = self.servers.len(), "starting the MCP servers");
+        for server in &self.servers {
+            runtime.spawn(server.clone().start());
+        }
     }
 
     /// Every configured server, in name order.
@@ -128,6 +166,8 @@ impl ToolSource for McpManager {
 
     fn settle<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, Vec<String>> {
         Box::pin(async move {
+            // A run that begins before the front end started the servers starts them.
+            self.launch();
             let starting = self
                 .servers
                 .iter()
@@ -143,6 +183,7 @@ impl ToolSource for McpManager {
 
     fn catch_up<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, ()> {
         Box::pin(async move {
+            self.launch();
             let lists = self.servers.iter().map(|server| {
                 tokio::time::timeout(server.config.startup_timeout, server.lists_caught_up())
             });

@@ -162,6 +162,7 @@ impl Server {
             return;
         }
         let _one = self.starting.lock().await;
+        tracing::info!(server = %self.config.name, "starting MCP server");
         let _ = self.attempt(true).await;
     }
 

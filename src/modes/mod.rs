@@ -47,7 +47,8 @@ pub struct SessionInfo {
 pub struct Prepared {
     pub agent: Agent,
     pub session: SessionInfo,
-    /// The MCP servers (starting in the background); end them with `shut_down` on exit.
+    /// The MCP servers, not started yet: the front end calls `launch` (the interface once
+    /// its first frame is drawn); end them with `shut_down` on exit.
     pub mcp: Arc<McpManager>,
     /// One-line notes for the user (a resumed session was repaired, `-c` found nothing...).
     pub notices: Vec<String>,
@@ -96,7 +97,9 @@ pub async fn prepare(
         notices.extend(project.problems.iter().cloned());
     }
     notices.extend(adopt_session_model(settings, &opened, cli.thinking.is_some()).await?);
-    let mcp = McpManager::start(
+    // Started by the front end (`McpManager::launch`): the interface waits for its first
+    // frame, the others start them at once.
+    let mcp = McpManager::configure(
         settings.mcp_servers.clone(),
         settings.cwd.clone(),
         settings.tool_settings.hidden_env.clone(),

@@ -99,6 +99,7 @@ async fn event_loop(
     }
     let mut mcp_changes = app.mcp.subscribe();
     let mut mcp_open = true;
+    let mut mcp_launched = false;
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
     app.composer.set_history(history);
     if let Some(problem) = problem {
@@ -205,6 +206,14 @@ async fn event_loop(
                     app.exit = Some(1);
                 }
                 last_frame = Instant::now();
+                // MCP servers start once the prompt is on the screen: starting three server
+                // processes competes with the first frame for the CPU (a run that begins
+                // sooner starts them itself).
+                if !mcp_launched {
+                    mcp_launched = true;
+                    tracing::info!("interface ready: first frame drawn");
+                    app.mcp.launch();
+                }
             }
             _ = sleep_until(tick_at), if tick_at.is_some() => app.dirty = true,
         }
