@@ -221,7 +221,7 @@ async fn the_interface_starts_mcp_servers_after_its_first_frame() {
     )
     .unwrap();
     let server = FakeServer::start(vec![]).await;
-    let mut tui = env.start(&server, &[]);
+    let tui = env.start(&server, &[]);
     tui.wait_for_text("mcp 1/1").await;
     let log = std::fs::read_to_string(env.home.path().join("logs/agent.log")).unwrap();
     let drawn = log.find("interface ready: first frame drawn");
