@@ -1,12 +1,12 @@
-//! Building a request body copies no message text: while a Chat Completions body is built
-//! from a ~10 MB history, the memory allocated beyond that history stays within 1.2× the
-//! body — the body itself, sized once, and nothing the size of the history besides. Counted
-//! with a global allocator that tracks the bytes in use (one test in this binary, so no
-//! other test allocates meanwhile).
+//! Building a request body copies no message text: while a body is built from a ~10 MB
+//! history — for Chat Completions, Anthropic Messages and Responses alike — the memory
+//! allocated beyond that history stays within 1.2× the body: the body itself, sized once,
+//! and nothing the size of the history besides. Counted with a global allocator that
+//! tracks the bytes in use (one test in this binary, so no other test allocates meanwhile).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 use agent::llm::model::ModelInfo;
-use agent::llm::openai_chat::{OutputLimit, build_body};
+use agent::llm::openai_chat::OutputLimit;
 use agent::llm::request::{ModelRequest, ThinkingLevel};
 use agent::protocol::message::{
     AssistantContent, AssistantMessage, Content, Message, ToolCall, ToolResultMessage, UserMessage,
@@ -89,6 +89,25 @@ fn history() -> Vec<Arc<Message>> {
     messages
 }
 
+/// Build a body with `build`, checking the memory it took at its peak.
+fn measured(api: &str, build: impl FnOnce() -> Vec<u8>) -> serde_json::Value {
+    let before = IN_USE.load(Ordering::SeqCst);
+    PEAK.store(before, Ordering::SeqCst);
+    let body = build();
+    let extra = PEAK.load(Ordering::SeqCst) - before;
+    assert!(
+        body.len() > 10_000_000,
+        "{api}: a ~10 MB body: {}",
+        body.len()
+    );
+    assert!(
+        extra * 10 <= body.len() * 12,
+        "{api}: building a {} byte body took {extra} bytes at its peak",
+        body.len()
+    );
+    serde_json::from_slice(&body).unwrap()
+}
+
 #[test]
 fn building_a_body_copies_no_message_text() {
     let messages = history();
@@ -100,21 +119,34 @@ fn building_a_body_copies_no_message_text() {
         tools: &[],
         thinking: ThinkingLevel::Off,
     };
-    let before = IN_USE.load(Ordering::SeqCst);
-    PEAK.store(before, Ordering::SeqCst);
-    let body = build_body(&request, OutputLimit::MaxTokens).unwrap();
-    let extra = PEAK.load(Ordering::SeqCst) - before;
-    assert!(body.len() > 10_000_000, "a ~10 MB body: {}", body.len());
-    assert!(
-        extra * 10 <= body.len() * 12,
-        "building a {} byte body took {extra} bytes at its peak",
-        body.len()
-    );
+    let question = "question 1: ".len() + 12_000;
+    let result = "first part 0: ".len() + 12_000 + 1 + "second part 0: ".len() + 12_000;
+
+    let chat = measured("chat", || {
+        agent::llm::openai_chat::build_body(&request, OutputLimit::MaxTokens).unwrap()
+    });
     // It is the body the history makes.
-    let parsed: serde_json::Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(parsed["messages"].as_array().unwrap().len(), 901);
+    assert_eq!(chat["messages"].as_array().unwrap().len(), 901);
     assert_eq!(
-        parsed["messages"][4]["content"].as_str().unwrap().len(),
-        "question 1: ".len() + 12_000
+        chat["messages"][4]["content"].as_str().unwrap().len(),
+        question
     );
+
+    let anthropic = measured("anthropic", || {
+        agent::llm::anthropic::build_body(&request, "p").unwrap()
+    });
+    // user, then assistant and user (a round's results and the next question) alternating.
+    assert_eq!(anthropic["messages"].as_array().unwrap().len(), 601);
+    let turn = &anthropic["messages"][2]["content"];
+    assert_eq!(turn[0]["type"], "tool_result");
+    assert_eq!(turn[1]["text"].as_str().unwrap().len(), question);
+
+    let responses = measured("responses", || {
+        agent::llm::openai_responses::build_body(&request, "p").unwrap()
+    });
+    let input = responses["input"].as_array().unwrap();
+    assert_eq!(input.len(), 1200);
+    assert_eq!(input[3]["type"], "function_call_output");
+    assert_eq!(input[3]["output"].as_str().unwrap().len(), result);
+    assert_eq!(input[2]["arguments"], r#"{"path":"src/file0.rs"}"#);
 }

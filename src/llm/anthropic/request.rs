@@ -8,8 +8,9 @@
 //! one's prefix from Anthropic's prompt cache.
 
 use crate::llm::request::{
-    IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments, same_model,
+    IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments, same_model, text_bytes,
 };
+use crate::llm::wire_text::body_capacity;
 use crate::protocol::message::{
     AssistantContent, AssistantMessage, Content, Message, ToolResultMessage,
 };
@@ -77,12 +78,12 @@ enum Block<'a> {
         data: &'a str,
     },
     ToolUse {
-        id: String,
+        id: Cow<'a, str>,
         name: &'a str,
         input: Cow<'a, Value>,
     },
     ToolResult {
-        tool_use_id: String,
+        tool_use_id: Cow<'a, str>,
         content: Vec<Block<'a>>,
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,8 +122,10 @@ impl Block<'_> {
     }
 }
 
-/// The JSON body of one streaming request. `provider` is the name of the provider being
-/// asked (the `provider` of the messages it produced), to decide what thinking to replay.
+/// The JSON body of one streaming request, serialized from the borrowed history (no message
+/// text is copied on the way) into a buffer sized for it. `provider` is the name of the
+/// provider being asked (the `provider` of the messages it produced), to decide what
+/// thinking to replay.
 pub fn build_body(
     request: &ModelRequest<'_>,
     provider: &str,
@@ -176,7 +179,9 @@ pub fn build_body(
         thinking,
         stream: true,
     };
-    serde_json::to_vec(&body)
+    let mut out = Vec::with_capacity(body_capacity(text_bytes(request)));
+    serde_json::to_writer(&mut out, &body)?;
+    Ok(out)
 }
 
 /// `max_tokens` and the thinking budget. `max_tokens` is the model's output limit, which
@@ -314,8 +319,13 @@ fn assistant_blocks<'a>(
 }
 
 /// Tool-use ids must match `^[a-zA-Z0-9_-]+$`; ids from other providers (e.g.
-/// `functions.read:0`) are mapped the same way on the call and on its result.
-fn tool_use_id(id: &str) -> String {
+/// `functions.read:0`) are mapped the same way on the call and on its result. A valid id
+/// is sent as it is, not copied.
+fn tool_use_id(id: &str) -> Cow<'_, str> {
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !id.is_empty() && id.len() <= 64 && id.chars().all(valid) {
+        return Cow::Borrowed(id);
+    }
     let mut clean: String = id
         .chars()
         .map(|c| {
@@ -330,7 +340,7 @@ fn tool_use_id(id: &str) -> String {
     if clean.is_empty() {
         clean.push_str("call");
     }
-    clean
+    Cow::Owned(clean)
 }
 
 #[cfg(test)]

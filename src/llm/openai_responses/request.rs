@@ -7,10 +7,14 @@
 //! the fields the API's own input types require (`id`, `status`, `annotations`, `detail`).
 
 use super::signature;
-use crate::llm::request::{IMAGE_PLACEHOLDER, ModelRequest, call_arguments, same_model};
+use crate::llm::request::{
+    IMAGE_PLACEHOLDER, ModelRequest, call_arguments, same_model, text_bytes,
+};
+use crate::llm::wire_text::{DataUrl, Joined, JsonText, body_capacity};
 use crate::protocol::message::{AssistantContent, AssistantMessage, Content, Message};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -61,14 +65,14 @@ enum Item<'a> {
         content: Vec<Part<'a>>,
     },
     Reasoning {
-        id: String,
+        id: Cow<'a, str>,
         summary: Vec<Part<'a>>,
-        encrypted_content: String,
+        encrypted_content: Cow<'a, str>,
     },
     FunctionCall {
         call_id: &'a str,
         name: &'a str,
-        arguments: String,
+        arguments: JsonText<'a>,
     },
     FunctionCallOutput {
         call_id: &'a str,
@@ -83,7 +87,7 @@ enum Part<'a> {
         text: &'a str,
     },
     InputImage {
-        image_url: String,
+        image_url: DataUrl<'a>,
         detail: &'static str,
     },
     OutputText {
@@ -101,13 +105,14 @@ enum Part<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Output<'a> {
-    Text(String),
+    Text(Joined<'a>),
     /// Text and images, for results that contain images.
     Parts(Vec<Part<'a>>),
 }
 
-/// The JSON body of one streaming request. `provider` is the name of the provider being
-/// asked, to decide which reasoning items may be replayed.
+/// The JSON body of one streaming request, serialized from the borrowed history (no message
+/// text is copied on the way) into a buffer sized for it. `provider` is the name of the
+/// provider being asked, to decide which reasoning items may be replayed.
 pub fn build_body(
     request: &ModelRequest<'_>,
     provider: &str,
@@ -136,7 +141,7 @@ pub fn build_body(
                 let output = if has_images {
                     Output::Parts(input_parts(&result.content, images))
                 } else {
-                    Output::Text(crate::protocol::message::join_text(&result.content))
+                    Output::Text(Joined::lines(&result.content))
                 };
                 input.push(Item::FunctionCallOutput {
                     call_id: &result.tool_call_id,
@@ -173,7 +178,9 @@ pub fn build_body(
         stream: true,
         store: false,
     };
-    serde_json::to_vec(&body)
+    let mut out = Vec::with_capacity(body_capacity(text_bytes(request)));
+    serde_json::to_writer(&mut out, &body)?;
+    Ok(out)
 }
 
 fn input_parts(content: &[Content], images: bool) -> Vec<Part<'_>> {
@@ -186,7 +193,7 @@ fn input_parts(content: &[Content], images: bool) -> Vec<Part<'_>> {
                 text: IMAGE_PLACEHOLDER,
             }),
             Content::Image { data, mime_type } => Some(Part::InputImage {
-                image_url: format!("data:{mime_type};base64,{data}"),
+                image_url: DataUrl { mime_type, data },
                 detail: "auto",
             }),
         })
@@ -251,7 +258,11 @@ fn assistant_items<'a>(
                 input.push(Item::FunctionCall {
                     call_id: &call.id,
                     name: &call.name,
-                    arguments: call_arguments(call).to_string(),
+                    arguments: match call_arguments(call) {
+                        Cow::Borrowed(arguments) => JsonText(Some(arguments)),
+                        // Nothing valid to send back: an empty object.
+                        Cow::Owned(_) => JsonText(None),
+                    },
                 });
             }
         }

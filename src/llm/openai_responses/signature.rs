@@ -4,6 +4,7 @@
 //! those read back without an id.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 #[derive(Serialize)]
 struct Signature<'a> {
@@ -13,10 +14,11 @@ struct Signature<'a> {
 }
 
 #[derive(Deserialize)]
-struct Stored {
-    #[serde(default)]
-    id: Option<String>,
-    encrypted_content: String,
+struct Stored<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    encrypted_content: Cow<'a, str>,
 }
 
 pub fn encode(id: Option<&str>, encrypted_content: &str) -> String {
@@ -27,14 +29,15 @@ pub fn encode(id: Option<&str>, encrypted_content: &str) -> String {
     serde_json::to_string(&signature).unwrap_or_else(|_| encrypted_content.to_string())
 }
 
-/// The item id (if known) and the encrypted content.
-pub fn decode(signature: &str) -> (Option<String>, String) {
+/// The item id (if known) and the encrypted content, borrowed from `signature` where
+/// it holds them unescaped (base64 always is).
+pub fn decode(signature: &str) -> (Option<Cow<'_, str>>, Cow<'_, str>) {
     if signature.starts_with('{')
         && let Ok(stored) = serde_json::from_str::<Stored>(signature)
     {
         return (stored.id, stored.encrypted_content);
     }
-    (None, signature.to_string())
+    (None, Cow::Borrowed(signature))
 }
 
 #[cfg(test)]
