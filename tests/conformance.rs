@@ -277,7 +277,11 @@ fn encrypted_reasoning_is_kept(
             AssistantContent::Thinking {
                 signature: Some(signature),
                 ..
-            } => Some(agent::llm::openai_responses::signature::decode(signature).1),
+            } => Some(
+                agent::llm::openai_responses::signature::decode(signature)
+                    .1
+                    .into_owned(),
+            ),
             _ => None,
         })
         .collect();
