@@ -21,6 +21,8 @@ pub struct Tui {
     cols: u16,
     /// Every byte the program wrote, for what the screen does not keep (OSC 52).
     raw: Arc<Mutex<Vec<u8>>>,
+    /// Set when the reader has seen the end of the output (every writer gone).
+    drained: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Tui {
@@ -79,7 +81,17 @@ impl Tui {
         let (feed, reply) = (parser.clone(), writer.clone());
         let raw = Arc::new(Mutex::new(Vec::new()));
         let written = raw.clone();
+        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader_done = drained.clone();
         std::thread::spawn(move || {
+            // However the loop ends, the output has been read to its end.
+            struct Done(Arc<std::sync::atomic::AtomicBool>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+            let _done = Done(reader_done);
             let mut chunk = [0u8; 8192];
             let mut sync = SyncOutput::default();
             // Held from the start of a synchronized frame to its end: readers wait.
@@ -124,6 +136,7 @@ impl Tui {
             master: pair.master,
             cols,
             raw,
+            drained,
         }
     }
 
@@ -277,6 +290,13 @@ impl Tui {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
+                // What it wrote last (the terminal modes restored) may still be on its way
+                // to the emulator: wait until the reader has seen the end of the output.
+                while !self.drained.load(std::sync::atomic::Ordering::SeqCst)
+                    && Instant::now() < deadline
+                {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
                 return status.exit_code();
             }
             if Instant::now() > deadline {
