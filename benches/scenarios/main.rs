@@ -30,6 +30,7 @@ mod pty;
 mod server;
 mod session_gen;
 mod subagents;
+mod tui_memory;
 
 use anyhow::Context;
 use measure::{Sample, median, median_duration};
@@ -577,6 +578,11 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "view") {
             keypress_latency_in_view(&bench, 10_000).await?;
+        }
+        if want(&args, "tui-memory") {
+            tui_memory::resume(&bench, 100, true).await?;
+            tui_memory::resume(&bench, 100, false).await?;
+            tui_memory::long_answer(&bench).await?;
         }
         if want(&args, "tools") {
             tool_rounds(&bench, &["-p"], "10 tool rounds + 2,000-delta answer, `-p`").await?;

@@ -273,7 +273,7 @@ impl App {
             if let Some(streaming) = running.and_then(|child| child.streaming_message()) {
                 let text = streaming.text();
                 if !text.trim().is_empty() {
-                    log.push(Entry::Assistant(text));
+                    log.push(Entry::assistant(text));
                 }
             }
             focus.log = log;

@@ -5,7 +5,6 @@
 use super::app::{App, LIVE_OUTPUT_ROWS, Phase, Stream, ToolState, ToolView};
 use super::cells;
 use super::markdown::StreamingMarkdown;
-use super::transcript::Entry;
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, NoticeLevel, RunStatus};
 use crate::protocol::message::{AssistantContent, Message, StopReason, join_text};
 use ratatui::text::Line;
@@ -19,7 +18,7 @@ impl App {
             AgentEvent::AgentStart => self.working = Some((Instant::now(), Phase::Waiting)),
             AgentEvent::MessageStart { message } => match message.as_ref() {
                 Message::User(user) => {
-                    self.log.push(Entry::User(user.typed_text().to_string()));
+                    self.log.push_user(&message);
                     self.collapsed_thoughts.clear();
                     let rows = cells::user(user.typed_text(), self.width, &self.theme);
                     self.push_rows(rows);

@@ -5,7 +5,7 @@
 
 use super::app::{App, TaskResult};
 use super::cells;
-use super::transcript::Entry;
+use super::transcript::{Entry, Tool as LoggedTool};
 use crate::protocol::message::join_text;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
@@ -98,13 +98,13 @@ impl App {
                     &self.theme,
                 );
                 self.push_rows(rows);
-                self.log.push(Entry::Tool {
+                self.log.push(Entry::Tool(LoggedTool::Own {
                     name: "!".to_string(),
                     args,
                     output: join_text(&output.content),
                     details: output.details,
                     is_error: output.is_error,
-                });
+                }));
             }
         }
         self.dirty = true;

@@ -5,5 +5,5 @@ pub mod log;
 mod render;
 pub mod view;
 
-pub use log::{Entry, Log};
+pub use log::{Entry, Log, Text, Tool};
 pub use view::View;

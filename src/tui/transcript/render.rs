@@ -10,28 +10,38 @@ use serde_json::Value;
 
 pub fn rows(entry: &Entry, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     match entry {
-        Entry::User(text) => cells::user(text, width, theme),
-        Entry::Assistant(text) => cells::assistant_text(text, width, theme),
-        Entry::Thinking(text) => cells::thinking(text, true, width, theme),
+        Entry::User(text) => cells::user(text.as_str(), width, theme),
+        Entry::Assistant { text, first: true } => {
+            cells::assistant_text(text.as_str(), width, theme)
+        }
+        // A later piece of an answer: its first block is separated by a blank row, as
+        // blocks are, and has no bullet.
+        Entry::Assistant { text, first: false } => {
+            let mut rows = vec![cells::indent(cells::blank())];
+            rows.extend(
+                crate::tui::markdown::render(text.as_str(), width.saturating_sub(2), theme)
+                    .into_iter()
+                    .map(cells::indent),
+            );
+            rows
+        }
+        Entry::Thinking(text) => cells::thinking(text.as_str(), true, width, theme),
         Entry::Notice(text) => cells::notice(text, width, theme),
         Entry::Warning(text) => cells::warning(text, width, theme),
         Entry::Error(text) => cells::error(text, width, theme),
         Entry::FileChange(change) => file_change(change, width, theme),
-        Entry::Tool {
-            name,
-            args,
-            output,
-            details,
-            is_error,
-        } => tool(
-            name,
-            args,
-            output,
-            details.as_ref(),
-            *is_error,
-            width,
-            theme,
-        ),
+        Entry::Tool(call) => {
+            let parts = call.parts();
+            tool(
+                parts.name,
+                parts.args,
+                &parts.output,
+                parts.details,
+                parts.is_error,
+                width,
+                theme,
+            )
+        }
     }
 }
 

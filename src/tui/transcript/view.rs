@@ -4,7 +4,9 @@
 //!
 //! Only what is on screen is rendered: entries are wrapped when first shown and cached for
 //! the current width, and a position is an (entry, row) pair, so opening, scrolling and
-//! searching cost the same on a session of ten or ten thousand messages.
+//! searching cost the same on a session of ten or ten thousand messages. The cache keeps
+//! the entries used last, up to a few screens of rows: scrolling through a long session
+//! does not leave all of it rendered in memory.
 
 use super::log::Log;
 use super::render;
@@ -14,7 +16,11 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Paragraph, Widget};
+use std::collections::HashMap;
 use std::rc::Rc;
+
+/// Rendered rows kept for entries off screen, at least (see `Cache`).
+const CACHED_ROWS: usize = 2_000;
 
 /// A position in the transcript: an entry and a row of its rendering.
 type Position = (usize, usize);
@@ -34,7 +40,53 @@ pub struct View {
     width: u16,
     /// Rows shown at the last frame (for page keys).
     page: usize,
-    cache: Vec<Option<Rc<Vec<Line<'static>>>>>,
+    cache: Cache,
+}
+
+/// Entries rendered at the current width, the least recently used dropped once they hold
+/// more than `CACHED_ROWS` rows or eight screens, whichever is more.
+#[derive(Default)]
+struct Cache {
+    entries: HashMap<usize, (Rc<Vec<Line<'static>>>, u64)>,
+    rows: usize,
+    clock: u64,
+}
+
+impl Cache {
+    fn get(&mut self, index: usize) -> Option<Rc<Vec<Line<'static>>>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.entries.get_mut(&index).map(|(rows, used)| {
+            *used = clock;
+            rows.clone()
+        })
+    }
+
+    fn insert(&mut self, index: usize, rows: Rc<Vec<Line<'static>>>, page: usize) {
+        self.clock += 1;
+        self.rows += rows.len();
+        if let Some((old, _)) = self.entries.insert(index, (rows, self.clock)) {
+            self.rows -= old.len();
+        }
+        let limit = CACHED_ROWS.max(page.saturating_mul(8));
+        while self.rows > limit && self.entries.len() > 1 {
+            let oldest = self
+                .entries
+                .iter()
+                .filter(|(i, _)| **i != index)
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(i, _)| *i);
+            let Some((old, _)) = oldest.and_then(|i| self.entries.remove(&i)) else {
+                break;
+            };
+            self.rows -= old.len();
+        }
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.rows = 0;
+    }
 }
 
 impl View {
@@ -53,7 +105,7 @@ impl View {
             note: None,
             width: 0,
             page: 10,
-            cache: Vec::new(),
+            cache: Cache::default(),
         }
     }
 
@@ -62,12 +114,14 @@ impl View {
         self.cache.clear();
     }
 
+    /// Rendered rows held for entries now (what the view costs in memory).
+    pub fn cached_rows(&self) -> usize {
+        self.cache.rows
+    }
+
     fn rows(&mut self, log: &Log, index: usize, theme: &Theme) -> Rc<Vec<Line<'static>>> {
-        if self.cache.len() < log.len() {
-            self.cache.resize(log.len(), None);
-        }
-        if let Some(Some(rows)) = self.cache.get(index) {
-            return rows.clone();
+        if let Some(rows) = self.cache.get(index) {
+            return rows;
         }
         let rows = Rc::new(
             log.entries()
@@ -75,8 +129,8 @@ impl View {
                 .map(|entry| render::rows(entry, self.width, theme))
                 .unwrap_or_default(),
         );
-        if let Some(slot) = self.cache.get_mut(index) {
-            *slot = Some(rows.clone());
+        if index < log.len() {
+            self.cache.insert(index, rows.clone(), self.page);
         }
         rows
     }
@@ -331,8 +385,10 @@ mod tests {
     fn log(n: usize) -> Log {
         let mut log = Log::default();
         for i in 0..n {
-            log.push(Entry::User(format!("question {i}")));
-            log.push(Entry::Assistant(format!("answer {i}")));
+            log.push(Entry::User(crate::tui::transcript::Text::own(format!(
+                "question {i}"
+            ))));
+            log.push(Entry::assistant(format!("answer {i}")));
         }
         log
     }
@@ -390,5 +446,77 @@ mod tests {
         view.find(&log, false, true, &Theme::plain());
         view.find(&log, false, true, &Theme::plain());
         assert_eq!(screen(&mut view, &log, 6)[0], "› question 3");
+    }
+
+    fn answer_log(text: String) -> Log {
+        use crate::protocol::message::{AssistantContent, AssistantMessage, Message};
+        let mut answer = AssistantMessage::empty("test", "test-model");
+        answer.content.push(AssistantContent::Text { text });
+        let mut log = Log::default();
+        log.push_turn(&std::sync::Arc::new(Message::Assistant(answer)), &[]);
+        log
+    }
+
+    fn long_markdown(bytes: usize) -> String {
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < bytes {
+            n += 1;
+            text.push_str(&format!("Paragraph {n}: {}\n\n", "word ".repeat(60)));
+            if n % 40 == 0 {
+                text.push_str("```rust\nfn main() {}\n\nlet x = 1;\n```\n\n");
+                text.push_str("1. one\n\n2. two\n\n3. three\n\n- a\n- b\n\n");
+            }
+        }
+        text.push_str("THE END");
+        text
+    }
+
+    #[test]
+    fn a_long_answer_in_pieces_looks_like_the_whole() {
+        let text = long_markdown(100_000);
+        let log = answer_log(text.clone());
+        assert!(log.len() > 3, "cut into {} pieces", log.len());
+        let theme = Theme::plain();
+        let pieces: Vec<String> = log
+            .entries()
+            .iter()
+            .flat_map(|e| render::rows(e, 80, &theme))
+            .map(|l| l.to_string())
+            .collect();
+        let whole: Vec<String> = crate::tui::cells::assistant_text(&text, 80, &theme)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        for (i, (a, b)) in pieces.iter().zip(&whole).enumerate() {
+            assert_eq!(a, b, "row {i}: {:?}", &pieces[i.saturating_sub(3)..i + 2]);
+        }
+        assert_eq!(pieces.len(), whole.len());
+    }
+
+    #[test]
+    fn reading_a_long_answer_through_holds_a_few_screens_of_rows() {
+        // 1 MB of answer is ~17,000 rows at 100 columns; the view used to keep every row
+        // it had shown (styled spans, ~9 bytes per byte of answer).
+        let log = answer_log(long_markdown(1024 * 1024));
+        let mut view = View::new();
+        let theme = Theme::plain();
+        let mut buffer = Buffer::empty(Rect::new(0, 0, 100, 40));
+        view.render(&log, &mut buffer, &theme, "");
+        view.to_start();
+        let mut most = 0;
+        let mut pages = 0;
+        while !view.follow {
+            buffer = Buffer::empty(Rect::new(0, 0, 100, 40));
+            view.render(&log, &mut buffer, &theme, "");
+            most = most.max(view.cached_rows());
+            view.page_down(&log, &theme);
+            pages += 1;
+        }
+        view.render(&log, &mut buffer, &theme, "");
+        let shown: String = buffer.content.iter().map(|c| c.symbol()).collect();
+        assert!(shown.contains("THE END"), "the walk reached the end");
+        assert!(pages > 300, "the answer spans {pages} pages");
+        assert!(most <= 3_000, "the view held {most} rendered rows");
     }
 }
