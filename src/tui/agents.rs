@@ -4,6 +4,7 @@
 //! stops it and tab goes to the next one.
 
 use super::app::{App, Phase};
+use super::screen::Painted;
 use super::transcript::{Entry, Log, View};
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunStatus};
 use crate::protocol::message::Message;
@@ -250,10 +251,11 @@ impl App {
     }
 
     /// Draw the agent view: the child's transcript read afresh (it grows as it streams).
-    pub fn render_agent_view(&mut self, buffer: &mut Buffer) {
+    pub fn render_agent_view(&mut self, buffer: &mut Buffer, kept: bool) -> Painted {
         let theme = self.theme;
         let (Some(focus), Some(view)) = (self.agent_focus.as_mut(), self.view.as_mut()) else {
-            return;
+            buffer.reset();
+            return Painted::All;
         };
         let info = self
             .agent
@@ -302,7 +304,7 @@ impl App {
                 )
             }
         };
-        view.render(&focus.log, buffer, &theme, &footer);
+        view.render(&focus.log, buffer, kept, &theme, &footer)
     }
 }
 

@@ -409,7 +409,7 @@ fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
             crossterm::queue!(screen.backend_mut(), EnterAlternateScreen)?;
             screen.enter_alternate();
         }
-        screen.draw_alternate(|buffer| app.render_view(buffer))?;
+        screen.draw_alternate(|buffer, kept| app.render_view(buffer, kept))?;
         crossterm::execute!(screen.backend_mut(), EndSynchronizedUpdate)?;
         app.dirty = false;
         return Ok(());

@@ -16,6 +16,39 @@ use ratatui::buffer::{Buffer, CellWidth};
 use ratatui::layout::{Position, Rect, Size};
 use ratatui::text::Line;
 
+/// What a full-screen frame repainted (see `Screen::draw_alternate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Painted {
+    /// Every cell, from a blank buffer.
+    All,
+    /// Only these rows (full width); the others are as in the last frame.
+    Rows(Rect),
+}
+
+/// Write the cells that differ between two frames of the same area.
+fn draw_updates<B: Backend>(
+    backend: &mut B,
+    before: &Buffer,
+    after: &Buffer,
+) -> Result<(), B::Error> {
+    let changes = super::frame_diff::frame_updates(before, after);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    backend.draw(changes.into_iter())
+}
+
+/// The rows of `buffer` that `rows` covers, as a buffer of their own.
+fn rows_of(buffer: &Buffer, rows: Rect) -> Buffer {
+    let width = usize::from(buffer.area.width);
+    let start = usize::from(rows.y.saturating_sub(buffer.area.y)) * width;
+    let end = start + usize::from(rows.height) * width;
+    Buffer {
+        area: Rect::new(buffer.area.x, rows.y, buffer.area.width, rows.height),
+        content: buffer.content.get(start..end).unwrap_or_default().to_vec(),
+    }
+}
+
 /// `n` as a terminal row count, saturated at the largest one.
 pub fn clamp_u16(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
@@ -38,6 +71,8 @@ pub struct Screen<B: Backend> {
     since_mark: u16,
     /// While a full-screen view is up on the alternate screen: what it shows now.
     alternate: Option<Buffer>,
+    /// That was drawn by the last `draw_alternate` (not blank after entering or a resize).
+    alternate_drawn: bool,
 }
 
 impl<B: Backend> Screen<B> {
@@ -54,6 +89,7 @@ impl<B: Backend> Screen<B> {
             cursor: Position::new(0, area.y),
             since_mark: 0,
             alternate: None,
+            alternate_drawn: false,
         })
     }
 
@@ -113,6 +149,7 @@ impl<B: Backend> Screen<B> {
     /// A full-screen view is up (the caller switched the terminal to its alternate screen,
     /// which starts blank).
     pub fn enter_alternate(&mut self) {
+        self.alternate_drawn = false;
         self.alternate = Some(Buffer::empty(Rect::new(
             0,
             0,
@@ -125,24 +162,35 @@ impl<B: Backend> Screen<B> {
         self.alternate.is_some()
     }
 
-    /// Draw a frame of the full-screen view: only what changed since the last one.
-    pub fn draw_alternate(&mut self, render: impl FnOnce(&mut Buffer)) -> Result<(), B::Error> {
+    /// Draw a frame of the full-screen view: only what changed since the last one. `render`
+    /// gets the last frame it drew (`true`) or a blank buffer (`false`: the first frame, or
+    /// after a resize cleared the screen) and says what it painted; rows it left alone are not compared again,
+    /// so a frame that changes one row costs one row.
+    pub fn draw_alternate(
+        &mut self,
+        render: impl FnOnce(&mut Buffer, bool) -> Painted,
+    ) -> Result<(), B::Error> {
         let area = Rect::new(0, 0, self.size.width, self.size.height);
-        let mut next = Buffer::empty(area);
-        render(&mut next);
-        let previous = match self.alternate.take() {
-            Some(previous) if previous.area == area => previous,
-            // A resize: start from a blank screen.
+        let (previous, kept) = match self.alternate.take() {
+            Some(previous) if previous.area == area => (previous, self.alternate_drawn),
+            // The first frame, or a resize: start from a blank screen.
             _ => {
                 self.backend.clear_region(ClearType::All)?;
-                Buffer::empty(area)
+                (Buffer::empty(area), false)
             }
         };
-        let changes = super::frame_diff::frame_updates(&previous, &next);
-        if !changes.is_empty() {
-            self.backend.draw(changes.into_iter())?;
+        let mut next = previous.clone();
+        let painted = render(&mut next, kept);
+        match painted {
+            Painted::Rows(rows) if kept => {
+                let rows = rows.intersection(area);
+                let (before, after) = (rows_of(&previous, rows), rows_of(&next, rows));
+                draw_updates(&mut self.backend, &before, &after)?;
+            }
+            _ => draw_updates(&mut self.backend, &previous, &next)?,
         }
         self.alternate = Some(next);
+        self.alternate_drawn = true;
         self.backend.hide_cursor()?;
         self.backend.flush()
     }
@@ -159,6 +207,7 @@ impl<B: Backend> Screen<B> {
     pub fn resize_alternate(&mut self, size: Size) {
         self.size = size;
         self.alternate = None;
+        self.alternate_drawn = false;
     }
 
     /// Put `lines` (one terminal row each, already wrapped to the width) into the history
@@ -548,5 +597,44 @@ mod tests {
         s.backend_mut().resize(10, 3);
         s.resize(Size::new(10, 3), None).unwrap();
         assert_eq!(s.area(), Rect::new(0, 1, 10, 2));
+    }
+
+    #[test]
+    fn a_full_screen_frame_that_repaints_some_rows_writes_only_those() {
+        let mut s = screen(10, 4, 0);
+        s.enter_alternate();
+        s.draw_alternate(|buffer, kept| {
+            assert!(!kept, "the first frame starts blank");
+            for y in 0..4 {
+                buffer.set_string(0, y, format!("row {y}"), ratatui::style::Style::default());
+            }
+            Painted::All
+        })
+        .unwrap();
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["row 0", "row 1", "row 2", "row 3"]
+        );
+        s.draw_alternate(|buffer, kept| {
+            assert!(kept, "later frames start from the last one");
+            assert_eq!(buffer[(0, 2)].symbol(), "r");
+            buffer.set_string(0, 3, "footer", ratatui::style::Style::default());
+            // A row said to be left alone is not compared again.
+            buffer.set_string(0, 0, "stale", ratatui::style::Style::default());
+            Painted::Rows(Rect::new(0, 3, 10, 1))
+        })
+        .unwrap();
+        assert_eq!(
+            rows_of(s.backend().buffer()),
+            ["row 0", "row 1", "row 2", "footer"]
+        );
+        // After a resize the frame starts blank again.
+        s.backend_mut().resize(12, 4);
+        s.resize_alternate(Size::new(12, 4));
+        s.draw_alternate(|_, kept| {
+            assert!(!kept);
+            Painted::All
+        })
+        .unwrap();
     }
 }

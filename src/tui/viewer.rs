@@ -3,6 +3,7 @@
 //! question is never hidden.
 
 use super::app::{App, Phase};
+use super::screen::Painted;
 use super::transcript::View;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -60,17 +61,21 @@ impl App {
         }
     }
 
-    /// Draw the open view over the whole (alternate) screen.
-    pub fn render_view(&mut self, buffer: &mut Buffer) {
+    /// Draw the open view over the whole (alternate) screen; `kept` says the buffer holds
+    /// the last frame (see `Screen::draw_alternate`).
+    pub fn render_view(&mut self, buffer: &mut Buffer, kept: bool) -> Painted {
         if self.agent_focus.is_some() {
-            self.render_agent_view(buffer);
-            return;
+            return self.render_agent_view(buffer, kept);
         }
         let status = self.view_status();
         let theme = self.theme;
         let log = self.diff_log.as_ref().unwrap_or(&self.log);
-        if let Some(view) = self.view.as_mut() {
-            view.render(log, buffer, &theme, &status);
+        match self.view.as_mut() {
+            Some(view) => view.render(log, buffer, kept, &theme, &status),
+            None => {
+                buffer.reset();
+                Painted::All
+            }
         }
     }
 

@@ -10,6 +10,7 @@
 
 use super::log::Log;
 use super::render;
+use crate::tui::screen::Painted;
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -41,6 +42,22 @@ pub struct View {
     /// Rows shown at the last frame (for page keys).
     page: usize,
     cache: Cache,
+    /// Bumped when rendered entries are forgotten (their text changed).
+    generation: u64,
+    /// What the body (every row but the footer) showed at the last frame.
+    body: Option<Body>,
+}
+
+/// Everything the body's rows depend on: the same body is not drawn again.
+#[derive(PartialEq, Eq)]
+struct Body {
+    /// Which log (the transcript or a sub-agent's), by address.
+    log: usize,
+    entries: usize,
+    generation: u64,
+    top: Position,
+    area: Rect,
+    query: Option<String>,
 }
 
 /// Entries rendered at the current width, the least recently used dropped once they hold
@@ -106,12 +123,15 @@ impl View {
             width: 0,
             page: 10,
             cache: Cache::default(),
+            generation: 0,
+            body: None,
         }
     }
 
     /// Forget the rendered entries (their text changed: a sub-agent's streaming message).
     pub fn invalidate(&mut self) {
         self.cache.clear();
+        self.generation += 1;
     }
 
     /// Rendered rows held for entries now (what the view costs in memory).
@@ -264,7 +284,17 @@ impl View {
     }
 
     /// Draw the view into `buffer` (the whole screen); `status` says what the run is doing.
-    pub fn render(&mut self, log: &Log, buffer: &mut Buffer, theme: &Theme, status: &str) {
+    /// When `kept` (the buffer holds the last frame) and the rows shown are the same as
+    /// then — the usual case while a search is typed or the run's status ticks — only the
+    /// footer is drawn again.
+    pub fn render(
+        &mut self,
+        log: &Log,
+        buffer: &mut Buffer,
+        kept: bool,
+        theme: &Theme,
+        status: &str,
+    ) -> Painted {
         let area = buffer.area;
         if area.width != self.width {
             self.width = area.width;
@@ -275,6 +305,24 @@ impl View {
         if self.follow {
             self.top = self.end_top(log, height, theme);
         }
+        let footer_area = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
+        let body = Body {
+            log: std::ptr::from_ref(log).addr(),
+            entries: log.len(),
+            generation: self.generation,
+            top: self.top,
+            area,
+            query: self.query.clone(),
+        };
+        let footer = self.footer(log, status, theme);
+        if kept && self.body.as_ref() == Some(&body) {
+            for x in footer_area.left()..footer_area.right() {
+                buffer[(x, footer_area.y)].reset();
+            }
+            Paragraph::new(footer).render(footer_area, buffer);
+            return Painted::Rows(footer_area);
+        }
+        buffer.reset();
         let mut shown: Vec<Line<'static>> = Vec::with_capacity(height);
         let (mut index, mut row) = self.top;
         while shown.len() < height && index < log.len() {
@@ -288,11 +336,11 @@ impl View {
                 *line = highlight(line, query);
             }
         }
-        let body = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
-        Paragraph::new(Text::from(shown)).render(body, buffer);
-        let footer = self.footer(log, status, theme);
-        let footer_area = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
+        let body_area = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+        Paragraph::new(Text::from(shown)).render(body_area, buffer);
         Paragraph::new(footer).render(footer_area, buffer);
+        self.body = Some(body);
+        Painted::All
     }
 
     fn footer(&self, log: &Log, status: &str, theme: &Theme) -> Line<'static> {
@@ -395,7 +443,7 @@ mod tests {
 
     fn screen(view: &mut View, log: &Log, height: u16) -> Vec<String> {
         let mut buffer = Buffer::empty(Rect::new(0, 0, 40, height));
-        view.render(log, &mut buffer, &Theme::plain(), "");
+        view.render(log, &mut buffer, false, &Theme::plain(), "");
         buffer
             .content
             .chunks(40)
@@ -502,21 +550,64 @@ mod tests {
         let mut view = View::new();
         let theme = Theme::plain();
         let mut buffer = Buffer::empty(Rect::new(0, 0, 100, 40));
-        view.render(&log, &mut buffer, &theme, "");
+        view.render(&log, &mut buffer, false, &theme, "");
         view.to_start();
         let mut most = 0;
         let mut pages = 0;
         while !view.follow {
             buffer = Buffer::empty(Rect::new(0, 0, 100, 40));
-            view.render(&log, &mut buffer, &theme, "");
+            view.render(&log, &mut buffer, false, &theme, "");
             most = most.max(view.cached_rows());
             view.page_down(&log, &theme);
             pages += 1;
         }
-        view.render(&log, &mut buffer, &theme, "");
+        view.render(&log, &mut buffer, false, &theme, "");
         let shown: String = buffer.content.iter().map(|c| c.symbol()).collect();
         assert!(shown.contains("THE END"), "the walk reached the end");
         assert!(pages > 300, "the answer spans {pages} pages");
         assert!(most <= 3_000, "the view held {most} rendered rows");
+    }
+
+    #[test]
+    fn typing_a_search_draws_only_the_footer_again() {
+        let log = log(5_000);
+        let theme = Theme::plain();
+        let mut view = View::new();
+        let mut buffer = Buffer::empty(Rect::new(0, 0, 40, 8));
+        assert_eq!(
+            view.render(&log, &mut buffer, false, &theme, ""),
+            Painted::All
+        );
+        view.input = Some(String::new());
+        for c in "answer 4".chars() {
+            if let Some(input) = view.input.as_mut() {
+                input.push(c);
+            }
+            let painted = view.render(&log, &mut buffer, true, &theme, "");
+            assert_eq!(painted, Painted::Rows(Rect::new(0, 7, 40, 1)));
+        }
+        let footer: String = buffer.content[7 * 40..]
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(footer.starts_with("/answer 4▏"), "{footer}");
+        // What the body shows changes: it is drawn again, whole.
+        view.submit_search(&log, &theme);
+        assert_eq!(
+            view.render(&log, &mut buffer, true, &theme, ""),
+            Painted::All
+        );
+        view.scroll(&log, -1, &theme);
+        assert_eq!(
+            view.render(&log, &mut buffer, true, &theme, ""),
+            Painted::All
+        );
+        // A blank buffer (after a resize) is always drawn whole.
+        let mut blank = Buffer::empty(Rect::new(0, 0, 40, 8));
+        assert_eq!(
+            view.render(&log, &mut blank, false, &theme, ""),
+            Painted::All
+        );
+        assert_eq!(blank, buffer);
     }
 }
