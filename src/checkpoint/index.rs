@@ -3,9 +3,12 @@
 //! its entries, sorted by name, and the hash of its listing — so the next scan reads no
 //! file whose size, modification time and inode are the same, and writes (encodes and
 //! hashes) only the listings of directories where something changed: with one file
-//! changed, the listings on the path from it to the root, nothing else.
+//! changed, the listings on the path from it to the root, nothing else. Each listing also
+//! keeps what in it was not covered, so a checkpoint that lists only the changed
+//! directories (`relist`) still reports everything skipped.
 
 use super::error::CheckpointError;
+use super::scan::Skipped;
 use super::store::{Hash, Store};
 use super::tree::{self, Entry, Kind};
 use std::collections::HashMap;
@@ -17,8 +20,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct Listing {
     /// Sorted by name (as stored).
-    entries: Vec<Entry>,
-    hash: Hash,
+    pub entries: Vec<Entry>,
+    pub hash: Hash,
+    /// What in this directory is not covered (and, when it could not be read, itself).
+    pub skipped: Vec<Skipped>,
 }
 
 impl Listing {
@@ -50,7 +55,15 @@ impl Index {
                     pending.push((path.join(OsStr::from_bytes(&entry.name)), hash.clone()));
                 }
             }
-            dirs.insert(path.into_os_string(), Listing { entries, hash });
+            let skipped = Vec::new();
+            dirs.insert(
+                path.into_os_string(),
+                Listing {
+                    entries,
+                    hash,
+                    skipped,
+                },
+            );
         }
         Ok(Index { dirs })
     }
@@ -67,6 +80,53 @@ impl Index {
     pub fn dirs(&self) -> usize {
         self.dirs.len()
     }
+
+    /// The paths of the directories it holds (the workspace itself is the empty path).
+    pub fn dir_paths(&self) -> impl Iterator<Item = &Path> {
+        self.dirs.keys().map(Path::new)
+    }
+
+    pub fn listing(&self, dir: &Path) -> Option<&Listing> {
+        self.dirs.get(dir.as_os_str())
+    }
+
+    pub fn insert(&mut self, dir: PathBuf, listing: Listing) {
+        self.dirs.insert(dir.into_os_string(), listing);
+    }
+
+    /// Forget directory `dir` and every directory below it.
+    pub fn remove_below(&mut self, dir: &Path) {
+        self.dirs
+            .retain(|path, _| !Path::new(path).starts_with(dir));
+    }
+
+    /// The files and links it records (covered or not), the bytes of the covered ones,
+    /// and everything not covered, sorted by path.
+    pub fn totals(&self) -> Totals {
+        let mut totals = Totals::default();
+        for listing in self.dirs.values() {
+            for entry in listing.entries.iter().filter(|e| e.kind != Kind::Dir) {
+                totals.candidates += 1;
+                if entry.kind.covered() {
+                    totals.files += 1;
+                    totals.bytes += entry.size;
+                }
+            }
+            totals.skipped.extend(listing.skipped.iter().cloned());
+        }
+        totals
+            .skipped
+            .sort_by(|a, b| Path::new(&a.path).cmp(Path::new(&b.path)));
+        totals
+    }
+}
+
+#[derive(Default)]
+pub struct Totals {
+    pub candidates: usize,
+    pub files: u64,
+    pub bytes: u64,
+    pub skipped: Vec<Skipped>,
 }
 
 /// A scan's directories and entries, turned into stored listings.
@@ -80,17 +140,32 @@ pub struct Assembled {
 
 /// Store the listings of `dirs` (every directory the scan entered, with its own entry)
 /// holding `entries` (each file or link with the directory it is in), reusing from
-/// `previous` the hash of every directory whose entries did not change.
+/// `previous` the hash of every directory whose entries did not change. Each of `skipped`
+/// is kept with the directory it names, or else the one it is in.
 pub fn assemble(
     store: &Store,
     dirs: Vec<(PathBuf, Entry)>,
     entries: Vec<(PathBuf, Entry)>,
+    skipped: &[Skipped],
     mut previous: Index,
 ) -> Result<Assembled, CheckpointError> {
     let mut children: HashMap<OsString, Vec<Entry>> = HashMap::with_capacity(dirs.len() + 1);
     children.insert(OsString::new(), Vec::new());
     for (path, _) in &dirs {
         children.insert(path.clone().into_os_string(), Vec::new());
+    }
+    let mut skipped_in: HashMap<OsString, Vec<Skipped>> = HashMap::new();
+    for item in skipped {
+        let path = Path::new(&item.path);
+        let owner = if children.contains_key(path.as_os_str()) {
+            path
+        } else {
+            path.parent().unwrap_or(Path::new(""))
+        };
+        skipped_in
+            .entry(owner.as_os_str().to_os_string())
+            .or_default()
+            .push(item.clone());
     }
     for (parent, entry) in entries {
         match children.get_mut(parent.as_os_str()) {
@@ -118,11 +193,13 @@ pub fn assemble(
                     store.put(&tree::encode(&entries))?
                 }
             };
+            let skipped = skipped_in.remove(path.as_os_str()).unwrap_or_default();
             assembled.index.dirs.insert(
                 path.into_os_string(),
                 Listing {
                     entries,
                     hash: hash.clone(),
+                    skipped,
                 },
             );
             Ok(hash)

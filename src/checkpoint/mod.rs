@@ -2,8 +2,10 @@
 //! tool call, so a rewind can bring the files back whatever changed them — a write, an
 //! edit, a shell command. Contents live in a content-addressed store under
 //! `$AGENT_HOME/checkpoints/` (`store`, `tree`), never in the workspace's own `.git`; each
-//! session has a log of its recorded states (`log`). `scan` records a tree incrementally,
-//! `restore` plans and applies a restore, `gc` drops what is older than `keep_days`.
+//! session has a log of its recorded states (`log`). `scan` records a tree by walking it,
+//! reading only files whose size, time or inode changed; while the kernel reports changes
+//! (`watch`), `relist` records it from the changed directories alone. `restore` plans and
+//! applies a restore, `gc` drops what is older than `keep_days`.
 //! Everything here blocks: the engine calls it on a blocking thread.
 
 pub mod changes;
@@ -11,10 +13,12 @@ mod error;
 pub mod gc;
 pub mod index;
 pub mod log;
+mod relist;
 pub mod restore;
 pub mod scan;
 pub mod store;
 pub mod tree;
+pub mod watch;
 
 pub use changes::{ChangeKind, FileChange};
 pub use error::CheckpointError;
@@ -24,11 +28,13 @@ pub use scan::Skipped;
 
 use crate::protocol::message::now_millis;
 use index::Index;
-use scan::Caps;
+use relist::Relisted;
+use scan::{Caps, Scan};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use store::Store;
+use watch::{Plan, Tracker};
 
 /// `[checkpoints]` in config.toml.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +77,20 @@ struct Current {
     /// The store's clean-up generation the index was built in: a clean-up may remove
     /// objects an old index still names.
     generation: String,
+    /// Which directories changed since the last scan, as the kernel reports it.
+    tracker: Tracker,
+    last_scan: ScanStats,
+}
+
+/// How the last checkpoint looked at the working tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// The whole tree was walked (not only the directories that changed).
+    pub walked: bool,
+    /// Directories read.
+    pub dirs_listed: usize,
+    /// Bytes of files read (new or changed content).
+    pub bytes_read: u64,
 }
 
 /// Everything `restore` needs to know about what it is asked to do.
@@ -115,6 +135,8 @@ impl Checkpoints {
                 records,
                 index: None,
                 generation: String::new(),
+                tracker: Tracker::new(cwd),
+                last_scan: ScanStats::default(),
             }),
         }
     }
@@ -176,9 +198,42 @@ impl Checkpoints {
         }
         if current.index.is_none() {
             current.index = Some(self.index_of_last(&current.records));
+            // What changed since that record is unknown.
+            current
+                .tracker
+                .walk_next("the last record was read from disk");
         }
         let previous = current.index.take().unwrap_or_default();
-        let scan = scan::scan(&self.store, &self.cwd, &self.exclude, self.caps, previous)?;
+        let (scan, walked) = match current.tracker.plan() {
+            Plan::Relist(changed) => {
+                let tracker = &mut current.tracker;
+                let relisted = relist::relist(
+                    &self.store,
+                    &self.cwd,
+                    &self.exclude,
+                    self.caps,
+                    previous,
+                    &changed,
+                    &mut |dir| tracker.watch_new(dir),
+                )?;
+                match relisted {
+                    Relisted::Done(scan) => (scan, false),
+                    Relisted::Walk(index, reason) => {
+                        tracing::debug!(reason, "checkpoint walks the tree");
+                        (self.walk(current, index)?, true)
+                    }
+                }
+            }
+            Plan::Walk(reason) => {
+                tracing::debug!(reason, "checkpoint walks the tree");
+                (self.walk(current, previous)?, true)
+            }
+        };
+        current.last_scan = ScanStats {
+            walked,
+            dirs_listed: scan.dirs_listed,
+            bytes_read: scan.new_bytes,
+        };
         current.index = Some(scan.index);
         Ok(Record {
             id: crate::session::new_id(),
@@ -194,6 +249,20 @@ impl Checkpoints {
             skipped: scan.skipped,
             rewind: None,
         })
+    }
+
+    /// The whole tree, walked; what is watched follows what it found.
+    fn walk(&self, current: &mut Current, previous: Index) -> Result<Scan, CheckpointError> {
+        let scan = scan::scan(&self.store, &self.cwd, &self.exclude, self.caps, previous)?;
+        current
+            .tracker
+            .walked(scan.index.dir_paths(), scan.complete);
+        Ok(scan)
+    }
+
+    /// How the last checkpoint looked at the working tree.
+    pub fn last_scan(&self) -> ScanStats {
+        self.current().last_scan
     }
 
     /// The directories of the session's last record (nothing to reuse when it cannot be

@@ -46,6 +46,8 @@ pub struct Scan {
     pub new_bytes: u64,
     /// Directory listings written anew (where something changed since the previous one).
     pub listings_written: usize,
+    /// Directories read: all of them for a walk, the changed ones for a `relist`.
+    pub dirs_listed: usize,
     /// `false` when the walk stopped at `max_files`: files after that point are unknown.
     pub complete: bool,
     pub skipped: Vec<Skipped>,
@@ -84,6 +86,7 @@ pub fn scan(
         bytes: 0,
         new_bytes: 0,
         listings_written: 0,
+        dirs_listed: seen.dirs.len() + 1,
         complete: seen.complete,
         skipped: seen.skipped,
         index: Index::default(),
@@ -97,14 +100,14 @@ pub fn scan(
         }
     }
     scan.new_bytes = seen.new_bytes;
-    let assembled = index::assemble(store, seen.dirs, seen.entries, previous)?;
+    let assembled = index::assemble(store, seen.dirs, seen.entries, &scan.skipped, previous)?;
     scan.root = assembled.root;
     scan.index = assembled.index;
     scan.listings_written = assembled.listings_written;
     Ok(scan)
 }
 
-fn walk_builder(cwd: &Path, exclude: &[PathBuf]) -> WalkBuilder {
+pub(super) fn walk_builder(cwd: &Path, exclude: &[PathBuf]) -> WalkBuilder {
     let excluded: Vec<PathBuf> = exclude.to_vec();
     let mut builder = WalkBuilder::new(cwd);
     builder
@@ -163,7 +166,7 @@ impl Seen {
 }
 
 /// What a checkpoint makes of one walked entry.
-enum Item {
+pub(super) enum Item {
     Dir(PathBuf, Entry),
     /// A file or link, listed (and reported too when its content is not kept).
     Entry {
@@ -176,17 +179,17 @@ enum Item {
 }
 
 /// The answer to "may one more file be covered?" (the `max_files` cap).
-enum Admit {
+pub(super) enum Admit {
     Yes,
     /// Over the cap: the walk stops here.
     No,
 }
 
-struct Walker<'a> {
-    store: &'a Store,
-    cwd: &'a Path,
-    caps: Caps,
-    previous: &'a Index,
+pub(super) struct Walker<'a> {
+    pub store: &'a Store,
+    pub cwd: &'a Path,
+    pub caps: Caps,
+    pub previous: &'a Index,
 }
 
 impl Walker<'_> {
@@ -270,7 +273,7 @@ impl Walker<'_> {
     }
 
     /// What one walked entry is. `admit` is asked before a file or link is covered.
-    fn see(
+    pub(super) fn see(
         &self,
         item: Result<DirEntry, ignore::Error>,
         admit: impl FnOnce() -> Admit,
@@ -384,7 +387,7 @@ impl Walker<'_> {
 }
 
 /// The outcome of looking at one walked entry.
-enum Seen1 {
+pub(super) enum Seen1 {
     Item(Item),
     /// Nothing to record (the workspace itself, a file that vanished).
     Nothing,
