@@ -3,8 +3,7 @@
 //! then each keystroke of a query typed a character at a time — the time from the query to
 //! its best matches, which is what a keystroke waits for before the picker can redraw.
 
-use agent::tui::mention::index::{LIMIT, best, walk};
-use nucleo_matcher::{Config, Matcher};
+use agent::tui::mention::index::{LIMIT, Search, walk};
 use std::time::{Duration, Instant};
 
 pub fn run(runs: usize) -> anyhow::Result<()> {
@@ -30,13 +29,14 @@ pub fn run(runs: usize) -> anyhow::Result<()> {
         "expected 100,000 paths, got {}",
         paths.len()
     );
-    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
     let typed = "pkg07/module742/file_042";
     let mut keystrokes: Vec<Duration> = Vec::new();
     for _ in 0..runs.max(1) {
+        // As in the interface: one search per picker, fed the query as it grows.
+        let mut search = Search::default();
         for end in 1..=typed.len() {
             let started = Instant::now();
-            let found = best(&paths, &typed[..end], &mut matcher, LIMIT);
+            let found = search.best(&paths, &typed[..end], LIMIT);
             keystrokes.push(started.elapsed());
             anyhow::ensure!(!found.is_empty(), "no match for {}", &typed[..end]);
         }

@@ -4,9 +4,13 @@
 //! (`nucleo-matcher`, path-aware scoring). Queries typed faster than they are answered are
 //! skipped to the newest. The list is walked again each time a picker opens, so files made
 //! since appear; until the new walk is done the old list answers.
+//!
+//! A keystroke costs one scoring pass, never a sort of every match: only the best `limit`
+//! are kept as the list is scored, and a query that extends the previous one scores only
+//! the paths that one matched (a fuzzy match of `abc` is a match of `ab`).
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
 use std::path::Path;
 use std::sync::mpsc;
 
@@ -45,15 +49,118 @@ pub fn walk(root: &Path) -> Vec<String> {
     paths
 }
 
-/// The best `limit` of `paths` for `query` (the first ones for an empty query).
-pub fn best(paths: &[String], query: &str, matcher: &mut Matcher, limit: usize) -> Vec<String> {
-    if query.is_empty() {
-        return paths.iter().take(limit).cloned().collect();
+/// Matching queries against one list of paths, remembering what the last query matched.
+pub struct Search {
+    matcher: Matcher,
+    /// The last query, and the positions in the list of every path it matched (in order).
+    last: Option<(String, Vec<u32>)>,
+    buffer: Vec<char>,
+}
+
+impl Default for Search {
+    fn default() -> Self {
+        Search {
+            matcher: Matcher::new(Config::DEFAULT.match_paths()),
+            last: None,
+            buffer: Vec::new(),
+        }
     }
-    let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
-    let mut matches = pattern.match_list(paths.iter(), matcher);
-    matches.truncate(limit);
-    matches.into_iter().map(|(path, _)| path.clone()).collect()
+}
+
+impl Search {
+    /// The list changed (walked again): nothing of the last query holds.
+    pub fn forget(&mut self) {
+        self.last = None;
+    }
+
+    /// The best `limit` of `paths` for `query` (the first ones for an empty query): by
+    /// score, and among equal scores in list order (shallow paths first).
+    pub fn best(&mut self, paths: &[String], query: &str, limit: usize) -> Vec<String> {
+        if query.is_empty() {
+            self.last = None;
+            return paths.iter().take(limit).cloned().collect();
+        }
+        let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
+        let narrowed = match self.last.take() {
+            Some((last, matched)) if narrows(&last, query) => Some(matched),
+            _ => None,
+        };
+        let mut matched = Vec::new();
+        let mut top = Top::new(limit);
+        let mut score = |position: u32, path: &str| {
+            if let Some(score) =
+                pattern.score(Utf32Str::new(path, &mut self.buffer), &mut self.matcher)
+            {
+                matched.push(position);
+                top.offer(score, position);
+            }
+        };
+        match narrowed {
+            Some(candidates) => {
+                for position in candidates {
+                    if let Some(path) = usize::try_from(position).ok().and_then(|i| paths.get(i)) {
+                        score(position, path);
+                    }
+                }
+            }
+            None => {
+                for (position, path) in (0..=u32::MAX).zip(paths) {
+                    score(position, path);
+                }
+            }
+        }
+        self.last = Some((query.to_string(), matched));
+        top.positions()
+            .filter_map(|p| usize::try_from(p).ok().and_then(|i| paths.get(i)))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Whether every path `query` matches is among those `last` matched: it extends `last`,
+/// and neither uses the syntax that can widen a match as it grows (`!` negation, the
+/// `^`/`$` anchors, `'` exact atoms, `\` escapes).
+fn narrows(last: &str, query: &str) -> bool {
+    query.starts_with(last) && !query.contains(['!', '^', '$', '\'', '\\'])
+}
+
+/// The best `limit` (score, position) pairs offered: higher score first, then earlier.
+struct Top {
+    limit: usize,
+    best: Vec<(u32, u32)>,
+}
+
+impl Top {
+    fn new(limit: usize) -> Top {
+        Top {
+            limit,
+            best: Vec::with_capacity(limit + 1),
+        }
+    }
+
+    fn offer(&mut self, score: u32, position: u32) {
+        if self.limit == 0 {
+            return;
+        }
+        // Positions come in increasing order: a tie never displaces an earlier path.
+        if self.best.len() == self.limit
+            && self.best.last().is_some_and(|&(worst, _)| worst >= score)
+        {
+            return;
+        }
+        let at = self.best.partition_point(|&(s, _)| s >= score);
+        self.best.insert(at, (score, position));
+        self.best.truncate(self.limit);
+    }
+
+    fn positions(&self) -> impl Iterator<Item = u32> + '_ {
+        self.best.iter().map(|&(_, position)| position)
+    }
+}
+
+/// The best `limit` of `paths` for `query`, by a search that remembers nothing.
+pub fn best(paths: &[String], query: &str, limit: usize) -> Vec<String> {
+    Search::default().best(paths, query, limit)
 }
 
 /// A query for the worker: whether to walk the tree again first.
@@ -73,23 +180,18 @@ pub fn start(
         .name("mention-index".to_string())
         .spawn(move || {
             let mut paths = walk(&root);
-            let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+            let mut search = Search::default();
             while let Ok(mut query) = queries.recv() {
                 let mut refresh = query.refresh;
                 while let Ok(newer) = queries.try_recv() {
                     refresh |= newer.refresh;
                     query = newer;
                 }
-                answer(
-                    query.text.clone(),
-                    best(&paths, &query.text, &mut matcher, LIMIT),
-                );
+                answer(query.text.clone(), search.best(&paths, &query.text, LIMIT));
                 if refresh {
                     paths = walk(&root);
-                    answer(
-                        query.text.clone(),
-                        best(&paths, &query.text, &mut matcher, LIMIT),
-                    );
+                    search.forget();
+                    answer(query.text.clone(), search.best(&paths, &query.text, LIMIT));
                 }
             }
         });
@@ -115,11 +217,66 @@ mod tests {
         let paths = walk(dir.path());
         assert!(!paths.iter().any(|p| p.starts_with("target")), "{paths:?}");
         assert!(paths.contains(&"src/tui/".to_string()), "{paths:?}");
+        assert_eq!(best(&paths, "tuicomp", 3)[0], "src/tui/composer.rs");
+        assert_eq!(best(&paths, "", 1), ["src/"]);
+    }
+
+    /// What nucleo's own `match_list` ranks first (by score, ties in list order).
+    fn reference(paths: &[String], query: &str, limit: usize) -> Vec<String> {
         let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
-        assert_eq!(
-            best(&paths, "tuicomp", &mut matcher, 3)[0],
-            "src/tui/composer.rs"
-        );
-        assert_eq!(best(&paths, "", &mut matcher, 1), ["src/"]);
+        let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
+        let mut matches = pattern.match_list(paths.iter(), &mut matcher);
+        matches.truncate(limit);
+        matches.into_iter().map(|(p, _)| p.clone()).collect()
+    }
+
+    #[test]
+    fn typing_a_query_gives_what_matching_the_whole_list_gives() {
+        let mut paths = Vec::new();
+        for dir in [
+            "src",
+            "src/tui",
+            "src/tui/mention",
+            "docs",
+            "tests",
+            "Src/Old",
+        ] {
+            for file in [
+                "mod.rs",
+                "index.rs",
+                "main.rs",
+                "composer.rs",
+                "README.md",
+                "a b.txt",
+            ] {
+                paths.push(format!("{dir}/{file}"));
+            }
+        }
+        let mut search = Search::default();
+        for typed in [
+            "src/tui/index",
+            "tm",
+            "S",
+            "Src",
+            "main !tui",
+            "a b",
+            "^src$",
+            "'mod r",
+        ] {
+            for end in 0..=typed.len() {
+                let query = &typed[..end];
+                assert_eq!(
+                    search.best(&paths, query, 4),
+                    if query.is_empty() {
+                        paths[..4].to_vec()
+                    } else {
+                        reference(&paths, query, 4)
+                    },
+                    "query {query:?}"
+                );
+            }
+            // Deleting back to a shorter query widens the match again.
+            assert_eq!(search.best(&paths, "s", 4), reference(&paths, "s", 4));
+        }
     }
 }
