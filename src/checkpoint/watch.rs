@@ -11,8 +11,9 @@
 //! excludes), a watch that could not be added, a walk that stopped at `max_files`, and
 //! at least every `WALK_EVERY` whatever the events say (changes no event reports, like
 //! writes through a memory map, are caught within that time). Not used off Linux nor on
-//! network or FUSE file systems (changes made on another machine raise no event here):
-//! there every checkpoint walks.
+//! network or FUSE file systems (changes made on another machine raise no event here), nor
+//! for a tree with more directories than a quarter of the user's inotify watches (editors
+//! and other tools watch from the same allowance): there every checkpoint walks.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -236,6 +237,24 @@ mod platform {
         dirs: Dirs,
         descriptors: HashMap<i32, WatchDescriptor>,
         buffer: Vec<u8>,
+        /// Directories watched at most.
+        budget: usize,
+    }
+
+    /// A quarter of the user's inotify watches (`fs.inotify.max_user_watches`; 8,192 when
+    /// it cannot be read, the old kernels' default).
+    fn budget() -> usize {
+        std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .unwrap_or(8192)
+            / 4
+    }
+
+    fn over_budget(budget: usize) -> String {
+        format!(
+            "the working tree has more directories than the {budget} inotify watches checkpoints may use (a quarter of fs.inotify.max_user_watches)"
+        )
     }
 
     impl Watch {
@@ -252,11 +271,15 @@ mod platform {
                 dirs: Dirs::default(),
                 descriptors: HashMap::new(),
                 buffer: vec![0; 64 * 1024],
+                budget: budget(),
             })
         }
 
         /// Watch `dir`; `Ok(true)` when it was not watched before.
         pub fn add(&mut self, cwd: &Path, dir: &Path) -> Result<bool, String> {
+            if self.descriptors.len() >= self.budget && !self.dirs.by_path.contains_key(dir) {
+                return Err(over_budget(self.budget));
+            }
             let descriptor = match self.inotify.watches().add(cwd.join(dir), mask()) {
                 Ok(descriptor) => descriptor,
                 // Gone already: whoever removed it changed its parent, which is watched.
@@ -293,19 +316,17 @@ mod platform {
             cwd: &Path,
             dirs: impl Iterator<Item = &'a Path>,
         ) -> Result<bool, String> {
-            let mut added = false;
-            let mut kept: BTreeSet<i32> = BTreeSet::new();
-            for dir in dirs {
-                added |= self.add(cwd, dir)?;
-                if let Some(&id) = self.dirs.by_path.get(dir) {
-                    kept.insert(id);
-                }
+            let dirs: Vec<&Path> = dirs.collect();
+            if dirs.len() > self.budget {
+                return Err(over_budget(self.budget));
             }
+            let wanted: std::collections::HashSet<&Path> = dirs.iter().copied().collect();
             let stale: Vec<i32> = self
-                .descriptors
-                .keys()
-                .filter(|id| !kept.contains(id))
-                .copied()
+                .dirs
+                .by_id
+                .iter()
+                .filter(|(_, path)| !wanted.contains(path.as_path()))
+                .map(|(&id, _)| id)
                 .collect();
             for id in stale {
                 self.forget(id);
@@ -313,6 +334,10 @@ mod platform {
                     // Fails only for a watch the kernel already dropped.
                     let _ = self.inotify.watches().remove(descriptor);
                 }
+            }
+            let mut added = false;
+            for dir in dirs {
+                added |= self.add(cwd, dir)?;
             }
             Ok(added)
         }
