@@ -7,17 +7,25 @@
 //!
 //! A keystroke costs one scoring pass, never a sort of every match: only the best `limit`
 //! are kept as the list is scored, and a query that extends the previous one scores only
-//! the paths that one matched (a fuzzy match of `abc` is a match of `ab`).
+//! the paths that one matched (a fuzzy match of `abc` is a match of `ab`). A pass that
+//! takes longer than `FIRST_RESULTS` (a short query over a large tree: every path matches
+//! and is scored) answers early with the best so far, then again when done; and it is
+//! dropped as soon as a newer query is waiting.
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use std::path::Path;
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// Paths indexed at most (a home directory must not eat the memory).
 pub const MAX_PATHS: usize = 500_000;
 /// Matches returned for a query.
 pub const LIMIT: usize = 8;
+/// A query still being scored after this is answered with the best matches so far.
+pub const FIRST_RESULTS: Duration = Duration::from_millis(8);
+/// Paths scored between two looks at the clock (and at newer queries).
+const CHUNK: usize = 2048;
 
 /// The relative paths below `root`, `.gitignore` honoured, shallow ones first.
 pub fn walk(root: &Path) -> Vec<String> {
@@ -55,6 +63,8 @@ pub struct Search {
     /// The last query, and the positions in the list of every path it matched (in order).
     last: Option<(String, Vec<u32>)>,
     buffer: Vec<char>,
+    /// When a pass still scoring answers with the best so far.
+    first_results: Duration,
 }
 
 impl Default for Search {
@@ -63,11 +73,20 @@ impl Default for Search {
             matcher: Matcher::new(Config::DEFAULT.match_paths()),
             last: None,
             buffer: Vec::new(),
+            first_results: FIRST_RESULTS,
         }
     }
 }
 
 impl Search {
+    /// A search that answers early after `first_results` instead of `FIRST_RESULTS`.
+    pub fn answering_early_after(first_results: Duration) -> Search {
+        Search {
+            first_results,
+            ..Search::default()
+        }
+    }
+
     /// The list changed (walked again): nothing of the last query holds.
     pub fn forget(&mut self) {
         self.last = None;
@@ -76,44 +95,59 @@ impl Search {
     /// The best `limit` of `paths` for `query` (the first ones for an empty query): by
     /// score, and among equal scores in list order (shallow paths first).
     pub fn best(&mut self, paths: &[String], query: &str, limit: usize) -> Vec<String> {
+        self.best_within(paths, query, limit, &mut |_| true)
+            .unwrap_or_default()
+    }
+
+    /// `best`, telling `progress` along the way: every `CHUNK` paths it is called (with
+    /// the best so far, once, when `FIRST_RESULTS` has passed) and the pass stops, with
+    /// `None`, when it returns `false`.
+    pub fn best_within(
+        &mut self,
+        paths: &[String],
+        query: &str,
+        limit: usize,
+        progress: &mut dyn FnMut(Option<Vec<String>>) -> bool,
+    ) -> Option<Vec<String>> {
         if query.is_empty() {
             self.last = None;
-            return paths.iter().take(limit).cloned().collect();
+            return Some(paths.iter().take(limit).cloned().collect());
         }
+        let started = Instant::now();
         let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
-        let narrowed = match self.last.take() {
-            Some((last, matched)) if narrows(&last, query) => Some(matched),
-            _ => None,
+        let candidates: Box<dyn Iterator<Item = u32>> = match self.last.take() {
+            Some((last, matched)) if narrows(&last, query) => Box::new(matched.into_iter()),
+            _ => Box::new((0..=u32::MAX).take(paths.len())),
+        };
+        let named = |positions: &mut dyn Iterator<Item = u32>| -> Vec<String> {
+            positions
+                .filter_map(|p| usize::try_from(p).ok().and_then(|i| paths.get(i)))
+                .cloned()
+                .collect()
         };
         let mut matched = Vec::new();
         let mut top = Top::new(limit);
-        let mut score = |position: u32, path: &str| {
-            if let Some(score) =
-                pattern.score(Utf32Str::new(path, &mut self.buffer), &mut self.matcher)
-            {
+        let mut told_early = false;
+        for (seen, position) in candidates.enumerate() {
+            if seen % CHUNK == CHUNK - 1 {
+                let early = (!told_early && started.elapsed() >= self.first_results)
+                    .then(|| named(&mut top.positions()));
+                told_early |= early.is_some();
+                if !progress(early) {
+                    return None;
+                }
+            }
+            let Some(path) = usize::try_from(position).ok().and_then(|i| paths.get(i)) else {
+                continue;
+            };
+            let haystack = Utf32Str::new(path, &mut self.buffer);
+            if let Some(score) = pattern.score(haystack, &mut self.matcher) {
                 matched.push(position);
                 top.offer(score, position);
             }
-        };
-        match narrowed {
-            Some(candidates) => {
-                for position in candidates {
-                    if let Some(path) = usize::try_from(position).ok().and_then(|i| paths.get(i)) {
-                        score(position, path);
-                    }
-                }
-            }
-            None => {
-                for (position, path) in (0..=u32::MAX).zip(paths) {
-                    score(position, path);
-                }
-            }
         }
         self.last = Some((query.to_string(), matched));
-        top.positions()
-            .filter_map(|p| usize::try_from(p).ok().and_then(|i| paths.get(i)))
-            .cloned()
-            .collect()
+        Some(named(&mut top.positions()))
     }
 }
 
@@ -181,13 +215,34 @@ pub fn start(
         .spawn(move || {
             let mut paths = walk(&root);
             let mut search = Search::default();
-            while let Ok(mut query) = queries.recv() {
+            let mut pending: Option<Query> = None;
+            while let Some(mut query) = pending.take().or_else(|| queries.recv().ok()) {
                 let mut refresh = query.refresh;
                 while let Ok(newer) = queries.try_recv() {
                     refresh |= newer.refresh;
                     query = newer;
                 }
-                answer(query.text.clone(), search.best(&paths, &query.text, LIMIT));
+                let mut newer: Option<Query> = None;
+                let mut progress = |early: Option<Vec<String>>| {
+                    if let Some(found) = early {
+                        answer(query.text.clone(), found);
+                    }
+                    if newer.is_none() {
+                        newer = queries.try_recv().ok();
+                    }
+                    newer.is_none()
+                };
+                if let Some(found) = search.best_within(&paths, &query.text, LIMIT, &mut progress) {
+                    answer(query.text.clone(), found);
+                }
+                if let Some(newer) = newer {
+                    // Answered next, with the walk it may ask for.
+                    pending = Some(Query {
+                        refresh: newer.refresh || refresh,
+                        ..newer
+                    });
+                    continue;
+                }
                 if refresh {
                     paths = walk(&root);
                     search.forget();
@@ -278,5 +333,29 @@ mod tests {
             // Deleting back to a shorter query widens the match again.
             assert_eq!(search.best(&paths, "s", 4), reference(&paths, "s", 4));
         }
+    }
+
+    #[test]
+    fn a_long_pass_answers_early_and_stops_for_a_newer_query() {
+        let paths: Vec<String> = (0..3 * CHUNK)
+            .map(|i| format!("dir{}/file{i}.rs", i % 7))
+            .collect();
+        let mut search = Search::answering_early_after(Duration::ZERO);
+        let mut early = Vec::new();
+        let done = search.best_within(&paths, "file1", 3, &mut |found| {
+            early.extend(found);
+            true
+        });
+        assert_eq!(done, Some(reference(&paths, "file1", 3)));
+        assert_eq!(early.len(), 1, "one early answer: {early:?}");
+        assert!(early[0].iter().all(|p| p.contains("file1")), "{early:?}");
+
+        // Stopped at the first look: no answer, and nothing of it is reused.
+        let stopped = search.best_within(&paths, "file12", 3, &mut |_| false);
+        assert_eq!(stopped, None);
+        assert_eq!(
+            search.best(&paths, "file123", 3),
+            reference(&paths, "file123", 3)
+        );
     }
 }
