@@ -298,10 +298,13 @@ async fn a_chip_is_deleted_whole_and_one_whose_file_vanished_is_kept_with_a_warn
     let server = FakeServer::start(vec![]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    for name in ["a.png", "b.png"] {
-        let pasted = format!("\x1b[200~{}\x1b[201~", env.cwd.path().join(name).display());
-        tui.send(pasted.as_bytes());
-    }
+    // Two files dropped at once, one of them quoted.
+    let pasted = format!(
+        "\x1b[200~'{}' {}\x1b[201~",
+        env.cwd.path().join("a.png").display(),
+        env.cwd.path().join("b.png").display()
+    );
+    tui.send(pasted.as_bytes());
     tui.wait_for_text("› [image: a.png 2×3] [image: b.png 2×3]")
         .await;
     // Backspace twice: the space, then the whole second chip.

@@ -7,7 +7,7 @@
 use super::app::{App, TaskResult};
 use crate::agent::mentions::Attached;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A clipboard image saved for a chip: its file and size (width, height).
 pub type SavedImage = (PathBuf, usize, usize);
@@ -37,45 +37,100 @@ pub fn describe(attached: &Attached) -> String {
     }
 }
 
-/// The path of an image file `pasted` names (alone, perhaps quoted or as a `file://` URL),
-/// as an `@` word can name it: relative to `cwd` when inside it.
-pub fn pasted_image(pasted: &str, cwd: &std::path::Path) -> Option<String> {
-    let trimmed = pasted.trim().trim_matches(['\'', '"']);
-    let trimmed = trimmed.strip_prefix("file://").unwrap_or(trimmed);
-    let unescaped = trimmed.replace("\\ ", " ");
-    if unescaped.contains(char::is_whitespace) || unescaped.is_empty() {
+/// The image files `pasted` names — one, or several (a terminal's drop of several files),
+/// each perhaps quoted, backslash-escaped or a `file://` URL — when it names nothing else:
+/// their absolute paths.
+pub fn pasted_images(pasted: &str, cwd: &Path) -> Option<Vec<PathBuf>> {
+    let words = shell_words(pasted)?;
+    if words.is_empty() {
         return None;
     }
-    let path = std::path::Path::new(&unescaped);
-    crate::agent::mentions::image_mime(path)?;
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        cwd.join(path)
-    };
-    if !absolute.is_file() {
+    words
+        .iter()
+        .map(|word| {
+            let word = match word.strip_prefix("file://") {
+                Some(url) => percent_decoded(url),
+                None => word.clone(),
+            };
+            let path = Path::new(&word);
+            crate::agent::mentions::image_mime(path)?;
+            let absolute = if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                cwd.join(path)
+            };
+            absolute.is_file().then_some(absolute)
+        })
+        .collect()
+}
+
+/// `text` split into words as a shell would: quotes and backslashes keep spaces in a word
+/// (`None` for an unclosed quote or a trailing backslash).
+fn shell_words(text: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.get_or_insert_default().push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                word.get_or_insert_default();
+            }
+            None if c == '\\' => word.get_or_insert_default().push(chars.next()?),
+            None if c.is_whitespace() => words.extend(word.take()),
+            None => word.get_or_insert_default().push(c),
+        }
+    }
+    if quote.is_some() {
         return None;
     }
-    Some(match absolute.strip_prefix(cwd) {
-        Ok(relative) => relative.to_string_lossy().into_owned(),
-        Err(_) => absolute.to_string_lossy().into_owned(),
-    })
+    words.extend(word);
+    Some(words)
+}
+
+/// A `file://` URL's path with its `%XX` escapes decoded (left as they are when invalid).
+fn percent_decoded(url: &str) -> String {
+    let bytes = url.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl App {
-    /// A paste that names an image file (a terminal's drag and drop pastes its path)
-    /// becomes a chip; `false` when it names none.
-    pub fn paste_image_path(&mut self, pasted: &str) -> bool {
-        let Some(path) = pasted_image(pasted, &self.settings.cwd) else {
+    /// A paste that names image files (a terminal's drag and drop pastes their paths)
+    /// becomes chips; `false` when it names something else.
+    pub fn paste_image_paths(&mut self, pasted: &str) -> bool {
+        let Some(paths) = pasted_images(pasted, &self.settings.cwd) else {
             return false;
         };
-        let absolute = self.settings.cwd.join(&path);
-        match imagesize::size(&absolute) {
-            Ok(size) => self
-                .composer
-                .insert_image(&absolute, size.width, size.height),
-            // Not an image after all: as `@path`, which says why it is not attached.
-            Err(_) => self.composer.insert(&format!("@{path} ")),
+        for path in paths {
+            match imagesize::size(&path) {
+                Ok(size) => self.composer.insert_image(&path, size.width, size.height),
+                // Not an image after all: as `@path`, which says why it is not attached.
+                Err(_) => {
+                    let shown = path.strip_prefix(&self.settings.cwd).unwrap_or(&path);
+                    self.composer.insert(&format!("@{} ", shown.display()));
+                }
+            }
         }
         true
     }
@@ -137,6 +192,43 @@ impl App {
                 self.composer.set_text(&text);
                 self.warning(&e.to_string());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paste_of_image_paths_names_each_and_anything_else_names_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        for name in ["a.png", "my shot.jpg", "notes.txt"] {
+            std::fs::write(cwd.join(name), b"x").unwrap();
+        }
+        let a = cwd.join("a.png");
+        let shot = cwd.join("my shot.jpg");
+        assert_eq!(pasted_images("a.png", cwd), Some(vec![a.clone()]));
+        let dropped = format!("'{}' {}\n", shot.display(), a.display());
+        assert_eq!(
+            pasted_images(&dropped, cwd),
+            Some(vec![shot.clone(), a.clone()])
+        );
+        assert_eq!(
+            pasted_images("my\\ shot.jpg \"a.png\"", cwd),
+            Some(vec![shot.clone(), a.clone()])
+        );
+        let url = format!("file://{}", shot.display()).replace(' ', "%20");
+        assert_eq!(pasted_images(&url, cwd), Some(vec![shot]));
+        for other in [
+            "look at a.png",
+            "a.png notes.txt",
+            "missing.png",
+            "'a.png",
+            "",
+        ] {
+            assert_eq!(pasted_images(other, cwd), None, "{other:?}");
         }
     }
 }

@@ -174,8 +174,8 @@ impl App {
         if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
             message.push_str(&text.replace(['\r', '\n'], " "));
         } else if self.picker.is_none() && self.menu.is_none() {
-            // A pasted image file (a terminal's drag and drop pastes its path): a chip.
-            if !self.paste_image_path(text) {
+            // Pasted image files (a terminal's drag and drop pastes their paths): chips.
+            if !self.paste_image_paths(text) {
                 self.composer.insert(text);
             }
         }
