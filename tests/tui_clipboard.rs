@@ -1,6 +1,7 @@
 //! ctrl+v in a pseudo-terminal, with a fake `xclip` on PATH (a script this test writes):
 //! the clipboard's image becomes a chip, is saved beside the session and is sent; an empty
-//! clipboard, or no clipboard tool, is one notice and changes nothing else.
+//! clipboard, or no clipboard tool, is one notice and changes nothing else; a hung tool
+//! freezes nothing and is killed; on Wayland `wl-paste` is asked instead.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
@@ -9,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use support::chat;
 use support::env::{Env, env};
+use support::harness::{wait_for_pid, wait_until_dead};
 use support::pty::{COLS, ROWS, Tui};
 use support::server::{FakeServer, Reply};
 
@@ -23,22 +25,29 @@ const PNG_3X2: &[u8] = &[
 
 /// A directory holding an `xclip` that logs its arguments to `calls` and answers TARGETS
 /// with `targets`, and `image/png` with `clip.png` when it exists (else fails, as xclip
-/// does for a type the clipboard lacks).
+/// does for a type the clipboard lacks); with a file `hang` there, it writes its pid to
+/// `pid` and hangs.
 fn fake_xclip(targets: &str) -> tempfile::TempDir {
+    fake_tool("xclip", targets)
+}
+
+/// The same for `name` (`xclip` or `wl-paste`: TARGETS or `--list-types` list the types).
+fn fake_tool(name: &str, targets: &str) -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();
     let dir = bin.path().display();
     let script = format!(
         "#!/bin/sh\n\
          echo \"$*\" >> {dir}/calls\n\
+         if [ -f {dir}/hang ]; then echo $$ > {dir}/pid; exec sleep 60; fi\n\
          case \"$*\" in\n\
-         *TARGETS*) printf '{targets}' ;;\n\
+         *TARGETS*|--list-types) printf '{targets}' ;;\n\
          *image/png*) [ -f {dir}/clip.png ] || exit 1; exec cat {dir}/clip.png ;;\n\
          *) exit 1 ;;\n\
          esac\n"
     );
-    let xclip = bin.path().join("xclip");
-    std::fs::write(&xclip, script).unwrap();
-    std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = bin.path().join(name);
+    std::fs::write(&tool, script).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     bin
 }
 
@@ -53,6 +62,16 @@ fn path_with(bin: &Path) -> String {
 
 /// The interface on X11 (DISPLAY set, no Wayland), with `path` as PATH.
 fn start(env: &Env, server: &FakeServer, path: &str) -> Tui {
+    start_on(
+        env,
+        server,
+        path,
+        &[("DISPLAY", ":99"), ("WAYLAND_DISPLAY", "")],
+    )
+}
+
+/// The interface with `path` as PATH and `display` (the display variables).
+fn start_on(env: &Env, server: &FakeServer, path: &str, display: &[(&str, &str)]) -> Tui {
     let base = server.v1();
     Tui::spawn_sized(
         &["--base-url", &base, "--model", "test-model"],
@@ -60,7 +79,7 @@ fn start(env: &Env, server: &FakeServer, path: &str) -> Tui {
         env.cwd.path(),
         ROWS,
         COLS,
-        &[("PATH", path), ("DISPLAY", ":99"), ("WAYLAND_DISPLAY", "")],
+        &[&[("PATH", path)], display].concat(),
     )
 }
 
@@ -152,5 +171,52 @@ async fn ctrl_v_without_an_image_on_the_clipboard_or_a_clipboard_tool_says_so() 
     tui.wait_for_text("no clipboard tool found: install wl-clipboard or xclip")
         .await;
     tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn on_wayland_wl_paste_is_asked() {
+    let env = env();
+    let bin = fake_tool("wl-paste", "text/plain\\nimage/png\\n");
+    std::fs::write(bin.path().join("clip.png"), PNG_3X2).unwrap();
+    let server = FakeServer::start(vec![]).await;
+    let path = path_with(bin.path());
+    let mut tui = start_on(
+        &env,
+        &server,
+        &path,
+        &[("WAYLAND_DISPLAY", "wayland-9"), ("DISPLAY", "")],
+    );
+    tui.wait_for_text("Ask anything").await;
+    tui.send(b"\x16");
+    tui.wait_for_text(".png 3×2]").await;
+    let calls = std::fs::read_to_string(bin.path().join("calls")).unwrap();
+    assert_eq!(calls, "--list-types\n--type image/png\n");
+    tui.send(b"\x15\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn a_hung_clipboard_tool_freezes_nothing_and_is_given_up_on() {
+    let env = env();
+    let bin = fake_xclip("TARGETS\\nimage/png\\n");
+    std::fs::write(bin.path().join("hang"), "").unwrap();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = start(&env, &server, &path_with(bin.path()));
+    tui.wait_for_text("Ask anything").await;
+    tui.send(b"\x16");
+    // The interface goes on taking keys while the tool hangs.
+    tui.type_text("still here");
+    tui.wait_for_text("› still here").await;
+    assert!(!tui.screen().contains("did not answer"));
+    tui.wait_for_text("the clipboard tool `xclip` did not answer within 3 s")
+        .await;
+    let pid = wait_for_pid(&bin.path().join("pid")).await;
+    assert!(
+        wait_until_dead(pid).await,
+        "the hung xclip {pid} was killed"
+    );
+    tui.wait_for_text("› still here").await;
+    tui.send(b"\x15\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
