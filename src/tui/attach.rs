@@ -146,16 +146,13 @@ impl App {
         let spill = self.agent.spill_dir();
         tokio::spawn(async move {
             let saved = match super::clipboard::read_image().await {
-                Ok(image) => {
-                    let suffix = format!(".{}", image.extension);
-                    spill
-                        .create("clipboard-", &suffix)
-                        .and_then(|(mut file, path)| {
-                            file.write_all(&image.bytes)?;
-                            Ok((path, image.width, image.height))
-                        })
-                        .map_err(|e| format!("the clipboard's image could not be saved: {e}"))
-                }
+                Ok(image) => spill
+                    .create_numbered("clipboard", image.extension)
+                    .and_then(|(mut file, path)| {
+                        file.write_all(&image.bytes)?;
+                        Ok((path, image.width, image.height))
+                    })
+                    .map_err(|e| format!("the clipboard's image could not be saved: {e}")),
                 Err(e) => Err(e.to_string()),
             };
             let _ = tasks.send(TaskResult::ClipboardImage(saved));
