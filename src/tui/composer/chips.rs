@@ -167,16 +167,50 @@ impl Composer {
                     }
                 }
                 if (first, last) != (from, to) {
-                    for _ in first..from {
-                        self.textarea.move_cursor(CursorMove::Back);
-                    }
-                    self.textarea.delete_str(last - first - (to - from));
+                    self.widen_deletion(&before, (from, to), (first, last));
                     return;
                 }
             }
         }
         let back = (row, col) < (before.row, before.col);
         self.leave_chip(back);
+    }
+
+    /// A deletion took `[from, to)` of the line, part of a chip: take `[first, last)`
+    /// instead, as one edit — the partial one is undone first — so that one undo brings the
+    /// chip back whole.
+    fn widen_deletion(
+        &mut self,
+        before: &Before,
+        (from, to): (usize, usize),
+        (first, last): (usize, usize),
+    ) {
+        let restored = |c: &Composer| {
+            c.textarea.cursor().0 == before.row
+                && c.line_and_column().0.chars().count() == before.line_chars
+        };
+        if self.textarea.undo() {
+            if restored(self) {
+                self.move_to_column(first);
+                self.textarea.delete_str(last - first);
+                return;
+            }
+            self.textarea.redo();
+        }
+        // Undo did not give the line back: delete the rest of the chip as an edit of its own.
+        self.move_to_column(first);
+        self.textarea.delete_str(last - first - (to - from));
+    }
+
+    /// Move the cursor along its line to character column `col`.
+    fn move_to_column(&mut self, col: usize) {
+        let now = self.line_and_column().1;
+        for _ in col..now {
+            self.textarea.move_cursor(CursorMove::Back);
+        }
+        for _ in now..col {
+            self.textarea.move_cursor(CursorMove::Forward);
+        }
     }
 
     /// Carry a cursor that is inside a chip to its start (`back`) or its end.
@@ -323,8 +357,20 @@ mod tests {
         }
         press(&mut c, KeyCode::Char('d'), KeyModifiers::ALT);
         assert_eq!(c.text(), "see  now");
-        // Undo brings it back whole.
+        // One undo brings it back whole, and redo takes it whole again.
         press(&mut c, KeyCode::Char('_'), KeyModifiers::CONTROL);
+        assert_eq!(c.text(), format!("see {CHIP} now"));
+        press(
+            &mut c,
+            KeyCode::Char('z'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+        );
+        assert_eq!(c.text(), "see  now");
+        let mut c = with_chip();
+        for _ in 0.."now ".len() {
+            key(&mut c, KeyCode::Left);
+        }
+        key(&mut c, KeyCode::Backspace);
         press(&mut c, KeyCode::Char('_'), KeyModifiers::CONTROL);
         assert_eq!(c.text(), format!("see {CHIP} now"));
     }
