@@ -1,5 +1,6 @@
 //! The interface's everyday helpers in a pseudo-terminal against the loopback model server:
-//! the task list pinned above the composer, plan mode, background shells in `/ps`.
+//! the task list pinned above the composer, plan mode, background shells in `/ps`, `@`
+//! and pasted images (image chips; ctrl+v's clipboard image is in tui_clipboard.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 mod support;
@@ -205,7 +206,7 @@ async fn at_opens_a_fuzzy_file_picker_and_the_chosen_file_is_attached() {
 }
 
 #[tokio::test]
-async fn a_pasted_image_path_is_attached_or_refused_for_a_model_without_images() {
+async fn a_pasted_image_path_is_a_chip_attached_or_refused_for_a_model_without_images() {
     let env = env();
     std::fs::write(env.cwd.path().join("shot.png"), PNG_2X3).unwrap();
     std::fs::write(
@@ -213,7 +214,11 @@ async fn a_pasted_image_path_is_attached_or_refused_for_a_model_without_images()
         "[providers.openai.models.seeing-model]\nimages = true\n",
     )
     .unwrap();
-    let server = FakeServer::start(vec![Reply::sse(chat::text("A tiny picture."))]).await;
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("A tiny picture.")),
+        Reply::sse(chat::text("Typed works too.")),
+    ])
+    .await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
     let pasted = format!(
@@ -221,24 +226,53 @@ async fn a_pasted_image_path_is_attached_or_refused_for_a_model_without_images()
         env.cwd.path().join("shot.png").display()
     );
     tui.send(pasted.as_bytes());
-    tui.wait_for_text("› @shot.png").await;
+    tui.wait_for_text("› [image: shot.png 2×3]").await;
     tui.type_text("what is this");
     tui.enter();
     // test-model takes no images: nothing is sent, the prompt stays.
     tui.wait_for_text("`test-model` does not take image input")
         .await;
-    tui.wait_for_text("› @shot.png what is this").await;
+    tui.wait_for_text("› [image: shot.png 2×3] what is this")
+        .await;
     assert!(server.requests().is_empty());
-    // A model that takes images gets it.
+    // A model that takes images gets it: the prompt comes back from the history with its
+    // chip, and the chip is one element (backspace after it takes all of it).
     tui.send(b"\x15");
     tui.type_text("/model seeing-model");
     tui.enter();
     tui.wait_for_text("Model: openai/seeing-model").await;
-    tui.type_text("describe @shot.png");
+    // ↑ ↑: past `/model seeing-model` to the refused prompt.
+    tui.send(b"\x1b[A\x1b[A");
+    tui.wait_for_text("› [image: shot.png 2×3] what is this")
+        .await;
     tui.enter();
     tui.wait_for_text("A tiny picture.").await;
     tui.wait_for_text("Attached: [image: shot.png 2×3]").await;
     let parts = server.bodies()[0]["messages"][1]["content"].clone();
+    assert_eq!(parts[0]["text"], "[image: shot.png 2×3] what is this");
+    assert_eq!(
+        parts[1]["image_url"]["url"].as_str().unwrap(),
+        format!(
+            "data:image/png;base64,{}",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, PNG_2X3)
+        ),
+        "{parts}"
+    );
+    // The transcript shows the chip's text, as typed.
+    let screen = tui.wait_until_idle().await;
+    assert!(
+        screen.contains("Ask anything"),
+        "the composer is empty: {screen}"
+    );
+    assert!(
+        screen.contains("[image: shot.png 2×3] what is this"),
+        "{screen}"
+    );
+    // `@path` typed by hand attaches as before.
+    tui.type_text("describe @shot.png");
+    tui.enter();
+    tui.wait_for_text("Typed works too.").await;
+    let parts = server.bodies()[1]["messages"][3]["content"].clone();
     assert_eq!(parts[0]["text"], "describe @shot.png");
     assert!(
         parts[1]["image_url"]["url"]
@@ -248,6 +282,45 @@ async fn a_pasted_image_path_is_attached_or_refused_for_a_model_without_images()
         "{parts}"
     );
     tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn a_chip_is_deleted_whole_and_one_whose_file_vanished_is_kept_with_a_warning() {
+    let env = env();
+    std::fs::write(env.cwd.path().join("a.png"), PNG_2X3).unwrap();
+    std::fs::write(env.cwd.path().join("b.png"), PNG_2X3).unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[providers.openai.models.test-model]\nimages = true\n",
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    // Two files dropped at once, one of them quoted.
+    let pasted = format!(
+        "\x1b[200~'{}' {}\x1b[201~",
+        env.cwd.path().join("a.png").display(),
+        env.cwd.path().join("b.png").display()
+    );
+    tui.send(pasted.as_bytes());
+    tui.wait_for_text("› [image: a.png 2×3] [image: b.png 2×3]")
+        .await;
+    // Backspace twice: the space, then the whole second chip.
+    tui.send(b"\x7f\x7f");
+    tui.wait_for("the second chip to go", |s| {
+        s.contains("› [image: a.png 2×3] ") && !s.contains("b.png")
+    })
+    .await;
+    std::fs::remove_file(env.cwd.path().join("a.png")).unwrap();
+    tui.type_text("look");
+    tui.enter();
+    tui.wait_for_text("[image: a.png 2×3] cannot be sent: its file")
+        .await;
+    tui.wait_for_text("› [image: a.png 2×3] look").await;
+    assert!(server.requests().is_empty());
+    tui.send(b"\x15\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
 

@@ -4,7 +4,9 @@
 //! the size cap as a delimited block naming the path, a directory as a listing of its
 //! entries, an image (png, jpg, gif, webp) as image content — refused, with a clear error,
 //! when the model takes no image input. Anything else (`me@example.com`, a path that does
-//! not exist, a binary file) stays plain text.
+//! not exist, a binary file) stays plain text. The interface's image chips come in as
+//! `LabelledImage`s — the label is what the text shows, the path the file — and are
+//! attached here the same way, in the order the text names them.
 
 use crate::protocol::message::{Content, UserMessage};
 use base64::Engine;
@@ -40,6 +42,14 @@ pub enum Attached {
     },
 }
 
+/// An image a front end put in the text as `label` (the interface's `[image: name W×H]`
+/// chip): attached like `@path` when the text holds the label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelledImage {
+    pub label: String,
+    pub path: PathBuf,
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum MentionError {
     #[error(
@@ -49,6 +59,11 @@ pub enum MentionError {
     ImagesUnsupported { model: String, path: String },
     #[error("@{path} could not be read: {why}")]
     Unreadable { path: String, why: String },
+    #[error(
+        "{label} cannot be sent: its file {path} is gone (put it back, or delete the image from \
+         the prompt)"
+    )]
+    ImageGone { label: String, path: String },
 }
 
 /// The image type of a path, by its extension.
@@ -112,9 +127,19 @@ impl super::Agent {
     /// `text` as the user message to send: its `@path`s attached (`expand`) for the current
     /// model in the working directory.
     pub fn user_message(&self, text: &str) -> Result<(UserMessage, Vec<Attached>), MentionError> {
+        self.user_message_with(text, &[])
+    }
+
+    /// `user_message`, with the `images` whose labels the text holds attached too.
+    pub fn user_message_with(
+        &self,
+        text: &str,
+        images: &[LabelledImage],
+    ) -> Result<(UserMessage, Vec<Attached>), MentionError> {
         let settings = self.shared.settings();
-        expand(
+        expand_with(
             text,
+            images,
             &settings.cwd,
             settings.model.images,
             &settings.model.id,
@@ -130,12 +155,61 @@ pub fn expand(
     images: bool,
     model: &str,
 ) -> Result<(UserMessage, Vec<Attached>), MentionError> {
+    expand_with(text, &[], cwd, images, model)
+}
+
+/// `expand`, with the `labelled` images whose labels `text` holds attached too; everything
+/// in the order the text names it, each file once.
+pub fn expand_with(
+    text: &str,
+    labelled: &[LabelledImage],
+    cwd: &Path,
+    images: bool,
+    model: &str,
+) -> Result<(UserMessage, Vec<Attached>), MentionError> {
+    // (where the text names it, as written, the file, the chip's label)
+    let mut named: Vec<(usize, String, PathBuf, Option<&str>)> = mentioned_paths(text, cwd)
+        .into_iter()
+        .map(|(written, path)| {
+            let at = text.find(&format!("@{written}")).unwrap_or(0);
+            (at, written, path, None)
+        })
+        .collect();
+    for image in labelled {
+        let Some(at) = text.find(&image.label) else {
+            continue;
+        };
+        let written = match image.path.strip_prefix(cwd) {
+            Ok(relative) => relative.to_string_lossy().into_owned(),
+            Err(_) => image.path.to_string_lossy().into_owned(),
+        };
+        let path = if image.path.is_absolute() {
+            image.path.clone()
+        } else {
+            cwd.join(&image.path)
+        };
+        named.push((at, written, path, Some(image.label.as_str())));
+    }
+    named.sort_by_key(|(at, ..)| *at);
     let mut message = UserMessage::text(text);
     let mut attached = Vec::new();
-    for (written, path) in mentioned_paths(text, cwd) {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for (_, written, path, label) in named {
+        if seen.contains(&path) {
+            continue;
+        }
+        if let Some(label) = label
+            && std::fs::symlink_metadata(&path).is_err()
+        {
+            return Err(MentionError::ImageGone {
+                label: label.to_string(),
+                path: path.to_string_lossy().into_owned(),
+            });
+        }
         let (content, what) = attach(&written, &path, images, model)?;
         message.content.extend(content);
         attached.push(what);
+        seen.push(path);
     }
     Ok((message, attached))
 }
@@ -310,6 +384,49 @@ mod tests {
                 height: 3
             }]
         );
+    }
+
+    #[test]
+    fn labelled_images_attach_in_the_order_the_text_names_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+        png.extend_from_slice(&[0, 0, 0, 13, b'I', b'H', b'D', b'R']);
+        png.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 3, 8, 6, 0, 0, 0]);
+        std::fs::write(dir.path().join("a.png"), &png).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let pasted = outside.path().join("b.png");
+        std::fs::write(&pasted, &png).unwrap();
+        let chip = LabelledImage {
+            label: "[image: b.png 2×3]".into(),
+            path: pasted.clone(),
+        };
+        let unused = LabelledImage {
+            label: "[image: c.png 1×1]".into(),
+            path: outside.path().join("c.png"),
+        };
+        let text = "compare [image: b.png 2×3] with @a.png";
+        let labelled = [unused, chip.clone()];
+        let (message, attached) = expand_with(text, &labelled, dir.path(), true, "m").unwrap();
+        assert_eq!(message.content.len(), 3, "{:?}", message.content);
+        assert_eq!(
+            attached,
+            [
+                Attached::Image {
+                    path: pasted.to_string_lossy().into_owned(),
+                    width: 2,
+                    height: 3
+                },
+                Attached::Image {
+                    path: "a.png".into(),
+                    width: 2,
+                    height: 3
+                }
+            ],
+            "a chip not in the text (c.png, which does not exist) is not asked for"
+        );
+        // The refusal is the same as for `@path`.
+        let refused = expand_with(text, &[chip], dir.path(), false, "text-only").unwrap_err();
+        assert!(matches!(refused, MentionError::ImagesUnsupported { .. }));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! one (`--no-session`) in a private temporary directory (mode 0700), removed when the
 //! conversation is dropped or the agent exits. Nothing is created until the first file is
 //! needed, and a session directory whose session file never came to exist (a `!command`
-//! before the first message) is removed like a private one.
+//! before the first message) is removed like a private one. The interface keeps the images
+//! pasted with ctrl+v here too (`clipboard-N.png`).
 
 use std::fs::File;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -60,6 +61,27 @@ impl SpillDir {
             .suffix(suffix)
             .tempfile_in(&dir)?;
         file.keep().map_err(|e| e.error)
+    }
+
+    /// A new file (mode 0600) named `<stem>-<n>.<extension>` with the first `n` from 1 not
+    /// taken, and its path (a clipboard image: `clipboard-1.png`).
+    pub fn create_numbered(&self, stem: &str, extension: &str) -> std::io::Result<(File, PathBuf)> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = self.dir()?;
+        for n in 1..10_000 {
+            let path = dir.join(format!("{stem}-{n}.{extension}"));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(file) => return Ok((file, path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        self.create(&format!("{stem}-"), &format!(".{extension}"))
     }
 
     /// The directory, made (0700) on first use.
@@ -153,6 +175,22 @@ mod tests {
         assert_eq!(mode(&path), 0o600);
         drop(spill);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "all of it");
+    }
+
+    #[test]
+    fn numbered_files_take_the_first_free_number() {
+        let root = tempfile::tempdir().unwrap();
+        let session = root.path().join("s.jsonl");
+        std::fs::write(&session, "{}\n").unwrap();
+        let spill = SpillDir::for_session(Some(&session));
+        let (_, first) = spill.create_numbered("clipboard", "png").unwrap();
+        let (_, second) = spill.create_numbered("clipboard", "png").unwrap();
+        assert_eq!(first, root.path().join("s.files/clipboard-1.png"));
+        assert_eq!(second, root.path().join("s.files/clipboard-2.png"));
+        assert_eq!(mode(&second), 0o600);
+        std::fs::remove_file(&first).unwrap();
+        let (_, again) = spill.create_numbered("clipboard", "png").unwrap();
+        assert_eq!(again, first);
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub enum TaskResult {
     Mentions(String, Vec<String>),
     /// `/diff`'s changes were read (or why they could not be).
     Diff(Result<Vec<crate::checkpoint::FileChange>, String>),
+    /// ctrl+v's clipboard image was saved (or why there is none).
+    ClipboardImage(Result<super::attach::SavedImage, String>),
 }
 
 pub struct Stream {
@@ -156,6 +158,8 @@ pub struct App {
     pub diff_log: Option<super::transcript::Log>,
     /// The git snapshot taken at start, for `/diff` when checkpoints are off.
     pub git_baseline: Option<super::diff_view::GitBaseline>,
+    /// ctrl+v is reading the clipboard.
+    pub clipboard_busy: bool,
 }
 
 impl App {
@@ -213,6 +217,7 @@ impl App {
             mention_search: Default::default(),
             diff_log: None,
             git_baseline: None,
+            clipboard_busy: false,
         }
     }
 
@@ -311,6 +316,7 @@ impl App {
             TaskResult::TimeTravel(result) => self.on_time_travel(result),
             TaskResult::Mentions(query, found) => self.on_mentions(query, found),
             TaskResult::Diff(result) => self.show_diff(result),
+            TaskResult::ClipboardImage(saved) => self.on_clipboard_image(saved),
             TaskResult::SessionSwitched(info, note) => {
                 self.session = info;
                 self.todos.clear();

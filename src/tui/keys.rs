@@ -1,7 +1,7 @@
 //! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+o, ctrl+g, ctrl+d,
-//! shift+tab; esc esc on an empty composer rewinds), the transcript view, the approval
-//! dialog, the session picker and the time-travel menus when they are open, slash-command
-//! completion, and the composer's submit / follow-up.
+//! shift+tab, ctrl+v's clipboard image; esc esc on an empty composer rewinds), the
+//! transcript view, the approval dialog, the session picker and the time-travel menus when
+//! they are open, slash-command completion, and the composer's submit / follow-up.
 
 use super::app::App;
 use super::commands::completions;
@@ -107,6 +107,11 @@ impl App {
             KeyCode::Esc => self.interrupt(),
             KeyCode::BackTab => self.cycle_permission_mode(),
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.exit = Some(0),
+            // ctrl+v reaches us as a key (terminals paste text with a binding of their own,
+            // as a bracketed paste): the clipboard's image, if it holds one.
+            KeyCode::Char('v') if ctrl && !alt && !self.composer.is_searching() => {
+                self.paste_clipboard_image()
+            }
             KeyCode::Up if alt => {
                 if let Some(message) = self.agent.unqueue_last() {
                     let text = message.plain_text();
@@ -169,10 +174,9 @@ impl App {
         if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
             message.push_str(&text.replace(['\r', '\n'], " "));
         } else if self.picker.is_none() && self.menu.is_none() {
-            // A pasted image file (a terminal's drag and drop pastes its path): attach it.
-            match super::attach::pasted_image(text, &self.settings.cwd) {
-                Some(path) => self.composer.insert(&format!("@{path} ")),
-                None => self.composer.insert(text),
+            // Pasted image files (a terminal's drag and drop pastes their paths): chips.
+            if !self.paste_image_paths(text) {
+                self.composer.insert(text);
             }
         }
     }
@@ -195,7 +199,8 @@ impl App {
         if let Some(command) = trimmed.strip_prefix('!') {
             return self.run_shell(command);
         }
-        let message = match self.agent.user_message(&text) {
+        let images = self.composer.images_in(&text);
+        let message = match self.agent.user_message_with(&text, &images) {
             Ok((message, attached)) => {
                 self.note_attachments(&attached);
                 message

@@ -8,6 +8,7 @@ pub mod app;
 pub mod approval;
 mod attach;
 pub mod cells;
+mod clipboard;
 pub mod commands;
 pub mod composer;
 mod copy;

@@ -2,8 +2,10 @@
 //! agent's keys — Enter submits, Alt+Enter queues a follow-up, Shift+Enter / Ctrl+J insert a
 //! newline — Up/Down recall earlier prompts (kept across restarts, per directory) when the
 //! cursor is on the first/last row, ctrl+r searches them (`search`), and readline's editing
-//! keys work on whole grapheme clusters (`editing`).
+//! keys work on whole grapheme clusters (`editing`). Pasted and clipboard images are
+//! chips that edit as one element (`chips`).
 
+mod chips;
 mod editing;
 mod mention;
 mod search;
@@ -44,6 +46,8 @@ pub struct Composer {
     /// Index into `history` while recalling; the draft is what was typed before.
     recalling: Option<usize>,
     draft: String,
+    /// Every image chip made this session: its label and its file.
+    images: Vec<crate::agent::mentions::LabelledImage>,
 }
 
 impl Composer {
@@ -63,6 +67,7 @@ impl Composer {
             search: None,
             recalling: None,
             draft: String::new(),
+            images: Vec::new(),
         }
     }
 
@@ -154,9 +159,11 @@ impl Composer {
             KeyCode::Up if !alt && self.cursor_row() == 0 && self.recall(-1) => Action::Edited,
             KeyCode::Down if !alt && self.on_last_row() && self.recall(1) => Action::Edited,
             _ => {
+                let before = self.before_key();
                 if !self.edit_key(key) {
                     self.textarea.input(key);
                 }
+                self.after_key(before);
                 Action::Edited
             }
         }
@@ -244,6 +251,7 @@ impl Composer {
             ..area
         };
         (&self.textarea).render(text_area, buffer);
+        self.style_chips(text_area, buffer, theme.accent());
         let cursor = self.textarea.screen_cursor();
         let row = u16::try_from(cursor.row).ok()?;
         let col = u16::try_from(cursor.col).ok()?;
