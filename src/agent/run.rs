@@ -5,6 +5,7 @@
 use super::compaction::compact;
 use super::guard::LoopGuard;
 use super::state::{RunSettings, Shared, State, lock};
+use crate::llm::provider::Api;
 use crate::protocol::event::{AgentEvent, CompactionReason, NoticeLevel, RunState, RunStatus};
 use crate::protocol::message::{Message, StopReason, UserMessage};
 use crate::session::format::NewEntry;
@@ -133,6 +134,7 @@ impl Run {
             self.commit_user(prompt).await;
         }
         self.settle_tools().await;
+        self.tell_search_unsupported();
         let mut first_turn = true;
         let mut pending = self.take_steering();
         // A Stop hook's reason to go on, and whether the run went on because of one.
@@ -244,6 +246,31 @@ impl Run {
             }
         }
         accepted
+    }
+
+    /// `[web] search` is on but the provider's wire API has no web search of its own: say so
+    /// once (the requests go out without it).
+    fn tell_search_unsupported(&mut self) {
+        let api = self.settings.provider.settings().api;
+        let native = matches!(api, Api::Anthropic | Api::OpenaiResponses);
+        if self.settings.tool_settings.web.search.is_none() || native {
+            return;
+        }
+        {
+            let mut state = lock(&self.shared.state);
+            if std::mem::replace(&mut state.search_unsupported_told, true) {
+                return;
+            }
+        }
+        self.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            message: format!(
+                "[web] search is on, but provider `{}` ({}) has no web search of its own: \
+                 the model is asked without it",
+                self.settings.provider.settings().name,
+                api.as_str()
+            ),
+        });
     }
 
     /// Wait (bounded) for tools still on their way (MCP servers starting), and tell the
