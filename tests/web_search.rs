@@ -455,3 +455,185 @@ async fn a_search_max_uses_of_zero_is_a_config_error() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn an_editor_sees_a_search_as_a_finished_fetch_call() {
+    let env = env();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[web]\nsearch = true\n",
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![Reply::sse(responses_stream())]).await;
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args([
+        "--provider",
+        "openai-responses",
+        "--base-url",
+        &server.v1(),
+        "--model",
+        MODEL,
+        "--mode",
+        "acp",
+    ])
+    .env("OPENAI_API_KEY", "sk-test");
+    let mut acp = support::acp::Acp::spawn(cmd).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    acp.prompt(&id, "how many people live in tokyo?")
+        .await
+        .unwrap()
+        .unwrap();
+    let updates = acp.drain();
+    let calls: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .collect();
+    assert_eq!(calls.len(), 1, "{updates:#?}");
+    let call = calls[0];
+    assert_eq!(call["toolCallId"], "ws_67");
+    assert_eq!(call["title"], "Web search: tokyo population");
+    assert_eq!(call["kind"], "fetch");
+    assert_eq!(call["status"], "completed");
+    assert_eq!(call["rawInput"], json!({"query": "tokyo population"}));
+    assert!(
+        call["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Searched the web: \"tokyo population\" — 2 results"),
+        "{call}"
+    );
+    assert_eq!(
+        support::acp::text_of(&updates, "agent_message_chunk"),
+        "About 14 million."
+    );
+    assert_eq!(acp.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn searching_only_reads_so_plan_and_read_only_modes_keep_it() {
+    use agent::tools::permission::PermissionMode;
+    for mode in [PermissionMode::Plan, PermissionMode::ReadOnly] {
+        let mut h = Harness::start_api(
+            Api::Anthropic,
+            vec![Reply::sse(anthropic_sse::text("ok"))],
+            |config| {
+                config.tool_settings.web.search = Some(5);
+                config.permission_mode = mode;
+            },
+        )
+        .await;
+        h.prompt("look something up");
+        h.until_end().await;
+        let body = &h.server.bodies()[0];
+        assert_eq!(
+            body["tools"].as_array().unwrap().last().unwrap(),
+            &json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5}),
+            "{mode:?}"
+        );
+    }
+}
+
+/// An Anthropic response that searches (its query streamed in two pieces), says `text`,
+/// and stops with `stop_reason`.
+fn anthropic_search_stream(text: &str, stop_reason: &str) -> Vec<String> {
+    use anthropic_sse::event;
+    let start = |index: usize, block: Value| {
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": block}),
+        )
+    };
+    let delta = |index: usize, delta: Value| {
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        )
+    };
+    let stop = |index: usize| {
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        )
+    };
+    vec![
+        event(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1",
+            "type": "message", "role": "assistant", "model": MODEL, "content": [],
+            "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        start(
+            0,
+            json!({"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search", "input": {}}),
+        ),
+        delta(
+            0,
+            json!({"type": "input_json_delta", "partial_json": "{\"query\": \"ru"}),
+        ),
+        delta(
+            0,
+            json!({"type": "input_json_delta", "partial_json": "st\"}"}),
+        ),
+        stop(0),
+        start(
+            1,
+            json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_9",
+            "content": [{"type": "web_search_result", "title": "Rust", "url": "https://www.rust-lang.org/",
+                         "encrypted_content": "Eq9", "page_age": null}]}),
+        ),
+        stop(1),
+        start(2, json!({"type": "text", "text": ""})),
+        delta(2, json!({"type": "text_delta", "text": text})),
+        stop(2),
+        event(
+            "message_delta",
+            json!({"type": "message_delta",
+            "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 20}}),
+        ),
+        event("message_stop", json!({"type": "message_stop"})),
+    ]
+}
+
+#[tokio::test]
+async fn a_paused_turn_is_sent_back_for_the_model_to_go_on() {
+    let mut h = Harness::start_api(
+        Api::Anthropic,
+        vec![
+            Reply::sse(anthropic_search_stream("Searching more ", "pause_turn")),
+            Reply::sse(anthropic_sse::text("Rust 1.91 is out.")),
+        ],
+        |config| config.tool_settings.web.search = Some(5),
+    )
+    .await;
+    h.prompt("what is new in rust?");
+    let events = h.until_end().await;
+    assert_eq!(support::harness::end_of(&events).0, "completed");
+    let searches = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::WebSearch { query, .. } if query == "rust"))
+        .count();
+    assert_eq!(searches, 1);
+    let bodies = h.server.bodies();
+    assert_eq!(bodies.len(), 2, "the paused turn is continued");
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "assistant", "{last}");
+    assert_eq!(
+        last["content"],
+        json!([
+            {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search", "input": {"query": "rust"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_9",
+             "content": [{"type": "web_search_result", "title": "Rust", "url": "https://www.rust-lang.org/",
+                          "encrypted_content": "Eq9", "page_age": null}]},
+            {"type": "text", "text": "Searching more"}
+        ])
+    );
+    let Some(AgentEvent::AgentEnd { messages, .. }) = events.last() else {
+        panic!()
+    };
+    let answers: Vec<String> = messages
+        .iter()
+        .filter_map(|m| m.as_assistant().map(|a| a.text()))
+        .collect();
+    assert_eq!(answers, ["Searching more ", "Rust 1.91 is out."]);
+}

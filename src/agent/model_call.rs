@@ -8,6 +8,7 @@ use super::state::lock;
 use crate::llm::assembler::Assembler;
 use crate::llm::error::{ProviderError, Retry};
 use crate::llm::request::{ModelRequest, WebSearchTool};
+use crate::llm::stream_event::FinishReason;
 use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
 use crate::protocol::message::{AssistantMessage, Message, StopReason};
 use std::sync::Arc;
@@ -202,8 +203,13 @@ impl Run {
             .take()
             .unwrap_or_else(|| Assembler::new(provider_name, &settings.model.id));
         let mut deltas = Vec::new();
+        self.paused = false;
         let (mut message, error) = match result {
-            Ok(()) => (assembler.finish(&mut deltas).0, None),
+            Ok(()) => {
+                let (message, report) = assembler.finish(&mut deltas);
+                self.paused = report.finish == Some(FinishReason::Pause);
+                (message, None)
+            }
             Err(ProviderError::Aborted) => {
                 let (message, _) =
                     assembler.fail(StopReason::Aborted, self.cancel_reason(), &mut deltas);

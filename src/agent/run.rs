@@ -39,6 +39,9 @@ pub(crate) struct Run {
     pub checkpointed_call: Option<String>,
     /// A checkpoint could not be stored: why. The run stops.
     pub checkpoint_failure: Option<String>,
+    /// The last model call was paused by the provider mid-turn (Anthropic's `pause_turn`,
+    /// after many server-side searches): the model is called again to go on.
+    pub paused: bool,
 }
 
 /// Start a run in the background. The caller holds the state lock, so the run cannot
@@ -76,6 +79,7 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
         timed_out,
         checkpointed_call: None,
         checkpoint_failure: None,
+        paused: false,
     };
     // A bug must not wedge the agent: a panic ends the run as failed, with `agent_end`.
     let outcome = match AssertUnwindSafe(run.execute(prompts)).catch_unwind().await {
@@ -205,7 +209,9 @@ impl Run {
                     self.shared.sync_session().await;
                     return outcome;
                 }
-                has_tool_calls = !calls.is_empty();
+                // A paused turn goes on like one with calls: the model is asked again, with
+                // its unfinished answer as the last message.
+                has_tool_calls = !calls.is_empty() || std::mem::take(&mut self.paused);
                 let round = self.run_tool_calls(&calls).await;
                 self.shared.emit(AgentEvent::TurnEnd {
                     message: assistant,

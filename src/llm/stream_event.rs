@@ -11,6 +11,9 @@ pub enum FinishReason {
     ToolUse,
     Length,
     ContentFilter,
+    /// The provider paused a long turn (Anthropic's `pause_turn`): the answer so far is
+    /// complete as it is, and sending it back lets the model go on.
+    Pause,
     /// A provider value with no mapping, kept verbatim.
     Other(String),
 }
@@ -23,6 +26,7 @@ impl FinishReason {
             FinishReason::ToolUse => "tool_use",
             FinishReason::Length => "length",
             FinishReason::ContentFilter => "content_filter",
+            FinishReason::Pause => "pause_turn",
             FinishReason::Other(raw) => raw,
         }
     }

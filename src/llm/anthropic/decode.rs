@@ -466,7 +466,8 @@ fn has_fields(input: &Value) -> bool {
 
 fn map_stop_reason(reason: &str) -> FinishReason {
     match reason {
-        "end_turn" | "stop_sequence" | "pause_turn" => FinishReason::Stop,
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "pause_turn" => FinishReason::Pause,
         "tool_use" => FinishReason::ToolUse,
         "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
         "refusal" => FinishReason::ContentFilter,

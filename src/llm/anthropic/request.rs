@@ -166,6 +166,7 @@ pub fn build_body(
             }
         }
     }
+    end_continued_turn(&mut turns);
     if let Some(block) = turns
         .iter_mut()
         .rev()
@@ -231,6 +232,23 @@ fn token_limits(request: &ModelRequest<'_>) -> (u64, Option<Thinking>) {
         budget_tokens: budget,
     };
     (limit.max(budget + ANSWER_TOKENS), Some(thinking))
+}
+
+/// A turn the provider paused (`pause_turn`) goes back as the last turn, for the model to
+/// go on with; the API refuses a final assistant turn that ends in whitespace.
+fn end_continued_turn(turns: &mut Vec<Turn<'_>>) {
+    let Some(last) = turns.last_mut().filter(|turn| turn.role == "assistant") else {
+        return;
+    };
+    if let Some(Block::Text { text, .. }) = last.content.last_mut() {
+        *text = text.trim_end();
+        if text.is_empty() {
+            last.content.pop();
+        }
+    }
+    if last.content.is_empty() {
+        turns.pop();
+    }
 }
 
 /// Append blocks as a turn of `role`, joining the previous turn when it has the same role
