@@ -78,7 +78,8 @@ fn observed(
                 }
                 tool_calls.push(entry);
             }
-            AssistantContent::Text { .. } => {}
+            // A provider's own search: reported by its block types (`other_block_types`).
+            AssistantContent::Text { .. } | AssistantContent::WebSearch(_) => {}
         }
     }
     let error_text = error.map(|e| match e {
@@ -243,6 +244,8 @@ fn deltas_rebuild_the_message(
                 None if text.trim().is_empty() => call.arguments == json!({}),
                 None => serde_json::from_str::<Value>(text).ok().as_ref() == Some(&call.arguments),
             },
+            // A search has no deltas.
+            AssistantContent::WebSearch(_) => text.is_empty(),
         };
         if !consistent {
             return Err(format!(

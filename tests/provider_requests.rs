@@ -54,6 +54,7 @@ async fn send(
         messages: &messages,
         tools: &tools,
         thinking,
+        web_search: None,
     };
     provider
         .stream(&request, &CancellationToken::new(), &mut |_| {})

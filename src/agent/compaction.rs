@@ -79,6 +79,14 @@ pub fn estimate_tokens(message: &Message) -> u64 {
                 AssistantContent::ToolCall(call) => {
                     call.name.len() + call.arguments.to_string().len()
                 }
+                // The provider's blocks (what the model reads again) are mostly encrypted
+                // page content.
+                AssistantContent::WebSearch(search) => search
+                    .provider_blocks
+                    .iter()
+                    .map(|block| block.to_string().len())
+                    .sum::<usize>()
+                    .max(search.query.len()),
             })
             .sum(),
     };
@@ -165,6 +173,12 @@ fn transcript(messages: &[Arc<Message>], max_chars: usize) -> String {
                             let _ = write!(part, "[Assistant]\n{text}\n");
                         }
                         AssistantContent::Thinking { .. } => {}
+                        AssistantContent::WebSearch(search) => {
+                            let _ = writeln!(part, "[Assistant] {}", search.summary());
+                            for result in &search.results {
+                                let _ = writeln!(part, "- {} <{}>", result.title, result.url);
+                            }
+                        }
                         AssistantContent::ToolCall(call) => {
                             let _ = writeln!(
                                 part,
@@ -387,6 +401,7 @@ async fn request_summary(
         messages: &messages,
         tools: &[],
         thinking: ThinkingLevel::Off,
+        web_search: None,
     };
     let mut assembler = Assembler::new(&settings.provider.settings().name, &settings.model.id);
     let mut deltas = Vec::new();

@@ -206,6 +206,7 @@ impl Agent {
             session_error: None,
             model_after_run: None,
             session_context: Vec::new(),
+            search_unsupported_told: false,
         };
         let (idle, _) = watch::channel(true);
         let agent = Agent {

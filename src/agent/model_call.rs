@@ -7,7 +7,8 @@ use super::run::Run;
 use super::state::lock;
 use crate::llm::assembler::Assembler;
 use crate::llm::error::{ProviderError, Retry};
-use crate::llm::request::ModelRequest;
+use crate::llm::request::{ModelRequest, WebSearchTool};
+use crate::llm::stream_event::FinishReason;
 use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
 use crate::protocol::message::{AssistantMessage, Message, StopReason};
 use std::sync::Arc;
@@ -162,6 +163,11 @@ impl Run {
             messages: &messages,
             tools: &settings.tool_specs,
             thinking: settings.thinking,
+            web_search: settings
+                .tool_settings
+                .web
+                .search
+                .map(|max_uses| WebSearchTool { max_uses }),
         };
         let assembler = Assembler::new(provider_name, &settings.model.id);
         self.shared.emit(AgentEvent::MessageStart {
@@ -172,13 +178,20 @@ impl Run {
         let shared = self.shared.clone();
         let mut deltas = Vec::new();
         let mut on_event = |event| {
-            if let Some(assembler) = lock(&shared.streaming).as_mut() {
-                assembler.apply(event, &mut deltas);
-            }
+            let searches = match lock(&shared.streaming).as_mut() {
+                Some(assembler) => {
+                    assembler.apply(event, &mut deltas);
+                    assembler.finished_searches()
+                }
+                None => Vec::new(),
+            };
             for delta in deltas.drain(..) {
                 shared.emit(AgentEvent::MessageUpdate {
                     assistant_message_event: delta,
                 });
+            }
+            for search in searches {
+                shared.emit(AgentEvent::web_search(search));
             }
         };
         let result = settings
@@ -190,8 +203,13 @@ impl Run {
             .take()
             .unwrap_or_else(|| Assembler::new(provider_name, &settings.model.id));
         let mut deltas = Vec::new();
+        self.paused = false;
         let (mut message, error) = match result {
-            Ok(()) => (assembler.finish(&mut deltas).0, None),
+            Ok(()) => {
+                let (message, report) = assembler.finish(&mut deltas);
+                self.paused = report.finish == Some(FinishReason::Pause);
+                (message, None)
+            }
             Err(ProviderError::Aborted) => {
                 let (message, _) =
                     assembler.fail(StopReason::Aborted, self.cancel_reason(), &mut deltas);

@@ -5,6 +5,7 @@
 use super::compaction::compact;
 use super::guard::LoopGuard;
 use super::state::{RunSettings, Shared, State, lock};
+use crate::llm::provider::Api;
 use crate::protocol::event::{AgentEvent, CompactionReason, NoticeLevel, RunState, RunStatus};
 use crate::protocol::message::{Message, StopReason, UserMessage};
 use crate::session::format::NewEntry;
@@ -38,6 +39,9 @@ pub(crate) struct Run {
     pub checkpointed_call: Option<String>,
     /// A checkpoint could not be stored: why. The run stops.
     pub checkpoint_failure: Option<String>,
+    /// The last model call was paused by the provider mid-turn (Anthropic's `pause_turn`,
+    /// after many server-side searches): the model is called again to go on.
+    pub paused: bool,
 }
 
 /// Start a run in the background. The caller holds the state lock, so the run cannot
@@ -75,6 +79,7 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
         timed_out,
         checkpointed_call: None,
         checkpoint_failure: None,
+        paused: false,
     };
     // A bug must not wedge the agent: a panic ends the run as failed, with `agent_end`.
     let outcome = match AssertUnwindSafe(run.execute(prompts)).catch_unwind().await {
@@ -133,6 +138,7 @@ impl Run {
             self.commit_user(prompt).await;
         }
         self.settle_tools().await;
+        self.tell_search_unsupported();
         let mut first_turn = true;
         let mut pending = self.take_steering();
         // A Stop hook's reason to go on, and whether the run went on because of one.
@@ -203,7 +209,9 @@ impl Run {
                     self.shared.sync_session().await;
                     return outcome;
                 }
-                has_tool_calls = !calls.is_empty();
+                // A paused turn goes on like one with calls: the model is asked again, with
+                // its unfinished answer as the last message.
+                has_tool_calls = !calls.is_empty() || std::mem::take(&mut self.paused);
                 let round = self.run_tool_calls(&calls).await;
                 self.shared.emit(AgentEvent::TurnEnd {
                     message: assistant,
@@ -244,6 +252,31 @@ impl Run {
             }
         }
         accepted
+    }
+
+    /// `[web] search` is on but the provider's wire API has no web search of its own: say so
+    /// once (the requests go out without it).
+    fn tell_search_unsupported(&mut self) {
+        let api = self.settings.provider.settings().api;
+        let native = matches!(api, Api::Anthropic | Api::OpenaiResponses);
+        if self.settings.tool_settings.web.search.is_none() || native {
+            return;
+        }
+        {
+            let mut state = lock(&self.shared.state);
+            if std::mem::replace(&mut state.search_unsupported_told, true) {
+                return;
+            }
+        }
+        self.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            message: format!(
+                "[web] search is on, but provider `{}` ({}) has no web search of its own: \
+                 the model is asked without it",
+                self.settings.provider.settings().name,
+                api.as_str()
+            ),
+        });
     }
 
     /// Wait (bounded) for tools still on their way (MCP servers starting), and tell the

@@ -83,6 +83,9 @@ pub(crate) struct State {
     pub model_after_run: Option<(Arc<Provider>, ModelInfo)>,
     /// What SessionStart hooks printed, for the model with the next prompt.
     pub session_context: Vec<String>,
+    /// The user was told that `[web] search` is on but the provider has no search of its
+    /// own (said once per agent).
+    pub search_unsupported_told: bool,
 }
 
 pub(crate) struct Shared {

@@ -396,6 +396,10 @@ fn resolve(
         tool_settings.max_parallel = max;
     }
     tool_settings.web = web::settings(&file.web).map_err(|(key, why)| file_error(key, why))?;
+    if cli.no_tools {
+        // No tools at all: the provider's own search neither.
+        tool_settings.web.search = None;
+    }
     let mut permission_rules = RuleSet::parse(
         &file.permissions.allow,
         &file.permissions.ask,

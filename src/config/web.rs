@@ -1,5 +1,5 @@
 //! `[web]`: what `web_fetch` may reach (host allow and deny lists), its time limit and body
-//! cap.
+//! cap, and whether the provider's own web search is offered (`search`, `search_max_uses`).
 
 use crate::tools::web::WebSettings;
 use serde::Deserialize;
@@ -17,7 +17,15 @@ pub struct WebConfig {
     pub deny_hosts: Vec<String>,
     pub timeout_secs: Option<f64>,
     pub max_bytes: Option<u64>,
+    /// Offer the provider's native web search (Anthropic, OpenAI Responses). Off by default.
+    #[serde(default)]
+    pub search: bool,
+    /// Searches per request at most (Anthropic's `max_uses`).
+    pub search_max_uses: Option<u32>,
 }
+
+/// Searches per request when `search_max_uses` is not set.
+pub const DEFAULT_SEARCH_MAX_USES: u32 = 5;
 
 /// `[web]` over the defaults: `Err((key, why))` for a value that makes no sense.
 pub fn settings(config: &WebConfig) -> Result<WebSettings, (&'static str, String)> {
@@ -57,10 +65,16 @@ pub fn settings(config: &WebConfig) -> Result<WebSettings, (&'static str, String
             ));
         }
     }
+    let max_uses = match config.search_max_uses {
+        Some(0) => return Err(("web.search_max_uses", "must be at least 1".to_string())),
+        Some(n) => n,
+        None => DEFAULT_SEARCH_MAX_USES,
+    };
     Ok(WebSettings {
         allow_hosts: config.allow_hosts.clone(),
         deny_hosts: config.deny_hosts.clone(),
         timeout,
         max_bytes,
+        search: config.search.then_some(max_uses),
     })
 }

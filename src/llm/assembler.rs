@@ -1,12 +1,15 @@
 //! The assembler: folds `StreamEvent`s into the streaming `AssistantMessage` and reports each
 //! change as an `AssistantMessageEvent`. Work per event is proportional to the event: text is
 //! appended in place, tool-call arguments are kept as raw text and parsed once at the end
-//! (or on demand, for a snapshot).
+//! (or on demand, for a snapshot). Provider web search steps fill one `webSearch` block per
+//! search; the searches that got their outcome are handed out once (`finished_searches`).
 
 use super::partial_json::parse_partial;
-use super::stream_event::{FinishReason, StreamEvent, WireUsage};
+use super::stream_event::{FinishReason, StreamEvent, WebSearchStep, WireUsage};
 use crate::protocol::event::AssistantMessageEvent;
-use crate::protocol::message::{AssistantContent, AssistantMessage, StopReason, ToolCall, Usage};
+use crate::protocol::message::{
+    AssistantContent, AssistantMessage, StopReason, ToolCall, Usage, WebSearch, WebSearchStatus,
+};
 use serde_json::{Map, Value};
 
 /// What the stream said beyond the message itself: the provider's own finish reason and
@@ -34,6 +37,8 @@ pub struct Assembler {
     report: StreamReport,
     /// The final message as the proxy sent it, if it did.
     final_message: Option<AssistantMessage>,
+    /// Content indices of web searches whose outcome arrived and was not handed out yet.
+    finished_searches: Vec<usize>,
 }
 
 impl Assembler {
@@ -44,7 +49,24 @@ impl Assembler {
             calls: Vec::new(),
             report: StreamReport::default(),
             final_message: None,
+            finished_searches: Vec::new(),
         }
+    }
+
+    /// The web searches whose outcome arrived since the last call (for the `web_search`
+    /// event).
+    pub fn finished_searches(&mut self) -> Vec<WebSearch> {
+        let content = &self.message.content;
+        self.finished_searches
+            .drain(..)
+            .filter_map(|index| match content.get(index) {
+                Some(AssistantContent::WebSearch(search)) => Some(WebSearch {
+                    provider_blocks: Vec::new(),
+                    ..search.clone()
+                }),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The message as it stands; tool-call arguments are filled in only by `finish`.
@@ -106,6 +128,7 @@ impl Assembler {
                     .push_str(&text);
             }
             StreamEvent::OtherBlock(kind) => self.report.other_blocks.push(kind),
+            StreamEvent::WebSearch(step) => self.apply_search(step, out),
             StreamEvent::BlockEnd => self.close_open(out),
             StreamEvent::Usage(usage) => self.report.usage = Some(usage),
             StreamEvent::Finish(reason) => self.report.finish = Some(reason),
@@ -341,6 +364,49 @@ impl Assembler {
         }
     }
 
+    /// A step of a provider web search: the first step of an id starts its block (closed
+    /// at once: searches have no deltas), later ones fill it in.
+    fn apply_search(&mut self, step: WebSearchStep, out: &mut Vec<AssistantMessageEvent>) {
+        let existing = self.message.content.iter().position(|block| {
+            matches!(block, AssistantContent::WebSearch(search) if !step.id.is_empty() && search.id == step.id)
+        });
+        let index = match existing {
+            Some(index) => index,
+            None => {
+                self.close_open(out);
+                self.message
+                    .content
+                    .push(AssistantContent::WebSearch(WebSearch {
+                        id: step.id,
+                        query: String::new(),
+                        status: WebSearchStatus::InProgress,
+                        results: Vec::new(),
+                        error: None,
+                        api: step.api.to_string(),
+                        provider_blocks: Vec::new(),
+                    }));
+                self.message.content.len() - 1
+            }
+        };
+        let Some(AssistantContent::WebSearch(search)) = self.message.content.get_mut(index) else {
+            return;
+        };
+        if let Some(query) = step.query.filter(|q| !q.is_empty()) {
+            search.query = query;
+        }
+        search.status = step.status;
+        if let Some(results) = step.results {
+            search.results = results;
+        }
+        if step.error.is_some() {
+            search.error = step.error;
+        }
+        search.provider_blocks.extend(step.block);
+        if step.status != WebSearchStatus::InProgress && !self.finished_searches.contains(&index) {
+            self.finished_searches.push(index);
+        }
+    }
+
     fn open_block_mut(&mut self) -> Option<&mut AssistantContent> {
         self.open
             .and_then(|index| self.message.content.get_mut(index))
@@ -373,7 +439,8 @@ impl Assembler {
             Some(AssistantContent::ToolCall(_)) => AssistantMessageEvent::ToolCallEnd {
                 content_index: index,
             },
-            None => return,
+            // Never open (searches have no deltas).
+            Some(AssistantContent::WebSearch(_)) | None => return,
         };
         out.push(event);
     }

@@ -1,7 +1,9 @@
 //! What the loop asks of a provider: one model call's inputs, independent of the wire API.
 
 use super::model::ModelInfo;
-use crate::protocol::message::{AssistantContent, AssistantMessage, Content, Message, ToolCall};
+use crate::protocol::message::{
+    AssistantContent, AssistantMessage, Content, Message, ToolCall, WebSearch, WebSearchStatus,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -43,12 +45,21 @@ impl ThinkingLevel {
     }
 }
 
+/// The provider's own web search, offered to the model beside the tools (`[web] search`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WebSearchTool {
+    /// Searches per request at most (Anthropic's `max_uses`).
+    pub max_uses: u32,
+}
+
 pub struct ModelRequest<'a> {
     pub model: &'a ModelInfo,
     pub system_prompt: &'a str,
     pub messages: &'a [Arc<Message>],
     pub tools: &'a [ToolSpec],
     pub thinking: ThinkingLevel,
+    /// `None`: no web search is offered (the default), and none is replayed.
+    pub web_search: Option<WebSearchTool>,
 }
 
 impl ModelRequest<'_> {
@@ -68,6 +79,25 @@ impl ModelRequest<'_> {
 /// cannot verify them).
 pub fn same_model(message: &AssistantMessage, provider: &str, model: &str) -> bool {
     message.provider == provider && message.model == model
+}
+
+/// The provider blocks of a web search to send back: only to the provider and wire API that
+/// produced them, only while web search is on (the blocks call a tool the request must
+/// offer), and only for a search that got its outcome (a call without its result is
+/// rejected). Everything else about the search is left out of the request.
+pub fn replayed_search<'a>(
+    request: &ModelRequest<'_>,
+    message: &AssistantMessage,
+    search: &'a WebSearch,
+    provider: &str,
+    api: &str,
+) -> Option<&'a [Value]> {
+    let replay = request.web_search.is_some()
+        && message.provider == provider
+        && search.api == api
+        && search.status != WebSearchStatus::InProgress
+        && !search.provider_blocks.is_empty();
+    replay.then_some(search.provider_blocks.as_slice())
 }
 
 /// A call's arguments as the request replays them: the model's object, or `{}` for a call
@@ -118,6 +148,10 @@ fn message_text_bytes(message: &Message) -> usize {
                 } => thinking.len() + signature.as_ref().map_or(0, String::len),
                 // The arguments' size is unknown until serialized; most are short.
                 AssistantContent::ToolCall(call) => call.name.len() + 128,
+                // Mostly the results' encrypted content, a few KB per page.
+                AssistantContent::WebSearch(search) => {
+                    search.query.len() + 4096 * search.provider_blocks.len().max(1)
+                }
             })
             .sum(),
     }

@@ -1,6 +1,8 @@
 //! `StreamEvent`: the one internal event type every wire API decoder produces. The assembler
 //! turns these into an `AssistantMessage`, so the loop never knows which API is behind it.
 
+use crate::protocol::message::{WebSearchResult, WebSearchStatus};
+
 /// Why the provider says it stopped, before the agent's own policy is applied
 /// (e.g. an assistant message with tool calls always gets `toolUse`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -9,6 +11,9 @@ pub enum FinishReason {
     ToolUse,
     Length,
     ContentFilter,
+    /// The provider paused a long turn (Anthropic's `pause_turn`): the answer so far is
+    /// complete as it is, and sending it back lets the model go on.
+    Pause,
     /// A provider value with no mapping, kept verbatim.
     Other(String),
 }
@@ -21,6 +26,7 @@ impl FinishReason {
             FinishReason::ToolUse => "tool_use",
             FinishReason::Length => "length",
             FinishReason::ContentFilter => "content_filter",
+            FinishReason::Pause => "pause_turn",
             FinishReason::Other(raw) => raw,
         }
     }
@@ -46,6 +52,21 @@ pub fn push_nonempty(
     if let Some(text) = text.filter(|t| !t.is_empty()) {
         out.push(make(text));
     }
+}
+
+/// A step of a provider-side web search: the call (with its query), then its outcome. Steps
+/// with the same `id` make one `webSearch` block of the message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WebSearchStep {
+    pub id: String,
+    /// The wire API (`Api::as_str`) whose blocks `block` is.
+    pub api: &'static str,
+    pub query: Option<String>,
+    pub status: WebSearchStatus,
+    pub results: Option<Vec<WebSearchResult>>,
+    pub error: Option<String>,
+    /// A provider block or item as it came, kept for replay (appended to the block's).
+    pub block: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,8 +95,12 @@ pub enum StreamEvent {
     },
     /// Refusal text (OpenAI structured outputs); not part of the answer text.
     Refusal(String),
-    /// A content block the agent does not handle (e.g. Anthropic `server_tool_use`).
+    /// A content block the agent does not act on itself (e.g. Anthropic `server_tool_use`):
+    /// its type, reported (a provider web search is reported and also decoded as
+    /// `WebSearch`).
     OtherBlock(String),
+    /// A step of a search the provider runs itself (`[web] search`).
+    WebSearch(WebSearchStep),
     /// The provider closed a content block: the next delta starts a new block even if it is
     /// of the same kind (e.g. two thinking blocks, each with its own signature). Decoders of
     /// APIs without block boundaries never send it.

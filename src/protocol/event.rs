@@ -2,7 +2,7 @@
 //! the engine's only output; front ends render them, `--mode json`/`rpc` serialise them
 //! one per line.
 
-use super::message::{Content, Message};
+use super::message::{Content, Message, WebSearch, WebSearchResult, WebSearchStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
@@ -134,6 +134,17 @@ pub enum AgentEvent {
         bytes: u64,
         skipped: Vec<SkippedFile>,
     },
+    /// The provider searched the web itself (`[web] search`): what for, how it went, the
+    /// pages it found. Sent once per search, when its outcome arrives (the search is also a
+    /// `webSearch` block of the message).
+    WebSearch {
+        id: String,
+        query: String,
+        status: WebSearchStatus,
+        results: Vec<WebSearchResult>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The model rewrote its task list (`todo_write`): the whole list, in order.
     TodoUpdate {
         todos: Vec<super::todo::TodoItem>,
@@ -148,6 +159,17 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
+    /// The `web_search` event of a search (its provider blocks are not part of it).
+    pub fn web_search(search: WebSearch) -> AgentEvent {
+        AgentEvent::WebSearch {
+            id: search.id,
+            query: search.query,
+            status: search.status,
+            results: search.results,
+            error: search.error,
+        }
+    }
+
     /// Whether this is a per-delta `message_update` (a sub-agent's included), which
     /// subscribers that only need outcomes leave out.
     pub fn is_delta(&self) -> bool {
@@ -331,5 +353,25 @@ mod tests {
         for state in [RunState::ModelRunning, RunState::Idle] {
             assert_eq!(serde_json::to_value(state).unwrap(), json!(state.as_str()));
         }
+    }
+
+    #[test]
+    fn a_web_search_event_has_no_provider_blocks() {
+        let search = crate::protocol::message::WebSearch {
+            id: "ws_1".into(),
+            query: "tokyo".into(),
+            status: WebSearchStatus::Completed,
+            results: vec![WebSearchResult {
+                title: String::new(),
+                url: "https://example.org/".into(),
+            }],
+            error: None,
+            api: "openai-responses".into(),
+            provider_blocks: vec![json!({"type": "web_search_call"})],
+        };
+        assert_eq!(
+            serde_json::to_string(&AgentEvent::web_search(search)).unwrap(),
+            r#"{"type":"web_search","id":"ws_1","query":"tokyo","status":"completed","results":[{"url":"https://example.org/"}]}"#
+        );
     }
 }

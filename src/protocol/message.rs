@@ -186,6 +186,76 @@ pub enum AssistantContent {
         redacted: bool,
     },
     ToolCall(ToolCall),
+    /// A search the provider ran itself (`[web] search`), with what it found.
+    WebSearch(WebSearch),
+}
+
+/// A provider-side web search: what the model searched for, how it went, and the provider's
+/// own blocks, which only the wire API they came from takes back (verbatim).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSearch {
+    /// The provider's id of the search (`srvtoolu_…`, `ws_…`).
+    pub id: String,
+    #[serde(default)]
+    pub query: String,
+    pub status: WebSearchStatus,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<WebSearchResult>,
+    /// Why the search failed (the provider's error code), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The wire API the blocks below belong to (`anthropic`, `openai-responses`).
+    pub api: String,
+    /// The provider's blocks or items as they came, replayed verbatim to the same provider.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_blocks: Vec<Value>,
+}
+
+impl WebSearch {
+    /// One line for people: `Searched the web: "query" — 5 results`.
+    pub fn summary(&self) -> String {
+        let query = self.query.replace(['\n', '\r'], " ");
+        match self.status {
+            WebSearchStatus::Completed => {
+                let n = self.results.len();
+                let results = if n == 1 { "result" } else { "results" };
+                format!("Searched the web: \"{query}\" — {n} {results}")
+            }
+            WebSearchStatus::Failed => format!(
+                "Web search failed: \"{query}\" — {}",
+                self.error.as_deref().unwrap_or("no reason given")
+            ),
+            WebSearchStatus::InProgress => format!("Searching the web: \"{query}\""),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WebSearchStatus {
+    /// Started, no outcome yet (or the stream ended before one came).
+    InProgress,
+    Completed,
+    Failed,
+}
+
+impl WebSearchStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebSearchStatus::InProgress => "in_progress",
+            WebSearchStatus::Completed => "completed",
+            WebSearchStatus::Failed => "failed",
+        }
+    }
+}
+
+/// One page a web search found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WebSearchResult {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    pub url: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -324,5 +394,51 @@ mod tests {
         assert_eq!(value["role"], "toolResult");
         assert_eq!(value["toolCallId"], "call_1");
         assert_eq!(value["isError"], false);
+    }
+
+    fn search(status: WebSearchStatus, results: usize) -> WebSearch {
+        WebSearch {
+            id: "srvtoolu_1".into(),
+            query: "rust\nrelease".into(),
+            status,
+            results: (0..results)
+                .map(|n| WebSearchResult {
+                    title: format!("page {n}"),
+                    url: format!("https://example.org/{n}"),
+                })
+                .collect(),
+            error: (status == WebSearchStatus::Failed).then(|| "max_uses_exceeded".into()),
+            api: "anthropic".into(),
+            provider_blocks: vec![json!({"type": "server_tool_use"})],
+        }
+    }
+
+    #[test]
+    fn a_web_search_reads_as_one_line_and_round_trips() {
+        assert_eq!(
+            search(WebSearchStatus::Completed, 5).summary(),
+            "Searched the web: \"rust release\" — 5 results"
+        );
+        assert_eq!(
+            search(WebSearchStatus::Completed, 1).summary(),
+            "Searched the web: \"rust release\" — 1 result"
+        );
+        assert_eq!(
+            search(WebSearchStatus::Failed, 0).summary(),
+            "Web search failed: \"rust release\" — max_uses_exceeded"
+        );
+        let block = AssistantContent::WebSearch(search(WebSearchStatus::Completed, 1));
+        let value = serde_json::to_value(&block).unwrap();
+        assert_eq!(
+            value,
+            json!({"type": "webSearch", "id": "srvtoolu_1", "query": "rust\nrelease",
+                   "status": "completed",
+                   "results": [{"title": "page 0", "url": "https://example.org/0"}],
+                   "api": "anthropic", "providerBlocks": [{"type": "server_tool_use"}]})
+        );
+        assert_eq!(
+            serde_json::from_value::<AssistantContent>(value).unwrap(),
+            block
+        );
     }
 }

@@ -126,6 +126,7 @@ async fn relay(
         messages: &upstream.request.context.messages,
         tools: &upstream.tools,
         thinking: upstream.thinking,
+        web_search: None,
     };
     let mut sent = Sent::default();
     let mut assembler = Assembler::new(&provider_name, &upstream.model.id);

@@ -417,6 +417,9 @@ pub fn message(
                     AssistantContent::ToolCall(call) => {
                         rows.extend(replayed_call(call, results, width, theme))
                     }
+                    AssistantContent::WebSearch(search) => {
+                        rows.extend(notice(&search.summary(), width, theme))
+                    }
                     _ => {}
                 }
             }
@@ -597,5 +600,35 @@ mod tests {
         assert_eq!(texts(&[line])[0], "● bash make (+1 line)");
         let line = tool_header("!", &json!({"command": "ls"}), Span::raw("● "), 60, &theme);
         assert_eq!(texts(&[line])[0], "● ! ls");
+    }
+
+    #[test]
+    fn a_web_search_is_one_dim_line() {
+        use crate::protocol::message::{
+            AssistantContent, AssistantMessage, WebSearch, WebSearchResult, WebSearchStatus,
+        };
+        let mut answer = AssistantMessage::empty("p", "m");
+        answer.content.push(AssistantContent::WebSearch(WebSearch {
+            id: "s".into(),
+            query: "tokyo population".into(),
+            status: WebSearchStatus::Completed,
+            results: vec![
+                WebSearchResult {
+                    title: "a".into(),
+                    url: "https://a.example/".into(),
+                };
+                5
+            ],
+            error: None,
+            api: "anthropic".into(),
+            provider_blocks: vec![],
+        }));
+        let theme = Theme::plain();
+        let rows = message(&Message::Assistant(answer), &[], false, 80, &theme);
+        assert_eq!(
+            texts(&rows),
+            ["", "· Searched the web: \"tokyo population\" — 5 results"]
+        );
+        assert_eq!(rows[1].spans[1].style, theme.dim());
     }
 }

@@ -84,6 +84,7 @@ pub async fn replay(provider: &agent::llm::client::Provider) -> Replayed {
         messages: &[],
         tools: &[],
         thinking: ThinkingLevel::Off,
+        web_search: None,
     };
     let mut assembler = agent::llm::assembler::Assembler::new("recorded", "recorded");
     let mut deltas = Vec::new();

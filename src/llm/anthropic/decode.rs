@@ -1,13 +1,18 @@
 //! Decodes Anthropic Messages stream events into `StreamEvent`s: content blocks (text,
 //! thinking with signatures, redacted thinking, client tool use) keyed by their block index,
 //! block boundaries, the stop reason and usage of `message_delta` (whose values win over
-//! `message_start`'s), `message_stop`, and mid-stream `error` events. Blocks the agent does
-//! not act on (`server_tool_use`, `web_search_tool_result`...) are reported and their deltas
-//! ignored; `citations_delta` and `ping` carry nothing for the agent. A whole (non-streamed)
-//! message is read as the events its stream would have carried.
+//! `message_start`'s), `message_stop`, and mid-stream `error` events. Server tool blocks
+//! (`server_tool_use`, `web_search_tool_result`...) are reported by type; the web search's
+//! also become `WebSearch` steps carrying the blocks as they came (the call's input streamed
+//! in), which the next request sends back. Other blocks' deltas are ignored; `citations_delta`
+//! and `ping` carry nothing for the agent. A whole (non-streamed) message is read as the
+//! events its stream would have carried.
 
 use crate::llm::error::{ProviderError, error_message, error_text, snippet};
-use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage, push_nonempty};
+use crate::llm::stream_event::{
+    FinishReason, StreamEvent, WebSearchStep, WireUsage, push_nonempty,
+};
+use crate::protocol::message::{WebSearchResult, WebSearchStatus};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -27,9 +32,18 @@ enum BlockKind {
         /// The `input` of `content_block_start`, used when nothing streamed.
         start_input: Option<Value>,
     },
-    /// Redacted thinking, server tools and anything newer: no deltas for the agent.
+    /// A `web_search` server tool call: the block as it started, and its input as it
+    /// streams.
+    WebSearch {
+        block: Value,
+        input: String,
+    },
+    /// Redacted thinking, other server tools and anything newer: no deltas for the agent.
     Ignored,
 }
+
+/// The wire API's name in `WebSearchStep::api`.
+const API: &str = "anthropic";
 
 #[derive(Deserialize)]
 struct Event {
@@ -40,7 +54,7 @@ struct Event {
     #[serde(default)]
     message: Option<MessageStart>,
     #[serde(default)]
-    content_block: Option<Block>,
+    content_block: Option<Value>,
     #[serde(default)]
     delta: Option<Delta>,
     #[serde(default)]
@@ -55,7 +69,7 @@ struct WholeMessage {
     #[serde(rename = "type", default)]
     kind: String,
     #[serde(default)]
-    content: Option<Vec<Block>>,
+    content: Option<Vec<Value>>,
     #[serde(default)]
     stop_reason: Option<String>,
     #[serde(default)]
@@ -148,7 +162,7 @@ impl AnthropicDecoder {
             }
             "content_block_start" => {
                 if let (Some(index), Some(block)) = (parsed.index, parsed.content_block) {
-                    self.start_block(index, block, out);
+                    self.start_block(index, block, out)?;
                 }
             }
             "content_block_delta" => {
@@ -202,7 +216,7 @@ impl AnthropicDecoder {
             self.merge_usage(usage, out);
         }
         for (index, block) in content.into_iter().enumerate() {
-            self.start_block(index, block, out);
+            self.start_block(index, block, out)?;
             self.stop_block(index, out);
         }
         if let Some(reason) = whole.stop_reason {
@@ -212,9 +226,54 @@ impl AnthropicDecoder {
         Ok(())
     }
 
-    fn start_block(&mut self, index: usize, block: Block, out: &mut Vec<StreamEvent>) {
+    /// A block that is not an object of the known shape fails the stream, as an event that
+    /// does not parse does.
+    fn start_block(
+        &mut self,
+        index: usize,
+        raw: Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
         out.push(StreamEvent::BlockEnd);
-        let kind = match block.kind.as_str() {
+        let kind = match raw.get("type").and_then(Value::as_str) {
+            Some("server_tool_use")
+                if raw.get("name").and_then(Value::as_str) == Some("web_search") =>
+            {
+                out.push(StreamEvent::OtherBlock("server_tool_use".to_string()));
+                BlockKind::WebSearch {
+                    block: raw,
+                    input: String::new(),
+                }
+            }
+            Some("web_search_tool_result") => {
+                out.push(StreamEvent::OtherBlock(
+                    "web_search_tool_result".to_string(),
+                ));
+                out.push(StreamEvent::WebSearch(search_result(raw)));
+                BlockKind::Ignored
+            }
+            _ => self.start_plain_block(index, raw, out)?,
+        };
+        match self.blocks.iter_mut().find(|(i, _)| *i == index) {
+            Some(slot) => slot.1 = kind,
+            None => self.blocks.push((index, kind)),
+        }
+        Ok(())
+    }
+
+    fn start_plain_block(
+        &mut self,
+        index: usize,
+        raw: Value,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<BlockKind, ProviderError> {
+        let block = Block::deserialize(&raw).map_err(|e| {
+            ProviderError::Decode(format!(
+                "{e} in content block {}",
+                snippet(&raw.to_string())
+            ))
+        })?;
+        Ok(match block.kind.as_str() {
             "text" => {
                 push_nonempty(StreamEvent::Text, block.text, out);
                 BlockKind::Text
@@ -246,11 +305,7 @@ impl AnthropicDecoder {
                 out.push(StreamEvent::OtherBlock(other.to_string()));
                 BlockKind::Ignored
             }
-        };
-        match self.blocks.iter_mut().find(|(i, _)| *i == index) {
-            Some(slot) => slot.1 = kind,
-            None => self.blocks.push((index, kind)),
-        }
+        })
     }
 
     fn block_delta(&mut self, index: usize, delta: Delta, out: &mut Vec<StreamEvent>) {
@@ -277,12 +332,22 @@ impl AnthropicDecoder {
                     });
                 }
             }
+            (BlockKind::WebSearch { input, .. }, "input_json_delta") => {
+                input.push_str(delta.partial_json.as_deref().unwrap_or_default());
+            }
             // `citations_delta`, deltas of ignored blocks, and delta types newer than this.
             _ => {}
         }
     }
 
     fn stop_block(&mut self, index: usize, out: &mut Vec<StreamEvent>) {
+        let slot = self.blocks.iter_mut().find(|(i, _)| *i == index);
+        if let Some((_, kind @ BlockKind::WebSearch { .. })) = slot
+            && let BlockKind::WebSearch { block, input } =
+                std::mem::replace(kind, BlockKind::Ignored)
+        {
+            out.push(StreamEvent::WebSearch(search_call(block, &input)));
+        }
         if let Some((
             _,
             BlockKind::ToolUse {
@@ -315,13 +380,94 @@ impl AnthropicDecoder {
     }
 }
 
+/// The call of a web search, its streamed input put into the block (the block's own
+/// `input` stays when nothing streamed).
+fn search_call(mut block: Value, input: &str) -> WebSearchStep {
+    if !input.trim().is_empty() {
+        let parsed = serde_json::from_str::<Value>(input)
+            .ok()
+            .filter(Value::is_object);
+        // Input that is not an object (cut off) cannot be sent back: `{}` stands for it.
+        block["input"] = parsed.unwrap_or_else(|| Value::Object(Default::default()));
+    }
+    let text = |key: &str| block.get(key).and_then(Value::as_str).map(str::to_string);
+    WebSearchStep {
+        id: text("id").unwrap_or_default(),
+        api: API,
+        query: block
+            .get("input")
+            .and_then(|input| input.get("query"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        status: WebSearchStatus::InProgress,
+        results: None,
+        error: None,
+        block: Some(block),
+    }
+}
+
+/// A `web_search_tool_result` block: the pages found, or the error object.
+fn search_result(block: Value) -> WebSearchStep {
+    let id = block
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let content = block.get("content");
+    let (status, results, error) = match content.and_then(Value::as_array) {
+        Some(pages) => (
+            WebSearchStatus::Completed,
+            pages
+                .iter()
+                .filter(|page| {
+                    page.get("type").and_then(Value::as_str) == Some("web_search_result")
+                })
+                .map(|page| {
+                    let field = |key: &str| {
+                        page.get(key)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    WebSearchResult {
+                        title: field("title"),
+                        url: field("url"),
+                    }
+                })
+                .collect(),
+            None,
+        ),
+        None => (
+            WebSearchStatus::Failed,
+            Vec::new(),
+            Some(
+                content
+                    .and_then(|c| c.get("error_code"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error")
+                    .to_string(),
+            ),
+        ),
+    };
+    WebSearchStep {
+        id,
+        api: API,
+        query: None,
+        status,
+        results: Some(results),
+        error,
+        block: Some(block),
+    }
+}
+
 fn has_fields(input: &Value) -> bool {
     input.as_object().is_some_and(|fields| !fields.is_empty())
 }
 
 fn map_stop_reason(reason: &str) -> FinishReason {
     match reason {
-        "end_turn" | "stop_sequence" | "pause_turn" => FinishReason::Stop,
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "pause_turn" => FinishReason::Pause,
         "tool_use" => FinishReason::ToolUse,
         "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
         "refusal" => FinishReason::ContentFilter,
@@ -381,18 +527,49 @@ mod tests {
     }
 
     #[test]
-    fn server_tool_input_is_not_a_client_call() {
+    fn a_web_search_is_not_a_client_call() {
         let out = decode_all(&[
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srv","name":"web_search","input":{}}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"q\":1}"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"rust\"}"}}"#,
             r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"srv","content":{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
         ]);
+        let call = WebSearchStep {
+            id: "srv".into(),
+            api: "anthropic",
+            query: Some("rust".into()),
+            status: WebSearchStatus::InProgress,
+            results: None,
+            error: None,
+            block: Some(
+                serde_json::json!({"type": "server_tool_use", "id": "srv", "name": "web_search", "input": {"query": "rust"}}),
+            ),
+        };
+        let failed = WebSearchStep {
+            id: "srv".into(),
+            api: "anthropic",
+            query: None,
+            status: WebSearchStatus::Failed,
+            results: Some(vec![]),
+            error: Some("max_uses_exceeded".into()),
+            block: Some(
+                serde_json::json!({"type": "web_search_tool_result", "tool_use_id": "srv",
+                "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}}),
+            ),
+        };
         assert_eq!(
             out,
             vec![
                 StreamEvent::BlockEnd,
                 StreamEvent::OtherBlock("server_tool_use".into()),
-                StreamEvent::BlockEnd
+                StreamEvent::WebSearch(call),
+                StreamEvent::BlockEnd,
+                StreamEvent::BlockEnd,
+                StreamEvent::OtherBlock("web_search_tool_result".into()),
+                StreamEvent::WebSearch(failed),
+                StreamEvent::BlockEnd,
             ]
         );
     }

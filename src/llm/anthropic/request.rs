@@ -3,12 +3,16 @@
 //! Conversion rules: tool calls become `tool_use` blocks and tool results `tool_result`
 //! blocks, all results of one round (and any user message after them) share one user turn;
 //! signed thinking is sent back only to the model that wrote it, other thinking becomes
-//! plain text, and redacted thinking from another model is dropped. The system prompt and
+//! plain text, and redacted thinking from another model is dropped. With `[web] search` on,
+//! the server's `web_search` tool is offered and earlier searches of this provider go back
+//! as the `server_tool_use` / `web_search_tool_result` blocks they came as (other searches
+//! are left out). The system prompt and
 //! the newest user turn carry cache breakpoints, so each request re-reads the previous
 //! one's prefix from Anthropic's prompt cache.
 
 use crate::llm::request::{
-    IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments, same_model, text_bytes,
+    IMAGE_PLACEHOLDER, ModelRequest, ThinkingLevel, call_arguments, replayed_search, same_model,
+    text_bytes,
 };
 use crate::llm::wire_text::body_capacity;
 use crate::protocol::message::{
@@ -38,11 +42,24 @@ struct Body<'a> {
 }
 
 #[derive(Serialize)]
-struct Tool<'a> {
-    name: &'a str,
-    description: &'a str,
-    input_schema: &'a Value,
+#[serde(untagged)]
+enum Tool<'a> {
+    Function {
+        name: &'a str,
+        description: &'a str,
+        input_schema: &'a Value,
+    },
+    /// Anthropic's own web search (a server tool).
+    Server {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'static str,
+        max_uses: u32,
+    },
 }
+
+/// The version of the web search server tool asked for.
+const WEB_SEARCH_TOOL: &str = "web_search_20250305";
 
 #[derive(Serialize)]
 struct Thinking {
@@ -89,6 +106,9 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// A provider block sent back as it came (a web search's).
+    #[serde(untagged)]
+    Verbatim(&'a Value),
 }
 
 #[derive(Serialize)]
@@ -138,7 +158,7 @@ pub fn build_body(
                 push_turn(&mut turns, "user", content_blocks(&user.content, images))
             }
             Message::Assistant(assistant) => {
-                let blocks = assistant_blocks(assistant, provider, &request.model.id);
+                let blocks = assistant_blocks(request, assistant, provider);
                 push_turn(&mut turns, "assistant", blocks);
             }
             Message::ToolResult(result) => {
@@ -146,6 +166,7 @@ pub fn build_body(
             }
         }
     }
+    end_continued_turn(&mut turns);
     if let Some(block) = turns
         .iter_mut()
         .rev()
@@ -170,11 +191,16 @@ pub fn build_body(
         tools: request
             .tools
             .iter()
-            .map(|tool| Tool {
+            .map(|tool| Tool::Function {
                 name: &tool.name,
                 description: &tool.description,
                 input_schema: &tool.parameters,
             })
+            .chain(request.web_search.map(|search| Tool::Server {
+                kind: WEB_SEARCH_TOOL,
+                name: "web_search",
+                max_uses: search.max_uses,
+            }))
             .collect(),
         thinking,
         stream: true,
@@ -206,6 +232,23 @@ fn token_limits(request: &ModelRequest<'_>) -> (u64, Option<Thinking>) {
         budget_tokens: budget,
     };
     (limit.max(budget + ANSWER_TOKENS), Some(thinking))
+}
+
+/// A turn the provider paused (`pause_turn`) goes back as the last turn, for the model to
+/// go on with; the API refuses a final assistant turn that ends in whitespace.
+fn end_continued_turn(turns: &mut Vec<Turn<'_>>) {
+    let Some(last) = turns.last_mut().filter(|turn| turn.role == "assistant") else {
+        return;
+    };
+    if let Some(Block::Text { text, .. }) = last.content.last_mut() {
+        *text = text.trim_end();
+        if text.is_empty() {
+            last.content.pop();
+        }
+    }
+    if last.content.is_empty() {
+        turns.pop();
+    }
 }
 
 /// Append blocks as a turn of `role`, joining the previous turn when it has the same role
@@ -266,11 +309,11 @@ fn tool_result(result: &ToolResultMessage, images: bool) -> Block<'_> {
 }
 
 fn assistant_blocks<'a>(
+    request: &ModelRequest<'_>,
     message: &'a AssistantMessage,
     provider: &str,
-    model: &str,
 ) -> Vec<Block<'a>> {
-    let replay = same_model(message, provider, model);
+    let replay = same_model(message, provider, &request.model.id);
     let mut blocks = Vec::with_capacity(message.content.len());
     for block in &message.content {
         match block {
@@ -306,6 +349,10 @@ fn assistant_blocks<'a>(
                 name: &call.name,
                 input: call_arguments(call),
             }),
+            AssistantContent::WebSearch(search) => {
+                let replayed = replayed_search(request, message, search, provider, "anthropic");
+                blocks.extend(replayed.unwrap_or_default().iter().map(Block::Verbatim));
+            }
         }
     }
     // A refusal (from another API) was the model's answer.
@@ -355,6 +402,7 @@ mod tests {
             messages: &[],
             tools: &[],
             thinking,
+            web_search: None,
         }
     }
 

@@ -188,8 +188,9 @@ fn convert<'a>(message: &'a Message, images: bool, out: &mut Vec<ChatMessage<'a>
             for block in &assistant.content {
                 match block {
                     AssistantContent::Text { text: t } => text.push(t),
-                    // Chat Completions has no field for replaying reasoning.
-                    AssistantContent::Thinking { .. } => {}
+                    // Chat Completions has no field for replaying reasoning, and no web
+                    // search of its own to replay one to.
+                    AssistantContent::Thinking { .. } | AssistantContent::WebSearch(_) => {}
                     AssistantContent::ToolCall(call) => tool_calls.push(ToolCall {
                         id: &call.id,
                         kind: "function",
@@ -362,6 +363,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             thinking: ThinkingLevel::Off,
+            web_search: None,
         };
         let body: Value =
             serde_json::from_slice(&build_body(&request, OutputLimit::MaxTokens).unwrap()).unwrap();

@@ -3,13 +3,18 @@
 //! `output_index` (item ids may change from event to event), a function call's id is its
 //! `call_id`, and the complete arguments of `.done` events are authoritative (some servers
 //! send no deltas at all). Encrypted reasoning and its item id become the signature of its
-//! thinking block (`signature.rs`) so it can be replayed to the same model.
+//! thinking block (`signature.rs`) so it can be replayed to the same model. A
+//! `web_search_call` item (the provider's own search) becomes `WebSearch` steps, its finished
+//! item kept whole for replay; the `response.web_search_call.*` progress events add nothing.
 //! `response.completed` / `.incomplete` / `.failed` and `error` end the stream. A server that
 //! answers with a whole response object instead of a stream gets the same events from it.
 
 use super::signature::encode as reasoning_signature;
 use crate::llm::error::{ProviderError, error_message, error_text, snippet};
-use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage, push_nonempty};
+use crate::llm::stream_event::{
+    FinishReason, StreamEvent, WebSearchStep, WireUsage, push_nonempty,
+};
+use crate::protocol::message::{WebSearchResult, WebSearchStatus};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -26,7 +31,7 @@ struct Event {
     #[serde(default)]
     output_index: Option<usize>,
     #[serde(default)]
-    item: Option<Item>,
+    item: Option<Value>,
     #[serde(default)]
     delta: Option<String>,
     #[serde(default)]
@@ -74,7 +79,7 @@ struct WholeResponse {
     #[serde(default)]
     status: Option<String>,
     #[serde(default)]
-    output: Option<Vec<Item>>,
+    output: Option<Vec<Value>>,
     #[serde(flatten)]
     end: Response,
 }
@@ -138,16 +143,23 @@ impl ResponsesDecoder {
         };
         let index = parsed.output_index.unwrap_or(0);
         match kind {
-            "response.output_item.added" => {
-                if let Some(item) = parsed.item {
-                    self.item_added(index, item, out);
+            "response.output_item.added" => match parsed.item {
+                Some(raw) if is_search(&raw) => {
+                    out.push(StreamEvent::BlockEnd);
+                    out.push(StreamEvent::OtherBlock("web_search_call".to_string()));
+                    out.push(StreamEvent::WebSearch(search_step(raw, false)));
                 }
-            }
-            "response.output_item.done" => {
-                if let Some(item) = parsed.item {
-                    self.item_done(index, item, out);
+                Some(raw) => self.item_added(index, typed(&raw)?, out),
+                None => {}
+            },
+            "response.output_item.done" => match parsed.item {
+                Some(raw) if is_search(&raw) => {
+                    out.push(StreamEvent::WebSearch(search_step(raw, true)));
+                    out.push(StreamEvent::BlockEnd);
                 }
-            }
+                Some(raw) => self.item_done(index, typed(&raw)?, out),
+                None => {}
+            },
             "response.output_text.delta" => push_nonempty(StreamEvent::Text, parsed.delta, out),
             "response.refusal.delta" => push_nonempty(StreamEvent::Refusal, parsed.delta, out),
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -272,7 +284,15 @@ impl ResponsesDecoder {
             out.push(StreamEvent::Error(message));
             return Ok(());
         };
-        for (index, item) in output.into_iter().enumerate() {
+        for (index, raw) in output.into_iter().enumerate() {
+            if is_search(&raw) {
+                out.push(StreamEvent::BlockEnd);
+                out.push(StreamEvent::OtherBlock("web_search_call".to_string()));
+                out.push(StreamEvent::WebSearch(search_step(raw, true)));
+                out.push(StreamEvent::BlockEnd);
+                continue;
+            }
+            let item = typed(&raw)?;
             match item.kind.as_str() {
                 "message" => {
                     out.push(StreamEvent::BlockEnd);
@@ -349,6 +369,61 @@ impl ResponsesDecoder {
             ("response.incomplete", None) => FinishReason::Other("incomplete".to_string()),
             _ => FinishReason::Stop,
         }
+    }
+}
+
+fn is_search(item: &Value) -> bool {
+    item.get("type").and_then(Value::as_str) == Some("web_search_call")
+}
+
+/// An item as the decoder reads it; one of another shape fails the stream, as an event
+/// that does not parse does.
+fn typed(raw: &Value) -> Result<Item, ProviderError> {
+    Item::deserialize(raw).map_err(|e| {
+        ProviderError::Decode(format!("{e} in output item {}", snippet(&raw.to_string())))
+    })
+}
+
+/// A `web_search_call` item as a step: when `done`, its outcome, with the item kept whole
+/// (a search is replayed as the item it was). The query is the action's (`search`), or the
+/// page it opened or searched in (`open_page`, `find`).
+fn search_step(item: Value, done: bool) -> WebSearchStep {
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_string);
+    let action = item.get("action");
+    let query = text(action.and_then(|a| a.get("query")))
+        .or_else(|| text(action.and_then(|a| a.get("url"))));
+    let status = match item.get("status").and_then(Value::as_str) {
+        _ if !done => WebSearchStatus::InProgress,
+        Some("failed" | "incomplete") => WebSearchStatus::Failed,
+        _ => WebSearchStatus::Completed,
+    };
+    let results = done.then(|| {
+        action
+            .and_then(|a| a.get("sources"))
+            .and_then(Value::as_array)
+            .map(|sources| {
+                sources
+                    .iter()
+                    .filter_map(|source| {
+                        Some(WebSearchResult {
+                            title: text(source.get("title")).unwrap_or_default(),
+                            url: text(source.get("url"))?,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    let error = (status == WebSearchStatus::Failed)
+        .then(|| text(item.get("status")).unwrap_or_else(|| "failed".to_string()));
+    WebSearchStep {
+        id: text(item.get("id")).unwrap_or_default(),
+        api: "openai-responses",
+        query,
+        status,
+        results,
+        error,
+        block: done.then_some(item),
     }
 }
 
@@ -429,6 +504,46 @@ mod tests {
         assert_eq!(
             out,
             vec![StreamEvent::Error("The server had an error".into())]
+        );
+    }
+
+    #[test]
+    fn a_web_search_call_becomes_steps_with_the_item_kept() {
+        let done = serde_json::json!({"type": "web_search_call", "id": "ws_1", "status": "completed",
+            "action": {"type": "search", "query": "tokyo",
+                       "sources": [{"type": "url", "url": "https://example.org/"}]}});
+        let out = decode_all(&[
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"web_search_call","id":"ws_1","status":"in_progress"}}"#,
+            r#"{"type":"response.web_search_call.searching","output_index":0,"item_id":"ws_1"}"#,
+            &serde_json::json!({"type": "response.output_item.done", "output_index": 0, "item": done}).to_string(),
+        ]);
+        let step = |status, results, block| {
+            StreamEvent::WebSearch(WebSearchStep {
+                id: "ws_1".into(),
+                api: "openai-responses",
+                query: (status != WebSearchStatus::InProgress).then(|| "tokyo".to_string()),
+                status,
+                results,
+                error: None,
+                block,
+            })
+        };
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::BlockEnd,
+                StreamEvent::OtherBlock("web_search_call".into()),
+                step(WebSearchStatus::InProgress, None, None),
+                step(
+                    WebSearchStatus::Completed,
+                    Some(vec![WebSearchResult {
+                        title: String::new(),
+                        url: "https://example.org/".into()
+                    }]),
+                    Some(done.clone())
+                ),
+                StreamEvent::BlockEnd,
+            ]
         );
     }
 }

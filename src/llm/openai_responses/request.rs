@@ -5,10 +5,13 @@
 //! model that produced them, with their id and encrypted content (the only way to replay
 //! reasoning without server-side storage); other thinking is dropped. Replayed items carry
 //! the fields the API's own input types require (`id`, `status`, `annotations`, `detail`).
+//! With `[web] search` on, the built-in `web_search` tool is offered (with the sources of
+//! each search included) and this provider's earlier `web_search_call` items go back as they
+//! came; other searches are left out.
 
 use super::signature;
 use crate::llm::request::{
-    IMAGE_PLACEHOLDER, ModelRequest, call_arguments, same_model, text_bytes,
+    IMAGE_PLACEHOLDER, ModelRequest, call_arguments, replayed_search, same_model, text_bytes,
 };
 use crate::llm::wire_text::{DataUrl, Joined, JsonText, body_capacity};
 use crate::protocol::message::{AssistantContent, AssistantMessage, Content, Message};
@@ -33,14 +36,22 @@ struct Body<'a> {
 }
 
 #[derive(Serialize)]
-struct Tool<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    name: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
-    /// Strict mode (the Responses default) rejects schemas with optional properties.
-    strict: bool,
+#[serde(untagged)]
+enum Tool<'a> {
+    Function {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'a str,
+        description: &'a str,
+        parameters: &'a Value,
+        /// Strict mode (the Responses default) rejects schemas with optional properties.
+        strict: bool,
+    },
+    /// A built-in tool (`web_search`).
+    BuiltIn {
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
 }
 
 #[derive(Serialize)]
@@ -78,6 +89,9 @@ enum Item<'a> {
         call_id: &'a str,
         output: Output<'a>,
     },
+    /// An output item sent back as it came (a `web_search_call`).
+    #[serde(untagged)]
+    Verbatim(&'a Value),
 }
 
 #[derive(Serialize)]
@@ -131,7 +145,7 @@ pub fn build_body(
                 }
             }
             Message::Assistant(assistant) => {
-                assistant_items(assistant, provider, &request.model.id, &mut input)
+                assistant_items(request, assistant, provider, &mut input)
             }
             Message::ToolResult(result) => {
                 let has_images = result
@@ -154,10 +168,13 @@ pub fn build_body(
         effort: level.as_str(),
         summary: "auto",
     });
-    let include = match reasoning {
+    let mut include = match reasoning {
         Some(_) => vec!["reasoning.encrypted_content"],
         None => Vec::new(),
     };
+    if request.web_search.is_some() {
+        include.push("web_search_call.action.sources");
+    }
     let body = Body {
         model: &request.model.id,
         instructions: request.system_prompt,
@@ -165,13 +182,18 @@ pub fn build_body(
         tools: request
             .tools
             .iter()
-            .map(|tool| Tool {
+            .map(|tool| Tool::Function {
                 kind: "function",
                 name: &tool.name,
                 description: &tool.description,
                 parameters: &tool.parameters,
                 strict: false,
             })
+            .chain(
+                request
+                    .web_search
+                    .map(|_| Tool::BuiltIn { kind: "web_search" }),
+            )
             .collect(),
         reasoning,
         include,
@@ -204,12 +226,12 @@ fn input_parts(content: &[Content], images: bool) -> Vec<Part<'_>> {
 /// before the call it led to, consecutive text blocks in one message item. A message item
 /// gets an id made from its position, which the API's input type asks for.
 fn assistant_items<'a>(
+    request: &ModelRequest<'_>,
     message: &'a AssistantMessage,
     provider: &str,
-    model: &str,
     input: &mut Vec<Item<'a>>,
 ) {
-    let replay = same_model(message, provider, model);
+    let replay = same_model(message, provider, &request.model.id);
     let mut text: Vec<Part<'a>> = Vec::new();
     let flush = |text: &mut Vec<Part<'a>>, input: &mut Vec<Item<'a>>| {
         if !text.is_empty() {
@@ -253,6 +275,14 @@ fn assistant_items<'a>(
                 });
             }
             AssistantContent::Thinking { .. } => {}
+            AssistantContent::WebSearch(search) => {
+                if let Some(items) =
+                    replayed_search(request, message, search, provider, "openai-responses")
+                {
+                    flush(&mut text, input);
+                    input.extend(items.iter().map(Item::Verbatim));
+                }
+            }
             AssistantContent::ToolCall(call) => {
                 flush(&mut text, input);
                 input.push(Item::FunctionCall {

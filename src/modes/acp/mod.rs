@@ -23,6 +23,7 @@ mod session;
 mod tool_view;
 mod transport;
 mod turns;
+mod web_search;
 
 use crate::config::Settings;
 use crate::modes::signals::Interrupts;

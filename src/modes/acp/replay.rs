@@ -49,6 +49,9 @@ pub fn updates(history: &[Arc<Message>], cwd: &Path) -> Vec<SessionUpdate> {
                             ContentBlock::from(thinking.clone()),
                         ))),
                         AssistantContent::Thinking { .. } => {}
+                        AssistantContent::WebSearch(search) => {
+                            out.push(super::web_search::update(search))
+                        }
                         AssistantContent::Text { text } => {
                             out.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(
                                 ContentBlock::from(text.clone()),

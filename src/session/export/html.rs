@@ -111,6 +111,17 @@ fn render_message(page: &mut String, message: &Message) {
                         }
                         page.push_str("</details>");
                     }
+                    AssistantContent::WebSearch(search) => {
+                        page.push_str("<div class=\"call\"><span class=\"tool\">");
+                        text(page, &search.summary());
+                        page.push_str("</span>");
+                        let urls: Vec<&str> =
+                            search.results.iter().map(|r| r.url.as_str()).collect();
+                        if !urls.is_empty() {
+                            preformatted(page, &urls.join("\n"));
+                        }
+                        page.push_str("</div>");
+                    }
                     AssistantContent::ToolCall(call) => {
                         page.push_str("<div class=\"call\"><span class=\"tool\">");
                         text(page, &call.name);

@@ -32,6 +32,9 @@ pub struct WebSettings {
     pub timeout: Duration,
     /// Bytes of body read at most.
     pub max_bytes: usize,
+    /// `[web] search`: the provider's own web search is offered, with at most this many
+    /// searches per request; `None` (the default) offers none.
+    pub search: Option<u32>,
 }
 
 impl Default for WebSettings {
@@ -41,6 +44,7 @@ impl Default for WebSettings {
             deny_hosts: Vec::new(),
             timeout: Duration::from_secs(10),
             max_bytes: 5 * 1024 * 1024,
+            search: None,
         }
     }
 }

@@ -280,6 +280,7 @@ impl Log {
                     index,
                     result: results.get(call.id.as_str()).map(|r| (*r).clone()),
                 })),
+                AssistantContent::WebSearch(search) => self.push(Entry::Notice(search.summary())),
                 _ => {}
             }
         }
