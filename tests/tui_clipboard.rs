@@ -209,3 +209,21 @@ async fn a_hung_clipboard_tool_freezes_nothing_and_is_given_up_on() {
     tui.send(b"\x15\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+/// A chip's label whose image this run does not know (recalled from an earlier run's
+/// history, or typed) is not sent as bare text: the prompt stays, and the user is told.
+#[tokio::test]
+async fn a_chip_label_from_an_earlier_run_is_not_sent_without_its_image() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("unused"))]).await;
+    let bin = fake_xclip("TARGETS\\n");
+    let mut tui = start(&env, &server, &path_with(bin.path()));
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text("look at [image: old.png 10×20]");
+    tui.enter();
+    tui.wait_for_text("is only text now").await;
+    tui.wait_for_text("› look at [image: old.png 10×20]").await;
+    assert!(server.bodies().is_empty(), "nothing reached the model");
+    tui.send(b"\x15\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

@@ -177,8 +177,24 @@ impl App {
         self.notice(&format!("Attached: {}", list.join(", ")));
     }
 
+    /// Why `text` cannot be sent as it is: it holds an image chip's label whose image is
+    /// not known (recalled from an earlier run), which would attach nothing.
+    pub fn unknown_chips(&self, text: &str) -> Option<String> {
+        let unknown = self.composer.unknown_chips(text);
+        let first = unknown.first()?;
+        Some(format!(
+            "{first} is only text now: its image was pasted in an earlier run and is not known; \
+             paste the image again, or edit the label out (nothing was sent)"
+        ))
+    }
+
     /// alt+enter: `text` queued as a follow-up, its `@path`s attached.
     pub fn follow_up_text(&mut self, text: String) {
+        if let Some(problem) = self.unknown_chips(&text) {
+            self.composer.set_text(&text);
+            self.warning(&problem);
+            return;
+        }
         let images = self.composer.images_in(&text);
         match self.agent.user_message_with(&text, &images) {
             Ok((message, attached)) => {

@@ -199,6 +199,10 @@ impl App {
         if let Some(command) = trimmed.strip_prefix('!') {
             return self.run_shell(command);
         }
+        if let Some(problem) = self.unknown_chips(&text) {
+            self.composer.set_text(&text);
+            return self.warning(&problem);
+        }
         let images = self.composer.images_in(&text);
         let message = match self.agent.user_message_with(&text, &images) {
             Ok((message, attached)) => {

@@ -69,6 +69,27 @@ impl Composer {
             .collect()
     }
 
+    /// The chip labels `text` holds whose image this composer does not know (a prompt
+    /// recalled from an earlier run's history: the label came back, the file behind it
+    /// did not). Sending them would silently attach nothing.
+    pub fn unknown_chips(&self, text: &str) -> Vec<String> {
+        let mut unknown = Vec::new();
+        for (at, _) in text.match_indices("[image: ") {
+            let rest = &text[at..];
+            let Some(end) = rest
+                .find([']', '\n'])
+                .filter(|&e| rest[e..].starts_with(']'))
+            else {
+                continue;
+            };
+            let label = &rest[..=end];
+            if looks_like_chip(label) && !self.images.iter().any(|i| i.label == label) {
+                unknown.push(label.to_string());
+            }
+        }
+        unknown
+    }
+
     /// The chips of `line`, as character columns `[start, end)`, in order.
     pub(super) fn chip_spans(&self, line: &str) -> Vec<(usize, usize)> {
         let mut spans: Vec<(usize, usize)> = Vec::new();
@@ -239,6 +260,26 @@ fn inside(spans: &[(usize, usize)], col: usize) -> Option<(usize, usize)> {
         .find(|(start, end)| *start < col && col < *end)
 }
 
+/// Whether `label` (`[image: ...]`) has a chip's shape: a name, then `W×H`, perhaps `#n`.
+fn looks_like_chip(label: &str) -> bool {
+    let inner = label
+        .strip_prefix("[image: ")
+        .and_then(|l| l.strip_suffix(']'))
+        .unwrap_or_default();
+    let mut words = inner.rsplit(' ');
+    let mut last = words.next().unwrap_or_default();
+    if last
+        .strip_prefix('#')
+        .is_some_and(|n| n.parse::<u32>().is_ok())
+    {
+        last = words.next().unwrap_or_default();
+    }
+    let size = last
+        .split_once('×')
+        .is_some_and(|(w, h)| w.parse::<u32>().is_ok() && h.parse::<u32>().is_ok());
+    size && words.next().is_some_and(|name| !name.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Action;
@@ -277,6 +318,18 @@ mod tests {
 
     fn chip_end() -> usize {
         4 + CHIP.chars().count()
+    }
+
+    #[test]
+    fn a_label_whose_image_is_not_known_is_found() {
+        let c = with_chip();
+        assert_eq!(c.unknown_chips(&c.text()), Vec::<String>::new());
+        let recalled = "[image: old.png 10×20] and [image: b c.jpg 1×2 #3] but not \
+                        [image: notes] or [image: x 1×y] or [image: 5×5]";
+        assert_eq!(
+            c.unknown_chips(recalled),
+            ["[image: old.png 10×20]", "[image: b c.jpg 1×2 #3]"]
+        );
     }
 
     #[test]
