@@ -31,7 +31,13 @@ impl Composer {
     /// followed by a space.
     pub fn insert_image(&mut self, path: &Path, width: usize, height: usize) {
         let label = self.label_for(path, width, height);
-        self.textarea.insert_str(format!("{label} "));
+        match &mut self.search {
+            // Searching the history (ctrl+r): the chip joins whatever text it ends with.
+            Some(search) => search.arrived.push_str(&format!("{label} ")),
+            None => {
+                self.textarea.insert_str(format!("{label} "));
+            }
+        }
     }
 
     /// A label for `path` that no other file has.
@@ -318,6 +324,24 @@ mod tests {
 
     fn chip_end() -> usize {
         4 + CHIP.chars().count()
+    }
+
+    #[test]
+    fn a_chip_that_arrives_while_searching_the_history_is_kept() {
+        for (end, expected) in [
+            (KeyCode::Esc, format!("draft {CHIP} ")),
+            (KeyCode::Enter, format!("earlier prompt {CHIP} ")),
+        ] {
+            let mut c = Composer::new(&Theme::plain());
+            c.remember("earlier prompt");
+            type_text(&mut c, "draft");
+            press(&mut c, KeyCode::Char('r'), KeyModifiers::CONTROL);
+            type_text(&mut c, "earl");
+            c.insert_image(Path::new("/pics/shot.png"), 640, 480);
+            key(&mut c, end);
+            assert_eq!(c.text(), expected);
+            assert_eq!(c.images_in(&c.text()).len(), 1);
+        }
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub(super) struct Search {
     found: Option<usize>,
     /// What the composer held before.
     draft: String,
+    /// Chips that came while searching (a clipboard image read meanwhile): they go after
+    /// whatever text the search ends with.
+    pub(super) arrived: String,
 }
 
 impl Composer {
@@ -26,6 +29,7 @@ impl Composer {
             query: String::new(),
             found: None,
             draft: self.text(),
+            arrived: String::new(),
         });
     }
 
@@ -68,10 +72,16 @@ impl Composer {
         let Some(search) = self.search.take() else {
             return;
         };
-        let text = match search.found.and_then(|i| self.history.entries().get(i)) {
+        let mut text = match search.found.and_then(|i| self.history.entries().get(i)) {
             Some(found) if accept => found.clone(),
             _ => search.draft,
         };
+        if !search.arrived.is_empty() {
+            if !text.is_empty() && !text.ends_with(char::is_whitespace) {
+                text.push(' ');
+            }
+            text.push_str(&search.arrived);
+        }
         self.set_text(&text);
     }
 
