@@ -6,7 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 #![cfg(target_os = "linux")]
 
-use agent::checkpoint::{Checkpoints, Moment, Record, ScanStats, Settings};
+use agent::checkpoint::{
+    Checkpoints, Moment, Record, RestoreRequest, RewindNote, ScanStats, Settings,
+};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -270,4 +272,38 @@ fn a_new_process_walks_first_and_records_the_same_tree() {
     assert!(again.last_scan().walked);
     assert_eq!(record.root, before.root);
     assert_eq!(again.last_scan().bytes_read, 0, "nothing read again");
+}
+
+/// The store removed while the agent runs (`rm -rf ~/.agent/checkpoints`): the next
+/// checkpoint stores everything again instead of naming objects that are gone, so it can
+/// still be restored.
+#[test]
+fn a_store_removed_while_running_is_filled_again() {
+    let (home, work, checkpoints) = watched_tree(3);
+    std::fs::remove_dir_all(home.path().join("checkpoints")).unwrap();
+    std::fs::write(work.path().join("d0/f0"), "kept").unwrap();
+    let record = take(&checkpoints);
+    assert!(checkpoints.last_scan().walked, "the store is new: walk");
+    assert_same(&record, work.path(), "the store removed");
+    std::fs::write(work.path().join("d0/f0"), "overwritten").unwrap();
+    std::fs::remove_file(work.path().join("d1/f1")).unwrap();
+    checkpoints
+        .restore(RestoreRequest {
+            target: &record.id,
+            force: true,
+            entry_id: None,
+            note: RewindNote {
+                target: Some(record.id.clone()),
+                head_before: None,
+            },
+        })
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("d0/f0")).unwrap(),
+        "kept"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("d1/f1")).unwrap(),
+        "1/1\n"
+    );
 }

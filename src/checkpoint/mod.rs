@@ -77,6 +77,10 @@ struct Current {
     /// The store's clean-up generation the index was built in: a clean-up may remove
     /// objects an old index still names.
     generation: String,
+    /// The store's `objects` directory (its inode) when the index was built: the store
+    /// removed while the agent runs (`rm -rf ~/.agent/checkpoints`) must not leave the
+    /// index naming objects that are gone.
+    objects_dir: Option<u64>,
     /// Which directories changed since the last scan, as the kernel reports it.
     tracker: Tracker,
     last_scan: ScanStats,
@@ -135,6 +139,7 @@ impl Checkpoints {
                 records,
                 index: None,
                 generation: String::new(),
+                objects_dir: None,
                 tracker: Tracker::new(cwd),
                 last_scan: ScanStats::default(),
             }),
@@ -191,7 +196,8 @@ impl Checkpoints {
         tool_call_id: Option<&str>,
     ) -> Result<Record, CheckpointError> {
         let generation = gc::generation(self.store.root());
-        if current.generation != generation {
+        let objects_dir = self.objects_dir();
+        if current.generation != generation || current.objects_dir != objects_dir {
             current.index = None;
             current.generation = generation;
             self.store.forget_known();
@@ -229,6 +235,7 @@ impl Checkpoints {
                 (self.walk(current, previous)?, true)
             }
         };
+        current.objects_dir = self.objects_dir();
         current.last_scan = ScanStats {
             walked,
             dirs_listed: scan.dirs_listed,
@@ -258,6 +265,14 @@ impl Checkpoints {
             .tracker
             .walked(scan.index.dir_paths(), scan.complete);
         Ok(scan)
+    }
+
+    /// The inode of the store's `objects` directory, if it is there.
+    fn objects_dir(&self) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(self.store.root().join("objects"))
+            .ok()
+            .map(|m| m.ino())
     }
 
     /// How the last checkpoint looked at the working tree.
