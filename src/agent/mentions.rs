@@ -337,6 +337,15 @@ fn listing(dir: &Path) -> std::io::Result<(String, usize)> {
     Ok((text, total))
 }
 
+/// The header of a 2×3 PNG: all `imagesize` reads, so enough for tests of image attachment.
+#[cfg(test)]
+pub(crate) fn png_header_2x3() -> Vec<u8> {
+    let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+    png.extend_from_slice(&[0, 0, 0, 13, b'I', b'H', b'D', b'R']);
+    png.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 3, 8, 6, 0, 0, 0]);
+    png
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,10 +390,7 @@ mod tests {
     #[test]
     fn an_image_needs_a_model_that_takes_images() {
         let dir = tempfile::tempdir().unwrap();
-        // A 2×3 PNG header is all `imagesize` reads.
-        let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
-        png.extend_from_slice(&[0, 0, 0, 13, b'I', b'H', b'D', b'R']);
-        png.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 3, 8, 6, 0, 0, 0]);
+        let png = png_header_2x3();
         std::fs::write(dir.path().join("shot.png"), &png).unwrap();
         let refused = expand("see @shot.png", dir.path(), false, "text-only").unwrap_err();
         assert!(
@@ -409,9 +415,7 @@ mod tests {
     #[test]
     fn labelled_images_attach_in_the_order_the_text_names_them() {
         let dir = tempfile::tempdir().unwrap();
-        let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
-        png.extend_from_slice(&[0, 0, 0, 13, b'I', b'H', b'D', b'R']);
-        png.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 3, 8, 6, 0, 0, 0]);
+        let png = png_header_2x3();
         std::fs::write(dir.path().join("a.png"), &png).unwrap();
         let outside = tempfile::tempdir().unwrap();
         let pasted = outside.path().join("b.png");

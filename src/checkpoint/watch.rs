@@ -15,7 +15,7 @@
 //! for a tree with more directories than a quarter of the user's inotify watches (editors
 //! and other tools watch from the same allowance): there every checkpoint walks.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -201,16 +201,9 @@ fn is_ignore_file(name: &std::ffi::OsStr) -> bool {
     name == ".gitignore" || name == ".ignore"
 }
 
-/// Watched directories by watch descriptor, and back.
-#[derive(Default)]
-struct Dirs {
-    by_id: HashMap<i32, PathBuf>,
-    by_path: HashMap<PathBuf, i32>,
-}
-
 #[cfg(target_os = "linux")]
 mod platform {
-    use super::{Dirs, is_ignore_file};
+    use super::is_ignore_file;
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
     use std::collections::{BTreeSet, HashMap};
     use std::io::ErrorKind;
@@ -230,6 +223,13 @@ mod platform {
             | WatchMask::ONLYDIR
             | WatchMask::DONT_FOLLOW
             | WatchMask::EXCL_UNLINK
+    }
+
+    /// Watched directories by watch descriptor, and back.
+    #[derive(Default)]
+    struct Dirs {
+        by_id: HashMap<i32, PathBuf>,
+        by_path: HashMap<PathBuf, i32>,
     }
 
     pub struct Watch {
@@ -459,14 +459,12 @@ mod platform {
 
 #[cfg(not(target_os = "linux"))]
 mod platform {
-    use super::Dirs;
     use std::collections::BTreeSet;
     use std::path::{Path, PathBuf};
 
     /// No watching here: `start` says so and every checkpoint walks.
-    pub struct Watch {
-        _dirs: Dirs,
-    }
+    #[allow(dead_code)] // never made: `start` says why
+    pub struct Watch;
 
     impl Watch {
         pub fn start(_cwd: &Path) -> Result<Watch, String> {

@@ -170,6 +170,29 @@ impl AgentEvent {
         }
     }
 
+    /// The search a `web_search` event reports, as a message block holds it (without the
+    /// provider's blocks), for a front end to show; `None` for any other event.
+    pub fn into_web_search(self) -> Option<WebSearch> {
+        match self {
+            AgentEvent::WebSearch {
+                id,
+                query,
+                status,
+                results,
+                error,
+            } => Some(WebSearch {
+                id,
+                query,
+                status,
+                results,
+                error,
+                api: String::new(),
+                provider_blocks: Vec::new(),
+            }),
+            _ => None,
+        }
+    }
+
     /// Whether this is a per-delta `message_update` (a sub-agent's included), which
     /// subscribers that only need outcomes leave out.
     pub fn is_delta(&self) -> bool {

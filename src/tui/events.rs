@@ -6,7 +6,7 @@ use super::app::{App, LIVE_OUTPUT_ROWS, Phase, Stream, ToolState, ToolView};
 use super::cells;
 use super::markdown::StreamingMarkdown;
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, NoticeLevel, RunStatus};
-use crate::protocol::message::{AssistantContent, Message, StopReason, WebSearch, join_text};
+use crate::protocol::message::{AssistantContent, Message, StopReason, join_text};
 use ratatui::text::Line;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -191,24 +191,11 @@ impl App {
             AgentEvent::Checkpoint { skipped, .. } => self.on_checkpoint(&skipped),
             AgentEvent::TodoUpdate { todos } => self.todos = todos,
             // One dim line now; the transcript gets it with the message's turn.
-            AgentEvent::WebSearch {
-                id,
-                query,
-                status,
-                results,
-                error,
-            } => {
-                let search = WebSearch {
-                    id,
-                    query,
-                    status,
-                    results,
-                    error,
-                    api: String::new(),
-                    provider_blocks: Vec::new(),
-                };
-                let rows = cells::notice(&search.summary(), self.width, &self.theme);
-                self.push_rows(rows);
+            event @ AgentEvent::WebSearch { .. } => {
+                if let Some(search) = event.into_web_search() {
+                    let rows = cells::notice(&search.summary(), self.width, &self.theme);
+                    self.push_rows(rows);
+                }
             }
             // Sub-agents' own events (their approval requests also come relayed as ours).
             AgentEvent::SubagentEvent {

@@ -11,7 +11,7 @@ use crate::agent::Agent;
 use crate::protocol::event::{
     AgentEvent, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus, ToolResultPayload,
 };
-use crate::protocol::message::{Content, Message, WebSearch};
+use crate::protocol::message::{Content, Message};
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Cost, NoticeSeverity, PromptResponse, SessionUpdate, StopReason,
     ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
@@ -115,21 +115,11 @@ impl Pump {
             AgentEvent::SubagentEvent {
                 agent_id, event, ..
             } => self.child_event(&agent_id, *event),
-            AgentEvent::WebSearch {
-                id,
-                query,
-                status,
-                results,
-                error,
-            } => self.link.send(super::web_search::update(&WebSearch {
-                id,
-                query,
-                status,
-                results,
-                error,
-                api: String::new(),
-                provider_blocks: Vec::new(),
-            })),
+            event @ AgentEvent::WebSearch { .. } => {
+                if let Some(search) = event.into_web_search() {
+                    self.link.send(super::web_search::update(&search));
+                }
+            }
             AgentEvent::ToolApprovalRequest {
                 tool_call_id,
                 tool_name,

@@ -508,10 +508,7 @@ mod tests {
     #[test]
     fn a_sent_chip_attaches_its_image_and_a_vanished_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        // A 2×3 PNG header is all the size needs.
-        let mut png = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
-        png.extend_from_slice(&[0, 0, 0, 13, b'I', b'H', b'D', b'R']);
-        png.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 3, 8, 6, 0, 0, 0]);
+        let png = crate::agent::mentions::png_header_2x3();
         let file = dir.path().join("shot.png");
         std::fs::write(&file, &png).unwrap();
         let mut c = Composer::new(&Theme::plain());

@@ -192,11 +192,6 @@ impl Top {
     }
 }
 
-/// The best `limit` of `paths` for `query`, by a search that remembers nothing.
-pub fn best(paths: &[String], query: &str, limit: usize) -> Vec<String> {
-    Search::default().best(paths, query, limit)
-}
-
 /// A query for the worker: whether to walk the tree again first.
 pub struct Query {
     pub text: String,
@@ -272,8 +267,9 @@ mod tests {
         let paths = walk(dir.path());
         assert!(!paths.iter().any(|p| p.starts_with("target")), "{paths:?}");
         assert!(paths.contains(&"src/tui/".to_string()), "{paths:?}");
-        assert_eq!(best(&paths, "tuicomp", 3)[0], "src/tui/composer.rs");
-        assert_eq!(best(&paths, "", 1), ["src/"]);
+        let mut search = Search::default();
+        assert_eq!(search.best(&paths, "tuicomp", 3)[0], "src/tui/composer.rs");
+        assert_eq!(search.best(&paths, "", 1), ["src/"]);
     }
 
     /// What nucleo's own `match_list` ranks first (by score, ties in list order).
