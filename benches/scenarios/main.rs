@@ -16,6 +16,8 @@
 #[path = "../../tests/support/chat.rs"]
 mod chat;
 mod checkpoint;
+#[path = "../../tests/support/fixtures.rs"]
+mod fixtures;
 mod mcp;
 #[path = "../../tests/support/mcp_fixture.rs"]
 mod mcp_fixture;

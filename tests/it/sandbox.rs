@@ -1,0 +1,399 @@
+//! The command sandbox on this machine's real kernel (Landlock, seccomp, mount namespaces):
+//! real commands below the real supervisor. Writes outside the workspace fail and the
+//! result says why; writes inside work; `.git/hooks` and `.git/config` stay read-only; a
+//! TCP connection to a listener on 127.0.0.1 fails with the network off and works with it
+//! on; children, grandchildren and processes that left the command's session inherit it;
+//! an unavailable sandbox makes commands ask (denied without someone to answer); in ask
+//! mode the user can run a stopped command again outside the sandbox.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+use crate::support;
+
+use agent::agent::Approval;
+use agent::protocol::event::AgentEvent;
+use agent::protocol::message::join_text;
+use agent::sandbox::{Sandbox, SandboxConfig, SandboxMode, Status};
+use agent::tools::permission::PermissionMode;
+use agent::tools::{Tool, ToolContext, ToolOutput};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use support::chat;
+use support::env::env;
+use support::harness::Harness;
+use support::process::run;
+use support::server::{FakeServer, Reply};
+use tempfile::TempDir;
+
+/// A directory outside the system temp directory (which sandboxed commands may write).
+fn scratch() -> TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn sandbox(cwd: &Path, network: bool) -> Sandbox {
+    let config = SandboxConfig {
+        mode: SandboxMode::WorkspaceWrite,
+        network,
+        writable_roots: Vec::new(),
+    };
+    let sandbox = Sandbox::start(&config, cwd);
+    assert_eq!(
+        sandbox.status,
+        Status::Enforced,
+        "this machine has Landlock"
+    );
+    sandbox
+}
+
+/// Run `command` with the bash tool in `cwd` under `sandbox`.
+async fn bash(cwd: &Path, sandbox: Sandbox, command: &str) -> ToolOutput {
+    let mut settings = support::harness::tool_settings();
+    settings.sandbox = sandbox;
+    let ctx = ToolContext {
+        tool_call_id: String::new(),
+        cwd: cwd.to_path_buf(),
+        cancel: tokio_util::sync::CancellationToken::new(),
+        on_update: Arc::new(|_| {}),
+        settings: Arc::new(settings),
+        hidden: None,
+        files: Default::default(),
+        spill: Default::default(),
+        shells: Default::default(),
+    };
+    agent::tools::bash::BashTool
+        .execute(json!({ "command": command }), ctx)
+        .await
+}
+
+fn text(output: &ToolOutput) -> String {
+    join_text(&output.content)
+}
+
+fn blocked(output: &ToolOutput) -> Option<String> {
+    output
+        .details
+        .as_ref()?
+        .pointer("/sandbox/blocked")?
+        .as_str()
+        .map(str::to_string)
+}
+
+#[tokio::test]
+async fn writes_inside_work_and_writes_outside_fail_saying_why() {
+    let workspace = scratch();
+    let outside = scratch();
+    let target = outside.path().join("escaped.txt");
+    let output = bash(
+        workspace.path(),
+        sandbox(workspace.path(), false),
+        &format!(
+            "echo in > inside.txt && mkdir -p sub/dir && echo deep > sub/dir/f && \
+             echo tmp > \"$(mktemp)\" && echo wrote; echo out > {}",
+            target.display()
+        ),
+    )
+    .await;
+    let text = text(&output);
+    assert!(output.is_error, "{text}");
+    assert!(text.starts_with("wrote\n"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("sub/dir/f")).unwrap(),
+        "deep\n"
+    );
+    assert!(!target.exists(), "the write outside went through");
+    let boundary = format!("write outside the workspace: {}", target.display());
+    assert_eq!(blocked(&output).as_deref(), Some(boundary.as_str()));
+    assert!(
+        text.contains(&format!("Blocked by the sandbox: {boundary}."))
+            && text.contains("writable_roots")
+            && text.contains("--sandbox off"),
+        "{text}"
+    );
+    // Reading anywhere still works.
+    let output = bash(
+        workspace.path(),
+        sandbox(workspace.path(), false),
+        "head -c 4 /etc/passwd",
+    )
+    .await;
+    assert!(!output.is_error, "{}", text_of(&output));
+}
+
+fn text_of(output: &ToolOutput) -> String {
+    text(output)
+}
+
+#[tokio::test]
+async fn git_hooks_and_config_stay_read_only_while_the_rest_of_git_is_writable() {
+    let workspace = scratch();
+    let git = workspace.path().join(".git");
+    std::fs::create_dir_all(git.join("hooks")).unwrap();
+    std::fs::write(git.join("config"), "[core]\n").unwrap();
+    let output = bash(
+        workspace.path(),
+        sandbox(workspace.path(), false),
+        "echo idx > .git/index && echo ok; echo 'rm -rf ~' > .git/hooks/pre-commit",
+    )
+    .await;
+    let text = text(&output);
+    assert!(text.starts_with("ok\n"), "{text}");
+    assert!(!git.join("hooks/pre-commit").exists());
+    assert!(
+        blocked(&output)
+            .is_some_and(|b| b.starts_with("write to .git/hooks, which stays read-only")),
+        "{text}"
+    );
+    let output = bash(
+        workspace.path(),
+        sandbox(workspace.path(), false),
+        "echo '[alias] x = !sh' >> .git/config; mv .git/config .git/c2; rm -f .git/config",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(git.join("config")).unwrap(),
+        "[core]\n",
+        "{}",
+        text_of(&output)
+    );
+    assert!(
+        blocked(&output).is_some_and(|b| b.starts_with("write to .git/config")),
+        "{}",
+        text_of(&output)
+    );
+    // Nothing was mounted in the agent's own namespace.
+    std::fs::write(git.join("hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+}
+
+/// A command that connects to `port` on 127.0.0.1 with bash's /dev/tcp.
+fn connect(port: u16) -> String {
+    format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")
+}
+
+#[tokio::test]
+async fn a_tcp_connection_fails_with_the_network_off_and_works_with_it_on() {
+    let workspace = scratch();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || while listener.accept().is_ok() {});
+
+    let output = bash(
+        workspace.path(),
+        sandbox(workspace.path(), false),
+        &connect(port),
+    )
+    .await;
+    let text = text(&output);
+    assert!(output.is_error && !text.contains("connected"), "{text}");
+    assert_eq!(
+        blocked(&output).as_deref(),
+        Some("network disabled"),
+        "{text}"
+    );
+    assert!(text.contains("network = true"), "{text}");
+
+    let output = bash(
+        workspace.path(),
+        sandbox(workspace.path(), true),
+        &connect(port),
+    )
+    .await;
+    assert!(
+        !output.is_error && text_of(&output).starts_with("connected"),
+        "{}",
+        text_of(&output)
+    );
+    // Unix sockets stay usable with the network off.
+    let output = bash(
+        workspace.path(),
+        sandbox(workspace.path(), false),
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX); socket.socketpair(); print(\"unix ok\")'",
+    )
+    .await;
+    assert!(
+        text_of(&output).starts_with("unix ok"),
+        "{}",
+        text_of(&output)
+    );
+}
+
+#[tokio::test]
+async fn children_grandchildren_and_escaped_processes_inherit_the_sandbox() {
+    let workspace = scratch();
+    let outside = scratch();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || while listener.accept().is_ok() {});
+    let out = |name: &str| outside.path().join(name);
+    let command = format!(
+        "sh -c 'echo child > {child}; bash -c \"echo grandchild > {grandchild}; ({connect}) > net.txt 2>&1\"'; \
+         setsid -w sh -c 'echo daemon > {daemon}'; \
+         echo done",
+        child = out("child").display(),
+        grandchild = out("grandchild").display(),
+        daemon = out("daemon").display(),
+        connect = connect(port).replace('"', "\\\""),
+    );
+    let output = bash(workspace.path(), sandbox(workspace.path(), false), &command).await;
+    for name in ["child", "grandchild", "daemon"] {
+        assert!(!out(name).exists(), "{name} escaped: {}", text_of(&output));
+    }
+    let net = std::fs::read_to_string(workspace.path().join("net.txt")).unwrap();
+    assert!(
+        !net.contains("connected") && net.contains("Operation not permitted"),
+        "{net}"
+    );
+    assert!(text_of(&output).contains("done"), "{}", text_of(&output));
+}
+
+#[tokio::test]
+async fn without_the_sandbox_the_same_commands_work() {
+    let workspace = scratch();
+    let outside = scratch();
+    let target: PathBuf = outside.path().join("free.txt");
+    let output = bash(
+        workspace.path(),
+        Sandbox::default(),
+        &format!("echo out > {}", target.display()),
+    )
+    .await;
+    assert!(!output.is_error, "{}", text_of(&output));
+    assert!(target.exists());
+}
+
+fn approval_request(event: &AgentEvent) -> Option<(String, String)> {
+    match event {
+        AgentEvent::ToolApprovalRequest {
+            tool_call_id,
+            reason,
+            ..
+        } => Some((tool_call_id.clone(), reason.clone())),
+        _ => None,
+    }
+}
+
+fn last_result(events: &[AgentEvent]) -> (String, bool, Option<Value>) {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                result, is_error, ..
+            } => Some((
+                join_text(&result.content),
+                *is_error,
+                result.details.clone(),
+            )),
+            _ => None,
+        })
+        .unwrap()
+}
+
+/// An agent in ask mode, its commands sandboxed, running `command` (once approved) for the
+/// prompt "go".
+async fn asking_to_run(command: &str) -> Harness {
+    let h = Harness::start_with(
+        vec![
+            Reply::sse(chat::tool_call("c1", "bash", json!({ "command": command }))),
+            Reply::sse(chat::text("done")),
+        ],
+        |c| {
+            c.permission_mode = PermissionMode::Ask;
+            c.can_ask = true;
+            c.tool_settings.sandbox = sandbox(&c.cwd.clone(), false);
+        },
+    )
+    .await;
+    h.prompt("go");
+    h
+}
+
+#[tokio::test]
+async fn in_ask_mode_a_stopped_command_can_run_again_outside_the_sandbox() {
+    let outside = scratch();
+    let target = outside.path().join("after-approval.txt");
+    let command = format!("echo ok > {}", target.display());
+    let mut h = asking_to_run(&command).await;
+    // First the ordinary approval: allowed, it runs in the sandbox and is stopped.
+    let events = h.until(|e| approval_request(e).is_some()).await;
+    let (id, _) = approval_request(events.last().unwrap()).unwrap();
+    h.agent.approve(&id, Approval::Allow).unwrap();
+    let events = h.until(|e| approval_request(e).is_some()).await;
+    let (again, reason) = approval_request(events.last().unwrap()).unwrap();
+    assert_eq!(again, id);
+    assert!(
+        reason.starts_with(&format!(
+            "the sandbox stopped it (write outside the workspace: {})",
+            target.display()
+        )),
+        "{reason}"
+    );
+    assert!(!target.exists());
+    h.agent.approve(&id, Approval::Allow).unwrap();
+    let events = h.until_end().await;
+    let (text, is_error, _) = last_result(&events);
+    assert!(!is_error, "{text}");
+    assert!(text.contains("outside the sandbox"), "{text}");
+    assert!(target.exists());
+}
+
+#[tokio::test]
+async fn allow_without_sandbox_runs_the_call_outside_it() {
+    let outside = scratch();
+    let target = outside.path().join("unsandboxed.txt");
+    let command = format!("echo ok > {}", target.display());
+    let mut h = asking_to_run(&command).await;
+    let events = h.until(|e| approval_request(e).is_some()).await;
+    let (id, _) = approval_request(events.last().unwrap()).unwrap();
+    h.agent.approve(&id, Approval::AllowUnsandboxed).unwrap();
+    let events = h.until_end().await;
+    let (text, is_error, _) = last_result(&events);
+    assert!(!is_error, "{text}");
+    assert!(target.exists());
+}
+
+#[tokio::test]
+async fn an_unavailable_sandbox_is_said_once_and_commands_are_denied_without_an_approver() {
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "echo hi"}))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let env = env();
+    let mut cmd = env.agent(&server, &["-p", "--permission-mode", "auto", "go"]);
+    cmd.env(agent::sandbox::SIMULATE_UNAVAILABLE_ENV, "1");
+    let output = run(cmd).await;
+    assert_eq!(output.code, 0, "{}", output.stderr);
+    assert_eq!(
+        output
+            .stderr
+            .matches("the command sandbox is unavailable")
+            .count(),
+        1,
+        "{}",
+        output.stderr
+    );
+    let requests = server.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(
+        last.contains("the command sandbox is unavailable") && last.contains("--sandbox off"),
+        "{last}"
+    );
+    assert!(!last.contains("\\nhi\\n"), "{last}");
+
+    // `--sandbox off` is the explicit way to run commands unsandboxed without asking.
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "echo hi"}))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut cmd = env.agent(
+        &server,
+        &["-p", "--permission-mode", "auto", "--sandbox", "off", "go"],
+    );
+    cmd.env(agent::sandbox::SIMULATE_UNAVAILABLE_ENV, "1");
+    let output = run(cmd).await;
+    assert_eq!(output.code, 0, "{}", output.stderr);
+    assert!(!output.stderr.contains("sandbox"), "{}", output.stderr);
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("hi\\n"), "{last}");
+}
