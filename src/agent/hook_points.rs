@@ -77,6 +77,8 @@ pub(crate) enum PreTool {
     Approve,
     /// Answer the call with this error instead of running it.
     Block(ToolOutput),
+    /// The run was aborted (or timed out) while the hooks ran: the call never starts.
+    Aborted,
 }
 
 impl Run {
@@ -90,6 +92,10 @@ impl Run {
                 &self.cancel,
             )
             .await;
+        // A hook killed by the abort said nothing, which must not read as "go on".
+        if self.cancel.is_cancelled() {
+            return PreTool::Aborted;
+        }
         match verdict.block {
             Some(reason) => PreTool::Block(
                 ToolOutput::error(format!(

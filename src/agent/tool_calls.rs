@@ -333,6 +333,7 @@ impl Run {
             .map_err(ToolOutput::error)?;
         let approved = match self.pre_tool_hooks(call).await {
             PreTool::Block(output) => return Err(output),
+            PreTool::Aborted => return Err(ToolOutput::error(self.cancel_text())),
             PreTool::Approve => true,
             PreTool::Go => false,
         };
