@@ -371,8 +371,9 @@ async fn failing_and_hanging_hooks_are_reported_and_the_run_goes_on() {
         // Long enough for a loaded machine to start it and let it write its pid.
         hook(HookEvent::PreToolUse, None, &hang, 3),
         hook(HookEvent::PostToolUse, None, "/no/such/hook-program", 10),
+        // Only a PreToolUse answer that cannot be read blocks (tests/hooks_faults.rs).
         hook(
-            HookEvent::PreToolUse,
+            HookEvent::PostToolUse,
             None,
             r#"echo '{"decision": "maybe"}'"#,
             10,

@@ -2,14 +2,17 @@
 //! (a tool call about to run or done, a prompt submitted, the agent about to stop, a session
 //! starting or ending, a compaction, a notification). Each gets the event as JSON on stdin
 //! and answers with its exit code (0 go on, 2 block with stderr as the reason) or JSON on
-//! stdout (`{"decision": "block"|"approve", "reason": …}`). A hook that fails or hangs is
-//! reported (`hook_error`) and counts as "go on"; it never stops the run.
+//! stdout (`{"decision": "block"|"approve", "reason": …}`), read by `answer`. A hook that
+//! fails or hangs is reported (`hook_error`) and counts as "go on"; it never stops the run.
+//! A `PreToolUse` answer that cannot be read is reported too, and blocks the call.
 
+mod answer;
 pub mod config;
 mod process;
 pub mod trust;
 
 use crate::protocol::event::AgentEvent;
+use answer::{Answer, Printed};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -138,13 +141,6 @@ pub struct HookVerdict {
     pub context: Vec<String>,
 }
 
-/// One hook's answer.
-enum Answer {
-    Continue(Option<String>),
-    Block(String),
-    Approve(Option<String>),
-}
-
 /// The configured hooks, and where they run.
 #[derive(Debug, Default)]
 pub struct Hooks {
@@ -267,32 +263,22 @@ impl Hooks {
                 return None;
             }
         };
-        let answer = match finished.code {
-            Some(0) => match interpret_stdout(spec.event, &finished.stdout) {
-                Ok(answer) => answer,
-                Err(message) => {
-                    error(message);
-                    return None;
-                }
+        let reading = answer::read(
+            spec.event,
+            &Printed {
+                code: finished.code,
+                stdout: &finished.stdout,
+                stdout_cut: finished.stdout_cut,
+                stderr: &finished.stderr,
+                command: &spec.command,
             },
-            Some(2) => Answer::Block(match finished.stderr.trim() {
-                "" => format!("blocked by the hook `{}`", spec.command),
-                reason => reason.to_string(),
-            }),
-            code => {
-                let status = code.map_or_else(
-                    || "was killed by a signal".to_string(),
-                    |c| format!("exited with code {c}"),
-                );
-                let stderr = finished.stderr.trim();
-                error(if stderr.is_empty() {
-                    status
-                } else {
-                    format!("{status}: {}", crate::tools::truncate::clip(stderr, 2000))
-                });
-                return None;
-            }
-        };
+        );
+        if let Some(problem) = reading.problem {
+            error(problem);
+            // An unreadable answer that still decides (a PreToolUse block) counts.
+            return reading.answer;
+        }
+        let answer = reading.answer?;
         let (decision, reason) = match &answer {
             Answer::Continue(_) => ("continue", None),
             Answer::Block(reason) => ("block", Some(reason.clone())),
@@ -307,43 +293,5 @@ impl Hooks {
             duration_ms: crate::time::millis(started.elapsed()),
         });
         Some(answer)
-    }
-}
-
-/// The answer of a hook that exited 0: JSON with a `decision` (and `reason`), or text
-/// (context for the model where the event takes context).
-fn interpret_stdout(event: HookEvent, stdout: &str) -> Result<Answer, String> {
-    let trimmed = stdout.trim();
-    let context = |text: &str| {
-        (event.stdout_is_context() && !text.trim().is_empty()).then(|| text.trim().to_string())
-    };
-    if !trimmed.starts_with('{') {
-        return Ok(Answer::Continue(context(trimmed)));
-    }
-    let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(trimmed) else {
-        // Text that happens to start with a brace.
-        return Ok(Answer::Continue(context(trimmed)));
-    };
-    let reason = answer
-        .get("reason")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    // Claude Code's newer shape puts context in `hookSpecificOutput.additionalContext`.
-    let extra = answer
-        .get("hookSpecificOutput")
-        .and_then(|output| output.get("additionalContext"))
-        .and_then(Value::as_str)
-        .and_then(context);
-    match answer.get("decision").and_then(Value::as_str) {
-        Some("block") => {
-            Ok(Answer::Block(reason.unwrap_or_else(|| {
-                "blocked by a hook (it gave no reason)".to_string()
-            })))
-        }
-        Some("approve") => Ok(Answer::Approve(extra)),
-        None | Some("") => Ok(Answer::Continue(extra)),
-        Some(other) => Err(format!(
-            "answered `\"decision\": \"{other}\"` (expected \"block\" or \"approve\")"
-        )),
     }
 }

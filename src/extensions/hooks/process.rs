@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 /// What of a hook's stdout and stderr is kept; the rest is read and dropped.
-const MAX_OUTPUT: usize = 256 * 1024;
+pub const MAX_OUTPUT: usize = 256 * 1024;
 
 /// A hook that ran to its end.
 #[derive(Debug)]
@@ -17,6 +17,8 @@ pub struct Finished {
     /// `None` when a signal ended it.
     pub code: Option<i32>,
     pub stdout: String,
+    /// The hook printed more on stdout than `MAX_OUTPUT`: `stdout` is its start.
+    pub stdout_cut: bool,
     pub stderr: String,
 }
 
@@ -74,10 +76,12 @@ pub async fn run(
             child.wait()
         );
         let status = status.map_err(HookRunError::Io)?;
+        let ((stdout, stdout_cut), (stderr, _)) = (out, err);
         Ok(Finished {
             code: status.code(),
-            stdout: out,
-            stderr: err,
+            stdout,
+            stdout_cut,
+            stderr,
         })
     };
     let outcome = tokio::select! {
@@ -93,20 +97,23 @@ pub async fn run(
     outcome
 }
 
-async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> String {
+/// A stream read to its end, its first `MAX_OUTPUT` bytes kept; whether there was more.
+async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> (String, bool) {
     let Some(mut stream) = stream else {
-        return String::new();
+        return (String::new(), false);
     };
     let mut kept = Vec::new();
+    let mut cut = false;
     let mut buffer = [0u8; 8192];
     loop {
         match stream.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 let room = MAX_OUTPUT.saturating_sub(kept.len());
+                cut |= n > room;
                 kept.extend_from_slice(&buffer[..n.min(room)]);
             }
         }
     }
-    String::from_utf8_lossy(&kept).into_owned()
+    (String::from_utf8_lossy(&kept).into_owned(), cut)
 }
