@@ -8,11 +8,13 @@
 
 mod answer;
 pub mod config;
+pub mod pins;
 mod process;
 pub mod trust;
 
 use crate::protocol::event::AgentEvent;
 use answer::{Answer, Printed};
+pub use process::Runner;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -89,6 +91,12 @@ pub struct HookSpec {
     pub command: String,
     pub timeout: Duration,
     pub source: HookSource,
+    /// Runs inside the command sandbox (the default; `sandbox = false` opts out).
+    pub sandbox: bool,
+    /// For a hook that runs outside the sandbox: the files its command names where
+    /// sandboxed commands can write, as they were when it was loaded (`pins`). `None`
+    /// until pinned.
+    pub pins: Option<Vec<pins::Pin>>,
 }
 
 impl HookSpec {
@@ -119,7 +127,24 @@ impl HookSpec {
             command,
             timeout,
             source,
+            sandbox: true,
+            pins: None,
         })
+    }
+
+    /// The same hook, run outside the command sandbox.
+    pub fn unsandboxed(self) -> HookSpec {
+        HookSpec {
+            sandbox: false,
+            ..self
+        }
+    }
+
+    /// Pin what an unsandboxed hook runs (once; a sandboxed one needs no pins).
+    pub fn pin(&mut self, cwd: &Path, project: &Path) {
+        if !self.sandbox && self.pins.is_none() {
+            self.pins = Some(pins::pin(&self.command, cwd, project));
+        }
     }
 
     fn matches(&self, subject: Option<&str>) -> bool {
@@ -151,16 +176,23 @@ pub struct Hooks {
 }
 
 impl Hooks {
+    /// The hooks `specs`, run in `cwd`; what unsandboxed ones run is pinned now (a
+    /// project's hooks were pinned when loaded, with what the user trusted).
     pub fn new(specs: Vec<HookSpec>, cwd: &Path) -> Hooks {
-        Hooks {
-            specs: RwLock::new(specs),
+        let hooks = Hooks {
+            specs: RwLock::new(Vec::new()),
             cwd: cwd.to_path_buf(),
             project_dir: crate::extensions::sources::project_root(cwd),
-        }
+        };
+        hooks.add(specs);
+        hooks
     }
 
     /// Add hooks (a project's, once the user trusted it).
-    pub fn add(&self, specs: Vec<HookSpec>) {
+    pub fn add(&self, mut specs: Vec<HookSpec>) {
+        for spec in &mut specs {
+            spec.pin(&self.cwd, &self.project_dir);
+        }
         self.specs
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -186,14 +218,16 @@ impl Hooks {
             .any(|s| s.event == event)
     }
 
-    /// Run the hooks of `event` matching `subject` (at the same time), each with `input`
-    /// plus `hook_event_name` and `cwd` on stdin; `emit` reports `hook_start`, `hook_end` and
-    /// `hook_error`. Cancelling kills them (and they count as having said nothing).
+    /// Run the hooks of `event` matching `subject` (at the same time, as `runner` says),
+    /// each with `input` plus `hook_event_name` and `cwd` on stdin; `emit` reports
+    /// `hook_start`, `hook_end` and `hook_error`. Cancelling kills them (and they count as
+    /// having said nothing).
     pub async fn run(
         &self,
         event: HookEvent,
         subject: Option<&str>,
         mut input: Map<String, Value>,
+        runner: &Runner,
         cancel: &CancellationToken,
         emit: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> HookVerdict {
@@ -206,7 +240,7 @@ impl Hooks {
         let stdin = serde_json::to_vec(&Value::Object(input)).unwrap_or_default();
         let runs = specs
             .iter()
-            .map(|spec| self.run_one(spec, stdin.clone(), cancel, emit));
+            .map(|spec| self.run_one(spec, stdin.clone(), runner, cancel, emit));
         let answers = futures_util::future::join_all(runs).await;
         let mut verdict = HookVerdict::default();
         let mut reasons = Vec::new();
@@ -232,6 +266,7 @@ impl Hooks {
         &self,
         spec: &HookSpec,
         stdin: Vec<u8>,
+        runner: &Runner,
         cancel: &CancellationToken,
         emit: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> Option<Answer> {
@@ -245,8 +280,6 @@ impl Hooks {
             ("AGENT_PROJECT_DIR", self.project_dir.as_path()),
             ("CLAUDE_PROJECT_DIR", self.project_dir.as_path()),
         ];
-        let result =
-            process::run(&spec.command, &self.cwd, &env, stdin, spec.timeout, cancel).await;
         let error = |message: String| {
             tracing::warn!(event = %name, command = %spec.command, %message, "hook failed");
             emit(AgentEvent::HookError {
@@ -255,6 +288,20 @@ impl Hooks {
                 message,
             });
         };
+        if let Some(refusal) = refuse_changed(spec, runner) {
+            error(refusal.clone());
+            // A guard whose code was swapped must not wave the call through.
+            return (spec.event == HookEvent::PreToolUse).then_some(Answer::Block(refusal));
+        }
+        let hook = process::Run {
+            command: &spec.command,
+            cwd: &self.cwd,
+            env: &env,
+            input: stdin,
+            timeout: spec.timeout,
+            sandboxed: spec.sandbox,
+        };
+        let result = process::run(hook, runner, cancel).await;
         let finished = match result {
             Ok(finished) => finished,
             Err(process::HookRunError::Cancelled) => return None,
@@ -294,4 +341,23 @@ impl Hooks {
         });
         Some(answer)
     }
+}
+
+/// Why an unsandboxed hook must not run now: a file its command names changed since it was
+/// pinned, while the agent's commands run sandboxed (and so could be who changed it).
+fn refuse_changed(spec: &HookSpec, runner: &Runner) -> Option<String> {
+    if spec.sandbox || runner.sandbox.status == crate::sandbox::Status::Off {
+        return None;
+    }
+    let changed = pins::changed(spec.pins.as_deref()?)?;
+    let since = match spec.source {
+        HookSource::Project(_) => "you trusted this project's hooks",
+        HookSource::Config(_) => "the agent started",
+    };
+    Some(format!(
+        "not run: it runs outside the sandbox (`sandbox = false`) and {} changed since {since}, \
+         possibly by a sandboxed command; check the file, then restart the agent (a project's \
+         hooks are asked about again)",
+        changed.display()
+    ))
 }
