@@ -282,6 +282,8 @@ impl Run {
     }
 
     async fn finish_call(&mut self, call: &ToolCall, mut output: ToolOutput) -> Arc<Message> {
+        // Where every result passes on its way to the events, the history and the model.
+        output.redact_secrets();
         self.note_unseen_images(&mut output);
         if let Some(todos) = crate::tools::todo::todos_of_result(&call.name, &output) {
             self.shared.emit(AgentEvent::TodoUpdate { todos });
