@@ -31,8 +31,9 @@ pub const MAX_OUTPUT: usize = 256 * 1024;
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(5);
 
 /// Moves descriptors 3 and 4 to stdin and stdout, closes them, and runs the hook's command
-/// (`$1`) as `sh -c` would have.
-const PROLOGUE: &str = "exec sh -c \"$1\" 0<&3 1>&4 3<&- 4>&-";
+/// (`$1`) as `sh -c` would have. Should the descriptors be missing, it exits 125 — a failure
+/// reported as such, never the 2 that would read as a block.
+const PROLOGUE: &str = "command exec sh -c \"$1\" 0<&3 1>&4 3<&- 4>&- || exit 125";
 
 /// Where hooks run: below the agent's command supervisor, inside its command sandbox, without
 /// the providers' API keys in their environment — as the agent's commands run.
