@@ -72,6 +72,20 @@ impl ToolOutput {
         self.details = Some(details);
         self
     }
+
+    /// The result with every configured API key masked (`crate::secrets`), in its text and
+    /// its details: what a command printed (`echo $KEY`, a file it read) never reaches the
+    /// model, an event or the session.
+    pub fn redact_secrets(&mut self) {
+        for block in &mut self.content {
+            if let Content::Text { text } = block {
+                *text = crate::secrets::redact_string(std::mem::take(text));
+            }
+        }
+        if let Some(details) = &mut self.details {
+            crate::secrets::redact_json(details);
+        }
+    }
 }
 
 /// Sends a partial result while a tool runs (e.g. bash output so far).

@@ -6,101 +6,16 @@
 use crate::support;
 
 use agent::agent::Approval;
-use agent::extensions::hooks::{HookEvent, HookSource, HookSpec, Hooks};
+use agent::extensions::hooks::HookEvent;
 use agent::protocol::event::AgentEvent;
 use agent::tools::permission::{PermissionMode, PermissionRules};
 use agent::tools::rules::RuleSet;
-use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use serde_json::json;
 use std::time::Duration;
 use support::chat;
 use support::harness::{Harness, result_of};
+use support::hooks::{Scratch, hook, hook_errors, hook_events, hooks};
 use support::server::Reply;
-use tempfile::TempDir;
-
-/// A hook running `script` (sh) for `event`, with a matcher and a timeout.
-fn hook(event: HookEvent, matcher: Option<&str>, script: &str, timeout_secs: u64) -> HookSpec {
-    HookSpec::new(
-        event,
-        matcher.map(str::to_string),
-        script.to_string(),
-        Duration::from_secs(timeout_secs),
-        HookSource::Config("config.toml".into()),
-    )
-    .unwrap()
-}
-
-fn hooks(specs: Vec<HookSpec>, cwd: &Path) -> Arc<Hooks> {
-    Arc::new(Hooks::new(specs, cwd))
-}
-
-/// Where the scripts write what they saw.
-struct Scratch(TempDir);
-
-impl Scratch {
-    fn new() -> Scratch {
-        Scratch(tempfile::tempdir().unwrap())
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path().join(name)
-    }
-
-    /// `cat > FILE` for the hook's stdin.
-    fn save_stdin(&self, name: &str) -> String {
-        format!("cat > '{}'", self.path(name).display())
-    }
-
-    fn json(&self, name: &str) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(self.path(name)).unwrap()).unwrap()
-    }
-
-    /// Wait until `name` exists (hooks that run in the background).
-    async fn wait_for(&self, name: &str) -> Value {
-        let path = self.path(name);
-        tokio::time::timeout(Duration::from_secs(20), async {
-            while !path.exists() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .expect("the hook never wrote its file");
-        // Written by `cat`: wait until it is complete JSON.
-        tokio::time::timeout(Duration::from_secs(20), async {
-            loop {
-                if let Ok(value) =
-                    serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap())
-                {
-                    return value;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .unwrap()
-    }
-}
-
-fn hook_events(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::HookStart {
-                hook_event_name, ..
-            } => Some(format!("start:{hook_event_name}")),
-            AgentEvent::HookEnd {
-                hook_event_name,
-                decision,
-                ..
-            } => Some(format!("end:{hook_event_name}:{decision}")),
-            AgentEvent::HookError {
-                hook_event_name, ..
-            } => Some(format!("error:{hook_event_name}")),
-            _ => None,
-        })
-        .collect()
-}
 
 fn bash_then_text(command: &str) -> Vec<Reply> {
     vec![
@@ -456,8 +371,9 @@ async fn failing_and_hanging_hooks_are_reported_and_the_run_goes_on() {
         // Long enough for a loaded machine to start it and let it write its pid.
         hook(HookEvent::PreToolUse, None, &hang, 3),
         hook(HookEvent::PostToolUse, None, "/no/such/hook-program", 10),
+        // Only a PreToolUse answer that cannot be read blocks (tests/it/hooks_faults.rs).
         hook(
-            HookEvent::PreToolUse,
+            HookEvent::PostToolUse,
             None,
             r#"echo '{"decision": "maybe"}'"#,
             10,
@@ -470,17 +386,7 @@ async fn failing_and_hanging_hooks_are_reported_and_the_run_goes_on() {
     h.prompt("run it");
     let events = h.until_end().await;
     assert!(h.dir.path().join("ran").exists(), "the call ran regardless");
-    let errors: Vec<String> = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::HookError {
-                hook_event_name,
-                message,
-                ..
-            } => Some(format!("{hook_event_name}: {message}")),
-            _ => None,
-        })
-        .collect();
+    let errors = hook_errors(&events);
     assert_eq!(errors.len(), 4, "{errors:?}");
     assert!(
         errors

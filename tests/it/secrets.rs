@@ -141,3 +141,165 @@ async fn the_key_is_gone_from_the_agents_own_environment() {
     );
     assert_eq!(rpc.exit_code().await, 0);
 }
+
+const FLAG_KEY: &str = "sk-test-flag-secret-5550123";
+
+/// A command that walks from itself up to pid 1, printing each process's command line and
+/// environment (what a hostile model would try to find the agent's key).
+const WALK_UP: &str = "p=$$; while [ \"$p\" -gt 1 ]; do echo \"== $p\"; tr '\\0' ' ' < /proc/$p/cmdline; echo; tr '\\0' ' ' < /proc/$p/environ; echo; p=$(awk '{print $4}' /proc/$p/stat); done > walk.txt 2>&1; echo walked";
+
+#[tokio::test]
+async fn a_key_given_with_api_key_is_gone_from_the_agents_command_line() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(support::chat::tool_call(
+            "c1",
+            "bash",
+            json!({ "command": WALK_UP }),
+        )),
+        Reply::sse(support::chat::text("done")),
+    ])
+    .await;
+    let out = run(env.agent(
+        &server,
+        &[
+            "-p",
+            "--permission-mode",
+            "auto",
+            "--api-key",
+            FLAG_KEY,
+            "go",
+        ],
+    ))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {FLAG_KEY}").as_str()),
+        "the key still authenticates"
+    );
+    // Read straight from the file the sandboxed command wrote: no masking between.
+    let walk = std::fs::read_to_string(env.cwd.path().join("walk.txt")).unwrap();
+    assert!(
+        walk.contains("--api-key") && walk.contains("--permission-mode auto"),
+        "the walk reached the agent: {walk}"
+    );
+    assert!(!walk.contains(FLAG_KEY), "{walk}");
+}
+
+#[tokio::test]
+async fn a_key_a_command_prints_is_masked_in_results_events_and_the_next_request() {
+    let env = env();
+    std::fs::write(
+        env.cwd.path().join(".env"),
+        format!("OPENAI_API_KEY={FLAG_KEY}\n"),
+    )
+    .unwrap();
+    let replies = || {
+        vec![
+            Reply::sse(support::chat::tool_call(
+                "c1",
+                "bash",
+                json!({"command": "cat .env; printf 'echoed: %s\\n' \"$LEAK\""}),
+            )),
+            Reply::sse(support::chat::text("done")),
+        ]
+    };
+    let server = FakeServer::start(replies()).await;
+    let mut cmd = env.agent(
+        &server,
+        &[
+            "--mode",
+            "json",
+            "--permission-mode",
+            "auto",
+            "--api-key",
+            FLAG_KEY,
+            "go",
+        ],
+    );
+    // A variable the agent does not know to hide, holding the key.
+    cmd.env("LEAK", FLAG_KEY);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("\"tool_execution_end\""))
+        .expect("a tool result event");
+    assert!(
+        result.contains("OPENAI_API_KEY=[REDACTED]") && result.contains("echoed: [REDACTED]"),
+        "{result}"
+    );
+    assert!(!out.stdout.contains(FLAG_KEY), "{}", out.stdout);
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    let next = bodies[1].to_string();
+    assert!(next.contains("echoed: [REDACTED]"), "{next}");
+    assert!(!next.contains(FLAG_KEY), "{next}");
+    for (path, text) in written_files(env.home.path()) {
+        assert!(!text.contains(FLAG_KEY), "{} holds the key", path.display());
+    }
+
+    // RPC writes its events the same way; a prompt holding the key is masked on its way to
+    // the provider too.
+    let server = FakeServer::start(replies()).await;
+    let mut cmd = env.agent(
+        &server,
+        &[
+            "--mode",
+            "rpc",
+            "--permission-mode",
+            "auto",
+            "--api-key",
+            FLAG_KEY,
+        ],
+    );
+    cmd.env("LEAK", FLAG_KEY);
+    let mut rpc = Rpc::spawn(cmd);
+    rpc.send(json!({"id": "p", "type": "prompt", "message": format!("my key is {FLAG_KEY}")}))
+        .await;
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    let text = serde_json::to_string(&lines).unwrap();
+    assert!(text.contains("echoed: [REDACTED]"), "{text}");
+    assert!(!text.contains(FLAG_KEY), "{text}");
+    let first = server.bodies()[0].to_string();
+    assert!(first.contains("my key is [REDACTED]"), "{first}");
+    assert!(!first.contains(FLAG_KEY), "{first}");
+}
+
+#[tokio::test]
+async fn acp_updates_never_carry_a_key() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(support::chat::tool_call(
+            "c1",
+            "bash",
+            // Prints the key, then waits until the test saw the partial result.
+            json!({"command": format!(
+                "printf 'echoed: %s\\n' \"$LEAK\"; {}",
+                support::harness::after_file("go", "true")
+            )}),
+        )),
+        Reply::sse(support::chat::text("done")),
+    ])
+    .await;
+    let mut cmd = env.agent(&server, &["--mode", "acp", "--api-key", FLAG_KEY]);
+    cmd.env("LEAK", FLAG_KEY);
+    let mut acp = support::acp::Acp::spawn(cmd).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "run it");
+    let (mut updates, _, responder) = acp.permission().await;
+    support::acp::choose(responder, "allow_once");
+    // The partial result, while the command runs: straight from the tool's output.
+    let partial = acp
+        .until(|u| u["sessionUpdate"] == "tool_call_update" && u.to_string().contains("echoed"))
+        .await;
+    std::fs::write(env.cwd.path().join("go"), "").unwrap();
+    answer.await.unwrap().unwrap();
+    updates.extend(partial);
+    updates.extend(acp.drain());
+    let text = serde_json::to_string(&updates).unwrap();
+    assert!(text.contains("echoed: [REDACTED]"), "{text}");
+    assert!(!text.contains(FLAG_KEY), "{text}");
+}

@@ -15,6 +15,7 @@ pub mod faults;
 pub mod fixtures;
 pub mod gate;
 pub mod harness;
+pub mod hooks;
 pub mod mcp_fixture;
 pub mod process;
 pub mod proxy;
