@@ -4,8 +4,8 @@
 //! a session, runs a prompt whose bash call is approved in ask mode (streamed text and tool
 //! updates), cancels a second one mid-tool, and loads the session again in a new process.
 //!
-//! Needs node and the SDK (`tests/acp-node/install.sh`); without them the test says so and
-//! passes, as the conformance test does without its corpus.
+//! Needs node and the SDK (`tests/acp-node/install.sh`); without them the test says it
+//! skipped (`support::skip`), as the conformance test does without its corpus.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 use crate::support;
@@ -44,7 +44,7 @@ async fn missing() -> Option<String> {
 #[tokio::test]
 async fn acp_the_typescript_sdk_drives_a_session_end_to_end() {
     if let Some(why) = missing().await {
-        eprintln!("skipped: {why}");
+        support::skip::skip(&why);
         return;
     }
     let env = env();

@@ -140,9 +140,9 @@ fn normalise(mut expected: Value, observed: &Value) -> Value {
 #[tokio::test]
 async fn every_supported_stream_assembles_to_its_expected_result() {
     let Some(dir) = corpus::dir() else {
-        eprintln!(
-            "skipped: no conformance corpus (../shared/conformance beside the repository, or \
-             AGENT_CONFORMANCE_DIR)"
+        crate::support::skip::skip(
+            "no conformance corpus (../shared/conformance beside the repository, or \
+             AGENT_CONFORMANCE_DIR)",
         );
         return;
     };

@@ -34,9 +34,6 @@ fn servers_installed() -> Option<PathBuf> {
                 .is_ok_and(|o| o.status.success())
         };
         if !has("node") || !has("npm") {
-            eprintln!(
-                "SKIPPED: node and npm are needed to run the real MCP servers (tests/npm/install.sh)"
-            );
             return false;
         }
         if !dir.join("node_modules/.bin/mcp-server-everything").exists()
@@ -50,6 +47,11 @@ fn servers_installed() -> Option<PathBuf> {
         }
         true
     });
+    if !available {
+        crate::support::skip::skip(
+            "node and npm are needed to run the real MCP servers (tests/npm/install.sh)",
+        );
+    }
     available.then_some(dir.join("node_modules"))
 }
 

@@ -73,9 +73,9 @@ fn provider(api: Api, base_url: &str, key: &str) -> Provider {
 #[tokio::test]
 async fn every_recorded_stream_through_the_proxy_gives_the_direct_result() {
     let Some(dir) = corpus::dir() else {
-        eprintln!(
-            "skipped: no conformance corpus (../shared/conformance beside the repository, or \
-             AGENT_CONFORMANCE_DIR)"
+        crate::support::skip::skip(
+            "no conformance corpus (../shared/conformance beside the repository, or \
+             AGENT_CONFORMANCE_DIR)",
         );
         return;
     };

@@ -169,13 +169,13 @@ async fn the_approval_dialog_allows_and_denies() {
         Reply::sse(chat::text("Done asking.")),
     ])
     .await;
-    let mut tui = env.start(&server, &[]);
+    // No grace period: a key counts as soon as the dialog shows (the grace has its own test).
+    let mut tui = env.start_with(&server, &[], &[("AGENT_APPROVAL_GRACE_MS", "0")]);
     ready(&tui).await;
     tui.type_text("make files");
     tui.enter();
     tui.wait_for_text("y allow once").await;
-    // The status line names the state and counts how long it has lasted; a second is also
-    // past the dialog's grace period, so the key counts.
+    // The status line names the state and counts how long it has lasted.
     tui.wait_for_text("awaiting human 1s").await;
     tui.send(b"y");
     tui.wait_for("the second request", |s| {
@@ -183,7 +183,6 @@ async fn the_approval_dialog_allows_and_denies() {
     })
     .await;
     assert!(env.cwd.path().join("allowed").exists());
-    tokio::time::sleep(Duration::from_millis(600)).await;
     tui.send(b"m");
     tui.wait_for_text("Tell the model why").await;
     tui.type_text("not that one");
@@ -196,6 +195,43 @@ async fn the_approval_dialog_allows_and_denies() {
         "tool:c2:The user denied this `bash` call. The user says: not that one"
     );
     tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn keys_typed_as_the_dialog_opens_go_to_the_composer() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch typed"}),
+        )),
+        Reply::sse(chat::text("Not run.")),
+    ])
+    .await;
+    // A grace period no test outlasts: the key below is typed "as the dialog opens".
+    let mut tui = env.start_with(&server, &[], &[("AGENT_APPROVAL_GRACE_MS", "600000")]);
+    ready(&tui).await;
+    tui.type_text("make a file");
+    tui.enter();
+    tui.wait_for_text("y allow once").await;
+    tui.send(b"y");
+    // Esc is never held back: it stops the run at once; the `y` waits in the composer.
+    tui.send(b"\x1b");
+    let screen = tui
+        .wait_for("the run stopped, the key kept", |s| {
+            s.contains("Interrupted.") && s.contains("› y")
+        })
+        .await;
+    assert!(
+        screen.contains("a tool is waiting for approval: y, a or n"),
+        "{screen}"
+    );
+    assert!(!env.cwd.path().join("typed").exists());
+    tui.send(b"\x03");
+    tui.send(b"\x03");
+    tui.send(b"\x03");
     assert_eq!(tui.exit_code().await, 0);
 }
 
@@ -415,7 +451,7 @@ async fn write_and_edit_approvals_show_the_diff_first() {
         Reply::sse(chat::text("All written.")),
     ])
     .await;
-    let mut tui = env.start(&server, &[]);
+    let mut tui = env.start_with(&server, &[], &[("AGENT_APPROVAL_GRACE_MS", "0")]);
     ready(&tui).await;
     tui.type_text("rewrite the notes");
     tui.enter();
@@ -430,19 +466,16 @@ async fn write_and_edit_approvals_show_the_diff_first() {
         std::fs::read_to_string(env.cwd.path().join("notes.txt")).unwrap(),
         "old line\nkept line\n"
     );
-    tokio::time::sleep(Duration::from_millis(600)).await;
     tui.send(b"y");
     tui.wait_for("the edit's diff", |s| {
         s.contains("Allow edit?") && s.contains("-kept line") && s.contains("+edited line")
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
     tui.send(b"y");
     tui.wait_for("the new file's content", |s| {
         s.contains("Allow write?") && s.contains("a new file:") && s.contains("+brand new content")
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
     tui.send(b"y");
     tui.wait_for_text("All written.").await;
     tui.wait_until_idle().await;

@@ -338,7 +338,7 @@ fn anthropic_agent(
 #[tokio::test]
 async fn a_recorded_anthropic_search_is_shown_kept_and_sent_back_after_resuming() {
     let Some(dir) = corpus::dir() else {
-        eprintln!("skipped: no conformance corpus beside the repository");
+        crate::support::skip::skip("no conformance corpus beside the repository");
         return;
     };
     let sse =
