@@ -18,4 +18,5 @@ pub mod process;
 pub mod proxy;
 pub mod pty;
 pub mod responses;
+pub mod sandbox;
 pub mod server;
