@@ -21,5 +21,6 @@ pub mod process;
 pub mod proxy;
 pub mod pty;
 pub mod responses;
+pub mod sandbox;
 pub mod server;
 pub mod skip;
