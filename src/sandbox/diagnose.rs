@@ -55,6 +55,9 @@ pub fn diagnose(policy: &Policy, cwd: &Path, output: &str) -> Option<Blocked> {
                         .iter()
                         .any(|w| line.to_lowercase().contains(w)))
         });
+        if hit && policy.egress_bridge() {
+            return Some(super::egress::unproxied());
+        }
         if hit {
             return Some(Blocked {
                 boundary: "network disabled".to_string(),
@@ -193,6 +196,7 @@ mod tests {
             network: false,
             writable: vec![cwd.to_path_buf()],
             protected: vec![cwd.join(".git/hooks")],
+            allow_hosts: Vec::new(),
         }
     }
 

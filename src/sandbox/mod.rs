@@ -7,6 +7,7 @@
 //! and exec, so everything the command starts inherits it.
 
 pub mod diagnose;
+pub mod egress;
 #[cfg(target_os = "linux")]
 pub mod linux;
 pub mod seatbelt;
@@ -47,6 +48,9 @@ pub struct SandboxConfig {
     pub network: bool,
     /// More directories sandboxed commands may write under (absolute).
     pub writable_roots: Vec<PathBuf>,
+    /// Hosts sandboxed commands reach through the agent's egress proxy while `network` is
+    /// off (`egress`); empty: none.
+    pub allow_hosts: Vec<egress::Pattern>,
 }
 
 /// What one sandboxed command may do. Serialised to the supervisor, which applies it to
@@ -59,6 +63,10 @@ pub struct Policy {
     pub writable: Vec<PathBuf>,
     /// Paths inside `writable` that stay read-only (`.git/hooks`, `.git/config`).
     pub protected: Vec<PathBuf>,
+    /// With the network off: the hosts the command reaches through the egress proxy, from
+    /// a network namespace of its own (`egress`); empty: none (and no namespace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<egress::Pattern>,
 }
 
 /// Where inside a writable git work tree a command may never write: hooks run code on the
@@ -97,7 +105,18 @@ impl Policy {
             network: config.network,
             writable,
             protected,
+            // `network = true` is the whole network: no proxy, no namespace.
+            allow_hosts: if config.network {
+                Vec::new()
+            } else {
+                config.allow_hosts.clone()
+            },
         })
+    }
+
+    /// Whether the command gets a network namespace whose one way out is the egress proxy.
+    pub fn egress_bridge(&self) -> bool {
+        !self.network && !self.allow_hosts.is_empty()
     }
 
     /// Whether the policy lets a command write `path` (absolute, normalised).
@@ -108,10 +127,13 @@ impl Policy {
 
     /// One line for the user: `workspace-write, network off, writes under /repo, /tmp`.
     pub fn summary(&self) -> String {
+        let hosts: Vec<String> = self.allow_hosts.iter().map(ToString::to_string).collect();
         let network = if self.network {
-            "network on"
+            "network on".to_string()
+        } else if self.egress_bridge() {
+            format!("network only to {} (proxy)", hosts.join(", "))
         } else {
-            "network off"
+            "network off".to_string()
         };
         if self.writable.is_empty() {
             return format!("{}, {network}, no writes", self.mode.as_str());

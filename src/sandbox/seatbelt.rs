@@ -83,6 +83,7 @@ mod tests {
             network: false,
             writable: vec![PathBuf::from("/repo"), PathBuf::from("/tmp")],
             protected: vec![PathBuf::from("/repo/.git/hooks")],
+            allow_hosts: Vec::new(),
         };
         let text = profile(&policy);
         assert!(text.contains("(deny default)"));

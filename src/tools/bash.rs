@@ -172,6 +172,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
 
     let command_pid = running.pid;
+    let egress_refusals = running.egress_refusals();
     let finished = match ending {
         // What it left running in the background (a server it started) is the user's.
         Ending::Exited => running.wait().await,
@@ -179,9 +180,14 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
     let (mut text, truncated, spill_path) = output.finish().await;
     let status = status::status(ending, &finished, command_pid);
-    let blocked = sandbox
-        .filter(|_| status.is_error)
-        .and_then(|policy| diagnose(policy, &ctx.cwd, &text));
+    // A connection the egress proxy refused is known, not guessed: explained whatever the
+    // exit code (curl prints a refused page and exits 0).
+    let refused = egress_refusals.map(|r| r.list()).unwrap_or_default();
+    let blocked = crate::sandbox::egress::explain(&refused).or_else(|| {
+        sandbox
+            .filter(|_| status.is_error)
+            .and_then(|policy| diagnose(policy, &ctx.cwd, &text))
+    });
     text.push_str("\n\n");
     text.push_str(&status.lines.join("\n"));
     if let Some(blocked) = &blocked {

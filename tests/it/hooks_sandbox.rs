@@ -27,7 +27,7 @@ fn sandbox(cwd: &Path) -> Sandbox {
     let config = SandboxConfig {
         mode: SandboxMode::WorkspaceWrite,
         network: false,
-        writable_roots: Vec::new(),
+        ..SandboxConfig::default()
     };
     let sandbox = Sandbox::start(&config, cwd);
     assert_eq!(

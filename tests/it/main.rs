@@ -45,6 +45,7 @@ mod proxy_conformance;
 mod rpc;
 mod rpc_agents;
 mod sandbox;
+mod sandbox_egress;
 mod sandbox_escape;
 mod secrets;
 mod session_faults;

@@ -629,7 +629,7 @@ async fn a_sandboxed_server_writes_only_where_commands_may() {
     let config = SandboxConfig {
         mode: SandboxMode::WorkspaceWrite,
         network: false,
-        writable_roots: Vec::new(),
+        ..SandboxConfig::default()
     };
     let sandbox = Sandbox::start(&config, &workspace);
     assert_eq!(

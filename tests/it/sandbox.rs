@@ -34,7 +34,7 @@ fn sandbox(cwd: &Path, network: bool) -> Sandbox {
     let config = SandboxConfig {
         mode: SandboxMode::WorkspaceWrite,
         network,
-        writable_roots: Vec::new(),
+        ..SandboxConfig::default()
     };
     let sandbox = Sandbox::start(&config, cwd);
     assert_eq!(

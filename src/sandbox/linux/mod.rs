@@ -7,12 +7,17 @@
 //! 3. Landlock, which also sets `no_new_privs` and forbids unmounting what step 1 mounted,
 //!    and the seccomp filter for the network (`filters`).
 //!
+//! With `[sandbox] allow_hosts` (the policy's `egress`), between steps 1 and 2 the command
+//! also gets a network namespace of its own whose one way out is the egress proxy's
+//! listener (`netns`), and the seccomp filter lets it make the sockets that reach it.
+//!
 //! Everything that allocates or opens paths happens in `Prepared::new`, in the parent; the
 //! child (`Prepared::apply`) only makes system calls, so it is safe after a fork of a
 //! process with threads (and from a fork server).
 
 mod filters;
 mod mounts;
+pub mod netns;
 mod privileges;
 
 use super::Policy;
@@ -37,6 +42,8 @@ pub enum Failure {
     LandlockMissing,
     /// The seccomp filter could not be installed.
     Seccomp(i32),
+    /// The network namespace for `allow_hosts` could not be made.
+    Network(i32),
 }
 
 impl Failure {
@@ -62,6 +69,11 @@ impl Failure {
                 "cannot install the seccomp filter that turns the network off ({})",
                 os(e)
             ),
+            Failure::Network(e) => format!(
+                "cannot make the network namespace that lets commands reach [sandbox] \
+                 allow_hosts through the agent's proxy ({})",
+                os(e)
+            ),
         }
     }
 
@@ -72,7 +84,8 @@ impl Failure {
             | Failure::Mount(e)
             | Failure::Privileges(e)
             | Failure::Landlock(e)
-            | Failure::Seccomp(e) => e,
+            | Failure::Seccomp(e)
+            | Failure::Network(e) => e,
             Failure::LandlockMissing => libc::ENOSYS,
         }
     }
@@ -86,6 +99,7 @@ impl Failure {
             Failure::LandlockMissing => [4, 0],
             Failure::Seccomp(e) => [5, e],
             Failure::Privileges(e) => [6, e],
+            Failure::Network(e) => [7, e],
         }
     }
 
@@ -97,6 +111,7 @@ impl Failure {
             [3, e] => Failure::Landlock(e),
             [4, _] => Failure::LandlockMissing,
             [6, e] => Failure::Privileges(e),
+            [7, e] => Failure::Network(e),
             [_, e] => Failure::Seccomp(e),
         })
     }
@@ -108,6 +123,8 @@ pub struct Prepared {
     ruleset: Option<RulesetCreated>,
     filter: Option<BpfProgram>,
     plan: Plan,
+    /// With `allow_hosts`: the command's network namespace and the proxy's listener.
+    bridge: Option<netns::Bridge>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -142,8 +159,11 @@ impl Prepared {
                         .map(|p| (Kind::ReadOnly, p.as_path())),
                 ),
         );
+        let bridge = policy.egress_bridge().then(netns::Bridge::default);
         let filter = if policy.network {
             None
+        } else if bridge.is_some() {
+            Some(netns::loopback_filter().map_err(PrepareError::Seccomp)?)
         } else {
             Some(filters::network_filter().map_err(PrepareError::Seccomp)?)
         };
@@ -151,13 +171,25 @@ impl Prepared {
             ruleset: Some(filters::ruleset(policy)?),
             filter,
             plan,
+            bridge,
         })
+    }
+
+    /// With `allow_hosts`: send the proxy's listener over the unix socket `socket` (kept
+    /// open until the command has started), where the agent receives it.
+    pub fn send_listener_to(&mut self, socket: std::os::fd::RawFd) {
+        if let Some(bridge) = &mut self.bridge {
+            bridge.send_to(socket);
+        }
     }
 
     /// Apply the sandbox to the calling (single-threaded, forked) process. Makes system
     /// calls only: no allocation, no locks.
     pub fn apply(&mut self) -> Result<(), Failure> {
         self.plan.apply()?;
+        if let Some(bridge) = &self.bridge {
+            bridge.enter().map_err(Failure::Network)?;
+        }
         privileges::drop_all().map_err(Failure::Privileges)?;
         if let Some(ruleset) = self.ruleset.take() {
             match ruleset.restrict_self() {

@@ -44,6 +44,8 @@ pub struct Supervised {
     /// The command's process id (also its process group id).
     pub pid: i32,
     exit: Option<Exit>,
+    /// With `[sandbox] allow_hosts`: the command's egress proxy, served until this is dropped.
+    egress: Option<crate::sandbox::egress::Session>,
 }
 
 /// Start `argv` below the supervisor program `supervisor`, with stdout and stderr into
@@ -58,9 +60,18 @@ pub async fn start(
 ) -> std::io::Result<Supervised> {
     let mut command = tokio::process::Command::new(supervisor);
     command.arg(supervisor::FLAG);
+    let mut egress = egress_channel(sandbox)?;
     if let Some(policy) = sandbox {
         let policy = serde_json::to_string(policy).map_err(std::io::Error::other)?;
         command.arg(supervisor::SANDBOX_FLAG).arg(policy);
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = egress.as_ref().and_then(|c| c.supervisor_fd()) {
+            command.arg(supervisor::EGRESS_FLAG).arg(fd.to_string());
+            // SAFETY: `keep_in_child` makes one fcntl call, allowed between fork and exec.
+            unsafe {
+                command.pre_exec(move || crate::sandbox::egress::Channel::keep_in_child(fd));
+            }
+        }
     }
     command
         .args(argv)
@@ -76,18 +87,35 @@ pub async fn start(
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot start a supervisor: {e}")))?;
     // The command holds the parent's copy of the output pipe until dropped.
     drop(command);
+    #[cfg(target_os = "linux")]
+    if let Some(channel) = &mut egress {
+        channel.close_supervisor_end();
+    }
     let (Some(control), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(std::io::Error::other("the supervisor has no pipes"));
     };
     let mut report = BufReader::new(stdout).lines();
     match read_line(&mut report).await {
-        Some(Line::Started { pid }) => Ok(Supervised {
-            child,
-            control: Some(control),
-            report,
-            pid,
-            exit: None,
-        }),
+        Some(Line::Started { pid }) => {
+            let mut running = Supervised {
+                child,
+                control: Some(control),
+                report,
+                pid,
+                exit: None,
+                egress: None,
+            };
+            #[cfg(target_os = "linux")]
+            if let (Some(channel), Some(policy)) = (egress.take(), sandbox) {
+                // On failure, dropping `running` kills the command.
+                running.egress = Some(channel.serve(&policy.allow_hosts).map_err(|e| {
+                    std::io::Error::other(format!(
+                        "the egress proxy for [sandbox] allow_hosts could not start: {e}"
+                    ))
+                })?);
+            }
+            Ok(running)
+        }
         Some(Line::Failed { message }) => {
             let _ = child.wait().await;
             Err(std::io::Error::other(message))
@@ -102,6 +130,23 @@ pub async fn start(
     }
 }
 
+/// With `[sandbox] allow_hosts`: the socket pair over which the command's proxy listener
+/// comes back (`crate::sandbox::egress`). Elsewhere than Linux commands keep no network.
+#[cfg(target_os = "linux")]
+fn egress_channel(
+    sandbox: Option<&Policy>,
+) -> std::io::Result<Option<crate::sandbox::egress::Channel>> {
+    match sandbox {
+        Some(policy) if policy.egress_bridge() => Ok(Some(crate::sandbox::egress::Channel::new()?)),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn egress_channel(_sandbox: Option<&Policy>) -> std::io::Result<Option<()>> {
+    Ok(None)
+}
+
 async fn read_line(report: &mut Lines<BufReader<ChildStdout>>) -> Option<Line> {
     loop {
         let line = report.next_line().await.ok()??;
@@ -113,6 +158,12 @@ async fn read_line(report: &mut Lines<BufReader<ChildStdout>>) -> Option<Line> {
 }
 
 impl Supervised {
+    /// With `[sandbox] allow_hosts`: the connections the proxy refused the command, also
+    /// after it ended.
+    pub fn egress_refusals(&self) -> Option<crate::sandbox::egress::Refusals> {
+        self.egress.as_ref().map(|session| session.refusals())
+    }
+
     /// Wait until the command's main process ends. Cancel-safe (for `select!`).
     pub async fn exited(&mut self) -> Option<Exit> {
         if let Some(exit) = self.exit {
