@@ -2,8 +2,8 @@
 //! start-up, headless runs with tool rounds and long answers, resuming a 100 MB session, the
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
-//! `--mode acp`, the latency `agent proxy` adds to each delta, and eight sub-agents streaming
-//! at once. It starts its own loopback model server (and MCP server) and needs nothing but
+//! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
+//! at once, and a connection's cost through the sandbox's egress proxy. It starts its own loopback model server (and MCP server) and needs nothing but
 //! the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
@@ -16,6 +16,7 @@
 #[path = "../../tests/support/chat.rs"]
 mod chat;
 mod checkpoint;
+mod egress;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
 mod mcp;
@@ -27,6 +28,9 @@ mod proxy;
 #[allow(dead_code)]
 #[path = "../../tests/support/pty.rs"]
 mod pty;
+#[allow(dead_code)]
+#[path = "../../tests/support/registry.rs"]
+mod registry;
 #[allow(dead_code)]
 #[path = "../../tests/support/server.rs"]
 mod server;
@@ -645,6 +649,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "picker") {
             picker::run(bench.runs)?;
+        }
+        if want(&args, "egress") {
+            egress::run(bench.runs).await?;
         }
         Ok(())
     })

@@ -90,7 +90,10 @@ pub async fn serve(listener: TcpListener, proxy: Arc<Proxy>) {
         let stream = tokio::select! {
             _ = proxy.stop.cancelled() => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    stream
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "egress proxy: accept failed");
                     // Out of descriptors and the like: give the rest of the agent room.
