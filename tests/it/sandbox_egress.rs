@@ -402,3 +402,72 @@ async fn only_an_entry_naming_the_host_reaches_an_address_of_this_machine() {
     assert!(text(&output).contains("hello\n"), "{}", text(&output));
     assert_eq!(blocked(&output), None);
 }
+
+#[tokio::test]
+async fn the_agent_takes_allow_hosts_from_its_config_shows_them_and_names_a_bad_one() {
+    use serde_json::json;
+    use support::chat;
+    use support::process::{Rpc, run};
+    use support::server::{FakeServer, Reply};
+    let env = support::env::env();
+    let allowed = Registry::start("127.0.0.2");
+    allowed.file("/hello", "text/plain", "hello through the agent\n");
+    let other = Registry::start("127.0.0.3");
+    let config = env.home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[sandbox]\nallow_hosts = [\"{}\"]\n", allowed.host_port()),
+    )
+    .unwrap();
+    let command = format!(
+        "curl -sS {}/hello; curl -sS {}/x",
+        allowed.url(),
+        other.url()
+    );
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({ "command": command }))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "auto"]));
+    rpc.send(json!({"id": "p", "type": "get_permissions"}))
+        .await;
+    let permissions = rpc.response("p").await;
+    assert_eq!(
+        permissions["data"]["sandbox"]["allowHosts"],
+        json!([allowed.host_port()]),
+        "{permissions}"
+    );
+    assert_eq!(permissions["data"]["sandbox"]["network"], false);
+    rpc.send(json!({"id": "go", "type": "prompt", "message": "fetch it"}))
+        .await;
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end")
+        .unwrap();
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("hello through the agent"), "{text}");
+    assert_eq!(
+        result["result"]["details"]["sandbox"]["blocked"],
+        "network: host 127.0.0.3 is not in [sandbox] allow_hosts",
+        "{result}"
+    );
+    assert_eq!(other.seen(), []);
+    drop(rpc);
+
+    std::fs::write(
+        &config,
+        "[sandbox]\nallow_hosts = [\n  \"pypi.org\",\n  \"https://files.pythonhosted.org\",\n]\n",
+    )
+    .unwrap();
+    let out = run(env.agent(&server, &["-p", "go"])).await;
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`sandbox.allow_hosts[1]`")
+            && out.stderr.contains("is not a host")
+            && out.stderr.contains("(line 4)"),
+        "{}",
+        out.stderr
+    );
+}
