@@ -46,6 +46,7 @@ mod rpc;
 mod rpc_agents;
 mod sandbox;
 mod sandbox_egress;
+mod sandbox_egress_hosts;
 mod sandbox_escape;
 mod secrets;
 mod session_faults;

@@ -22,6 +22,10 @@
 
 pub mod hosts;
 mod proxy;
+mod resolve;
+
+#[doc(hidden)]
+pub use resolve::testing;
 
 pub use hosts::Pattern;
 

@@ -32,7 +32,7 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -213,11 +213,25 @@ impl Proxy {
             None => Uri::from_static("/"),
         };
         strip_hop_by_hop(&mut parts.headers);
-        if !parts.headers.contains_key(header::HOST)
-            && let Some(authority) = uri.authority()
-            && let Ok(value) = HeaderValue::from_str(authority.as_str())
-        {
-            parts.headers.insert(header::HOST, value);
+        // The request goes to the host that was judged, and says so: a `Host` header naming
+        // another one (a shared server or CDN would answer for that one) is replaced, as
+        // RFC 9112 §3.2.2 asks of a proxy — by the judged name (lowercase, no trailing dot),
+        // never with the URL's `user:password@`.
+        let judged = hosts::normalise(host);
+        let judged = if judged.contains(':') {
+            format!("[{judged}]")
+        } else {
+            judged
+        };
+        let target = match uri.port() {
+            Some(port) => format!("{judged}:{port}"),
+            None => judged,
+        };
+        match HeaderValue::from_str(&target) {
+            Ok(value) => {
+                parts.headers.insert(header::HOST, value);
+            }
+            Err(_) => return bad_gateway(host, port, "the host is no valid Host header"),
         }
         let sent = tokio::time::timeout(
             RESPONSE_TIMEOUT,
@@ -251,7 +265,8 @@ impl Proxy {
             Verdict::OtherPorts(ports) => return Err(self.refuse(host, port, Reason::Port(ports))),
             Verdict::NotListed => return Err(self.refuse(host, port, Reason::NotListed)),
         };
-        let resolved = tokio::time::timeout(CONNECT_TIMEOUT, resolve(&host, port)).await;
+        let resolved =
+            tokio::time::timeout(CONNECT_TIMEOUT, super::resolve::resolve(&host, port)).await;
         let addresses = match resolved {
             Ok(Ok(addresses)) => addresses,
             Ok(Err(e)) => return Err(bad_gateway(&host, port, &format!("cannot resolve: {e}"))),
@@ -291,14 +306,6 @@ impl Proxy {
         self.refusals.record(refusal);
         answer(StatusCode::FORBIDDEN, Some(message), body)
     }
-}
-
-/// Every address `host` (a name or an address) has, with `port`.
-async fn resolve(host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
-    Ok(tokio::net::lookup_host((host, port)).await?.collect())
 }
 
 /// Bytes both ways between `client` and `upstream`, each direction closed when its
