@@ -306,6 +306,9 @@ async fn raw_sockets_reach_nothing_outside_the_command_namespace() {
     for user in User::both() {
         let allowed = Registry::start("127.0.0.2");
         let local = Registry::start("127.0.0.1");
+        // A "DNS server" of this test, on a loopback address of the agent's namespace.
+        let dns = std::net::UdpSocket::bind("127.0.0.2:0").unwrap();
+        dns.set_nonblocking(true).unwrap();
         let workspace = scratch(user);
         let config = hosts(&[&allowed.host_port(), &local.host_port()]);
         let script = format!(
@@ -322,10 +325,18 @@ async fn raw_sockets_reach_nothing_outside_the_command_namespace() {
              \x20   s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
              \x20   s.sendto(b'x', ('192.0.2.1', 53))\n\
              attempt('udp', udp)\n\
+             def dns():\n\
+             \x20   s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+             \x20   s.settimeout(10)\n\
+             \x20   s.connect(('127.0.0.2', {d}))\n\
+             \x20   s.send(b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01')\n\
+             \x20   s.recv(512)\n\
+             attempt('dns', dns)\n\
              attempt('netlink', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))\n\
              attempt('resolve', lambda: socket.getaddrinfo('example.com', 443))\n",
             a = allowed.addr.port(),
             l = local.addr.port(),
+            d = dns.local_addr().unwrap().port(),
         );
         std::fs::write(workspace.path().join("attack.py"), script).unwrap();
         support::sandbox::give(&workspace.path().join("attack.py"), user);
@@ -337,7 +348,14 @@ async fn raw_sockets_reach_nothing_outside_the_command_namespace() {
         )
         .await;
         let text = text(&output);
-        for name in ["tcp-registry", "tcp-localhost", "udp", "netlink", "resolve"] {
+        for name in [
+            "tcp-registry",
+            "tcp-localhost",
+            "udp",
+            "dns",
+            "netlink",
+            "resolve",
+        ] {
             assert!(
                 text.contains(&format!("{name} failed:")),
                 "{user:?}: {name}: {text}"
@@ -346,6 +364,14 @@ async fn raw_sockets_reach_nothing_outside_the_command_namespace() {
         assert!(!text.contains("REACHED"), "{user:?}: {text}");
         assert_eq!(allowed.seen(), [], "{user:?}: {text}");
         assert_eq!(local.seen(), [], "{user:?}: {text}");
+        // The query went to the command's own loopback (where nothing listens: `dns
+        // failed: connection refused`), not to this one.
+        let mut buffer = [0u8; 512];
+        assert_eq!(
+            dns.recv(&mut buffer).map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::WouldBlock),
+            "{user:?}: {text}"
+        );
         // Nothing went through the proxy: the errors are explained as going around it.
         assert_eq!(
             blocked(&output).as_deref(),
