@@ -497,3 +497,72 @@ async fn the_agent_takes_allow_hosts_from_its_config_shows_them_and_names_a_bad_
         out.stderr
     );
 }
+
+#[tokio::test]
+async fn a_background_shell_is_told_once_which_host_its_proxy_refused() {
+    use agent::tools::Tool;
+    use agent::tools::background::tools::BashOutputTool;
+    use serde_json::json;
+    for user in User::both() {
+        let allowed = Registry::start("127.0.0.2");
+        allowed.file("/hello", "text/plain", "hello in the background\n");
+        let other = Registry::start("127.0.0.3");
+        let workspace = scratch(user);
+        let config = hosts(&[&allowed.host_port()]);
+        let ctx =
+            support::sandbox::context(user, workspace.path(), sandbox(workspace.path(), &config));
+        let command = format!(
+            "curl -sS {}/x; curl -sS {}/hello",
+            other.url(),
+            allowed.url()
+        );
+        let started = agent::tools::bash::BashTool
+            .execute(
+                json!({ "command": command, "background": true }),
+                ctx.clone(),
+            )
+            .await;
+        let id = started.details.as_ref().unwrap()["shellId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut texts = vec![text(&started)];
+        let mut notes = Vec::new();
+        // Look every 10 ms until it ended (at most a minute).
+        for _ in 0..6000 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            let read = BashOutputTool
+                .execute(json!({ "id": id }), ctx.clone())
+                .await;
+            texts.push(text(&read));
+            let details = read.details.unwrap();
+            if let Some(note) = details.pointer("/sandbox/blocked") {
+                notes.push(note.as_str().unwrap().to_string());
+            }
+            if details["status"] != "running" {
+                break;
+            }
+        }
+        assert!(
+            texts.last().unwrap().contains("exited"),
+            "{user:?}: {texts:?}"
+        );
+        let all = texts.join("\n");
+        assert!(all.contains("hello in the background"), "{user:?}: {all}");
+        // Told once, in whichever answer followed the refusal (the start's own, or a
+        // bash_output's, which also carries it in its details).
+        let note = "Blocked by the sandbox: network: host 127.0.0.3 is not in [sandbox] \
+                    allow_hosts. Sandboxed commands reach only the hosts of [sandbox] \
+                    allow_hosts, through the agent's proxy: add \"127.0.0.3:";
+        assert_eq!(all.matches(note).count(), 1, "{user:?}: {all}");
+        assert!(
+            notes.len() <= 1
+                && notes
+                    .iter()
+                    .all(|n| n == "network: host 127.0.0.3 is not in [sandbox] allow_hosts"),
+            "{user:?}: {notes:?}"
+        );
+        assert_eq!(other.seen(), [], "{user:?}: {all}");
+        ctx.shells.kill_all().await;
+    }
+}

@@ -60,6 +60,8 @@ pub struct NewOutput {
     /// Bytes dropped (over the kept size) before the model could read them.
     pub dropped: usize,
     pub status: ShellStatus,
+    /// What the sandbox refused, as this output shows it.
+    pub blocked: Option<crate::sandbox::diagnose::Blocked>,
 }
 
 /// One shell as `/ps` lists it.
@@ -170,6 +172,10 @@ struct Shell {
     /// Set once the shell has finished its ending (killed, or the registry dropped).
     ended: watch::Sender<bool>,
     kill: CancellationToken,
+    /// With `[sandbox] allow_hosts`: what its proxy refused, and how many of those the
+    /// model has been told about.
+    refusals: Option<crate::sandbox::egress::Refusals>,
+    refusals_told: Mutex<usize>,
 }
 
 /// The agent's background shells.
@@ -246,6 +252,8 @@ impl BackgroundShells {
             status: watch::Sender::new(ShellStatus::Running),
             ended: watch::Sender::new(false),
             kill: CancellationToken::new(),
+            refusals: running.egress_refusals(),
+            refusals_told: Mutex::new(0),
         });
         let number = {
             let mut inner = lock(&self.inner);
@@ -312,10 +320,23 @@ impl BackgroundShells {
         // The status first: output read after an exit is complete.
         let status = *shell.status.borrow();
         let (text, dropped) = lock(&shell.output).take(status != ShellStatus::Running);
+        // Connections the egress proxy refused since the last look: known, not guessed.
+        let refused = match &shell.refusals {
+            Some(refusals) => {
+                let all = refusals.list();
+                let mut told = lock(&shell.refusals_told);
+                let new = all.get(*told..).unwrap_or_default().to_vec();
+                *told = all.len();
+                new
+            }
+            None => Vec::new(),
+        };
+        let blocked = crate::sandbox::egress::explain(&refused);
         Some(NewOutput {
             text,
             dropped,
             status,
+            blocked,
         })
     }
 
