@@ -333,10 +333,21 @@ async fn raw_sockets_reach_nothing_outside_the_command_namespace() {
              \x20   s.recv(512)\n\
              attempt('dns', dns)\n\
              attempt('netlink', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))\n\
-             attempt('resolve', lambda: socket.getaddrinfo('example.com', 443))\n",
+             attempt('resolve', lambda: socket.getaddrinfo('example.com', 443))\n\
+             import ctypes, os\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             def steal():\n\
+             \x20   pidfd = os.pidfd_open({agent})\n\
+             \x20   for fd in range(64):\n\
+             \x20       if libc.syscall(438, pidfd, fd, 0) >= 0:\n\
+             \x20           return\n\
+             \x20   raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n\
+             attempt('steal-fd', steal)\n",
             a = allowed.addr.port(),
             l = local.addr.port(),
             d = dns.local_addr().unwrap().port(),
+            // The agent, whose sockets live in its own namespace (here: this test).
+            agent = std::process::id(),
         );
         std::fs::write(workspace.path().join("attack.py"), script).unwrap();
         support::sandbox::give(&workspace.path().join("attack.py"), user);
@@ -355,6 +366,7 @@ async fn raw_sockets_reach_nothing_outside_the_command_namespace() {
             "dns",
             "netlink",
             "resolve",
+            "steal-fd",
         ] {
             assert!(
                 text.contains(&format!("{name} failed:")),
