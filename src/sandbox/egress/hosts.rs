@@ -211,10 +211,11 @@ fn is_name(text: &str) -> bool {
 }
 
 /// Whether `ip` is an address of this machine (loopback, unspecified) or of its link
-/// (link-local: the cloud metadata endpoint 169.254.169.254 among them), also written as
-/// an IPv4-mapped, IPv4-compatible, NAT64 or 6to4 IPv6 address: what a wildcard entry
-/// never reaches, so that a name under an allowed domain that resolves to 127.0.0.1 does
-/// not open the agent's own loopback services to the command.
+/// (link-local: the cloud metadata endpoint 169.254.169.254 among them), or one of the
+/// cloud metadata endpoints that are neither (`METADATA`), also written as an IPv4-mapped,
+/// IPv4-compatible, NAT64 or 6to4 IPv6 address: what a wildcard entry never reaches, so
+/// that a name under an allowed domain that resolves to 127.0.0.1 does not open the agent's
+/// own loopback services (or the machine's credentials) to the command.
 pub fn is_local(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_local_v4(v4),
@@ -230,14 +231,23 @@ pub fn is_local(ip: IpAddr) -> bool {
             } else if segments[0] == 0x2002 {
                 is_local_v4(Ipv4Addr::new(octets[2], octets[3], octets[4], octets[5]))
             } else {
-                segments[0] & 0xffc0 == 0xfe80
+                segments[0] & 0xffc0 == 0xfe80 || METADATA_V6.contains(&v6)
             }
         }
     }
 }
 
+/// Cloud metadata endpoints outside the link-local range: Alibaba Cloud's (in the shared
+/// 100.64.0.0/10 range) and AWS's IPv6 one (a unique local address).
+const METADATA_V4: [Ipv4Addr; 1] = [Ipv4Addr::new(100, 100, 100, 200)];
+const METADATA_V6: [Ipv6Addr; 1] = [Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)];
+
 fn is_local_v4(ip: Ipv4Addr) -> bool {
-    ip.is_loopback() || ip.is_unspecified() || ip.is_link_local() || ip.octets()[0] == 0
+    ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_link_local()
+        || ip.octets()[0] == 0
+        || METADATA_V4.contains(&ip)
 }
 
 impl TryFrom<String> for Pattern {
@@ -378,6 +388,9 @@ mod tests {
             "64:ff9b::7f00:1",
             "64:ff9b::169.254.169.254",
             "2002:7f00:1::",
+            "100.100.100.200",
+            "::ffff:100.100.100.200",
+            "fd00:ec2::254",
         ] {
             assert!(is_local(local.parse().unwrap()), "{local}");
         }
@@ -386,6 +399,8 @@ mod tests {
             "192.168.1.1",
             "93.184.216.34",
             "2606:4700::1111",
+            "100.100.100.201",
+            "fd00:ec2::253",
         ] {
             assert!(!is_local(other.parse().unwrap()), "{other}");
         }
