@@ -281,3 +281,54 @@ async fn host_matching_cannot_be_fooled_by_hand_written_requests() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_wildcard_name_that_resolves_to_this_machine_is_refused_an_exact_one_is_not() {
+    let (_allowed, other) = registries();
+    other.file("/local", "text/plain", "a service of this machine\n");
+    let o = other.addr.port();
+    let workspace = scratch(User::Me);
+    let with = |entry: &str| SandboxConfig {
+        allow_hosts: vec![Pattern::parse(entry).unwrap()],
+        ..config(false)
+    };
+    // `sub.allowed.example` resolves to 127.0.0.3: below an allowed domain, but this machine.
+    let output = bash(
+        User::Me,
+        workspace.path(),
+        sandbox(workspace.path(), &with("*.allowed.example:*")),
+        &format!("curl -sS http://sub.allowed.example:{o}/local"),
+    )
+    .await;
+    let refused = text(&output);
+    assert!(!refused.contains("a service of this machine"), "{refused}");
+    assert_eq!(
+        blocked(&output).as_deref(),
+        Some(
+            "network: host sub.allowed.example resolves to 127.0.0.3, an address of this \
+             machine, which a wildcard in [sandbox] allow_hosts does not reach"
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused.contains(&format!(
+            "add \"sub.allowed.example:{o}\" to allow_hosts under [sandbox]"
+        )),
+        "{refused}"
+    );
+    assert_eq!(other.seen(), [], "{refused}");
+    // Named exactly, it is reached.
+    let output = bash(
+        User::Me,
+        workspace.path(),
+        sandbox(workspace.path(), &with(&format!("sub.allowed.example:{o}"))),
+        &format!("curl -sS http://sub.allowed.example:{o}/local"),
+    )
+    .await;
+    assert!(
+        text(&output).contains("a service of this machine"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(blocked(&output), None);
+}
