@@ -170,6 +170,7 @@ ask("userinfo-connect", connect("allowed.example:{A}@other.example:{O}", "x"),
 ask("backslash", get("http://allowed.example:{A}\\@other.example:{O}/backslash", "x"))
 # The Host header never chooses the target.
 ask("host-header", get("http://allowed.example:{A}/host-header", "other.example:{O}"))
+ask("host-plain", get("http://other.example:{O}/host-plain", "allowed.example:{A}"))
 ask("host-connect", connect("other.example:{O}", "allowed.example:{A}"),
     inside=inner("/host-connect", "x"))
 ask("origin-form", get("/origin-form", "allowed.example:{A}"))
@@ -227,6 +228,7 @@ async fn host_matching_cannot_be_fooled_by_hand_written_requests() {
             ("prefix", "xallowed.example"),
             ("sub", "sub.allowed.example"),
             ("userinfo", "other.example"),
+            ("host-plain", "other.example"),
             ("host-connect", "other.example"),
         ] {
             assert_eq!(status(case), refused(host), "{user:?}: {case}: {text}");
