@@ -3,6 +3,7 @@
 //! `.gitignore`). Long listings are limited with a notice saying how to see more. Entries
 //! the permission rules hide are left out, and the listing says how many.
 
+use super::identity::File;
 use super::path::{display, not_found_message, resolve};
 use super::visibility::Hidden;
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
@@ -98,10 +99,19 @@ fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>) -> ToolOutput {
         Err(e) => return ToolOutput::error(format!("Cannot list {shown}: {e}")),
     };
     let mut left_out = 0;
+    // Other paths to the files the rules name (hard links, bind mounts) are left out too.
+    let named = hidden.map(Hidden::named_files);
+    let same_as_named = |entry: &std::fs::DirEntry| {
+        named.as_ref().is_some_and(|named| {
+            let may = named.may_hold(std::os::unix::fs::DirEntryExt::ino(entry))
+                || entry.file_type().is_ok_and(|t| t.is_symlink());
+            may && File::of_path(&entry.path()).is_some_and(|f| named.path_of(&f).is_some())
+        })
+    };
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter(|entry| {
-            let hide = hidden.is_some_and(|h| h.hides(&entry.path(), None));
+            let hide = hidden.is_some_and(|h| h.hides(&entry.path(), None)) || same_as_named(entry);
             left_out += usize::from(hide);
             !hide
         })

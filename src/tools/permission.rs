@@ -197,20 +197,23 @@ impl Permissions {
                 "The user must run it themselves or change the [permissions] ask list.",
             );
         }
-        if let Target::Command {
-            shape: Some(shape), ..
-        } = &target
-            && !shape.opaque.is_empty()
-        {
-            return Verdict::ask_because(
-                &call.name,
-                format!(
-                    "{}: a command that cannot be checked before it runs always asks",
-                    shape.opaque.join("; ")
-                ),
-                "The user must run it themselves, or the model can write the command out \
-                 literally.",
-            );
+        if let Target::Command { shape, .. } = &target {
+            let cannot = match shape {
+                Some(shape) => shape.opaque.join("; "),
+                None => "the command does not parse as bash here, so what it runs cannot be \
+                         told"
+                    .to_string(),
+            };
+            if !cannot.is_empty() {
+                return Verdict::ask_because(
+                    &call.name,
+                    format!(
+                        "{cannot}: a command that cannot be checked before it runs always asks"
+                    ),
+                    "The user must run it themselves, or the model can write the command out \
+                     literally.",
+                );
+            }
         }
         if mutating
             && self.mode != PermissionMode::Auto
@@ -254,9 +257,27 @@ impl Permissions {
             Target::Command { shape: Some(shape), .. } if shape.writes_files
         );
         let reason = if !uncovered.is_empty() {
-            let parts: Vec<String> = uncovered.iter().take(3).map(|s| format!("`{s}`")).collect();
+            let parts: Vec<String> = uncovered
+                .iter()
+                .take(3)
+                .map(|s| format!("`{}`", s.text))
+                .collect();
+            let variables: Vec<String> = uncovered
+                .iter()
+                .flat_map(|s| s.sets.iter())
+                .map(|(name, why)| format!("`{name}` {why}"))
+                .collect();
+            let variables = if variables.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({}; an allow rule covers a command given such a variable only when the \
+                     rule names the variable)",
+                    variables.join("; ")
+                )
+            };
             format!(
-                "the permission mode is ask and no allow rule covers {}{}",
+                "the permission mode is ask and no allow rule covers {}{}{variables}",
                 parts.join(", "),
                 if uncovered.len() > 3 { ", …" } else { "" }
             )
@@ -508,8 +529,12 @@ mod tests {
         // bash runs the first line even though the second is a syntax error.
         let verdict = judge(&p, "bash", json!({"command": "echo ok; rm -rf build\n)"}));
         assert!(matches!(verdict, Verdict::Deny(..)), "{verdict:?}");
+        // What does not parse cannot be judged: it asks even in auto mode.
         let verdict = judge(&p, "bash", json!({"command": "echo ok\n)"}));
-        assert_eq!(verdict, Verdict::Allow);
+        assert!(
+            matches!(&verdict, Verdict::Ask { reason, .. } if reason.contains("does not parse")),
+            "{verdict:?}"
+        );
     }
 
     #[test]
