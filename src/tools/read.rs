@@ -449,6 +449,42 @@ mod tests {
     }
 
     #[test]
+    fn a_hard_link_to_a_denied_file_is_refused_when_it_is_opened() {
+        // The call was judged before the link appeared: what is opened decides.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "TOKEN=hunter2\n").unwrap();
+        std::fs::hard_link(dir.path().join("secret.txt"), dir.path().join("x")).unwrap();
+        std::fs::write(dir.path().join("plain.txt"), "hello\n").unwrap();
+        let deny = vec!["read(secret.txt)".to_string()];
+        let rules = super::super::rules::RuleSet::parse(&[], &[], &deny, dir.path()).unwrap();
+        let hidden = Hidden::from_rules(&rules, dir.path()).unwrap();
+        let read = |path: &str| {
+            let args = Args {
+                path: path.into(),
+                offset: None,
+                limit: None,
+            };
+            read_window(
+                dir.path(),
+                &args,
+                &CancellationToken::new(),
+                &FileMemory::default(),
+                Some(&hidden),
+            )
+        };
+        let refused = read("x");
+        assert!(refused.is_error);
+        let message = text(&refused);
+        assert!(
+            message.contains("x is the same file as secret.txt")
+                && message.contains("`read(secret.txt)`")
+                && !message.contains("hunter2"),
+            "{message}"
+        );
+        assert!(!read("plain.txt").is_error);
+    }
+
+    #[test]
     fn refuses_binary_missing_and_directories() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.bin"), [0u8, 1, 2, 3]).unwrap();
