@@ -290,3 +290,55 @@ async fn an_unprivileged_user_is_not_attacked_through_a_prompt() {
     let result = result_of(&server, "c1");
     assert!(result.contains("`PS4` is expanded"), "{result}");
 }
+
+/// A bind mount of the denied file at another path (made as root in the agent's own mount
+/// namespace, which the sandbox never lets a command do): the same file, one hard link.
+#[tokio::test]
+async fn a_path_rule_is_not_read_through_a_bind_mount() {
+    let probe = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no mount namespace to bind-mount in");
+        return;
+    }
+    let env = env();
+    let cwd = env.cwd.path();
+    std::fs::write(cwd.join("secret.txt"), "TOKEN=hunter2-do-not-show\n").unwrap();
+    std::fs::write(cwd.join("other.txt"), "").unwrap();
+    config(&env, "deny = [\"read(secret.txt)\"]");
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_calls(&[
+            ("c1", "read", json!({"path": "other.txt"})),
+            ("c2", "grep", json!({"pattern": "hunter2"})),
+        ])),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut cmd = tokio::process::Command::new("unshare");
+    cmd.args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg("mount --bind secret.txt other.txt && exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_agent"))
+        .args(["--base-url", &server.v1(), "--model", "test-model"])
+        .args(["-p", "--permission-mode", "auto", "--sandbox", "off", "go"])
+        .current_dir(cwd)
+        .env("AGENT_HOME", env.home.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let read = result_of(&server, "c1");
+    assert!(
+        !read.contains("hunter2") && read.contains("the same file as"),
+        "{read}"
+    );
+    let grep = result_of(&server, "c2");
+    assert!(!grep.contains("other.txt:"), "{grep}");
+    assert!(grep.contains("2 paths were left out"), "{grep}");
+}

@@ -168,7 +168,7 @@ fn grep(
         let Ok((file, metadata)) = regular::open(path) else {
             continue;
         };
-        if entries.leaves_out(&metadata) {
+        if entries.leaves_out(&file, &metadata) {
             continue;
         }
         let mut sink = FileSink::new(display(cwd, path), &collected, cancel);

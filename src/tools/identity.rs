@@ -2,13 +2,16 @@
 //! also covers every other path to the same file: a hard link (`ln secret.txt x`), a bind
 //! mount, a second name through a symbolic link. The files a rule names are found by
 //! walking from the literal start of its glob (`secret/**` walks `secret`, `**/*.pem` the
-//! whole working directory); a file is compared with them by its device and inode.
+//! whole working directory); a file is compared with them by its device and inode. That
+//! walk is done only for a file that can have another path — more than one hard link, or
+//! on another mount than the working directory (a bind mount) — and at most once a call.
 
 use globset::GlobMatcher;
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 /// At most this many entries are walked to find the files one rule names. A rule that
 /// names more (one starting at `/`) cannot be compared file by file: then a file with
@@ -22,16 +25,38 @@ pub struct FileId {
     pub ino: u64,
 }
 
-/// A file a call works on: its identity and how many hard links it has.
+/// A file a call works on: its identity, how many hard links it has, and the mount it
+/// was reached through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct File {
     pub id: FileId,
     pub links: u64,
     pub regular: bool,
+    /// The mount's id, when the kernel tells it.
+    pub mount: Option<u64>,
 }
 
 impl File {
-    pub fn of(metadata: &Metadata) -> File {
+    /// An open file.
+    pub fn of_open(file: &std::fs::File, metadata: &Metadata) -> File {
+        use std::os::fd::AsRawFd;
+        File {
+            mount: mount_id(file.as_raw_fd(), c"", libc_flags::EMPTY_PATH),
+            ..File::of_metadata(metadata)
+        }
+    }
+
+    /// The file at `path` (symbolic links followed), if it exists.
+    pub fn of_path(path: &Path) -> Option<File> {
+        let metadata = std::fs::metadata(path).ok()?;
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+        Some(File {
+            mount: mount_id(libc_flags::CWD, &c_path, 0),
+            ..File::of_metadata(&metadata)
+        })
+    }
+
+    fn of_metadata(metadata: &Metadata) -> File {
         File {
             id: FileId {
                 dev: metadata.dev(),
@@ -39,13 +64,49 @@ impl File {
             },
             links: metadata.nlink(),
             regular: metadata.is_file(),
+            mount: None,
         }
     }
 
-    /// The file at `path` (symbolic links followed), if it exists.
-    pub fn of_path(path: &Path) -> Option<File> {
-        std::fs::metadata(path).ok().map(|m| File::of(&m))
+    /// Whether another path may lead to this file: it has more hard links, or it lies on
+    /// another mount than `base` (the working directory's mount), or the mounts are not
+    /// known.
+    pub fn may_have_other_paths(&self, base: Option<u64>) -> bool {
+        (self.regular && self.links > 1) || self.mount.is_none() || self.mount != base
     }
+}
+
+/// The id of the mount `path` (relative to `dir`) lies on, from `statx`; `None` where the
+/// kernel does not say (before Linux 5.8, other systems).
+#[cfg(target_os = "linux")]
+fn mount_id(dir: std::os::fd::RawFd, path: &std::ffi::CStr, flags: i32) -> Option<u64> {
+    // SAFETY: `statx` writes only into `buf`, a zeroed `statx` struct of the right size;
+    // `path` is a valid NUL-terminated string that outlives the call.
+    let mut buf: libc::statx = unsafe { std::mem::zeroed() };
+    let status = unsafe { libc::statx(dir, path.as_ptr(), flags, libc::STATX_MNT_ID, &mut buf) };
+    (status == 0 && buf.stx_mask & libc::STATX_MNT_ID != 0).then_some(buf.stx_mnt_id)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn mount_id(_dir: i32, _path: &std::ffi::CStr, _flags: i32) -> Option<u64> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+mod libc_flags {
+    pub const CWD: i32 = libc::AT_FDCWD;
+    pub const EMPTY_PATH: i32 = libc::AT_EMPTY_PATH;
+}
+
+#[cfg(not(target_os = "linux"))]
+mod libc_flags {
+    pub const CWD: i32 = -100;
+    pub const EMPTY_PATH: i32 = 0;
+}
+
+/// The mount a directory lies on (the base a file is compared with).
+pub fn mount_of(dir: &Path) -> Option<u64> {
+    File::of_path(dir).and_then(|file| file.mount)
 }
 
 /// The files (and directories) a path glob names, by identity.
@@ -115,10 +176,32 @@ impl Named {
             complete: true,
         }
     }
+}
 
-    /// Whether an entry with inode `ino` could be one of these files (no system call).
-    pub fn may_hold(&self, ino: u64) -> bool {
-        !self.complete || self.files.keys().any(|id| id.ino == ino)
+/// The files some rules name, found the first time a file that may have another path is
+/// compared with them.
+pub struct LazyNamed {
+    find: Box<dyn Fn() -> Named + Send + Sync>,
+    named: OnceLock<Named>,
+    /// The mount of the directory the call works in.
+    base: Option<u64>,
+}
+
+impl LazyNamed {
+    pub fn new(base: &Path, find: impl Fn() -> Named + Send + Sync + 'static) -> LazyNamed {
+        LazyNamed {
+            find: Box::new(find),
+            named: OnceLock::new(),
+            base: mount_of(base),
+        }
+    }
+
+    /// A path the rules name that is `file`, if it is one.
+    pub fn path_of(&self, file: &File) -> Option<PathBuf> {
+        if !file.may_have_other_paths(self.base) {
+            return None;
+        }
+        self.named.get_or_init(|| (self.find)()).path_of(file)
     }
 }
 

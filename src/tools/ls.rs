@@ -11,6 +11,7 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::Arc;
 
 pub struct LsTool;
 
@@ -70,14 +71,14 @@ impl Tool for LsTool {
             let cwd = ctx.cwd.clone();
             let hidden = ctx.hidden.clone();
             run_blocking(&ctx.cancel, false, move || {
-                list(&cwd, &args, hidden.as_deref())
+                list(&cwd, &args, hidden.as_ref())
             })
             .await
         })
     }
 }
 
-fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>) -> ToolOutput {
+fn list(cwd: &Path, args: &Args, hidden: Option<&Arc<Hidden>>) -> ToolOutput {
     let dir = match args
         .path
         .as_deref()
@@ -103,9 +104,7 @@ fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>) -> ToolOutput {
     let named = hidden.map(Hidden::named_files);
     let same_as_named = |entry: &std::fs::DirEntry| {
         named.as_ref().is_some_and(|named| {
-            let may = named.may_hold(std::os::unix::fs::DirEntryExt::ino(entry))
-                || entry.file_type().is_ok_and(|t| t.is_symlink());
-            may && File::of_path(&entry.path()).is_some_and(|f| named.path_of(&f).is_some())
+            File::of_path(&entry.path()).is_some_and(|f| named.path_of(&f).is_some())
         })
     };
     let mut names: Vec<String> = entries

@@ -122,7 +122,7 @@ fn read_window(
         Err(OpenError::Io(e)) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
     if let Some(refusal) =
-        hidden.and_then(|h| h.refuses("read", &shown, &identity::File::of(&metadata)))
+        hidden.and_then(|h| h.refuses("read", &shown, &identity::File::of_open(&file, &metadata)))
     {
         return ToolOutput::error(refusal);
     }

@@ -326,7 +326,9 @@ impl Target {
         Target::Path {
             path: path.to_path_buf(),
             real: real_under(path, cwd),
-            file: identity::File::of_path(path),
+            // Compared by identity only when another path may lead to it.
+            file: identity::File::of_path(path)
+                .filter(|file| file.may_have_other_paths(identity::mount_of(cwd))),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! regular file is left out too (the walker would block forever opening a FIFO there).
 //! Also the glob filters both tools take, built with `globset`.
 
-use super::identity::{File, Named};
+use super::identity::{File, LazyNamed};
 use super::regular::irregular_kind;
 use super::visibility::Hidden;
 use globset::{GlobBuilder, GlobMatcher};
@@ -23,7 +23,7 @@ pub struct Walk {
     hidden: Option<Arc<Hidden>>,
     /// The files the rules name, by device and inode (hard links and bind mounts to them
     /// are left out too).
-    named: Option<Arc<Named>>,
+    named: Option<LazyNamed>,
     /// Entries the permission rules hid.
     hidden_count: Arc<AtomicUsize>,
     /// Directories left out because of an ignore file that is no regular file, and why.
@@ -46,13 +46,9 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
     // Entries under the root are real directories (symbolic links are not followed), so
     // where an entry really is follows from where the root is.
     let real_root = hidden.as_ref().map(|h| h.real(root));
-    let named = hidden.as_ref().map(|h| Arc::new(h.named_files()));
-    let (filter_hidden, filter_count, filter_unreadable, filter_named) = (
-        hidden.clone(),
-        hidden_count.clone(),
-        unreadable.clone(),
-        named.clone(),
-    );
+    let named = hidden.as_ref().map(|h| h.named_files());
+    let (filter_hidden, filter_count, filter_unreadable) =
+        (hidden.clone(), hidden_count.clone(), unreadable.clone());
     let root_owned = root.to_path_buf();
     let entries = ignore::WalkBuilder::new(root)
         .hidden(false)
@@ -77,12 +73,6 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
                     return false;
                 }
             }
-            if let Some(named) = &filter_named
-                && names_entry(named, entry)
-            {
-                filter_count.fetch_add(1, Ordering::Relaxed);
-                return false;
-            }
             if entry.file_type().is_some_and(|t| t.is_dir())
                 && let Some(problem) = unsafe_ignore_file(path)
             {
@@ -105,13 +95,6 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
     })
 }
 
-/// Whether `entry` is one of the `named` files by another path. Only an entry whose inode
-/// could match (or a symbolic link) is looked at with a system call.
-fn names_entry(named: &Named, entry: &ignore::DirEntry) -> bool {
-    let may = entry.path_is_symlink() || entry.ino().is_none_or(|ino| named.may_hold(ino));
-    may && File::of_path(entry.path()).is_some_and(|file| named.path_of(&file).is_some())
-}
-
 /// Why `dir`'s ignore files cannot be read without risk, if one of them exists but is no
 /// regular file (`.git` may also be a directory).
 pub(crate) fn unsafe_ignore_file(dir: &Path) -> Option<String> {
@@ -131,13 +114,22 @@ pub(crate) fn unsafe_ignore_file(dir: &Path) -> Option<String> {
 }
 
 impl Walk {
-    /// Whether a file the search opened (`metadata` of the open file) is one the rules
-    /// name by another path, swapped in after the walk saw it: then it is left out too.
-    pub fn leaves_out(&self, metadata: &std::fs::Metadata) -> bool {
+    /// Whether a file the search opened is one the rules name, reached by another path (a
+    /// hard link, a bind mount): then it is left out too, and counted.
+    pub fn leaves_out(&self, file: &std::fs::File, metadata: &std::fs::Metadata) -> bool {
+        self.leaves_out_file(&File::of_open(file, metadata))
+    }
+
+    /// The same for an entry the search shows without opening it (`find`).
+    pub fn leaves_out_path(&self, path: &Path) -> bool {
+        File::of_path(path).is_some_and(|file| self.leaves_out_file(&file))
+    }
+
+    fn leaves_out_file(&self, file: &File) -> bool {
         let named = self
             .named
             .as_ref()
-            .is_some_and(|named| named.path_of(&File::of(metadata)).is_some());
+            .is_some_and(|named| named.path_of(file).is_some());
         if named {
             self.hidden_count.fetch_add(1, Ordering::Relaxed);
         }
