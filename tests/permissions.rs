@@ -78,6 +78,9 @@ const TABLE: &[(&str, Expect)] = &[
         Ask("no allow rule covers `python3 script.py`"),
     ),
     ("cat x | tee y", Ask("no allow rule covers `tee y`")),
+    // An allow rule names a program, not a file of that name elsewhere.
+    ("./git status", Ask("no allow rule covers `./git status`")),
+    (r"\git status", Allow),
     // Quoting.
     ("echo 'hello world'", Allow),
     ("echo 'a && rm -rf x'", Allow),
@@ -287,7 +290,9 @@ fn check_table(permissions: &Permissions, table: &[(&str, Expect)]) {
 const CHANGES_WHAT_RUNS: &[(&str, Expect)] = &[
     (
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch pwned' git status",
-        Ask("`GIT_CONFIG_COUNT` changes git's configuration"),
+        Ask(
+            "`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_0` and `GIT_CONFIG_VALUE_0` each changes git's configuration",
+        ),
     ),
     (
         "GIT_CONFIG_PARAMETERS=\"'core.pager=sh'\" git log",

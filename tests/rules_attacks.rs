@@ -79,7 +79,7 @@ async fn an_allowed_command_given_what_changes_it_does_not_run_unasked() {
     assert!(planted.is_empty(), "these ran: {planted:?}");
     let told = told(&server);
     for cause in [
-        "`GIT_CONFIG_COUNT` changes git's configuration",
+        "`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_0` and `GIT_CONFIG_VALUE_0` each changes git's",
         "`BASH_ENV` names a file a non-interactive bash runs first",
         "`PS4` is expanded when the shell uses it",
         "whose value `a[$(touch pwned-arith)]` has a subscript",

@@ -262,10 +262,25 @@ impl Permissions {
                 .take(3)
                 .map(|s| format!("`{}`", s.text))
                 .collect();
-            let variables: Vec<String> = uncovered
+            // Variables with the same cause are named together.
+            let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
+            for (name, why) in uncovered.iter().flat_map(|s| s.sets.iter()) {
+                match causes.iter_mut().find(|(cause, _)| cause == why) {
+                    Some((_, names)) if !names.contains(&name.as_str()) => names.push(name),
+                    Some(_) => {}
+                    None => causes.push((why, vec![name])),
+                }
+            }
+            let variables: Vec<String> = causes
                 .iter()
-                .flat_map(|s| s.sets.iter())
-                .map(|(name, why)| format!("`{name}` {why}"))
+                .map(|(why, names)| {
+                    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                    match names.as_slice() {
+                        [one] => format!("{one} {why}"),
+                        [many @ .., last] => format!("{} and {last} each {why}", many.join(", ")),
+                        [] => String::new(),
+                    }
+                })
                 .collect();
             let variables = if variables.is_empty() {
                 String::new()
