@@ -190,7 +190,7 @@ const TABLE: &[(&str, Expect)] = &[
         "git push origin main",
         Ask("matches `git push origin main`"),
     ),
-    // A command that does not parse cannot be judged: it always asks.
+    // A command that does not parse cannot be matched against the deny and ask rules.
     ("echo 'unterminated", Ask("does not parse")),
 ];
 

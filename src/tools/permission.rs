@@ -200,9 +200,14 @@ impl Permissions {
         if let Target::Command { shape, .. } = &target {
             let cannot = match shape {
                 Some(shape) => shape.opaque.join("; "),
-                None => "the command does not parse as bash here, so what it runs cannot be \
-                         told"
-                    .to_string(),
+                // Deny and ask rules cannot be matched against it (without any, there is
+                // nothing to step around, and the mode decides).
+                None if rules.restricts_commands(&call.name) => {
+                    "the command does not parse as bash here, so what it runs cannot be \
+                     matched against the deny and ask rules"
+                        .to_string()
+                }
+                None => String::new(),
             };
             if !cannot.is_empty() {
                 return Verdict::ask_because(
@@ -544,12 +549,19 @@ mod tests {
         // bash runs the first line even though the second is a syntax error.
         let verdict = judge(&p, "bash", json!({"command": "echo ok; rm -rf build\n)"}));
         assert!(matches!(verdict, Verdict::Deny(..)), "{verdict:?}");
-        // What does not parse cannot be judged: it asks even in auto mode.
+        // What does not parse cannot be matched against the deny rule: it asks even in
+        // auto mode ({rm,-rf,x} is bash's `rm -rf x`, and does not parse here).
+        for command in ["echo ok\n)", "{rm,-rf,build}"] {
+            let verdict = judge(&p, "bash", json!({ "command": command }));
+            assert!(
+                matches!(&verdict, Verdict::Ask { reason, .. } if reason.contains("does not parse")),
+                "{command}: {verdict:?}"
+            );
+        }
+        // Without deny or ask rules there is nothing to step around: the mode decides.
+        let (p, _dir) = permissions(PermissionMode::Auto, &[], &[], &["read(x)"]);
         let verdict = judge(&p, "bash", json!({"command": "echo ok\n)"}));
-        assert!(
-            matches!(&verdict, Verdict::Ask { reason, .. } if reason.contains("does not parse")),
-            "{verdict:?}"
-        );
+        assert_eq!(verdict, Verdict::Allow);
     }
 
     #[test]

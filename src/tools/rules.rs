@@ -534,6 +534,15 @@ impl RuleSet {
             .find_map(|rule| rule.same_file(file).map(|path| (rule, path)))
     }
 
+    /// Whether some deny or ask rule names `tool` with a command pattern: then a command
+    /// that cannot be matched against it (one that does not parse) cannot be judged.
+    pub fn restricts_commands(&self, tool: &str) -> bool {
+        self.deny
+            .iter()
+            .chain(&self.ask)
+            .any(|rule| rule.names(tool) && matches!(rule.pattern, Pattern::Command(_)))
+    }
+
     /// Whether any deny or ask rule names `tool` with a path pattern.
     pub fn restricts_any_path(&self, tool: &str) -> bool {
         self.deny
