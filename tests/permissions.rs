@@ -554,6 +554,23 @@ const BY_NATURE: &[&str] = &[
     "cp /bin/rm ./del && ./del victim",
 ];
 
+/// Words in another order than a pattern's (docs/security.md says so).
+#[test]
+fn a_pattern_matches_words_in_order() {
+    let (permissions, _dir) = with_rules(
+        PermissionMode::Auto,
+        &[],
+        &["bash(git push*)", "bash(rm -rf *)"],
+    );
+    assert_eq!(judge(&permissions, "git -C dir push"), Verdict::Allow);
+    assert_eq!(judge(&permissions, "rm x -rf"), Verdict::Allow);
+    let (permissions, _dir) = with_rules(PermissionMode::Auto, &[], &["bash(git * push*)"]);
+    assert!(matches!(
+        judge(&permissions, "git -C dir push"),
+        Verdict::Deny(..)
+    ));
+}
+
 #[test]
 fn what_a_name_based_rule_cannot_decide_is_left_to_the_sandbox() {
     let (permissions, _dir) = with_rules(PermissionMode::Auto, &[], &["bash(rm *)"]);
