@@ -44,6 +44,7 @@ mod proxy;
 mod proxy_conformance;
 mod rpc;
 mod rpc_agents;
+mod rules_attacks;
 mod sandbox;
 mod secrets;
 mod session_faults;

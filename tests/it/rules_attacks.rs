@@ -6,7 +6,7 @@
 //! the rules alone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::chat;
