@@ -198,10 +198,14 @@ impl Permissions {
             );
         }
         if let Target::Command { shape, .. } = &target {
+            // What cannot be judged asks where judging matters: when deny or ask rules for
+            // the tool could be stepped around, and in every mode but auto (no allow rule
+            // can cover it). In auto mode with no such rules there is nothing to step
+            // around: the mode decides, and the sandbox is the boundary.
+            let judged = rules.restricts_commands(&call.name) || self.mode != PermissionMode::Auto;
             let cannot = match shape {
-                Some(shape) => shape.opaque.join("; "),
-                // Deny and ask rules cannot be matched against it (without any, there is
-                // nothing to step around, and the mode decides).
+                Some(shape) if judged => shape.opaque.join("; "),
+                Some(_) => String::new(),
                 None if rules.restricts_commands(&call.name) => {
                     "the command does not parse as bash here, so what it runs cannot be \
                      matched against the deny and ask rules"
@@ -212,9 +216,7 @@ impl Permissions {
             if !cannot.is_empty() {
                 return Verdict::ask_because(
                     &call.name,
-                    format!(
-                        "{cannot}: a command that cannot be checked before it runs always asks"
-                    ),
+                    format!("{cannot}: a command that cannot be checked before it runs asks"),
                     "The user must run it themselves, or the model can write the command out \
                      literally.",
                 );

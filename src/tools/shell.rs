@@ -59,7 +59,8 @@ pub struct CommandShape {
     /// Some redirection writes to a file (not `/dev/null`, not a file descriptor).
     pub writes_files: bool,
     /// Why parts of the command cannot be judged before they run (`eval`, a script that is
-    /// not a literal, arithmetic over a value only known then): such a command always asks.
+    /// not a literal, arithmetic over a value only known then): such a command asks (see
+    /// `Permissions::judge`).
     pub opaque: Vec<String>,
     /// What bash evaluates later, judged once the whole command is read.
     evaluation: Evaluation,

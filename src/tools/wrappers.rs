@@ -5,7 +5,7 @@
 //! run`, `docker exec`, `ssh HOST`) are judged as themselves, and what they might run is
 //! shown to deny rules. What cannot be known before it runs — `eval`, a shell reading its
 //! script from its input, `source <(…)`, an alias, a script or command name that is not a
-//! literal — is reported as opaque, and such a command always asks.
+//! literal — is reported as opaque, and such a command asks where judging matters.
 
 mod programs;
 mod shells;

@@ -249,6 +249,26 @@ fn auto_mode_runs_what_is_not_denied_or_asked_but_not_what_cannot_be_checked() {
     ));
 }
 
+#[test]
+fn what_cannot_be_checked_runs_in_auto_mode_when_no_rule_could_be_stepped_around() {
+    let command = "make -j$(( $(nproc) + 1 ))";
+    let (permissions, _dir) = with_rules(PermissionMode::Auto, &[], &[]);
+    assert_eq!(judge(&permissions, command), Verdict::Allow);
+    assert_eq!(judge(&permissions, "eval \"$X\""), Verdict::Allow);
+    // A deny rule for bash could be stepped around: it asks (denied where nobody answers).
+    let (permissions, _dir) = with_rules(PermissionMode::Auto, &[], &["bash(rm *)"]);
+    assert!(matches!(
+        judge(&permissions, command),
+        Verdict::Ask { reason, .. } if reason.contains(CANNOT)
+    ));
+    // In ask mode no allow rule can cover it, not even one for the whole tool.
+    let (permissions, _dir) = with_rules(PermissionMode::Ask, &["bash"], &[]);
+    assert!(matches!(
+        judge(&permissions, command),
+        Verdict::Ask { reason, .. } if reason.contains(CANNOT)
+    ));
+}
+
 /// The permissions of `mode` with these rules, the working directory a fresh temp dir.
 fn with_rules(
     mode: PermissionMode,
@@ -388,7 +408,7 @@ fn a_variable_that_changes_what_runs_is_not_covered_by_a_rule_for_the_command() 
 }
 
 const RM_ANY: &str = "the rule `bash(rm *)`";
-const CANNOT: &str = "cannot be checked before it runs always asks";
+const CANNOT: &str = "cannot be checked before it runs asks";
 
 /// §3 of issue 28: the ways a deny rule was stepped around. Each is denied, or — where what
 /// runs cannot be judged — asks in every mode (and is denied headless).

@@ -181,7 +181,7 @@ async fn a_deny_rule_is_not_stepped_around() {
         "no deny rule named in {told}"
     );
     assert!(
-        told.contains("cannot be checked before it runs always asks"),
+        told.contains("cannot be checked before it runs asks"),
         "no unverifiable command explained in {told}"
     );
 }
