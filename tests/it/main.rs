@@ -27,6 +27,7 @@ mod execution;
 mod extensions;
 mod hooks;
 mod hooks_project;
+mod lsp;
 mod mcp;
 mod mcp_cli;
 mod mcp_real;

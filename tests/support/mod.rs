@@ -21,3 +21,4 @@ pub mod proxy;
 pub mod pty;
 pub mod responses;
 pub mod server;
+pub mod skip;
