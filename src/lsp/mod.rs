@@ -296,6 +296,12 @@ impl Lsp {
         };
         let synced = match server.sync(&connection, &capabilities, &path).await {
             Ok(synced) => synced,
+            Err(_) if connection.is_closed() => {
+                // It just died: say so once its end is recorded.
+                server.until_not_ready(deadline).await;
+                let outcome = not_ready_outcome(&server, NotReady::Restarting(String::new()));
+                return Some((report(outcome), true));
+            }
             Err(why) => return Some((report(Outcome::Unavailable(why)), true)),
         };
         let outcome = match server.wait_current(&path, deadline, cancel).await {

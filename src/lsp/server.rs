@@ -210,6 +210,19 @@ impl Server {
         }
     }
 
+    /// Wait until a server whose connection is gone has recorded why (it leaves `Ready`),
+    /// at most until `deadline`.
+    pub async fn until_not_ready(&self, deadline: Instant) {
+        let mut status = self.status.subscribe();
+        let _ = tokio::time::timeout_at(deadline.into(), status.wait_for(|s| *s != Status::Ready))
+            .await;
+    }
+
+    /// The process id of the server while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        lock(&self.state).process.as_ref().map(|p| p.pid)
+    }
+
     /// Errors and warnings the server reports now, over every file.
     pub fn totals(&self) -> (usize, usize) {
         lock(&self.docs).totals()

@@ -28,6 +28,7 @@ mod extensions;
 mod hooks;
 mod hooks_project;
 mod lsp;
+mod lsp_real;
 mod mcp;
 mod mcp_cli;
 mod mcp_real;
