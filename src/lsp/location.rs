@@ -101,11 +101,12 @@ pub fn extension(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// `path` as the user sees it: relative to `cwd` when inside it.
+/// `path` as the user sees it: relative to `cwd` when inside it (`.` for `cwd` itself).
 pub fn shown(path: &Path, cwd: &Path) -> String {
     match path.strip_prefix(cwd) {
-        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
-        _ => path.display().to_string(),
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
+        Ok(relative) => relative.display().to_string(),
+        Err(_) => path.display().to_string(),
     }
 }
 

@@ -533,3 +533,122 @@ async fn a_disabled_or_missing_server_is_listed_but_never_started() {
     let view = missing.views().into_iter().find(|v| v.name == "x").unwrap();
     assert_eq!(view.status, "not installed");
 }
+
+/// `[lsp.fake]` as config.toml text, for the real binary.
+fn config_text(args: &[&str]) -> String {
+    format!(
+        "[lsp.fake]\ncommand = {}\nargs = {}\nfiletypes = [\"fk\"]\n",
+        json!(
+            support::fixtures::program("test_lsp_server")
+                .display()
+                .to_string()
+        ),
+        json!(args)
+    )
+}
+
+#[tokio::test]
+async fn the_binary_offers_the_tool_reports_in_get_state_and_its_servers_die_with_it() {
+    let env = support::env::env();
+    let marks = tempfile::tempdir().unwrap();
+    let pid_file = marks.path().join("pid");
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        config_text(&["--pid-file", pid_file.to_str().unwrap()]),
+    )
+    .unwrap();
+    let server = support::server::FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "write",
+            json!({"path": "a.fk", "content": "ERROR: from the binary\n"}),
+        )),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut rpc = support::process::Rpc::spawn(
+        env.agent(&server, &["--mode", "rpc", "--permission-mode", "auto"]),
+    );
+    rpc.send(json!({"id": "s0", "type": "get_state"})).await;
+    let idle = rpc.response("s0").await["data"]["lspServers"].clone();
+    let fake = idle
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "fake")
+        .unwrap()
+        .clone();
+    assert_eq!(fake["status"], "idle");
+    assert_eq!(fake["root"], Value::Null);
+
+    rpc.send(json!({"id": "p1", "type": "prompt", "message": "go"}))
+        .await;
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    let end = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["result"]["details"]["lsp"]["errors"], 1, "{end}");
+    let offered: Vec<String> = server.bodies()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(offered.contains(&"lsp".to_string()), "{offered:?}");
+
+    rpc.send(json!({"id": "s1", "type": "get_state"})).await;
+    let servers = rpc.response("s1").await["data"]["lspServers"].clone();
+    let fake = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "fake")
+        .unwrap()
+        .clone();
+    assert_eq!(fake["status"], "ready");
+    assert_eq!(fake["errors"], 1);
+    assert_eq!(fake["openFiles"], 1);
+    assert_eq!(
+        fake["root"],
+        json!(env.cwd.path().canonicalize().unwrap().display().to_string())
+    );
+    // Killed, the agent takes its server with it.
+    let pid = wait_for_pid(&pid_file).await;
+    let agent = i32::try_from(rpc.child.id().unwrap()).unwrap();
+    unsafe { libc::kill(agent, libc::SIGKILL) };
+    assert!(wait_until_dead(pid).await, "the server outlived the agent");
+}
+
+#[tokio::test]
+async fn the_interface_shows_the_counts_and_lists_the_servers() {
+    let env = support::env::env();
+    std::fs::write(env.home.path().join("config.toml"), config_text(&[])).unwrap();
+    let server = support::server::FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "write",
+            json!({"path": "a.fk", "content": "fine\nWARN: smells\nERROR: broken\n"}),
+        )),
+        Reply::sse(chat::text("written")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &["--permission-mode", "auto"]);
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text("write it");
+    tui.enter();
+    // The edit's cell ends with its counts; the status line shows them too.
+    tui.wait_for_text("lsp: 1 error, 1 warning").await;
+    tui.wait_for_text("written").await;
+    tui.wait_for_text("lsp ✗1 ⚠1").await;
+    tui.type_text("/lsp");
+    tui.enter();
+    let screen = tui.wait_for_text("fake ready").await;
+    assert!(
+        screen.contains("fake ready · root . · 1 open · ✗1 ⚠1"),
+        "the server's row: {screen}"
+    );
+    tui.type_text("/quit");
+    tui.enter();
+    assert_eq!(tui.exit_code().await, 0);
+}
