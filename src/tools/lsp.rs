@@ -1,9 +1,9 @@
 //! `lsp`: ask the language server of a file (src/lsp) where a name is defined, where it is
 //! used, what it is, what the file declares, which symbols of the workspace match a query,
 //! or what is wrong with the file now. Places come back as `path:line:col: the line`. It only
-//! looks (read-only, runs beside other read-only calls); places the permission rules hide
-//! from searches are left out, and the answer says how many. Offered only when a server can
-//! run for the workspace (`[lsp]`).
+//! looks (read-only, runs beside other read-only calls); a file the permission rules hide
+//! from reads and searches is not asked about, and places in such files are left out (the
+//! answer says how many). Offered only when a server can run for the workspace (`[lsp]`).
 
 use super::path::{display, resolve};
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args};
@@ -138,6 +138,15 @@ async fn run(args: Args, ctx: ToolContext) -> ToolOutput {
     let path = resolve(&ctx.cwd, raw);
     if !path.is_file() {
         return ToolOutput::error(super::path::not_found_message(&ctx.cwd, &path));
+    }
+    // A file the rules keep from reads and searches is not shown through its server either.
+    if let Some(rules) = &ctx.hidden
+        && rules.hides(&path, None)
+    {
+        return ToolOutput::error(format!(
+            "{} is hidden by the permission rules (a deny or ask rule on reading it), so              its language server is not asked about it.",
+            display(&ctx.cwd, &path)
+        ));
     }
     let spot = || -> Result<Spot, ToolOutput> {
         let line = args.line.ok_or_else(|| {

@@ -36,9 +36,17 @@ fn settings(args: &[&str], lsp_keys: &str, server_keys: &str) -> LspSettings {
 
 /// An agent with read, write, edit, bash and lsp, whose language servers are `settings`.
 async fn harness(settings: LspSettings) -> (Harness, Arc<Lsp>) {
+    harness_with(settings, |_| {}).await
+}
+
+async fn harness_with(
+    settings: LspSettings,
+    adjust: impl FnOnce(&mut agent::agent::AgentConfig),
+) -> (Harness, Arc<Lsp>) {
     let made: Arc<Mutex<Option<Arc<Lsp>>>> = Arc::default();
     let slot = made.clone();
     let h = Harness::start_with(vec![], move |c| {
+        adjust(c);
         c.tools =
             agent::tools::Tools::from_names(&["read", "write", "edit", "bash", "lsp"]).unwrap();
         let lsp = Lsp::new(settings, c.cwd.clone(), Vec::new());
@@ -476,6 +484,57 @@ async fn the_lsp_tool_answers_with_places_and_their_lines() {
     .await;
     assert!(
         text.starts_with("no language server is configured or installed for .txt files"),
+        "{text}"
+    );
+    lsp.shut_down().await;
+}
+
+#[tokio::test]
+async fn files_the_rules_hide_are_not_asked_about_nor_shown() {
+    let (mut h, lsp) = harness_with(settings(&[], "", ""), |c| {
+        let deny = vec!["read(secret/**)".to_string()];
+        c.permission_rules = agent::tools::permission::PermissionRules {
+            rules: agent::tools::rules::RuleSet::parse(&[], &[], &deny, &c.cwd).unwrap(),
+            cwd: c.cwd.clone(),
+        };
+    })
+    .await;
+    let dir = h.dir.path().to_path_buf();
+    std::fs::create_dir(dir.join("secret")).unwrap();
+    std::fs::write(
+        dir.join("secret/keys.fk"),
+        "def token
+  token
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("open.fk"),
+        "uses token
+",
+    )
+    .unwrap();
+    // The server knows the hidden file (a real one indexes the whole workspace).
+    lsp.touch(dir.join("secret/keys.fk"));
+    until_open(&lsp, &dir.join("secret/keys.fk")).await;
+    let (text, is_error, _) = call(
+        &mut h,
+        "lsp",
+        json!({"operation": "document_symbols", "path": "secret/keys.fk"}),
+    )
+    .await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("hidden by the permission rules"), "{text}");
+    let (text, is_error, _) = call(
+        &mut h,
+        "lsp",
+        json!({"operation": "references", "path": "open.fk", "line": 1, "symbol": "token"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert!(!text.contains("secret"), "{text}");
+    assert!(
+        text.starts_with("open.fk:1:6: uses token\n[2 paths were left out"),
         "{text}"
     );
     lsp.shut_down().await;
