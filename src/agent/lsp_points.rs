@@ -22,7 +22,8 @@ impl Run {
                 if !lsp.serves(&path) || output.is_error {
                     return;
                 }
-                if !changed {
+                // `diagnostics_wait_secs = 0`: the server gets the change, nobody waits.
+                if !changed || lsp.wait().is_zero() {
                     lsp.touch(path);
                     return;
                 }
@@ -34,7 +35,7 @@ impl Run {
                     .tools
                     .get(&call.name)
                     .is_some_and(|tool| !tool.read_only());
-                if !changes_files {
+                if !changes_files || lsp.wait().is_zero() {
                     return;
                 }
                 lsp.after_command(&self.cancel).await

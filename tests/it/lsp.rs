@@ -574,6 +574,26 @@ async fn a_stopped_server_takes_what_it_started_along() {
 }
 
 #[tokio::test]
+async fn with_no_wait_changes_reach_the_server_but_results_carry_nothing() {
+    let (mut h, lsp) = harness(settings(&[], "diagnostics_wait_secs = 0", "")).await;
+    let file = h.dir.path().join("n.fk");
+    let (text, _, details) = call(
+        &mut h,
+        "write",
+        json!({"path": "n.fk", "content": "ERROR: unseen\n"}),
+    )
+    .await;
+    assert!(!text.contains("Language server"), "{text}");
+    assert!(details.is_none_or(|d| d.get("lsp").is_none()));
+    until_open(&lsp, &file).await;
+    until("the server's diagnostics are in", || {
+        lsp.totals() == Some((1, 0))
+    })
+    .await;
+    lsp.shut_down().await;
+}
+
+#[tokio::test]
 async fn a_disabled_or_missing_server_is_listed_but_never_started() {
     let (mut h, lsp) = harness(settings(&[], "", "enabled = false")).await;
     let (text, _, _) = call(&mut h, "write", json!({"path": "m.fk", "content": "x\n"})).await;
