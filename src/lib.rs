@@ -10,6 +10,7 @@ pub mod context_files;
 pub mod extensions;
 pub mod llm;
 pub mod logging;
+pub mod lsp;
 pub mod mcp;
 pub mod mcp_command;
 pub mod modes;

@@ -121,6 +121,7 @@ fn main() -> ExitCode {
             }
         };
         let mcp = prepared.mcp.clone();
+        let lsp = settings.tool_settings.lsp.clone();
         let code = if front_end == FrontEnd::Interactive {
             let start = agent::tui::Start {
                 prompt: Some(cli.prompt.join(" ")),
@@ -149,6 +150,10 @@ fn main() -> ExitCode {
         };
         // Every MCP server ends with the agent, stdio servers' process groups included.
         mcp.shut_down().await;
+        // So does every language server, with everything it started.
+        if let Some(lsp) = lsp {
+            lsp.shut_down().await;
+        }
         code
     });
     // Don't wait for stray blocking work (e.g. a stdin read) on the way out.

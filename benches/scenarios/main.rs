@@ -2,8 +2,8 @@
 //! start-up, headless runs with tool rounds and long answers, resuming a 100 MB session, the
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
-//! `--mode acp`, the latency `agent proxy` adds to each delta, and eight sub-agents streaming
-//! at once. It starts its own loopback model server (and MCP server) and needs nothing but
+//! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
+//! at once, and what language-server diagnostics add to an edit. It starts its own loopback model server (and MCP server) and needs nothing but
 //! the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
@@ -18,6 +18,10 @@ mod chat;
 mod checkpoint;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
+mod lsp;
+#[allow(dead_code)]
+#[path = "../../tests/fixtures/lsp_server.rs"]
+mod lsp_server;
 mod mcp;
 #[path = "../../tests/support/mcp_fixture.rs"]
 mod mcp_fixture;
@@ -560,6 +564,11 @@ fn main() -> anyhow::Result<()> {
     // The MCP scenarios run this binary as their MCP server (`MCP_FIXTURE=stdio`).
     mcp_fixture::serve_stdio_if_asked();
     let raw: Vec<String> = std::env::args().skip(1).collect();
+    // The language-server scenarios run this binary as their server.
+    if raw.first().map(String::as_str) == Some(lsp::SERVE_FLAG) {
+        lsp_server::serve(raw[1..].to_vec());
+        return Ok(());
+    }
     if raw.first().map(String::as_str) == Some("__measure") {
         return measure::runner_main(&raw[1..]);
     }
@@ -645,6 +654,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "picker") {
             picker::run(bench.runs)?;
+        }
+        if want(&args, "lsp") {
+            lsp::run(&bench).await?;
         }
         Ok(())
     })

@@ -11,6 +11,7 @@ pub mod guard;
 mod history;
 mod hook_points;
 pub mod limits;
+mod lsp_points;
 pub mod mentions;
 mod model_call;
 pub mod permissions;

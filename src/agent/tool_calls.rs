@@ -189,6 +189,7 @@ impl Run {
             };
             if ran {
                 self.post_tool_hooks(call, &mut output).await;
+                self.lsp_after(call, &mut output).await;
             }
             self.checkpoint_after(call).await;
             if let GuardAction::Stop(reason) = self.guard.after(call, &mut output)

@@ -63,6 +63,9 @@ pub struct FileConfig {
     /// `[agents]`: the `task` tool's sub-agents.
     #[serde(default)]
     pub agents: AgentsTable,
+    /// `[lsp]`, `[lsp.NAME]`: language servers (diagnostics after edits, the `lsp` tool).
+    #[serde(default)]
+    pub lsp: super::lsp::LspTable,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -5,6 +5,7 @@
 mod builtin;
 mod directory;
 pub mod file;
+pub mod lsp;
 pub mod mcp_edit;
 mod models;
 pub mod permissions_edit;
@@ -92,6 +93,8 @@ pub struct Settings {
     pub project_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
     /// `[agents]`: whether the model can start sub-agents, how many at once, how deep.
     pub agents: AgentsConfig,
+    /// `[lsp]`: the language servers (none usable with `--no-tools`).
+    pub lsp: lsp::LspSettings,
 }
 
 /// `[agents]`, resolved.
@@ -461,6 +464,9 @@ fn resolve(
         .specs(config_path)
         .map_err(|(key, message)| file_error(&key, message))?;
     let project_hooks = crate::extensions::hooks::trust::ProjectHooks::load(&cwd);
+    let mut lsp = lsp::resolve(&file.lsp, std::env::var_os("PATH").as_deref(), &cwd)
+        .map_err(|(key, message)| file_error(&key, message))?;
+    lsp.enabled &= !cli.no_tools;
     Ok(Settings {
         paths,
         provider,
@@ -500,6 +506,7 @@ fn resolve(
         extensions,
         hooks,
         project_hooks,
+        lsp,
         cwd,
     })
 }

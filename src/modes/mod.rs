@@ -97,6 +97,7 @@ pub async fn prepare(
         notices.extend(project.problems.iter().cloned());
     }
     notices.extend(adopt_session_model(settings, &opened, cli.thinking.is_some()).await?);
+    attach_lsp(settings);
     // Started by the front end (`McpManager::launch`): the interface waits for its first
     // frame, the others start them at once.
     let mcp = McpManager::configure(
@@ -123,6 +124,19 @@ pub async fn prepare(
         notices,
         untrusted_hooks,
     })
+}
+
+/// The language servers of `[lsp]` for the settings' working directory, as
+/// `tool_settings.lsp` (none with `[lsp] enabled = false` or `--no-tools`); they start on
+/// first use. Whoever calls this ends them with `Lsp::shut_down`.
+pub fn attach_lsp(settings: &mut Settings) {
+    settings.tool_settings.lsp = settings.lsp.enabled.then(|| {
+        crate::lsp::Lsp::new(
+            settings.lsp.clone(),
+            settings.cwd.clone(),
+            settings.tool_settings.hidden_env.clone(),
+        )
+    });
 }
 
 /// The project's hooks when the user was never asked about them (or they changed since).
@@ -312,7 +326,14 @@ pub fn build_agent(
 ) -> Result<Agent, String> {
     let provider =
         Provider::new(settings.provider.clone(), settings.timeouts).map_err(|e| e.to_string())?;
-    let tools = Tools::from_names(&settings.tools)?;
+    let mut tools = Tools::from_names(&settings.tools)?;
+    // The `lsp` tool, when a language server can run for this workspace.
+    if let Some(lsp) = &settings.tool_settings.lsp
+        && lsp.available()
+        && tools.get(crate::tools::lsp::NAME).is_none()
+    {
+        tools = tools.with_tool(Arc::new(crate::tools::lsp::LspTool))?;
+    }
     let context_files = crate::context_files::load(&settings.paths.home, &settings.cwd);
     let system_prompt = system_prompt(
         settings.system_prompt.as_deref(),

@@ -16,6 +16,7 @@ pub mod freshness;
 pub mod grep;
 pub mod identity;
 pub mod ls;
+pub mod lsp;
 pub mod meta;
 pub mod path;
 pub mod permission;
@@ -137,6 +138,9 @@ pub struct ToolSettings {
     pub sandbox: crate::sandbox::Sandbox,
     /// `web_fetch`'s limits and host lists (`[web]`).
     pub web: web::WebSettings,
+    /// The language servers (`[lsp]`): diagnostics after changes, the `lsp` tool. `None`
+    /// without them.
+    pub lsp: Option<Arc<crate::lsp::Lsp>>,
 }
 
 impl Default for ToolSettings {
@@ -149,6 +153,7 @@ impl Default for ToolSettings {
             supervisor: PathBuf::from(process::DEFAULT_SUPERVISOR),
             sandbox: crate::sandbox::Sandbox::default(),
             web: web::WebSettings::default(),
+            lsp: None,
         }
     }
 }
@@ -260,6 +265,8 @@ fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
         "ls" => Arc::new(ls::LsTool),
         todo::NAME => Arc::new(todo::TodoWriteTool),
         "web_fetch" => Arc::new(web::WebFetchTool),
+        // Not in `ALL_TOOLS`: offered when a language server can run here (`modes`).
+        lsp::NAME => Arc::new(lsp::LspTool),
         _ => return None,
     };
     Some(tool)

@@ -18,6 +18,7 @@ mod frame_diff;
 pub mod history;
 mod keys;
 mod live;
+mod lsp_view;
 pub mod markdown;
 mod mcp_view;
 pub mod mention;

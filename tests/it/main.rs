@@ -29,6 +29,8 @@ mod hooks;
 mod hooks_faults;
 mod hooks_project;
 mod hooks_sandbox;
+mod lsp;
+mod lsp_real;
 mod mcp;
 mod mcp_cli;
 mod mcp_real;

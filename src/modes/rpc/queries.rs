@@ -40,6 +40,12 @@ pub(super) fn state(context: &Context) -> Value {
         "contextWindow": state.context_window,
         "sessionError": state.session_error,
         "mcpServers": crate::mcp::views_json(&context.mcp.views()),
+        "lspServers": context
+            .settings
+            .tool_settings
+            .lsp
+            .as_ref()
+            .map_or_else(|| json!([]), |lsp| crate::lsp::views_json(&lsp.views())),
     })
 }
 
