@@ -27,6 +27,7 @@ use crate::llm::model::ModelInfo;
 use crate::llm::request::ThinkingLevel;
 use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
 use crate::protocol::message::{AssistantMessage, Message, Usage, UserMessage};
+use crate::protocol::outcome::CommandError;
 use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
 use crate::tools::source::ToolSource;
@@ -81,28 +82,15 @@ pub struct AgentConfig {
 }
 
 /// The user's answer to a `tool_approval_request`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Approval {
-    Allow,
-    /// Allow, and allow the same call again for the rest of the session.
-    AllowSession,
-    /// Allow this once, outside the command sandbox.
-    AllowUnsandboxed,
-    /// Deny, optionally telling the model why.
-    Deny(Option<String>),
-    /// Deny, and deny every call of the same tool for the rest of the session.
-    DenySession,
-}
+pub use crate::protocol::command::ApprovalDecision as Approval;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum AgentError {
-    #[error(
-        "a run is already active; send the message with streamingBehavior \"steer\" or \"followUp\""
-    )]
+    #[error("{}", CommandError::Busy)]
     Busy,
-    #[error("no tool call `{0}` is waiting for approval")]
+    #[error("{}", CommandError::NoSuchApproval(.0.clone()))]
     NoSuchApproval(String),
-    #[error("no run is active to steer; send the message as a prompt")]
+    #[error("{}", CommandError::Idle)]
     Idle,
     #[error("{0}")]
     Compaction(String),
@@ -121,6 +109,24 @@ pub enum AgentError {
         "no user message `{0}` in the conversation (a rewind goes back to a message still in the context)"
     )]
     NoSuchMessage(String),
+}
+
+impl From<AgentError> for CommandError {
+    fn from(error: AgentError) -> Self {
+        let message = error.to_string();
+        match error {
+            AgentError::Busy => CommandError::Busy,
+            AgentError::NoSuchApproval(id) => CommandError::NoSuchApproval(id),
+            AgentError::Idle => CommandError::Idle,
+            AgentError::Compaction(_) => CommandError::Compaction(message),
+            AgentError::Unsaved(_) => CommandError::Unsaved(message),
+            AgentError::Checkpoint(_) => CommandError::Checkpoint(message),
+            AgentError::ChangedOutside(paths) => CommandError::ChangedOutside { paths, message },
+            AgentError::NoSuchMessage(entry_id) => {
+                CommandError::NoSuchMessage { entry_id, message }
+            }
+        }
+    }
 }
 
 /// A point-in-time view of the agent, for `get_state` and status lines.

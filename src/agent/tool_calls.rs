@@ -12,7 +12,7 @@ use super::hook_points::PreTool;
 use super::run::{Outcome, Run};
 use super::state::lock;
 use crate::llm::error::snippet;
-use crate::protocol::event::{AgentEvent, RunState, ToolResultPayload};
+use crate::protocol::event::{AgentEvent, ApprovalPreview, RunState, ToolResultPayload};
 use crate::protocol::message::{
     Content, Message, ToolCall, ToolResultMessage, UserMessage, now_millis,
 };
@@ -476,6 +476,8 @@ impl Run {
                 "the sandbox stopped it ({boundary}); allow to run it again outside the sandbox"
             ),
             agent_id: None,
+            cwd: self.settings.cwd.clone(),
+            preview: ApprovalPreview::None,
         });
         self.shared.notify(
             "permission_prompt",
@@ -549,6 +551,8 @@ impl Run {
             args: call.arguments.clone(),
             reason,
             agent_id: None,
+            cwd: self.settings.cwd.clone(),
+            preview: ApprovalPreview::None,
         });
         self.shared.notify(
             "permission_prompt",

@@ -162,6 +162,17 @@ pub enum ChildError {
     Finished(String),
 }
 
+impl From<ChildError> for crate::protocol::outcome::CommandError {
+    fn from(error: ChildError) -> Self {
+        use crate::protocol::outcome::CommandError;
+        let message = error.to_string();
+        match error {
+            ChildError::NoSuchAgent(agent_id) => CommandError::NoSuchAgent { agent_id, message },
+            ChildError::Finished(agent_id) => CommandError::AgentFinished { agent_id, message },
+        }
+    }
+}
+
 impl Agent {
     /// Every child this agent started in this process, running or ended, oldest first.
     pub fn agents(&self) -> Vec<ChildInfo> {
