@@ -19,6 +19,7 @@ pub mod proxy;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
+pub mod startup;
 pub mod time;
 pub mod tools;
 pub mod tui;

@@ -5,6 +5,7 @@
 mod changes;
 mod checkpoints;
 pub mod children;
+pub mod commands;
 pub mod compaction;
 mod cut;
 pub mod guard;
@@ -79,6 +80,9 @@ pub struct AgentConfig {
     pub agents: Option<children::AgentsSettings>,
     /// The hooks to run (docs/extensions.md); `Hooks::default()` runs none.
     pub hooks: Arc<crate::extensions::hooks::Hooks>,
+    /// The models the configuration offers (`SetModel`, a command's or a sub-agent's
+    /// `model`); `None`: no model can be chosen by name.
+    pub models: Option<Arc<dyn commands::models::Models>>,
 }
 
 /// The user's answer to a `tool_approval_request`.
@@ -228,6 +232,7 @@ impl Agent {
                 checkpoints: config.checkpoints,
                 children: children.clone(),
                 hooks: config.hooks,
+                models: config.models,
             }),
         };
         if let Some(children) = &children {

@@ -107,6 +107,8 @@ pub(crate) struct Shared {
     pub children: Option<Arc<super::children::Children>>,
     /// The user's hooks (`agent::hook_points` runs them).
     pub hooks: Arc<crate::extensions::hooks::Hooks>,
+    /// The models that can be chosen by name (`None`: none can).
+    pub models: Option<Arc<dyn super::commands::models::Models>>,
 }
 
 impl Shared {

@@ -345,14 +345,17 @@ pub fn build_agent(
         checkpoints: open_checkpoints(settings, session_id),
         agents: agents_settings(settings),
         hooks: hooks_for(settings),
+        models: Some(Arc::new(crate::startup::models::SettingsModels::new(
+            settings.clone(),
+        ))),
     }))
 }
 
 /// The sub-agents of `[agents]`: the definitions of `.agent/agents/` and
-/// `$AGENT_HOME/agents/` (a file that cannot be read is logged and left out), and models
-/// chosen by name among the configured providers.
+/// `$AGENT_HOME/agents/` (a file that cannot be read is logged and left out). A
+/// definition's model is chosen among the configured providers (`AgentConfig.models`).
 fn agents_settings(settings: &Settings) -> Option<crate::agent::children::AgentsSettings> {
-    use crate::agent::children::{AgentsSettings, ModelResolver, definitions};
+    use crate::agent::children::{AgentsSettings, definitions};
     if !settings.agents.enabled {
         return None;
     }
@@ -364,20 +367,11 @@ fn agents_settings(settings: &Settings) -> Option<crate::agent::children::Agents
     for warning in warnings {
         tracing::warn!(%warning, "agent definition left out");
     }
-    let resolver_settings = settings.clone();
-    let resolve_model: ModelResolver = Arc::new(move |parent_provider: &str, name: &str| {
-        let (provider, model) = name.split_once('/').unwrap_or((parent_provider, name));
-        let (provider_settings, model) = resolver_settings.resolve_model(provider, model)?;
-        let provider = Provider::new(provider_settings, resolver_settings.timeouts)
-            .map_err(|e| e.to_string())?;
-        Ok((Arc::new(provider), model))
-    });
     Some(AgentsSettings {
         definitions,
         max_parallel: settings.agents.max_parallel,
         max_depth: settings.agents.max_depth,
         depth: 0,
-        resolve_model: Some(resolve_model),
     })
 }
 

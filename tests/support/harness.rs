@@ -91,6 +91,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         checkpoints: None,
         agents: None,
         hooks: Default::default(),
+        models: None,
     }
 }
 
