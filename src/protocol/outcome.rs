@@ -17,7 +17,8 @@ pub struct SessionIdentity {
     pub id: String,
     /// The session file; `None` when nothing is kept on disk (`--no-session`).
     pub path: Option<PathBuf>,
-    /// The entry the conversation continues from (`None` before the first).
+    /// The session entry of the conversation's last message, which the next one follows
+    /// (`None` before the first); `get_tree`'s `head`.
     pub head: Option<String>,
 }
 

@@ -130,6 +130,9 @@ pub fn child_config(
         // The user's hooks hold for a sub-agent's tool calls and prompts as for the parent's.
         hooks: parent.hooks.clone(),
         models: parent.models.clone(),
+        extensions: Default::default(),
+        session_id: None,
+        sessions_dir: None,
         agents: Some(AgentsSettings {
             depth: settings.depth.saturating_add(1),
             ..settings.clone()
