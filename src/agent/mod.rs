@@ -29,7 +29,7 @@ use crate::llm::request::ThinkingLevel;
 use crate::protocol::command::Delivery;
 use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
 use crate::protocol::message::{AssistantMessage, Message, Usage, UserMessage};
-use crate::protocol::outcome::{CommandError, SessionChange, SessionIdentity};
+use crate::protocol::outcome::{CommandError, SessionIdentity};
 use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
 use crate::tools::source::ToolSource;
@@ -517,91 +517,6 @@ impl Agent {
         }
     }
 
-    /// Start over: an empty history written to `session` from now on. Only while idle.
-    pub fn new_session(&self, session: Option<Arc<SessionWriter>>) -> Result<(), AgentError> {
-        self.replace_session_as(session, Vec::new(), None, SessionChange::New)
-            .map(drop)
-    }
-
-    /// Continue another conversation: its history, written to its session from now on.
-    /// Only while idle.
-    pub fn switch_session(
-        &self,
-        session: Option<Arc<SessionWriter>>,
-        history: Vec<(String, Arc<Message>)>,
-    ) -> Result<(), AgentError> {
-        // Closing the old session syncs and joins its writer: not while holding the locks.
-        self.replace_session_as(session, history, None, SessionChange::Resume)
-            .map(drop)
-    }
-
-    /// `switch_session`, handing back the previous session instead of closing it. Closing
-    /// waits for its writer to sync, so a front end that must stay responsive closes it
-    /// on a blocking thread. Only while idle, and not while the current session file is
-    /// missing messages (`save_session` first): they would be lost.
-    pub fn replace_session(
-        &self,
-        session: Option<Arc<SessionWriter>>,
-        history: Vec<(String, Arc<Message>)>,
-    ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
-        let change = if history.is_empty() {
-            SessionChange::New
-        } else {
-            SessionChange::Resume
-        };
-        self.replace_session_as(session, history, None, change)
-    }
-
-    /// `replace_session` for session `id` (a session not kept on disk has no writer to say
-    /// it; `None`: a new id), announced as `change` (`session_changed`).
-    pub(crate) fn replace_session_as(
-        &self,
-        session: Option<Arc<SessionWriter>>,
-        history: Vec<(String, Arc<Message>)>,
-        id: Option<String>,
-        change: SessionChange,
-    ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
-        let previous = {
-            let mut state = lock(&self.shared.state);
-            if state.running {
-                return Err(AgentError::Busy);
-            }
-            if let Some(error) = &state.session_error {
-                return Err(AgentError::Unsaved(error.clone()));
-            }
-            let usage = history_usage(&history);
-            state.history = History::new(history);
-            // Another conversation: the model has seen none of its files yet.
-            state.files = Default::default();
-            state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
-            state.session_error = None;
-            state.usage = usage;
-            let id = session
-                .as_ref()
-                .map(|s| s.id().to_string())
-                .or(id)
-                .unwrap_or_else(crate::session::new_id);
-            if let Some(checkpoints) = &self.shared.checkpoints {
-                // Each session has its own checkpoints (one not on disk, new ones).
-                checkpoints.switch_session(&id);
-            }
-            *lock(&self.shared.session_id) = id;
-            std::mem::replace(&mut *lock(&self.shared.session), session)
-        };
-        self.shared.session_changed(change);
-        Ok(previous)
-    }
-
-    /// Write what the session file is missing after a failed write (it is also written
-    /// with the next message); `Err` with why when it still cannot be written.
-    pub async fn save_session(&self) -> Result<(), AgentError> {
-        self.shared.sync_session().await;
-        match self.shared.unsaved() {
-            Some(error) => Err(AgentError::Unsaved(error)),
-            None => Ok(()),
-        }
-    }
-
     /// Where the current conversation's tools keep output too long to show whole; a front
     /// end running a command for the user (`!command`, RPC `bash`) keeps it there too.
     pub fn spill_dir(&self) -> Arc<SpillDir> {
@@ -667,7 +582,7 @@ impl Drop for SettleOnDrop<'_> {
 
 /// Tokens and cost of every response in a (resumed) history, the sub-agents' included
 /// (each `task` result's `details.usage`).
-fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
+pub(crate) fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
     let mut usage = Usage::default();
     for (_, message) in history {
         match message.as_ref() {

@@ -443,6 +443,13 @@ async fn set_model_switches_announces_and_notes_it_in_the_session() {
 #[tokio::test]
 async fn cycle_model_goes_to_the_next_available_one() {
     let h = Harness::start_in_session(vec![], |_| {}).await;
+    let available: Vec<String> = h
+        .agent
+        .available_models()
+        .into_iter()
+        .map(|m| format!("{}/{}", m.provider, m.id))
+        .collect();
+    assert_eq!(available, ["test/test-model", "other/other-model"]);
     let Outcome::Model { model, .. } = exec(&h.agent, Command::CycleModel).await.unwrap() else {
         panic!()
     };
@@ -459,6 +466,7 @@ async fn cycle_model_goes_to_the_next_available_one() {
     );
     // Without models to choose from, there is nothing to switch to.
     let bare = Harness::start(vec![]).await;
+    assert!(bare.agent.available_models().is_empty());
     assert!(matches!(
         exec(&bare.agent, Command::CycleModel).await,
         Err(CommandError::Model(_))

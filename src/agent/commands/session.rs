@@ -1,17 +1,22 @@
 //! Sessions as engine commands: starting a new one (`NewSession`) and continuing another
 //! (`Resume`), with the model noted in the file the conversation goes on in
 //! (`record_model`), the hooks of today's sequence (`/new` runs SessionEnd and SessionStart
-//! `clear`; a resume runs none), and the old session closed off the async workers. The
-//! session's identity itself lives in `Shared` (`session_identity`) and is announced with
-//! `session_changed` by whatever changes it.
+//! `clear`; a resume runs none), and the old session closed off the async workers; below
+//! them, switching the agent to another session and saving what the current file misses.
+//! The session's identity itself lives in `Shared` (`session_identity`) and is announced
+//! with `session_changed` by whatever changes it.
 
 use super::models;
-use crate::agent::Agent;
+use crate::agent::history::History;
+use crate::agent::state::lock;
+use crate::agent::{Agent, AgentError, history_usage};
 use crate::llm::request::ThinkingLevel;
 use crate::protocol::command::{ResumeModel, SessionRef};
+use crate::protocol::message::Message;
 use crate::protocol::outcome::{CommandError, Outcome, SessionChange};
 use crate::session::format::NewEntry;
 use crate::session::{self, Choice, Opened, SessionError, SessionWriter};
+use crate::tools::spill::SpillDir;
 use std::path::Path;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -70,6 +75,91 @@ struct Adopted {
 }
 
 impl Agent {
+    /// Start over: an empty history written to `session` from now on. Only while idle.
+    pub fn new_session(&self, session: Option<Arc<SessionWriter>>) -> Result<(), AgentError> {
+        self.replace_session_as(session, Vec::new(), None, SessionChange::New)
+            .map(drop)
+    }
+
+    /// Continue another conversation: its history, written to its session from now on.
+    /// Only while idle.
+    pub fn switch_session(
+        &self,
+        session: Option<Arc<SessionWriter>>,
+        history: Vec<(String, Arc<Message>)>,
+    ) -> Result<(), AgentError> {
+        // Closing the old session syncs and joins its writer: not while holding the locks.
+        self.replace_session_as(session, history, None, SessionChange::Resume)
+            .map(drop)
+    }
+
+    /// `switch_session`, handing back the previous session instead of closing it. Closing
+    /// waits for its writer to sync, so a front end that must stay responsive closes it
+    /// on a blocking thread. Only while idle, and not while the current session file is
+    /// missing messages (`save_session` first): they would be lost.
+    pub fn replace_session(
+        &self,
+        session: Option<Arc<SessionWriter>>,
+        history: Vec<(String, Arc<Message>)>,
+    ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
+        let change = if history.is_empty() {
+            SessionChange::New
+        } else {
+            SessionChange::Resume
+        };
+        self.replace_session_as(session, history, None, change)
+    }
+
+    /// `replace_session` for session `id` (a session not kept on disk has no writer to say
+    /// it; `None`: a new id), announced as `change` (`session_changed`).
+    pub(crate) fn replace_session_as(
+        &self,
+        session: Option<Arc<SessionWriter>>,
+        history: Vec<(String, Arc<Message>)>,
+        id: Option<String>,
+        change: SessionChange,
+    ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
+        let previous = {
+            let mut state = lock(&self.shared.state);
+            if state.running {
+                return Err(AgentError::Busy);
+            }
+            if let Some(error) = &state.session_error {
+                return Err(AgentError::Unsaved(error.clone()));
+            }
+            let usage = history_usage(&history);
+            state.history = History::new(history);
+            // Another conversation: the model has seen none of its files yet.
+            state.files = Default::default();
+            state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
+            state.session_error = None;
+            state.usage = usage;
+            let id = session
+                .as_ref()
+                .map(|s| s.id().to_string())
+                .or(id)
+                .unwrap_or_else(crate::session::new_id);
+            if let Some(checkpoints) = &self.shared.checkpoints {
+                // Each session has its own checkpoints (one not on disk, new ones).
+                checkpoints.switch_session(&id);
+            }
+            *lock(&self.shared.session_id) = id;
+            std::mem::replace(&mut *lock(&self.shared.session), session)
+        };
+        self.shared.session_changed(change);
+        Ok(previous)
+    }
+
+    /// Write what the session file is missing after a failed write (it is also written
+    /// with the next message); `Err` with why when it still cannot be written.
+    pub async fn save_session(&self) -> Result<(), AgentError> {
+        self.shared.sync_session().await;
+        match self.shared.unsaved() {
+            Some(error) => Err(AgentError::Unsaved(error)),
+            None => Ok(()),
+        }
+    }
+
     /// Open `choice` in the working directory's sessions.
     async fn open_session(&self, choice: Choice) -> Result<Opened, CommandError> {
         let cwd = self.shared.settings().cwd.clone();

@@ -11,7 +11,7 @@ use crate::llm::provider::ProviderSettings;
 use crate::llm::request::ThinkingLevel;
 use crate::protocol::command::ModelRef;
 use crate::protocol::event::AgentEvent;
-use crate::protocol::outcome::{CommandError, Outcome};
+use crate::protocol::outcome::{CommandError, ModelSummary, Outcome};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -41,6 +41,20 @@ impl Agent {
             *settings = Arc::new(next);
         }
         self.shared.config_changed();
+    }
+
+    /// The models a user could switch to (`cycle_model` goes through them in this order);
+    /// empty when no model can be chosen by name.
+    pub fn available_models(&self) -> Vec<ModelSummary> {
+        let Some(models) = self.shared.models.as_deref() else {
+            return Vec::new();
+        };
+        let state = self.snapshot();
+        models
+            .available((&state.provider, &state.model))
+            .iter()
+            .map(|(provider, model)| models::summary(provider, model))
+            .collect()
     }
 
     fn models(&self) -> Result<&dyn Models, CommandError> {
