@@ -21,6 +21,7 @@ pub mod repository;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
+pub mod startup;
 pub mod time;
 pub mod tools;
 pub mod tui;

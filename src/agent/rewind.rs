@@ -7,6 +7,7 @@ use super::state::{Shared, lock};
 use super::{Agent, AgentError};
 use crate::checkpoint::{CheckpointError, Moment, Record, RestoreRequest, RewindNote, Summary};
 use crate::protocol::message::Message;
+use crate::protocol::outcome::SessionChange;
 use crate::session::format::NewEntry;
 use crate::session::tree::{SessionTree, TreeNode};
 use crate::session::{self, SessionWriter};
@@ -231,6 +232,7 @@ impl Agent {
             }
             lock(&self.shared.state).history.truncate(index);
             rewound.text = Some(text);
+            self.shared.session_changed(SessionChange::Rewind);
         }
         Ok(rewound)
     }
@@ -266,6 +268,7 @@ impl Agent {
         }
         if let (Some(head), Some(session)) = (&note.head_before, &session) {
             self.move_to(session, head).await?;
+            self.shared.session_changed(SessionChange::UndoRewind);
         }
         Ok(rewound)
     }
@@ -326,7 +329,9 @@ impl Agent {
         let session = self.shared.session().ok_or_else(|| {
             AgentError::Checkpoint("this session is not kept on disk".to_string())
         })?;
-        self.move_to(&session, entry_id).await
+        self.move_to(&session, entry_id).await?;
+        self.shared.session_changed(SessionChange::SwitchBranch);
+        Ok(())
     }
 
     /// The session's tree of messages (every branch), marking the current one.
@@ -392,7 +397,8 @@ impl Agent {
             .await?;
         }
         drop(busy);
-        let previous = self.replace_session(opened.writer, opened.history)?;
+        let previous =
+            self.replace_session_as(opened.writer, opened.history, None, SessionChange::Fork)?;
         if let Some(previous) = previous {
             let _ = tokio::task::spawn_blocking(move || drop(previous)).await;
         }

@@ -20,15 +20,16 @@ pub mod print;
 pub mod rpc;
 mod signals;
 
+use crate::agent::commands::Control;
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::Cli;
 use crate::config::Settings;
 use crate::llm::client::Provider;
-use crate::llm::request::ThinkingLevel;
 use crate::mcp::McpManager;
 use crate::prompt::system_prompt;
+use crate::protocol::command::Command;
 use crate::protocol::message::Message;
-use crate::session::format::NewEntry;
+use crate::protocol::outcome::Outcome;
 use crate::session::{self, Choice, SessionWriter};
 use crate::tools::Tools;
 use std::io::{IsTerminal, Read};
@@ -230,89 +231,30 @@ pub async fn start_new_session(
 
 /// `start_new_session` that `cancel` stops: before the switch, nothing has changed (an
 /// error says so); after it, only the wait for the old session to be closed is cut short
-/// (the closing goes on) and the new session is reported as usual.
+/// (the closing goes on) and the new session is reported as usual. The engine's
+/// `NewSession` (kept on disk when the current session is; `settings` and `persistent`
+/// are what the engine knows already).
 pub async fn start_new_session_unless(
     agent: &Agent,
-    settings: &Settings,
-    persistent: bool,
+    _settings: &Settings,
+    _persistent: bool,
     cancel: &CancellationToken,
 ) -> Result<SessionInfo, String> {
-    if agent.is_running() {
-        return Err("a run is active; stop it first".to_string());
+    let control = Control {
+        cancel: cancel.clone(),
+        progress: None,
+    };
+    match agent.execute(Command::NewSession, control).await {
+        Ok(Outcome::Session { session, .. }) => Ok(SessionInfo {
+            id: session.id,
+            path: session.path,
+        }),
+        Ok(other) => Err(format!("internal error: a new session answered {other:?}")),
+        Err(error) => Err(error.to_string()),
     }
-    // Messages the current file is missing are written now, or the switch is refused.
-    agent.save_session().await.map_err(|e| e.to_string())?;
-    agent.session_end("clear").await;
-    let choice = if persistent {
-        Choice::New
-    } else {
-        Choice::Ephemeral
-    };
-    let prepare = async {
-        let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
-            .await
-            .map_err(|e| e.to_string())?;
-        if let Some(writer) = &opened.writer {
-            let state = agent.snapshot();
-            record_model(
-                writer,
-                &(state.provider, state.model),
-                state.thinking,
-                None,
-                None,
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        }
-        Ok::<_, String>(opened)
-    };
-    let opened = tokio::select! {
-        opened = prepare => opened?,
-        () = cancel.cancelled() => {
-            return Err("aborted: the session was not changed".to_string());
-        }
-    };
-    let previous = agent
-        .replace_session(opened.writer, Vec::new())
-        .map_err(|e| e.to_string())?;
-    agent.session_start("clear").await;
-    if let Some(previous) = previous {
-        // Closing syncs the old file and joins its writer thread: off the async workers.
-        let closing = tokio::task::spawn_blocking(move || drop(previous));
-        tokio::select! {
-            _ = closing => {}
-            () = cancel.cancelled() => {}
-        }
-    }
-    Ok(SessionInfo {
-        id: opened.id,
-        path: opened.path,
-    })
 }
 
-/// Note the model and thinking level in the session when they differ from what it had.
-pub async fn record_model(
-    writer: &SessionWriter,
-    current: &(String, String),
-    thinking: ThinkingLevel,
-    previous_model: Option<&(String, String)>,
-    previous_thinking: Option<ThinkingLevel>,
-) -> Result<(), session::SessionError> {
-    if previous_model != Some(current) {
-        writer
-            .append(NewEntry::ModelChange {
-                provider: &current.0,
-                model: &current.1,
-            })
-            .await?;
-    }
-    let unchanged = previous_thinking == Some(thinking)
-        || (previous_thinking.is_none() && thinking == ThinkingLevel::Off);
-    if !unchanged {
-        writer.append(NewEntry::ThinkingChange(thinking)).await?;
-    }
-    Ok(())
-}
+pub use crate::agent::commands::session::record_model;
 
 /// Build the agent the settings describe, for session `session_id`, offering the tools of
 /// `mcp`'s servers too.
@@ -366,14 +308,20 @@ pub fn build_agent(
         checkpoints: open_checkpoints(settings, session_id),
         agents: agents_settings(settings),
         hooks: hooks_for(settings),
+        models: Some(Arc::new(crate::startup::models::SettingsModels::new(
+            settings.clone(),
+        ))),
+        extensions: settings.extensions.clone(),
+        session_id: Some(session_id.to_string()),
+        sessions_dir: Some(settings.paths.sessions_dir.clone()),
     }))
 }
 
 /// The sub-agents of `[agents]`: the definitions of `.agent/agents/` and
-/// `$AGENT_HOME/agents/` (a file that cannot be read is logged and left out), and models
-/// chosen by name among the configured providers.
+/// `$AGENT_HOME/agents/` (a file that cannot be read is logged and left out). A
+/// definition's model is chosen among the configured providers (`AgentConfig.models`).
 fn agents_settings(settings: &Settings) -> Option<crate::agent::children::AgentsSettings> {
-    use crate::agent::children::{AgentsSettings, ModelResolver, definitions};
+    use crate::agent::children::{AgentsSettings, definitions};
     if !settings.agents.enabled {
         return None;
     }
@@ -385,20 +333,11 @@ fn agents_settings(settings: &Settings) -> Option<crate::agent::children::Agents
     for warning in warnings {
         tracing::warn!(%warning, "agent definition left out");
     }
-    let resolver_settings = settings.clone();
-    let resolve_model: ModelResolver = Arc::new(move |parent_provider: &str, name: &str| {
-        let (provider, model) = name.split_once('/').unwrap_or((parent_provider, name));
-        let (provider_settings, model) = resolver_settings.resolve_model(provider, model)?;
-        let provider = Provider::new(provider_settings, resolver_settings.timeouts)
-            .map_err(|e| e.to_string())?;
-        Ok((Arc::new(provider), model))
-    });
     Some(AgentsSettings {
         definitions,
         max_parallel: settings.agents.max_parallel,
         max_depth: settings.agents.max_depth,
         depth: 0,
-        resolve_model: Some(resolve_model),
     })
 }
 

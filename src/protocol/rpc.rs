@@ -119,7 +119,7 @@ pub enum Command {
 }
 
 /// What a rewind brings back.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RestoreMode {
     /// The conversation and the files.

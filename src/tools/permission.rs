@@ -11,41 +11,11 @@ use super::path::{display, is_inside};
 use super::rules::{RuleSet, Target};
 use super::visibility::Hidden;
 use crate::protocol::message::ToolCall;
-use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum PermissionMode {
-    /// Mutating tools need the user's approval.
-    #[default]
-    Ask,
-    /// Everything runs.
-    Auto,
-    /// Mutating tools are always denied.
-    ReadOnly,
-    /// Plan mode: mutating tools are denied, as in read-only mode, and the model is told to
-    /// end by presenting a plan for the user to approve.
-    Plan,
-}
-
-impl PermissionMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Ask => "ask",
-            PermissionMode::Auto => "auto",
-            PermissionMode::ReadOnly => "read-only",
-            PermissionMode::Plan => "plan",
-        }
-    }
-
-    /// Whether mutating tools are denied whatever the rules say.
-    pub fn denies_changes(self) -> bool {
-        matches!(self, PermissionMode::ReadOnly | PermissionMode::Plan)
-    }
-}
+pub use crate::protocol::command::PermissionMode;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {

@@ -23,6 +23,7 @@ mod compaction;
 mod conformance;
 mod e2e;
 mod engine;
+mod engine_commands;
 mod execution;
 mod extensions;
 mod hooks;

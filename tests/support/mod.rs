@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod anthropic;
 pub mod chat;
+pub mod commands;
 pub mod corpus;
 pub mod delegation;
 pub mod env;
