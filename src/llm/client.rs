@@ -297,7 +297,7 @@ fn deliver(
 ) -> Result<bool, ProviderError> {
     for item in decoded.drain(..) {
         match item {
-            StreamEvent::Error(message) => return Err(ProviderError::Stream(message)),
+            StreamEvent::Error(error) => return Err(ProviderError::Stream(error)),
             StreamEvent::Done => {
                 on_event(StreamEvent::Done);
                 return Ok(true);

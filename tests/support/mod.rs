@@ -14,6 +14,7 @@ pub mod env;
 pub mod faults;
 pub mod gate;
 pub mod harness;
+pub mod litellm;
 pub mod process;
 pub mod proxy;
 pub mod pty;
