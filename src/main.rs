@@ -111,7 +111,7 @@ fn main() -> ExitCode {
         let prepared = match modes::prepare(&cli, &mut settings, can_ask).await {
             Ok(prepared) => prepared,
             Err(e) => {
-                eprintln!("agent: {e}");
+                eprintln!("agent: {}", modes::one_line(&e.to_string()));
                 return 1;
             }
         };

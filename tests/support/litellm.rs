@@ -41,3 +41,12 @@ pub fn responses_failing(partial: &str, code: &str, message: &str) -> Vec<String
 pub fn anthropic_failing(partial: &str, kind: &str, message: &str) -> Vec<String> {
     anthropic::Stream::new().text(partial).fail(kind, message)
 }
+
+/// LiteLLM's answer to a rate-limited request: 429 with the upstream's message (over several
+/// lines, as some providers write it) and its `Retry-After` under LiteLLM's header name.
+pub fn rate_limited(message: &str, retry_after_secs: u64) -> super::server::Reply {
+    let body = json!({"error": {"message": message, "type": "None", "param": "None",
+        "code": "429"}});
+    super::server::Reply::status(429, &body.to_string())
+        .with_header(RETRY_AFTER, &retry_after_secs.to_string())
+}
