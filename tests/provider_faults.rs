@@ -488,3 +488,41 @@ async fn in_stream_codes_decide_over_the_words() {
     assert_eq!(retries(&events).len(), 2);
     assert_eq!(final_text(&h), "third");
 }
+
+/// `[DONE]` in the middle of a tool call's arguments (before any finish reason) is a
+/// response cut short, not a complete call: it is retried as a stream that just stops
+/// is, and the cut call never runs — neither with the arguments it has so far nor with
+/// `{}` for none.
+#[tokio::test]
+async fn done_inside_a_tool_call_is_a_cut_off_stream_and_the_call_never_runs() {
+    use support::litellm::chat_call_cut_by_done;
+    for partial in ["", r#"{"path": "sub"#] {
+        let mut h = Harness::start_api(
+            Api::OpenaiChat,
+            vec![
+                Reply::sse(chat_call_cut_by_done("c1", "ls", partial)),
+                Reply::sse(support::chat::text("recovered")),
+            ],
+            |c| c.tools = agent::tools::Tools::from_names(&["ls", "read"]).unwrap(),
+        )
+        .await;
+        h.prompt("hi");
+        let events = h.until_end().await;
+        assert_eq!(end_of(&events).0, "completed", "{partial:?}: {events:?}");
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::ToolExecutionStart { .. })),
+            "{partial:?}: the cut call ran"
+        );
+        assert_eq!(
+            retries(&events)
+                .into_iter()
+                .map(|r| r.1)
+                .collect::<Vec<_>>(),
+            ["the response stream ended before the response was complete"],
+            "{partial:?}"
+        );
+        assert_eq!(final_text(&h), "recovered");
+    }
+}

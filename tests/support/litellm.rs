@@ -50,3 +50,24 @@ pub fn rate_limited(message: &str, retry_after_secs: u64) -> super::server::Repl
     super::server::Reply::status(429, &body.to_string())
         .with_header(RETRY_AFTER, &retry_after_secs.to_string())
 }
+
+/// A Chat answer whose tool call is cut off by `[DONE]` (what LiteLLM ends a stream with
+/// when its upstream went away): the call's id and name, then `partial` of its arguments,
+/// no finish reason.
+pub fn chat_call_cut_by_done(id: &str, name: &str, partial: &str) -> Vec<String> {
+    let chunk = |delta: serde_json::Value| {
+        chat::frame(
+            json!({"id": "chatcmpl-litellm", "object": "chat.completion.chunk",
+            "created": 1, "model": "test-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        )
+    };
+    vec![
+        chunk(json!({"role": "assistant", "content": null})),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+            "function": {"name": name, "arguments": partial}}]}),
+        ),
+        "data: [DONE]\n\n".to_string(),
+    ]
+}
