@@ -17,6 +17,7 @@ pub mod permissions;
 mod phase;
 pub mod plan_mode;
 pub mod queue;
+mod retry;
 pub mod rewind;
 mod run;
 mod state;

@@ -3,10 +3,11 @@
 //! backoff. A failed attempt ends with its own `message_end` but never enters the history.
 
 use super::compaction::compact;
+use super::retry::{Attempts, Next};
 use super::run::Run;
 use super::state::lock;
 use crate::llm::assembler::Assembler;
-use crate::llm::error::{ProviderError, Retry};
+use crate::llm::error::ProviderError;
 use crate::llm::request::{ModelRequest, WebSearchTool};
 use crate::llm::stream_event::FinishReason;
 use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
@@ -17,9 +18,7 @@ impl Run {
     /// Call the model until it answers or fails for good; the returned assistant message
     /// is already committed to the history.
     pub(crate) async fn call_model(&mut self) -> Arc<Message> {
-        let mut retries = 0;
-        // A server fault that may be deterministic (HTTP 500) is retried once per call.
-        let mut retried_server_fault = false;
+        let mut attempts = Attempts::default();
         let mut compacted_for_overflow = false;
         loop {
             if let Some(source) = self.settings.tool_source.clone() {
@@ -62,20 +61,12 @@ impl Run {
                 });
                 return self.commit(Arc::new(Message::Assistant(message))).await;
             }
-            let retry = error.as_ref().and_then(|e| {
-                let worth_it = match e.retry() {
-                    Retry::Transient => true,
-                    Retry::Once => !retried_server_fault,
-                    Retry::Never => false,
-                };
-                (worth_it
-                    && retries < self.settings.retry.max_retries
-                    && !self.cancel.is_cancelled())
-                .then(|| (e, self.settings.retry.delay(retries + 1, e.retry_after())))
-            });
-            let (error, delay) = match retry {
-                Some((error, Ok(delay))) => (error.clone(), delay),
-                Some((error, Err(requested))) => {
+            let Some(error) = error.filter(|_| !self.cancel.is_cancelled()) else {
+                return self.end_retries(attempts.retries(), message).await;
+            };
+            let delay = match attempts.after(&self.settings.retry, &error) {
+                Next::Retry { delay, .. } => delay,
+                Next::TooLong(requested) => {
                     // The server wants a longer pause than the policy allows: fail now,
                     // with its reason, instead of waiting and failing later.
                     let mut message = message;
@@ -84,18 +75,15 @@ impl Run {
                          retry.max_retry_delay_ms allows)",
                         crate::llm::timeouts::describe(requested)
                     ));
-                    return self.end_retries(retries, message).await;
+                    return self.end_retries(attempts.retries(), message).await;
                 }
-                None => return self.end_retries(retries, message).await,
+                Next::GiveUp => return self.end_retries(attempts.retries(), message).await,
             };
-            if error.retry() == Retry::Once {
-                retried_server_fault = true;
-            }
+            let retries = attempts.retries();
             // The failed attempt is over for subscribers, but is not part of the history.
             self.shared.emit(AgentEvent::MessageEnd {
                 message: Arc::new(Message::Assistant(message)),
             });
-            retries += 1;
             tracing::warn!(attempt = retries, delay_ms = crate::time::millis(delay), error = %error, "retrying model call");
             self.shared.enter(RunState::Retrying);
             self.shared.emit(AgentEvent::AutoRetryStart {
