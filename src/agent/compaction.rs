@@ -366,6 +366,7 @@ async fn summarise_and_replace(
     // The settings in use now (a model switched during the run included), so a reader
     // that starts at this compaction knows them without reading what came before.
     let current = Arc::clone(&lock(&shared.settings));
+    let name = lock(&shared.state).session_name.clone();
     let (entry_id, _) = shared
         .persist_at(
             NewEntry::Compaction {
@@ -375,6 +376,7 @@ async fn summarise_and_replace(
                 tokens_after: after,
                 model: Some((&current.provider.settings().name, &current.model.id)),
                 thinking: Some(current.thinking),
+                name: name.as_deref(),
             },
             compacted_at,
         )
@@ -425,7 +427,12 @@ async fn request_summary(
         if cancel.is_cancelled() {
             return Err(failed(&error));
         }
-        let delay = match attempts.after(&settings.retry, &error) {
+        let next = if settings.auto_retry {
+            attempts.after(&settings.retry, &error)
+        } else {
+            Next::GiveUp
+        };
+        let delay = match next {
             Next::Retry { delay, .. } => delay,
             Next::TooLong(requested) => {
                 return Err(format!(
@@ -576,6 +583,7 @@ mod tests {
             tool_settings: Default::default(),
             limits: Default::default(),
             retry: Default::default(),
+            auto_retry: true,
             compaction: CompactionSettings::default(),
             cwd: std::path::PathBuf::from("/"),
         };

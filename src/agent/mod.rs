@@ -6,7 +6,9 @@ mod changes;
 mod checkpoints;
 pub mod children;
 pub mod compaction;
+mod controls;
 mod cut;
+mod forks;
 pub mod guard;
 mod history;
 mod hook_points;
@@ -122,6 +124,8 @@ pub enum AgentError {
         "no user message `{0}` in the conversation (a rewind goes back to a message still in the context)"
     )]
     NoSuchMessage(String),
+    #[error("a session name cannot be empty")]
+    EmptyName,
 }
 
 /// A point-in-time view of the agent, for `get_state` and status lines.
@@ -147,6 +151,11 @@ pub struct Snapshot {
     /// Where the agent's state machine is, and how long it has been there.
     pub state: RunState,
     pub state_elapsed: std::time::Duration,
+    /// Compaction and retries happen on their own.
+    pub auto_compaction: bool,
+    pub auto_retry: bool,
+    /// The session's name, if it was given one.
+    pub session_name: Option<String>,
 }
 
 pub struct Agent {
@@ -183,6 +192,7 @@ impl Agent {
             tool_settings: Arc::new(config.tool_settings),
             limits: config.limits,
             retry: config.retry,
+            auto_retry: true,
             compaction: config.compaction,
             cwd: config.cwd,
         };
@@ -208,6 +218,8 @@ impl Agent {
             model_after_run: None,
             session_context: Vec::new(),
             search_unsupported_told: false,
+            retry_wait: None,
+            session_name: config.session.as_ref().and_then(|s| s.name()),
         };
         let (idle, _) = watch::channel(true);
         let agent = Agent {
@@ -518,6 +530,7 @@ impl Agent {
             state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
             state.session_error = None;
             state.usage = usage;
+            state.session_name = session.as_ref().and_then(|s| s.name());
             if let Some(checkpoints) = &self.shared.checkpoints {
                 // Each session has its own checkpoints (one not on disk, new ones).
                 let id = session
@@ -588,6 +601,9 @@ impl Agent {
             session_error: state.session_error.clone(),
             state: run_state,
             state_elapsed,
+            auto_compaction: settings.compaction.enabled,
+            auto_retry: settings.auto_retry,
+            session_name: state.session_name.clone(),
         }
     }
 }

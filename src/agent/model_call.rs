@@ -64,7 +64,12 @@ impl Run {
             let Some(error) = error.filter(|_| !self.cancel.is_cancelled()) else {
                 return self.end_retries(attempts.retries(), message).await;
             };
-            let delay = match attempts.after(&self.settings.retry, &error) {
+            let next = if self.settings.auto_retry {
+                attempts.after(&self.settings.retry, &error)
+            } else {
+                Next::GiveUp
+            };
+            let delay = match next {
                 Next::Retry { delay, .. } => delay,
                 Next::TooLong(requested) => {
                     // The server wants a longer pause than the policy allows: fail now,
@@ -80,9 +85,11 @@ impl Run {
                 Next::GiveUp => return self.end_retries(attempts.retries(), message).await,
             };
             let retries = attempts.retries();
-            // The failed attempt is over for subscribers, but is not part of the history.
+            // The failed attempt is over for subscribers, but is not part of the history
+            // (unless the wait is ended, below).
+            let failed = Arc::new(Message::Assistant(message));
             self.shared.emit(AgentEvent::MessageEnd {
-                message: Arc::new(Message::Assistant(message)),
+                message: failed.clone(),
             });
             tracing::warn!(attempt = retries, delay_ms = crate::time::millis(delay), error = %error, "retrying model call");
             self.shared.enter(RunState::Retrying);
@@ -92,11 +99,27 @@ impl Run {
                 delay_ms: crate::time::millis(delay),
                 error_message: error.to_string(),
             });
-            let cancelled = tokio::select! {
-                _ = self.cancel.cancelled() => true,
-                _ = tokio::time::sleep(delay) => false,
+            let wait = tokio_util::sync::CancellationToken::new();
+            lock(&self.shared.state).retry_wait = Some(wait.clone());
+            let ended = tokio::select! {
+                _ = self.cancel.cancelled() => Some(true),
+                _ = wait.cancelled() => Some(false),
+                _ = tokio::time::sleep(delay) => None,
             };
-            if cancelled {
+            lock(&self.shared.state).retry_wait = None;
+            if ended == Some(false) {
+                // `abort_retry`: the call ends with the failure it was waiting to retry.
+                self.shared.emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: retries,
+                    final_error: Some(error.to_string()),
+                });
+                self.shared.emit(AgentEvent::MessageStart {
+                    message: failed.clone(),
+                });
+                return self.commit(failed).await;
+            }
+            if ended == Some(true) {
                 self.shared.emit(AgentEvent::AutoRetryEnd {
                     success: false,
                     attempt: retries,
