@@ -29,6 +29,8 @@ fn main() -> ExitCode {
     if let Some(code) = agent::tools::process::supervisor::run_if_asked() {
         return code;
     }
+    // Under `ulimit -f` a write past the limit fails instead of killing the agent.
+    agent::file_size_limit::catch_sigxfsz();
     let cli = parse_command_line();
     if let Some(Subcommands::Mcp(args)) = &cli.command {
         return ExitCode::from(agent::mcp_command::run(args, cli.config.as_deref()));
