@@ -8,7 +8,7 @@ mod support;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::chat;
-use support::env::env;
+use support::env::{Env, env};
 use support::process::{command, run};
 use support::server::{FakeServer, Reply};
 
@@ -308,6 +308,53 @@ async fn bad_permission_rules_and_tool_settings_name_the_file_and_key() {
         );
         assert!(out.stderr.contains(message), "{}", out.stderr);
     }
+}
+
+/// The tools a request offers the model, by name.
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A tool list means that list: `task` (sub-agents) is offered only when it is named, on
+/// the command line as in `[tools] enabled`.
+#[tokio::test]
+async fn a_tool_list_offers_exactly_the_tools_it_names() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("a")),
+        Reply::sse(chat::text("b")),
+        Reply::sse(chat::text("c")),
+    ])
+    .await;
+    assert_eq!(
+        offered_by(&env, &server, &["--tools", "ls,read", "-p", "x"]).await,
+        ["ls", "read"]
+    );
+    assert_eq!(
+        offered_by(&env, &server, &["--tools", "ls,task", "-p", "x"]).await,
+        ["ls", "task"]
+    );
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[tools]\nenabled = [\"read\"]\n",
+    )
+    .unwrap();
+    assert_eq!(offered_by(&env, &server, &["-p", "x"]).await, ["read"]);
+}
+
+/// The tools the model was offered by a run of `agent ARGS` that succeeds.
+async fn offered_by(env: &Env, server: &FakeServer, args: &[&str]) -> Vec<String> {
+    let out = run(env.agent(server, args)).await;
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    offered(server.bodies().last().unwrap())
 }
 
 #[tokio::test]
