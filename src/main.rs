@@ -29,6 +29,8 @@ fn main() -> ExitCode {
     if let Some(code) = agent::tools::process::supervisor::run_if_asked() {
         return code;
     }
+    // Under `ulimit -f` a write past the limit fails instead of killing the agent.
+    agent::file_size_limit::catch_sigxfsz();
     let cli = parse_command_line();
     if let Some(key) = &cli.api_key {
         // A key on the command line leaves /proc/<pid>/cmdline at once (a sandboxed command
@@ -116,7 +118,7 @@ fn main() -> ExitCode {
         let prepared = match modes::prepare(&cli, &mut settings, can_ask).await {
             Ok(prepared) => prepared,
             Err(e) => {
-                eprintln!("agent: {e}");
+                eprintln!("agent: {}", modes::one_line(&e.to_string()));
                 return 1;
             }
         };

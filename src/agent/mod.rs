@@ -7,7 +7,9 @@ mod checkpoints;
 pub mod children;
 pub mod commands;
 pub mod compaction;
+mod controls;
 mod cut;
+mod forks;
 pub mod guard;
 mod history;
 mod hook_points;
@@ -19,6 +21,7 @@ pub mod permissions;
 mod phase;
 pub mod plan_mode;
 pub mod queue;
+mod retry;
 pub mod rewind;
 mod run;
 mod state;
@@ -123,6 +126,8 @@ pub enum AgentError {
         "no user message `{0}` in the conversation (a rewind goes back to a message still in the context)"
     )]
     NoSuchMessage(String),
+    #[error("a session name cannot be empty")]
+    EmptyName,
 }
 
 impl From<AgentError> for CommandError {
@@ -133,6 +138,7 @@ impl From<AgentError> for CommandError {
             AgentError::NoSuchApproval(id) => CommandError::NoSuchApproval(id),
             AgentError::Idle => CommandError::Idle,
             AgentError::Compaction(_) => CommandError::Compaction(message),
+            AgentError::EmptyName => CommandError::Session(message),
             AgentError::Unsaved(_) => CommandError::Unsaved(message),
             AgentError::Checkpoint(_) => CommandError::Checkpoint(message),
             AgentError::ChangedOutside(paths) => CommandError::ChangedOutside { paths, message },
@@ -168,6 +174,11 @@ pub struct Snapshot {
     pub state_elapsed: std::time::Duration,
     /// The session written to: its id, file and head.
     pub session: SessionIdentity,
+    /// Compaction and retries happen on their own.
+    pub auto_compaction: bool,
+    pub auto_retry: bool,
+    /// The session's name, if it was given one.
+    pub session_name: Option<String>,
 }
 
 pub struct Agent {
@@ -204,6 +215,7 @@ impl Agent {
             tool_settings: Arc::new(config.tool_settings),
             limits: config.limits,
             retry: config.retry,
+            auto_retry: true,
             compaction: config.compaction,
             cwd: config.cwd,
         };
@@ -229,6 +241,8 @@ impl Agent {
             model_after_run: None,
             session_context: Vec::new(),
             search_unsupported_told: false,
+            retry_wait: None,
+            session_name: config.session.as_ref().and_then(|s| s.name()),
         };
         let session_id = config
             .session
@@ -568,6 +582,9 @@ impl Agent {
             state: run_state,
             state_elapsed,
             session,
+            auto_compaction: settings.compaction.enabled,
+            auto_retry: settings.auto_retry,
+            session_name: state.session_name.clone(),
         }
     }
 }

@@ -53,6 +53,8 @@ pub(crate) struct RunSettings {
     pub tool_settings: Arc<ToolSettings>,
     pub limits: Limits,
     pub retry: RetryPolicy,
+    /// Failed model calls are retried as `retry` says (`false`: never).
+    pub auto_retry: bool,
     pub compaction: CompactionSettings,
     pub cwd: PathBuf,
 }
@@ -87,6 +89,10 @@ pub(crate) struct State {
     /// The user was told that `[web] search` is on but the provider has no search of its
     /// own (said once per agent).
     pub search_unsupported_told: bool,
+    /// Ends the wait before a model call's retry (`abort_retry`), while there is one.
+    pub retry_wait: Option<CancellationToken>,
+    /// The session's name (`set_session_name`), if it has one.
+    pub session_name: Option<String>,
 }
 
 pub(crate) struct Shared {

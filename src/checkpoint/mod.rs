@@ -12,6 +12,7 @@ pub mod changes;
 mod error;
 pub mod gc;
 pub mod index;
+mod interrupted;
 pub mod log;
 mod relist;
 pub mod restore;
@@ -182,6 +183,7 @@ impl Checkpoints {
     ) -> Result<Record, CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let record = self.scan(&mut current, moment, entry_id, tool_call_id)?;
         log::append(&current.log, std::slice::from_ref(&record))?;
         current.records.push(record.clone());
@@ -297,6 +299,7 @@ impl Checkpoints {
     pub fn restore(&self, request: RestoreRequest<'_>) -> Result<Summary, CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let position = current
             .records
             .iter()
@@ -338,7 +341,14 @@ impl Checkpoints {
         }
         log::append(&current.log, std::slice::from_ref(&undo))?;
         current.records.push(undo);
-        let summary = restore::apply(&self.store, &self.cwd, plan)?;
+        let summary = match restore::apply(&self.store, &self.cwd, plan) {
+            Ok(summary) => summary,
+            Err(error) => {
+                // Stopped part way: put back what it changed, as after a crash.
+                self.finish_interrupted(&mut current);
+                return Err(error);
+            }
+        };
         let restored = self.scan(
             &mut current,
             Moment::Restored,
@@ -358,6 +368,7 @@ impl Checkpoints {
     ) -> Result<(), CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let mut record = self.scan(&mut current, Moment::Undo, entry_id, None)?;
         record.rewind = Some(note);
         log::append(&current.log, std::slice::from_ref(&record))?;
@@ -371,6 +382,7 @@ impl Checkpoints {
     pub fn changes_since_start(&self) -> Result<Vec<FileChange>, CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let Some(first) = current.records.first().cloned() else {
             return Ok(Vec::new());
         };
@@ -378,14 +390,24 @@ impl Checkpoints {
         changes::between(&self.store, &first.root, &now.root)
     }
 
-    /// The record "undo last rewind" goes back to, if there is one.
+    /// The record "undo last rewind" goes back to, if there is one (a restore that was
+    /// interrupted never happened, so it is not one).
     pub fn last_undo(&self) -> Option<Record> {
-        self.current()
-            .records
+        let current = self.current();
+        let records = &current.records;
+        let pending = interrupted::pending(records).map(|r| r.id.as_str());
+        records
             .iter()
+            .enumerate()
             .rev()
-            .find(|r| r.moment == Moment::Undo)
-            .cloned()
+            .find(|(i, r)| {
+                r.moment == Moment::Undo
+                    && Some(r.id.as_str()) != pending
+                    && records
+                        .get(i + 1)
+                        .is_none_or(|next| next.moment != Moment::RolledBack)
+            })
+            .map(|(_, r)| r.clone())
     }
 
     /// Start session `session_id`'s log with this session's records that `keep` picks
@@ -437,7 +459,7 @@ fn read_log(path: &Path) -> Vec<Record> {
 fn made_by_agent(a: &Record, b: &Record) -> bool {
     match (a.moment, b.moment) {
         (Moment::Before, Moment::After) => a.tool_call_id == b.tool_call_id,
-        (Moment::Undo, Moment::Restored) => true,
+        (Moment::Undo, Moment::Restored | Moment::RolledBack) => true,
         _ => false,
     }
 }

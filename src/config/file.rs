@@ -97,6 +97,8 @@ pub struct ProxyConfig {
     pub max_streams_per_token: Option<usize>,
     /// Seconds a stream may go without a byte from the provider before it is ended.
     pub idle_timeout_secs: Option<f64>,
+    /// Seconds a client has to send a `/v1/stream` request's body.
+    pub body_timeout_secs: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -13,6 +13,7 @@ mod sandbox;
 mod timeouts;
 pub mod web;
 
+use crate::agent::children::TASK_TOOL;
 use crate::agent::compaction::CompactionSettings;
 use crate::agent::guard::GuardSettings;
 use crate::agent::limits::{Limits, RetryPolicy};
@@ -100,7 +101,8 @@ pub struct Settings {
 /// `[agents]`, resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentsConfig {
-    /// Whether the `task` tool is offered (not with `--no-tools`).
+    /// Whether the `task` tool is offered (not with `--no-tools`, nor with a tool list
+    /// that does not name it).
     pub enabled: bool,
     pub max_parallel: usize,
     pub max_depth: u32,
@@ -307,26 +309,29 @@ fn resolve(
         })?;
     let model = model_info(&model_id, provider_config);
 
-    let tools = match (&cli.tools, cli.no_tools) {
-        (_, true) => Vec::new(),
+    // A tool list means that list: the `task` tool too is offered only when named in it.
+    let (tools, task_listed) = match (&cli.tools, cli.no_tools) {
+        (_, true) => (Vec::new(), false),
         (Some(list), false) => {
             let names: Vec<String> = list
                 .iter()
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty())
                 .collect();
+            let (names, task) = without_task(names);
             Tools::check_names(&names).map_err(|message| ConfigError::Flag {
                 flag: "--tools",
                 message,
             })?;
-            crate::tools::with_companions(names)
+            (crate::tools::with_companions(names), task)
         }
         (None, false) => match &file.tools.enabled {
             Some(list) => {
-                Tools::check_names(list).map_err(|m| file_error("tools.enabled", m))?;
-                crate::tools::with_companions(list.clone())
+                let (names, task) = without_task(list.clone());
+                Tools::check_names(&names).map_err(|m| file_error("tools.enabled", m))?;
+                (crate::tools::with_companions(names), task)
             }
-            None => ALL_TOOLS.iter().map(|t| t.to_string()).collect(),
+            None => (ALL_TOOLS.iter().map(|t| t.to_string()).collect(), true),
         },
     };
 
@@ -446,7 +451,7 @@ fn resolve(
     let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd)
         .map_err(|(key, message)| file_error(&key, message))?;
     let checkpoints = checkpoint_settings(&file.checkpoints).map_err(|(k, m)| file_error(k, m))?;
-    let agents = agents_settings(&file.agents, cli.no_tools).map_err(|(k, m)| file_error(k, m))?;
+    let agents = agents_settings(&file.agents, task_listed).map_err(|(k, m)| file_error(k, m))?;
     let model_from_flags = cli.provider.is_some() || cli.model.is_some() || cli.base_url.is_some();
     let mut mcp_servers = Vec::new();
     for (name, table) in &file.mcp_servers {
@@ -511,15 +516,25 @@ fn resolve(
     })
 }
 
+/// `names` without the `task` tool (not a built-in: the engine adds it when sub-agents are
+/// on), and whether it was there.
+fn without_task(mut names: Vec<String>) -> (Vec<String>, bool) {
+    let listed = names.iter().any(|n| n == TASK_TOOL);
+    names.retain(|n| n != TASK_TOOL);
+    (names, listed)
+}
+
+/// `[agents]`; `task_listed`: the tools the model may use include `task` (no tool list, or
+/// one that names it; never with `--no-tools`).
 fn agents_settings(
     table: &file::AgentsTable,
-    no_tools: bool,
+    task_listed: bool,
 ) -> Result<AgentsConfig, (&'static str, String)> {
     if table.max_parallel == Some(0) {
         return Err(("agents.max_parallel", "must be at least 1".to_string()));
     }
     Ok(AgentsConfig {
-        enabled: table.enabled.unwrap_or(true) && !no_tools,
+        enabled: table.enabled.unwrap_or(true) && task_listed,
         max_parallel: table.max_parallel.unwrap_or(4),
         max_depth: table.max_depth.unwrap_or(1),
     })

@@ -9,8 +9,10 @@ pub mod config;
 mod connect;
 mod content;
 pub mod names;
+mod oversized;
 mod progress;
 pub mod server;
+mod stdio;
 mod tool;
 mod transport;
 

@@ -7,10 +7,11 @@
 //! gets our own reqwest client, its headers and bearer token.
 
 use super::config::Transport;
+use super::stdio::StdioTransport;
 use crate::sandbox::{Policy, Sandbox, Status};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -87,7 +88,7 @@ impl StderrTail {
 /// A transport ready to be served, and what we keep of it.
 pub enum Opened {
     Stdio {
-        transport: TokioChildProcess,
+        transport: StdioTransport,
         /// The child's process group.
         group: Option<i32>,
     },
@@ -132,16 +133,14 @@ pub fn open(
             }
             let mut wrapped = CommandWrap::from(cmd);
             wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-            let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .map_err(|e| match policy {
+            let (transport, stderr, pid) =
+                StdioTransport::spawn(server, wrapped).map_err(|e| match policy {
                     Some(_) if e.kind() != std::io::ErrorKind::NotFound => {
                         format!("cannot start `{command}` inside the sandbox: {e}")
                     }
                     _ => spawn_error(command, &dir, &e),
                 })?;
-            let group = transport.id().and_then(|pid| i32::try_from(pid).ok());
+            let group = pid.and_then(|pid| i32::try_from(pid).ok());
             if let Some(stderr) = stderr {
                 tokio::spawn(read_stderr(server.to_string(), stderr, tail.clone()));
             }

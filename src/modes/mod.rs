@@ -4,12 +4,35 @@
 //! prompt is read, and how signals and output lines are handled.
 
 /// A line on stderr for the user. Unlike `eprintln!`, a stderr that is gone (the terminal
-/// hung up) is no panic: the line is dropped and the run still ends as it should.
+/// hung up) is no panic: the line is dropped and the run still ends as it should. It is one
+/// line whatever it quotes (a provider's message over several lines): see `one_line`.
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr().lock(), "{}", $crate::modes::one_line(&line));
     }};
+}
+
+/// `text` on one line: each line break (and the blanks around it) becomes one space, so a
+/// message quoted from a provider cannot split what a script reads as one line on stderr
+/// (the events keep the text as it came).
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_break = |c: char| {
+        matches!(
+            c,
+            '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        )
+    };
+    if !text.contains(is_break) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let pieces: Vec<&str> = text
+        .split(is_break)
+        .map(str::trim)
+        .filter(|piece| !piece.is_empty())
+        .collect();
+    std::borrow::Cow::Owned(pieces.join(" "))
 }
 
 pub mod acp;
@@ -438,5 +461,17 @@ pub fn expand_headless_prompt(settings: &mut Settings, prompt: String) -> Result
             }
             Ok(text)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_message_over_several_lines_is_folded_into_one() {
+        assert_eq!(super::one_line("plain"), "plain");
+        assert_eq!(
+            super::one_line("agent: error: upstream said:\n  line two\r\n\nline three\n"),
+            "agent: error: upstream said: line two line three"
+        );
     }
 }

@@ -29,6 +29,7 @@ pub enum SessionChange {
     New,
     Resume,
     Fork,
+    Clone,
     SwitchBranch,
     Rewind,
     UndoRewind,

@@ -47,6 +47,7 @@ mod proxy;
 mod proxy_conformance;
 mod rpc;
 mod rpc_agents;
+mod rpc_parity;
 mod rules_attacks;
 mod sandbox;
 mod secrets;

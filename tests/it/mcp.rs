@@ -347,6 +347,92 @@ async fn a_call_over_its_timeout_is_cancelled_and_says_so() {
     mcp.shut_down().await;
 }
 
+/// An answer of 100 MB, over the 16 MiB one MCP message may hold: the call says which limit
+/// was hit and keeps the start of the answer (cut and saved as any long result), instead of
+/// waiting for its timeout; the server goes on answering.
+#[tokio::test]
+async fn a_huge_answer_reports_the_size_limit_and_keeps_its_start() {
+    let marks = tempfile::tempdir().unwrap();
+    let mcp = start(
+        vec![stdio_config(
+            "fx",
+            "stdio",
+            marks.path(),
+            "tool_timeout_secs = 60",
+        )],
+        marks.path(),
+    );
+    let mut h = harness(
+        &mcp,
+        vec![
+            Reply::sse(chat::tool_call("c1", "mcp__fx__huge", json!({}))),
+            Reply::sse(chat::tool_call(
+                "c2",
+                "mcp__fx__echo",
+                json!({"text": "after"}),
+            )),
+            Reply::sse(chat::text("done")),
+        ],
+    )
+    .await;
+    h.prompt("go");
+    let events = h.until_end().await;
+    let results = results(&events);
+    let (_, text, is_error, details) = &results[0];
+    assert!(!is_error, "{text}");
+    assert!(
+        text.starts_with("BEGIN zzz"),
+        "{}",
+        &text[..100.min(text.len())]
+    );
+    assert!(
+        text.contains(
+            "[The MCP server's answer was 100.0 MB, more than the 16 MiB one MCP message may \
+             hold: only its first 8 MiB were read.]"
+        ),
+        "{}",
+        &text[text.len().saturating_sub(400)..]
+    );
+    assert!(!text.contains("timeout"), "not reported as a timeout");
+    let saved = details.as_ref().unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap();
+    let kept = std::fs::metadata(saved).unwrap().len();
+    assert!(kept > 8_000_000 && kept <= 8 * 1024 * 1024, "{kept}");
+    assert_eq!(results[1].1, "echo: after");
+    mcp.shut_down().await;
+}
+
+/// A response to a request nobody sent, before the `initialize` answer, is ignored (and
+/// logged): the handshake succeeds and the server's tools work.
+#[tokio::test]
+async fn a_stray_response_before_initialize_is_ignored() {
+    let marks = tempfile::tempdir().unwrap();
+    let mcp = start(
+        vec![stdio_config("fx", "stray", marks.path(), "")],
+        marks.path(),
+    );
+    let mut h = harness(
+        &mcp,
+        vec![
+            Reply::sse(chat::tool_call(
+                "c1",
+                "mcp__fx__echo",
+                json!({"text": "hi"}),
+            )),
+            Reply::sse(chat::text("done")),
+        ],
+    )
+    .await;
+    h.prompt("go");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let results = results(&events);
+    assert_eq!(results[0].1, "echo: hi", "{results:?}");
+    assert!(!results[0].2);
+    mcp.shut_down().await;
+}
+
 #[tokio::test]
 async fn a_crashed_server_answers_with_an_error_and_is_restarted_on_the_next_call() {
     let marks = tempfile::tempdir().unwrap();

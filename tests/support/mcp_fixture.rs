@@ -155,6 +155,14 @@ impl Fixture {
         (0..3000).map(|i| format!("row {i}\n")).collect()
     }
 
+    #[tool(description = "Answers with 100 MB of text")]
+    async fn huge(&self) -> String {
+        let mut text = String::with_capacity(100_000_000);
+        text.push_str("BEGIN ");
+        text.extend(std::iter::repeat_n('z', 100_000_000 - text.len()));
+        text
+    }
+
     #[tool(description = "Answers with structured content only")]
     async fn structured(&self) -> CallToolResult {
         let mut result = CallToolResult::success(vec![]);
@@ -183,7 +191,8 @@ impl ServerHandler for Fixture {
 
 /// The command that runs the fixture over stdio: the `test_mcp_server` example beside the
 /// test binary (`fixtures::program`). `mode` is `stdio`, `garbage` (non-JSON lines on stdout
-/// first) or `hang` (never answers `initialize`).
+/// first), `stray` (a response to a request nobody sent before anything else) or `hang` (never
+/// answers `initialize`).
 pub fn stdio_command(mode: &str, marks: &Path) -> (String, Vec<String>, Vec<(String, String)>) {
     (
         super::fixtures::program("test_mcp_server")
@@ -236,6 +245,11 @@ pub fn serve_stdio_if_asked() {
                 if mode == "garbage" {
                     let mut out = std::io::stdout().lock();
                     let _ = out.write_all(b"Starting the fixture server...\n{\"also\": 1}\n");
+                    let _ = out.flush();
+                }
+                if mode == "stray" {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}}\n");
                     let _ = out.flush();
                 }
                 eprintln!("fixture: serving on stdio");

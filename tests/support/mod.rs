@@ -17,6 +17,7 @@ pub mod fixtures;
 pub mod gate;
 pub mod harness;
 pub mod hooks;
+pub mod litellm;
 pub mod mcp_fixture;
 pub mod process;
 pub mod proxy;

@@ -134,6 +134,7 @@ impl Agent {
             state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
             state.session_error = None;
             state.usage = usage;
+            state.session_name = session.as_ref().and_then(|s| s.name());
             let id = session
                 .as_ref()
                 .map(|s| s.id().to_string())
