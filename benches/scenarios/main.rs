@@ -3,7 +3,8 @@
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
 //! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
-//! at once, and what language-server diagnostics add to an edit. It starts its own loopback model server (and MCP server) and needs nothing but
+//! at once, what language-server diagnostics add to an edit, and what the sandbox adds to a
+//! command. It starts its own loopback model server (and MCP server) and needs nothing but
 //! the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
@@ -31,6 +32,7 @@ mod proxy;
 #[allow(dead_code)]
 #[path = "../../tests/support/pty.rs"]
 mod pty;
+mod sandbox;
 #[allow(dead_code)]
 #[path = "../../tests/support/server.rs"]
 mod server;
@@ -657,6 +659,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "lsp") {
             lsp::run(&bench).await?;
+        }
+        if want(&args, "sandbox") {
+            sandbox::run(&bench).await?;
         }
         Ok(())
     })
