@@ -158,11 +158,20 @@ fn supervise(
     let agent = events.clone();
     let listening = std::thread::Builder::new().spawn(move || {
         let mut byte = [0u8; 1];
-        let mut stdin = std::io::stdin().lock();
+        // The descriptor itself, not the process's buffered `Stdin`: a forked supervisor
+        // inherits whatever the agent's buffer held when the fork server was forked.
+        let mut stdin = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from);
         // `l` leaves what the command left running; any other byte is ignored; `k`, end of
         // file or an error kills.
         let word = loop {
-            match stdin.read(&mut byte) {
+            let read = match &mut stdin {
+                Ok(stdin) => stdin.read(&mut byte),
+                Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+            };
+            match read {
                 Ok(1) if byte[0] == LEAVE => break Event::Leave,
                 Ok(1) if byte[0] != KILL => {}
                 _ => break Event::Kill,
@@ -342,11 +351,21 @@ fn proc_of(process: &Process, command: i32) -> Proc {
 }
 
 /// One report line on stdout. Nobody reads it when the agent is gone: errors are ignored.
+///
+/// Written to the descriptor itself, not through the process's buffered `Stdout`: a
+/// forked supervisor inherits whatever the agent's buffer held when the fork server was
+/// forked, which would corrupt the first line.
 fn report(line: &Line) {
-    if let Ok(mut text) = serde_json::to_vec(line) {
+    static REPORT: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let report = REPORT.get_or_init(|| {
+        std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from)
+    });
+    if let (Ok(mut text), Some(mut report)) = (serde_json::to_vec(line), report.as_ref()) {
         text.push(b'\n');
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(&text);
-        let _ = stdout.flush();
+        let _ = report.write_all(&text);
     }
 }
