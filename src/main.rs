@@ -90,6 +90,13 @@ fn main() -> ExitCode {
         },
         _ => None,
     };
+    // Commands' supervisors are forked by a small server forked now, while this process
+    // still has one thread (tools::process::forkserver).
+    #[cfg(target_os = "linux")]
+    // SAFETY: single-threaded still: the async runtime starts below.
+    unsafe {
+        agent::tools::process::forkserver::start();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -9,6 +9,10 @@
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
 //!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
+//!     BENCH_BASELINE=/path/to/older/agent cargo bench --bench scenarios -- tools exit
+//!
+//! With `BENCH_BASELINE`, the scenarios that compare (`version`, `tools`, `exit`) alternate
+//! their runs between that binary and this build.
 //!
 //! Figures are medians over several runs; nothing here asserts on time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a dev tool: failing loudly is fine
@@ -17,6 +21,7 @@
 #[path = "../../tests/support/chat.rs"]
 mod chat;
 mod checkpoint;
+mod exit;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
 mod lsp;
@@ -58,9 +63,26 @@ struct Bench {
     runs: usize,
 }
 
+/// The binaries a comparing scenario alternates between: this build alone, or (with
+/// `BENCH_BASELINE=/path/to/agent`) that baseline and this build, each with the label its
+/// rows get.
+fn agents_to_compare() -> Vec<(String, String)> {
+    match std::env::var("BENCH_BASELINE") {
+        Ok(baseline) if !baseline.is_empty() => vec![
+            (format!(" — baseline {baseline}"), baseline),
+            (" — this build".to_string(), AGENT.to_string()),
+        ],
+        _ => vec![(String::new(), AGENT.to_string())],
+    }
+}
+
 impl Bench {
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(AGENT);
+        self.command_of(AGENT, args)
+    }
+
+    fn command_of(&self, program: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         command
             .args(["--base-url", &self.server.v1(), "--model", "bench-model"])
             .args(args)
@@ -114,14 +136,21 @@ fn print_row(name: &str, sample: &Sample) {
 }
 
 fn version(bench: &Bench) -> anyhow::Result<()> {
-    let samples = (0..bench.runs * 4)
-        .map(|_| {
-            let mut command = Command::new(AGENT);
+    let agents = agents_to_compare();
+    let mut samples = vec![Vec::new(); agents.len()];
+    for _ in 0..bench.runs * 4 {
+        for (which, (_, program)) in agents.iter().enumerate() {
+            let mut command = Command::new(program);
             command.arg("--version").stdout(Stdio::null());
-            measure::run(command)
-        })
-        .collect::<anyhow::Result<Vec<Sample>>>()?;
-    print_row("`agent --version`", &median(&samples));
+            samples[which].push(measure::run(command)?);
+        }
+    }
+    for (which, (suffix, _)) in agents.iter().enumerate() {
+        print_row(
+            &format!("`agent --version`{suffix}"),
+            &median(&samples[which]),
+        );
+    }
     Ok(())
 }
 
@@ -132,39 +161,46 @@ async fn measure_blocking(command: Command) -> anyhow::Result<Sample> {
         .context("the measuring thread")?
 }
 
+/// Ten `bash` tool rounds and a 2,000-delta answer; alternating between the binaries of
+/// `agents_to_compare` run by run.
 async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) -> anyhow::Result<()> {
-    let mut samples = Vec::new();
-    let mut gaps = Vec::new();
+    let agents = agents_to_compare();
+    let mut samples = vec![Vec::new(); agents.len()];
+    let mut gaps = vec![Vec::new(); agents.len()];
     for _ in 0..bench.runs {
-        let before = bench.server.requests().len();
-        for round in 0..10 {
-            bench.server.push(fast(chat::tool_call(
-                &format!("call_{round}"),
-                "bash",
-                json!({"command": format!("echo round {round}")}),
-            )));
-        }
-        bench.server.push(text_reply(&words(2000, "END")));
-        let mut args = vec!["--permission-mode", "auto", "--no-session"];
-        args.extend_from_slice(mode);
-        args.push("go");
-        let command = bench.command(&args);
-        samples.push(measure_blocking(command).await?);
-        // Tool round overhead: from the end of a tool-call response to the next request.
-        let requests = bench.server.requests();
-        let replies = bench.server.reply_times();
-        for i in before..before + 10 {
-            if let (Some(reply), Some(next)) = (replies.get(i), requests.get(i + 1)) {
-                gaps.push(next.received.saturating_duration_since(*reply));
+        for (which, (_, program)) in agents.iter().enumerate() {
+            let before = bench.server.requests().len();
+            for round in 0..10 {
+                bench.server.push(fast(chat::tool_call(
+                    &format!("call_{round}"),
+                    "bash",
+                    json!({"command": format!("echo round {round}")}),
+                )));
+            }
+            bench.server.push(text_reply(&words(2000, "END")));
+            let mut args = vec!["--permission-mode", "auto", "--no-session"];
+            args.extend_from_slice(mode);
+            args.push("go");
+            let command = bench.command_of(program, &args);
+            samples[which].push(measure_blocking(command).await?);
+            // Tool round overhead: from the end of a tool-call response to the next request.
+            let requests = bench.server.requests();
+            let replies = bench.server.reply_times();
+            for i in before..before + 10 {
+                if let (Some(reply), Some(next)) = (replies.get(i), requests.get(i + 1)) {
+                    gaps[which].push(next.received.saturating_duration_since(*reply));
+                }
             }
         }
     }
-    print_row(label, &median(&samples));
-    if !gaps.is_empty() {
-        println!(
-            "| one tool round (response end → next request), {label} | {:.1} ms | | |",
-            median_duration(&gaps).as_secs_f64() * 1000.0
-        );
+    for (which, (suffix, _)) in agents.iter().enumerate() {
+        print_row(&format!("{label}{suffix}"), &median(&samples[which]));
+        if !gaps[which].is_empty() {
+            println!(
+                "| one tool round (response end → next request), {label}{suffix} | {:.2} ms | | |",
+                median_duration(&gaps[which]).as_secs_f64() * 1000.0
+            );
+        }
     }
     Ok(())
 }
@@ -558,6 +594,31 @@ fn build_line() -> String {
     )
 }
 
+/// Put each measured binary in the page cache the same way, as a program read from disk
+/// is: how a file came into the cache changes the resident memory of every process that
+/// maps it (a binary just written by the linker or `cp` sits in large folios, which a
+/// page fault maps whole: up to ~3.5 MB more resident code for the same run, measured
+/// here). Its cached pages are dropped, then one `--version` run reads it back.
+fn settle_page_cache() {
+    for (_, program) in agents_to_compare() {
+        if let Ok(file) = std::fs::File::open(&program) {
+            // SAFETY: posix_fadvise on an open descriptor has no memory-safety preconditions.
+            unsafe {
+                libc::posix_fadvise(
+                    std::os::fd::AsRawFd::as_raw_fd(&file),
+                    0,
+                    0,
+                    libc::POSIX_FADV_DONTNEED,
+                );
+            }
+        }
+        let _ = Command::new(&program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status();
+    }
+}
+
 fn want(filters: &[String], name: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
 }
@@ -595,6 +656,7 @@ fn main() -> anyhow::Result<()> {
             cwd: tempfile::tempdir().context("creating a working directory")?,
             runs,
         };
+        settle_page_cache();
         println!("{}", build_line());
         println!("| scenario | wall | CPU (user+sys) | peak RSS |");
         println!("|---|---|---|---|");
@@ -647,6 +709,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "checkpoint") {
             checkpoint::run(bench.runs)?;
+        }
+        if want(&args, "exit") {
+            exit::run(&bench).await?;
         }
         if want(&args, "proxy") {
             proxy::run(&bench).await?;

@@ -45,6 +45,9 @@ pub struct Settings {
     pub max_files: usize,
     /// Records (and the objects only they use) older than this are removed.
     pub keep_days: u32,
+    /// Walking time after which the working tree is watched instead of walked
+    /// (`watch::WATCH_AFTER_WALKING`; not a config key: tests set zero).
+    pub watch_after_walking: std::time::Duration,
 }
 
 impl Default for Settings {
@@ -54,6 +57,7 @@ impl Default for Settings {
             max_file_bytes: 10 * 1024 * 1024,
             max_files: 50_000,
             keep_days: 30,
+            watch_after_walking: watch::WATCH_AFTER_WALKING,
         }
     }
 }
@@ -141,7 +145,7 @@ impl Checkpoints {
                 index: None,
                 generation: String::new(),
                 objects_dir: None,
-                tracker: Tracker::new(cwd),
+                tracker: Tracker::new(cwd, settings.watch_after_walking),
                 last_scan: ScanStats::default(),
             }),
         }
@@ -262,10 +266,11 @@ impl Checkpoints {
 
     /// The whole tree, walked; what is watched follows what it found.
     fn walk(&self, current: &mut Current, previous: Index) -> Result<Scan, CheckpointError> {
+        let started = std::time::Instant::now();
         let scan = scan::scan(&self.store, &self.cwd, &self.exclude, self.caps, previous)?;
         current
             .tracker
-            .walked(scan.index.dir_paths(), scan.complete);
+            .walked(scan.index.dir_paths(), scan.complete, started.elapsed());
         Ok(scan)
     }
 

@@ -576,6 +576,7 @@ fn checkpoint_settings(
         max_file_bytes: config.max_file_bytes.unwrap_or(defaults.max_file_bytes),
         max_files: config.max_files.unwrap_or(defaults.max_files),
         keep_days: config.keep_days.unwrap_or(defaults.keep_days),
+        ..defaults
     })
 }
 

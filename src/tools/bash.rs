@@ -113,18 +113,15 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     let sandbox = ctx.settings.sandbox.policy.as_deref();
     // Dropped before the command ends on its own (this future dropped: the agent quits
     // mid-command), it takes everything the command started with it.
-    let mut running: Supervised = process::start(
+    let mut running: Supervised = process::start_command(
         &ctx.settings.supervisor,
         &argv,
         sandbox,
         OwnedFd::from(writer),
-        |cmd| {
-            cmd.current_dir(&ctx.cwd)
-                .env("PAGER", "cat")
-                .env("GIT_PAGER", "cat");
-            for secret in &ctx.settings.hidden_env {
-                cmd.env_remove(secret);
-            }
+        process::CommandEnv {
+            cwd: &ctx.cwd,
+            set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
+            hidden: &ctx.settings.hidden_env,
         },
     )
     .await?;

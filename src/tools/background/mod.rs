@@ -220,18 +220,15 @@ impl BackgroundShells {
     pub async fn start(&self, command: &str, options: StartOptions<'_>) -> std::io::Result<String> {
         let (reader, writer) = std::io::pipe()?;
         let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
-        let running: Supervised = process::start(
+        let running: Supervised = process::start_command(
             options.supervisor,
             &argv,
             options.sandbox,
             OwnedFd::from(writer),
-            |cmd| {
-                cmd.current_dir(options.cwd)
-                    .env("PAGER", "cat")
-                    .env("GIT_PAGER", "cat");
-                for secret in options.hidden_env {
-                    cmd.env_remove(secret);
-                }
+            process::CommandEnv {
+                cwd: options.cwd,
+                set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
+                hidden: options.hidden_env,
             },
         )
         .await?;
