@@ -319,7 +319,7 @@ fn resolve(
                 .filter(|t| !t.is_empty())
                 .collect();
             let (names, task) = without_task(names);
-            Tools::check_names(&names).map_err(|message| ConfigError::Flag {
+            Tools::check_names(&names, &[TASK_TOOL]).map_err(|message| ConfigError::Flag {
                 flag: "--tools",
                 message,
             })?;
@@ -328,7 +328,8 @@ fn resolve(
         (None, false) => match &file.tools.enabled {
             Some(list) => {
                 let (names, task) = without_task(list.clone());
-                Tools::check_names(&names).map_err(|m| file_error("tools.enabled", m))?;
+                Tools::check_names(&names, &[TASK_TOOL])
+                    .map_err(|m| file_error("tools.enabled", m))?;
                 (crate::tools::with_companions(names), task)
             }
             None => (ALL_TOOLS.iter().map(|t| t.to_string()).collect(), true),

@@ -293,14 +293,22 @@ pub struct Tools {
 
 impl Tools {
     /// Check that every name is a built-in tool, without building anything; the error
-    /// names the known ones.
-    pub fn check_names<S: AsRef<str>>(names: &[S]) -> Result<(), String> {
+    /// names the known ones, and `also`: the names a caller accepts beside them (the
+    /// engine's `task`).
+    pub fn check_names<S: AsRef<str>>(names: &[S], also: &[&str]) -> Result<(), String> {
         match names.iter().find(|n| builtin(n.as_ref()).is_none()) {
-            Some(unknown) => Err(format!(
-                "unknown tool `{}` (available: {})",
-                unknown.as_ref(),
-                ALL_TOOLS.join(", ")
-            )),
+            Some(unknown) => {
+                let known: Vec<&str> = ALL_TOOLS
+                    .iter()
+                    .copied()
+                    .chain(also.iter().copied())
+                    .collect();
+                Err(format!(
+                    "unknown tool `{}` (available: {})",
+                    unknown.as_ref(),
+                    known.join(", ")
+                ))
+            }
             None => Ok(()),
         }
     }
@@ -308,7 +316,7 @@ impl Tools {
     /// The built-in tools named in `names`, each schema compiled once; an unknown name is an
     /// error naming the known ones.
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Tools, String> {
-        Tools::check_names(names)?;
+        Tools::check_names(names, &[])?;
         let mut entries: Vec<Arc<Entry>> = Vec::new();
         for name in names {
             let Some(tool) = builtin(name.as_ref()) else {

@@ -381,6 +381,21 @@ async fn usage_errors_exit_with_2() {
 }
 
 #[tokio::test]
+async fn an_unknown_tool_is_named_with_every_tool_a_list_may_hold() {
+    let env = env();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["--tools", "read,tsk", "-p", "x"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let line = out.stderr.lines().last().unwrap_or_default();
+    assert!(line.contains("unknown tool `tsk`"), "{line}");
+    // `task` may be listed too (a list means that list), so it is among the names offered.
+    let available = line.split("available: ").nth(1).unwrap_or_default();
+    assert!(available.contains("read"), "{line}");
+    assert!(available.contains("task"), "{line}");
+}
+
+#[tokio::test]
 async fn sigint_aborts_a_headless_run_with_130() {
     let env = env();
     let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
