@@ -105,6 +105,11 @@ impl Output {
         self.bytes.extend(bytes);
     }
 
+    /// Whether anything arrived (kept or dropped) that was not read yet.
+    fn has_unread(&self) -> bool {
+        self.dropped + self.bytes.len() > self.seen
+    }
+
     /// What was not read yet (marking it read), and how many unread bytes were dropped.
     /// `complete`: the command has ended, so nothing more follows; until then a character
     /// whose last bytes have not arrived stays for the next read. A character cut by a
@@ -282,7 +287,8 @@ impl BackgroundShells {
             .collect()
     }
 
-    /// Wait until shell `id` has output or has ended, at most `wait`.
+    /// Wait until shell `id` has output not read yet or has ended, at most `wait` (output
+    /// already read does not end the wait: a caller looping on it would spin).
     pub async fn wait_for_output(&self, id: &str, wait: Duration) {
         let Some(shell) = self.get(id) else {
             return;
@@ -290,7 +296,7 @@ impl BackgroundShells {
         let mut status = shell.status.subscribe();
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            if !lock(&shell.output).bytes.is_empty() || *status.borrow() != ShellStatus::Running {
+            if lock(&shell.output).has_unread() || *status.borrow() != ShellStatus::Running {
                 return;
             }
             // Output has no signal of its own: look again every few milliseconds.
@@ -447,6 +453,23 @@ mod tests {
         output.push(&"✓".as_bytes()[..2]);
         assert_eq!(output.take(false).0, "");
         assert_eq!(output.take(true).0, "\u{fffd}");
+    }
+
+    #[test]
+    fn output_already_read_is_not_new() {
+        let mut output = Output::new(8);
+        assert!(!output.has_unread());
+        output.push(b"abc");
+        assert!(output.has_unread());
+        output.take(false);
+        assert!(
+            !output.has_unread(),
+            "read once, nothing new until more comes"
+        );
+        output.push(b"0123456789");
+        assert!(output.has_unread(), "dropped bytes arrived too");
+        output.take(false);
+        assert!(!output.has_unread());
     }
 
     #[test]
