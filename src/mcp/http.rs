@@ -5,8 +5,9 @@
 //! and the server is restarted. Here an answer over the limit is read to its end without
 //! being kept whole and passed on as `Oversized` makes it: a tool result keeps its first
 //! 8 MiB of text and says how big it was, any other answer becomes an error naming the
-//! limit. Written by hand because rmcp's client reads the body inside the one method that
-//! also sends the request; the rest (the GET stream, ending a session) is rmcp's.
+//! limit. The server's own event stream (`GET`, which also carries the rest of an answer's
+//! stream when it is resumed) is bounded the same way. Written by hand because rmcp's client
+//! reads the body inside the methods that also send the request; ending a session is rmcp's.
 
 use super::oversized::{LINE_LIMIT, Oversized, size};
 use super::sse_events::EventFilter;
@@ -16,7 +17,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::common::http_header::{
-    EVENT_STREAM_MIME_TYPE, HEADER_SESSION_ID, JSON_MIME_TYPE,
+    EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpClient,
@@ -54,30 +55,9 @@ impl BoundedHttp {
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let mut request = self.client.post(uri.as_ref()).header(
-            ACCEPT,
-            format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
-        );
-        if let Some(token) = auth_token {
-            request = request.bearer_auth(token);
-        }
-        for (name, value) in custom_headers {
-            // As rmcp: the headers the transport sets itself are not the user's to set.
-            if name == ACCEPT
-                || name.as_str().eq_ignore_ascii_case(HEADER_SESSION_ID)
-                || name.as_str().eq_ignore_ascii_case("last-event-id")
-            {
-                return Err(StreamableHttpError::ReservedHeaderConflict(
-                    name.to_string(),
-                ));
-            }
-            request = request.header(name, value);
-        }
         let with_session = session_id.is_some();
-        if let Some(session_id) = session_id {
-            request = request.header(HEADER_SESSION_ID, session_id.as_ref());
-        }
-        let response = request
+        let request = self.client.post(uri.as_ref());
+        let response = with_headers(request, session_id, auth_token, custom_headers)?
             .json(&message)
             .send()
             .await
@@ -100,12 +80,9 @@ impl BoundedHttp {
             .get(CONTENT_TYPE)
             .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
         let is = |mime: &str| {
-            content_type.as_deref().is_some_and(|value| {
-                value
-                    .split(';')
-                    .next()
-                    .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(mime))
-            })
+            content_type
+                .as_deref()
+                .is_some_and(|value| is_media_type(value, mime))
         };
         let (is_json, is_sse) = (is(JSON_MIME_TYPE), is(EVENT_STREAM_MIME_TYPE));
         let answers_nothing = !matches!(message, JsonRpcMessage::Request(_));
@@ -139,6 +116,102 @@ impl BoundedHttp {
             )),
         }
     }
+}
+
+/// The headers every request carries (as rmcp sets them).
+fn with_headers(
+    mut request: reqwest::RequestBuilder,
+    session_id: Option<Arc<str>>,
+    auth_token: Option<String>,
+    custom_headers: HashMap<HeaderName, HeaderValue>,
+) -> Result<reqwest::RequestBuilder, HttpError> {
+    request = request.header(
+        ACCEPT,
+        format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
+    );
+    if let Some(token) = auth_token {
+        request = request.bearer_auth(token);
+    }
+    for (name, value) in custom_headers {
+        // As rmcp: the headers the transport sets itself are not the user's to set.
+        if name == ACCEPT
+            || name.as_str().eq_ignore_ascii_case(HEADER_SESSION_ID)
+            || name.as_str().eq_ignore_ascii_case(HEADER_LAST_EVENT_ID)
+        {
+            return Err(StreamableHttpError::ReservedHeaderConflict(
+                name.to_string(),
+            ));
+        }
+        request = request.header(name, value);
+    }
+    if let Some(session_id) = session_id {
+        request = request.header(HEADER_SESSION_ID, session_id.as_ref());
+    }
+    Ok(request)
+}
+
+/// The server's event stream (`GET`): the standalone one, or the rest of an answer's stream
+/// resumed after `last_event_id`. Its events are bounded as an answer's are.
+async fn event_stream(
+    http: &BoundedHttp,
+    uri: Arc<str>,
+    session_id: Option<Arc<str>>,
+    last_event_id: Option<String>,
+    auth_token: Option<String>,
+    custom_headers: HashMap<HeaderName, HeaderValue>,
+) -> Result<BoxedSseResponse, HttpError> {
+    let mut request = with_headers(
+        http.client.get(uri.as_ref()),
+        session_id,
+        auth_token,
+        custom_headers,
+    )?;
+    if let Some(last_event_id) = last_event_id {
+        request = request.header(HEADER_LAST_EVENT_ID, last_event_id);
+    }
+    let response = request.send().await.map_err(StreamableHttpError::Client)?;
+    let status = response.status();
+    if status == reqwest::StatusCode::METHOD_NOT_ALLOWED {
+        return Err(StreamableHttpError::ServerDoesNotSupportSse);
+    }
+    if let Some(error) = auth_error(status, response.headers()) {
+        return Err(error);
+    }
+    if status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        return Err(StreamableHttpError::HttpStatus(HttpStatusError::new(
+            status.as_u16(),
+            retry_after,
+        )));
+    }
+    let response = response
+        .error_for_status()
+        .map_err(StreamableHttpError::Client)?;
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+    if !content_type.as_deref().is_some_and(|value| {
+        is_media_type(value, EVENT_STREAM_MIME_TYPE) || is_media_type(value, JSON_MIME_TYPE)
+    }) {
+        return Err(StreamableHttpError::UnexpectedContentType(content_type));
+    }
+    Ok(bounded_events(
+        EventFilter::new(&http.server, None),
+        response,
+    ))
+}
+
+/// Whether a `Content-Type` value is `mime` (parameters aside, case aside).
+fn is_media_type(value: &str, mime: &str) -> bool {
+    value
+        .split(';')
+        .next()
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(mime))
 }
 
 /// A 401 or 403 with a challenge, as rmcp reports it.
@@ -339,9 +412,15 @@ impl StreamableHttpClient for BoundedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxedSseResponse, HttpError> {
-        self.client
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+        event_stream(
+            self,
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+        )
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -351,17 +430,16 @@ impl StreamableHttpClient for BoundedHttp {
         last_event_id: Option<String>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
+        _max_sse_event_size: usize,
     ) -> Result<BoxedSseResponse, HttpError> {
-        self.client
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        event_stream(
+            self,
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+        )
+        .await
     }
 }
