@@ -4,9 +4,10 @@
 //! the log (and the last lines kept, to explain a failure), and `PR_SET_PDEATHSIG` set so it
 //! dies with the agent even when the agent is killed; with `sandbox = true` it runs inside
 //! the command sandbox (`[sandbox]`'s policy, applied between fork and exec). An HTTP server
-//! gets our own reqwest client, its headers and bearer token.
+//! gets our own reqwest client (reading answers bounded: `http`), its headers and bearer token.
 
 use super::config::Transport;
+use super::http::BoundedHttp;
 use super::stdio::StdioTransport;
 use crate::sandbox::{Policy, Sandbox, Status};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
@@ -92,7 +93,7 @@ pub enum Opened {
         /// The child's process group.
         group: Option<i32>,
     },
-    Http(StreamableHttpClientTransport<reqwest::Client>),
+    Http(StreamableHttpClientTransport<BoundedHttp>),
 }
 
 /// Open the transport of `server`; stderr of a stdio server goes to `tail` and the log.
@@ -171,7 +172,7 @@ pub fn open(
             }
             config = config.custom_headers(custom);
             Ok(Opened::Http(StreamableHttpClientTransport::with_client(
-                env.http.clone(),
+                BoundedHttp::new(env.http.clone(), server),
                 config,
             )))
         }

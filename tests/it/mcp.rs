@@ -353,15 +353,43 @@ async fn a_call_over_its_timeout_is_cancelled_and_says_so() {
 #[tokio::test]
 async fn a_huge_answer_reports_the_size_limit_and_keeps_its_start() {
     let marks = tempfile::tempdir().unwrap();
-    let mcp = start(
-        vec![stdio_config(
-            "fx",
-            "stdio",
-            marks.path(),
-            "tool_timeout_secs = 60",
-        )],
+    let config = stdio_config("fx", "stdio", marks.path(), "tool_timeout_secs = 60");
+    huge_answer_is_cut(config, marks.path()).await;
+}
+
+/// The same over streamable HTTP, answered as an event stream: the event is read bounded
+/// (never 100 MB in memory), the call keeps the start and names the limit, and the server is
+/// not restarted (the next call goes to the same session).
+#[tokio::test]
+async fn a_huge_answer_over_http_reports_the_size_limit_and_keeps_its_start() {
+    let marks = tempfile::tempdir().unwrap();
+    let url = mcp_fixture::serve_http(None, None).await;
+    huge_answer_is_cut(
+        http_config("fx", &url, "tool_timeout_secs = 60"),
         marks.path(),
-    );
+    )
+    .await;
+}
+
+/// The same over streamable HTTP answered with plain JSON bodies.
+#[tokio::test]
+async fn a_huge_json_answer_over_http_reports_the_size_limit_and_keeps_its_start() {
+    let marks = tempfile::tempdir().unwrap();
+    let mode = mcp_fixture::HttpMode {
+        json: true,
+        ..Default::default()
+    };
+    let url = mcp_fixture::serve_http_with(None, None, mode).await;
+    huge_answer_is_cut(
+        http_config("fx", &url, "tool_timeout_secs = 60"),
+        marks.path(),
+    )
+    .await;
+}
+
+/// Call the `huge` tool of `config`'s server, then `echo`.
+async fn huge_answer_is_cut(config: ServerConfig, dir: &Path) {
+    let mcp = start(vec![config], dir);
     let mut h = harness(
         &mcp,
         vec![
@@ -400,6 +428,8 @@ async fn a_huge_answer_reports_the_size_limit_and_keeps_its_start() {
     let kept = std::fs::metadata(saved).unwrap().len();
     assert!(kept > 8_000_000 && kept <= 8 * 1024 * 1024, "{kept}");
     assert_eq!(results[1].1, "echo: after");
+    let fx = mcp.views().into_iter().find(|v| v.name == "fx").unwrap();
+    assert_eq!(fx.status, Status::Ready, "{:?}", fx.error);
     mcp.shut_down().await;
 }
 
@@ -412,6 +442,38 @@ async fn a_stray_response_before_initialize_is_ignored() {
         vec![stdio_config("fx", "stray", marks.path(), "")],
         marks.path(),
     );
+    let mut h = harness(
+        &mcp,
+        vec![
+            Reply::sse(chat::tool_call(
+                "c1",
+                "mcp__fx__echo",
+                json!({"text": "hi"}),
+            )),
+            Reply::sse(chat::text("done")),
+        ],
+    )
+    .await;
+    h.prompt("go");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let results = results(&events);
+    assert_eq!(results[0].1, "echo: hi", "{results:?}");
+    assert!(!results[0].2);
+    mcp.shut_down().await;
+}
+
+/// Over streamable HTTP too: a response to a request nobody sent, first in the event stream
+/// that answers `initialize`, is ignored (and logged), not taken for the end of that stream.
+#[tokio::test]
+async fn a_stray_response_on_the_http_stream_is_ignored() {
+    let marks = tempfile::tempdir().unwrap();
+    let mode = mcp_fixture::HttpMode {
+        stray: true,
+        ..Default::default()
+    };
+    let url = mcp_fixture::serve_http_with(None, None, mode).await;
+    let mcp = start(vec![http_config("fx", &url, "")], marks.path());
     let mut h = harness(
         &mcp,
         vec![
