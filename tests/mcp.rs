@@ -637,7 +637,7 @@ async fn a_sandboxed_server_writes_only_where_commands_may() {
     let config = SandboxConfig {
         mode: SandboxMode::WorkspaceWrite,
         network: false,
-        writable_roots: Vec::new(),
+        ..SandboxConfig::default()
     };
     let sandbox = Sandbox::start(&config, &workspace);
     assert_eq!(
@@ -674,6 +674,7 @@ async fn a_server_asking_for_an_unavailable_sandbox_is_not_started() {
         mode: SandboxMode::WorkspaceWrite,
         policy: None,
         status: SandboxStatus::Unavailable("no Landlock in this kernel".into()),
+        ..Sandbox::default()
     };
     let mcp = start_in(
         vec![stdio_config(

@@ -1,6 +1,6 @@
 //! The command sandbox on this machine's real kernel (Landlock, seccomp, mount namespaces):
 //! real commands below the real supervisor. Writes outside the workspace fail and the
-//! result says why; writes inside work; `.git/hooks` and `.git/config` stay read-only; a
+//! result says why; writes inside work; `.git` stays read-only; a
 //! TCP connection to a listener on 127.0.0.1 fails with the network off and works with it
 //! on; children, grandchildren and processes that left the command's session inherit it;
 //! an unavailable sandbox makes commands ask (denied without someone to answer); in ask
@@ -34,7 +34,7 @@ fn sandbox(cwd: &Path, network: bool) -> Sandbox {
     let config = SandboxConfig {
         mode: SandboxMode::WorkspaceWrite,
         network,
-        writable_roots: Vec::new(),
+        ..SandboxConfig::default()
     };
     let sandbox = Sandbox::start(&config, cwd);
     assert_eq!(
@@ -124,7 +124,7 @@ fn text_of(output: &ToolOutput) -> String {
 }
 
 #[tokio::test]
-async fn git_hooks_and_config_stay_read_only_while_the_rest_of_git_is_writable() {
+async fn git_stays_read_only_and_the_result_says_why_and_what_to_do() {
     let workspace = scratch();
     let git = workspace.path().join(".git");
     std::fs::create_dir_all(git.join("hooks")).unwrap();
@@ -132,21 +132,25 @@ async fn git_hooks_and_config_stay_read_only_while_the_rest_of_git_is_writable()
     let output = bash(
         workspace.path(),
         sandbox(workspace.path(), false),
-        "echo idx > .git/index && echo ok; echo 'rm -rf ~' > .git/hooks/pre-commit",
+        "cat .git/config && echo ok; echo 'rm -rf ~' > .git/hooks/pre-commit",
     )
     .await;
     let text = text(&output);
-    assert!(text.starts_with("ok\n"), "{text}");
+    assert!(text.starts_with("[core]\nok\n"), "{text}");
     assert!(!git.join("hooks/pre-commit").exists());
     assert!(
-        blocked(&output)
-            .is_some_and(|b| b.starts_with("write to .git/hooks, which stays read-only")),
+        blocked(&output).is_some_and(|b| b.starts_with("write to .git, which stays read-only")),
+        "{text}"
+    );
+    assert!(
+        text.contains("git commands that change the repository")
+            && text.contains("outside the sandbox"),
         "{text}"
     );
     let output = bash(
         workspace.path(),
         sandbox(workspace.path(), false),
-        "echo '[alias] x = !sh' >> .git/config; mv .git/config .git/c2; rm -f .git/config",
+        "echo idx > .git/index; echo '[alias] x = !sh' >> .git/config; mv .git/config .git/c2",
     )
     .await;
     assert_eq!(
@@ -155,8 +159,9 @@ async fn git_hooks_and_config_stay_read_only_while_the_rest_of_git_is_writable()
         "{}",
         text_of(&output)
     );
+    assert!(!git.join("index").exists(), "{}", text_of(&output));
     assert!(
-        blocked(&output).is_some_and(|b| b.starts_with("write to .git/config")),
+        blocked(&output).is_some_and(|b| b.starts_with("write to .git,")),
         "{}",
         text_of(&output)
     );

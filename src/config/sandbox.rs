@@ -10,6 +10,7 @@ pub fn resolve(
     flag: Option<SandboxMode>,
     table: &SandboxTable,
     cwd: &Path,
+    agent_home: &Path,
 ) -> Result<SandboxConfig, (String, String)> {
     let mut writable_roots = Vec::new();
     for (i, root) in table.writable_roots.iter().enumerate() {
@@ -32,6 +33,10 @@ pub fn resolve(
         mode: flag.or(table.mode).unwrap_or_default(),
         network: table.network.unwrap_or(false),
         writable_roots,
+        agent_home: Some(agent_home.to_path_buf()),
+        home: std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from),
     })
 }
 
@@ -47,14 +52,26 @@ mod tests {
             network: Some(true),
             writable_roots: vec!["cache".into(), "/opt/x".into()],
         };
-        let config = resolve(Some(SandboxMode::Off), &table, Path::new("/repo")).unwrap();
+        let config = resolve(
+            Some(SandboxMode::Off),
+            &table,
+            Path::new("/repo"),
+            Path::new("/h"),
+        )
+        .unwrap();
         assert_eq!(config.mode, SandboxMode::Off);
         assert!(config.network);
         assert_eq!(
             config.writable_roots,
             [PathBuf::from("/repo/cache"), PathBuf::from("/opt/x")]
         );
-        let config = resolve(None, &SandboxTable::default(), Path::new("/repo")).unwrap();
+        let config = resolve(
+            None,
+            &SandboxTable::default(),
+            Path::new("/repo"),
+            Path::new("/h"),
+        )
+        .unwrap();
         assert_eq!(config.mode, SandboxMode::WorkspaceWrite);
         assert!(!config.network);
         let root = SandboxTable {
@@ -62,7 +79,9 @@ mod tests {
             ..SandboxTable::default()
         };
         assert_eq!(
-            resolve(None, &root, Path::new("/repo")).unwrap_err().0,
+            resolve(None, &root, Path::new("/repo"), Path::new("/h"))
+                .unwrap_err()
+                .0,
             "sandbox.writable_roots[0]"
         );
     }

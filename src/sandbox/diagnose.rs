@@ -5,6 +5,7 @@
 //! does not let commands write — and that the agent itself could write, so the sandbox is
 //! what stood in the way — or a network error while the network is off.
 
+use super::guard::{Guarded, What};
 use super::{Policy, SandboxMode};
 use std::path::{Component, Path, PathBuf};
 
@@ -67,6 +68,21 @@ pub fn diagnose(policy: &Policy, cwd: &Path, output: &str) -> Option<Blocked> {
     None
 }
 
+/// What to say when the command made a `.git` where git run in the working directory now
+/// finds it (`guard::Guards::watched`): it was not refused, and it will run what it holds.
+pub fn planted_repository(policy: &Policy) -> Option<String> {
+    let planted = policy.guards.as_ref()?.planted_repositories();
+    let dot_git = planted.first()?;
+    let dir = dot_git.parent()?;
+    Some(format!(
+        "The command made {git}: git commands run in {dir} (a shell prompt that shows git's \
+         status too) now use that repository and run what its config and hooks name, outside \
+         the sandbox. Remove it unless it was meant: rm -rf {git}",
+        git = dot_git.display(),
+        dir = dir.display()
+    ))
+}
+
 fn blocked_write(policy: &Policy, cwd: &Path, line: &str) -> Option<Blocked> {
     if !WRITE_ERRORS.iter().any(|e| line.contains(e)) {
         return None;
@@ -75,19 +91,8 @@ fn blocked_write(policy: &Policy, cwd: &Path, line: &str) -> Option<Blocked> {
         .into_iter()
         .map(|p| absolute(cwd, &p))
         .find(|p| refused_by_sandbox(policy, p))?;
-    if let Some(protected) = policy.protected.iter().find(|p| path.starts_with(p)) {
-        let name = protected
-            .strip_prefix(cwd)
-            .unwrap_or(protected)
-            .display()
-            .to_string();
-        return Some(Blocked {
-            boundary: format!("write to {name}, which stays read-only: {}", path.display()),
-            remedy: ".git/hooks and .git/config are never writable in the sandbox (they can \
-                     make git run programs). If the change is meant, make it outside the \
-                     sandbox (`--sandbox off`)."
-                .to_string(),
-        });
+    if let Some(guarded) = policy.guards.as_ref().and_then(|g| g.read_only_at(&path)) {
+        return Some(read_only_guard(guarded, cwd, &path));
     }
     if policy.mode == SandboxMode::ReadOnly {
         return Some(Blocked {
@@ -105,6 +110,39 @@ fn blocked_write(policy: &Policy, cwd: &Path, line: &str) -> Option<Blocked> {
                  [sandbox] in config.toml, or run the agent with `--sandbox off`."
             .to_string(),
     })
+}
+
+/// A write to a path `guard` keeps read-only: what it is and why.
+fn read_only_guard(guarded: &Guarded, cwd: &Path, path: &Path) -> Blocked {
+    let name = guarded
+        .path
+        .strip_prefix(cwd)
+        .unwrap_or(&guarded.path)
+        .display()
+        .to_string();
+    let boundary = format!("write to {name}, which stays read-only: {}", path.display());
+    let remedy = match guarded.what {
+        What::GitDir | What::GitPointer | What::Submodule => {
+            "A repository's .git stays read-only in the sandbox, so that nothing planted there \
+             (hooks, config, a pointer to another .git) runs later outside it: git commands \
+             that change the repository (add, commit, checkout, stash, fetch, submodule \
+             update) do not work in the sandbox. Allow running the command again outside the \
+             sandbox when asked, or run it yourself."
+        }
+        What::AgentProject | What::AgentHome => {
+            "The agent's settings, hooks, commands, skills and agents stay read-only to \
+             sandboxed commands (they decide what runs outside the sandbox): change them with \
+             the edit tools, which ask first, or yourself."
+        }
+        What::StartupFile => {
+            "Start-up files in your home directory run outside the sandbox and stay \
+             read-only to sandboxed commands: change them yourself if the change is meant."
+        }
+    };
+    Blocked {
+        boundary,
+        remedy: remedy.to_string(),
+    }
 }
 
 /// Whether the sandbox, and not the file's permissions, refuses writing `path`: the policy
@@ -188,12 +226,17 @@ mod tests {
     use super::*;
 
     fn policy(cwd: &Path) -> Policy {
-        Policy {
+        let mut policy = Policy {
             mode: SandboxMode::WorkspaceWrite,
             network: false,
             writable: vec![cwd.to_path_buf()],
-            protected: vec![cwd.join(".git/hooks")],
-        }
+            cwd: cwd.to_path_buf(),
+            agent_home: None,
+            home: None,
+            guards: None,
+        };
+        policy.guards = Some(super::super::guard::discover(&policy, cwd, &[]));
+        policy
     }
 
     #[test]
@@ -238,7 +281,9 @@ mod tests {
         )
         .unwrap();
         assert!(
-            blocked.boundary.starts_with("write to .git/hooks"),
+            blocked
+                .boundary
+                .starts_with("write to .git, which stays read-only"),
             "{blocked:?}"
         );
         let blocked = diagnose(

@@ -1,7 +1,7 @@
 //! The macOS form of a `Policy`: a Seatbelt profile for `/usr/bin/sandbox-exec -p PROFILE
 //! -- command…`, which the command and everything it starts inherit. Same rules as on
-//! Linux: read everything, write only under the writable roots (never `.git/hooks` or
-//! `.git/config`) and a few devices, no network unless allowed (unix sockets stay usable).
+//! Linux: read everything, write only under the writable roots (never what `guard` keeps
+//! read-only: `.git`, the agent's files) and a few devices, no network unless allowed (unix sockets stay usable).
 //! Built on every platform so it is tested everywhere; only macOS runs it, and that run is
 //! not tested on the Linux machines this project is built on (docs/security.md).
 
@@ -25,10 +25,11 @@ pub fn profile(policy: &Policy) -> String {
         text.push_str("(allow file-write*\n");
         for root in &policy.writable {
             let protected: Vec<&Path> = policy
-                .protected
+                .guards
                 .iter()
+                .flat_map(|g| &g.read_only)
+                .map(|g| g.path.as_path())
                 .filter(|p| p.starts_with(root))
-                .map(|p| p.as_path())
                 .collect();
             if protected.is_empty() {
                 text.push_str(&format!("  (subpath {})\n", quote(root)));
@@ -74,6 +75,7 @@ fn quote(path: &Path) -> String {
 mod tests {
     use super::*;
     use crate::sandbox::SandboxMode;
+    use crate::sandbox::guard::{Guarded, Guards, What};
     use std::path::PathBuf;
 
     #[test]
@@ -82,13 +84,24 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             network: false,
             writable: vec![PathBuf::from("/repo"), PathBuf::from("/tmp")],
-            protected: vec![PathBuf::from("/repo/.git/hooks")],
+            cwd: PathBuf::from("/repo"),
+            agent_home: None,
+            home: None,
+            guards: Some(Guards {
+                read_only: vec![Guarded {
+                    path: PathBuf::from("/repo/.git"),
+                    what: What::GitDir,
+                }],
+                ..Guards::default()
+            }),
         };
         let text = profile(&policy);
         assert!(text.contains("(deny default)"));
-        assert!(text.contains(
-            "(require-all (subpath \"/repo\") (require-not (subpath \"/repo/.git/hooks\")))"
-        ));
+        assert!(
+            text.contains(
+                "(require-all (subpath \"/repo\") (require-not (subpath \"/repo/.git\")))"
+            )
+        );
         assert!(text.contains("  (subpath \"/tmp\")\n"));
         assert!(text.contains("(remote unix-socket)"));
         assert!(!text.contains("(allow network*)\n"));

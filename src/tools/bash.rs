@@ -110,7 +110,8 @@ impl Tool for BashTool {
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Result<ToolOutput> {
     let (reader, writer) = std::io::pipe()?;
     let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
-    let sandbox = ctx.settings.sandbox.policy.as_deref();
+    let policy = ctx.settings.sandbox.command_policy_async(&ctx.cwd).await;
+    let sandbox = policy.as_ref();
     // Dropped before the command ends on its own (this future dropped: the agent quits
     // mid-command), it takes everything the command started with it.
     let mut running: Supervised = process::start(
@@ -190,6 +191,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
             blocked.boundary, blocked.remedy
         ));
     }
+    let planted = sandbox.and_then(crate::sandbox::diagnose::planted_repository);
+    if let Some(planted) = &planted {
+        text.push_str(&format!("\nNote: {planted}"));
+    }
     let mut details = json!({
         "exitCode": status.exit_code,
         "fullOutputPath": spill_path.as_deref().map(Path::display).map(|p| p.to_string()),
@@ -215,9 +220,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
 /// `background: true`: start the command as a background shell and report its id and the
 /// output of its first moments.
 async fn start_in_background(command: &str, ctx: &ToolContext) -> ToolOutput {
+    let policy = ctx.settings.sandbox.command_policy_async(&ctx.cwd).await;
     let options = super::background::StartOptions {
         supervisor: &ctx.settings.supervisor,
-        sandbox: ctx.settings.sandbox.policy.as_deref(),
+        sandbox: policy.as_ref(),
         cwd: &ctx.cwd,
         hidden_env: &ctx.settings.hidden_env,
     };

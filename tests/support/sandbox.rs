@@ -157,7 +157,7 @@ pub fn blocked(output: &ToolOutput) -> Option<String> {
 /// Run `git ARGS` in `dir` outside the sandbox, as the user would; its output.
 pub fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new("git")
-        .args(["-c", "safe.directory=*"])
+        .args(["-c", "safe.directory=*", "-c", "protocol.file.allow=always"])
         .args(args)
         .current_dir(dir)
         .env("GIT_AUTHOR_NAME", "t")

@@ -21,6 +21,8 @@ use std::path::Path;
 pub enum Kind {
     /// A writable root: `nodev`, `nosuid`.
     Writable,
+    /// A directory that may not be renamed or removed.
+    Pin,
     /// A path that stays read-only.
     ReadOnly,
 }
@@ -139,6 +141,7 @@ impl Plan {
                 }
                 let attributes = match op.kind {
                     Kind::Writable => MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
+                    Kind::Pin => continue,
                     Kind::ReadOnly => MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
                 };
                 set_attributes(op, attributes)?;
