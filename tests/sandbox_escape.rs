@@ -37,6 +37,8 @@ async fn root_is_no_way_out_no_devices_no_capabilities() {
              echo x > planted && echo wrote-planted; \
              cat planted && echo read-planted; \
              echo x > {tmp}/planted && echo wrote-tmp-planted; \
+             for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/loop0 /dev/kmsg; do \
+               [ -e $d ] && head -c 1 $d > /dev/null && echo read-device-$d; done; \
              true",
             tmp = tmp.path().display()
         );
@@ -61,6 +63,7 @@ async fn root_is_no_way_out_no_devices_no_capabilities() {
             !workspace.path().join("made").exists(),
             "{user:?}: a device was made: {text}"
         );
+        assert!(!text.contains("read-device"), "{user:?}: {text}");
         for escaped in [
             "made-device",
             "wrote-planted",

@@ -1,7 +1,9 @@
 //! The two kernel filters a sandboxed command runs under, built in the parent:
 //!
-//! - Landlock (ABI pinned to V5): read and execute everywhere; under the writable roots
-//!   every right but creating device nodes (`MAKE_CHAR`, `MAKE_BLOCK`); on a few devices
+//! - Landlock (ABI pinned to V5): read and execute everywhere but in /dev (each entry of
+//!   `/` but `/dev` gets the read rights; `/` itself only listing), so that root cannot
+//!   read a disk or the kernel log through its device; under the writable roots every
+//!   right but creating device nodes (`MAKE_CHAR`, `MAKE_BLOCK`); on a few devices
 //!   (/dev/null, terminals) reading, writing and ioctl. The ABI is pinned rather than
 //!   "newest": from V9 on, the full set of rights covers connecting to path-named unix
 //!   sockets (ssh-agent, docker), which a read rule on `/` does not grant.
@@ -48,6 +50,20 @@ fn device_rights() -> BitFlags<AccessFs> {
         | AccessFs::IoctlDev
 }
 
+/// What is readable: every entry of `/` but `/dev` (read when the command is prepared: a
+/// mount that appears at the top later is not readable to it).
+fn readable() -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/")
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p != std::path::Path::new("/dev"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn ruleset(policy: &Policy) -> Result<RulesetCreated, landlock::RulesetError> {
     Ruleset::default()
         // Older kernels enforce what they know (a V3 kernel cannot restrict ioctl on
@@ -55,7 +71,11 @@ pub fn ruleset(policy: &Policy) -> Result<RulesetCreated, landlock::RulesetError
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(LANDLOCK_ABI))?
         .create()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(LANDLOCK_ABI)))?
+        .add_rules(path_beneath_rules(["/"], AccessFs::ReadDir))?
+        .add_rules(path_beneath_rules(
+            readable(),
+            AccessFs::from_read(LANDLOCK_ABI),
+        ))?
         .add_rules(path_beneath_rules(DEVICES, device_rights()))?
         // A root that does not exist (yet) is skipped.
         .add_rules(path_beneath_rules(&policy.writable, writable_rights()))
