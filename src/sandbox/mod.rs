@@ -145,6 +145,19 @@ impl Policy {
     }
 }
 
+/// Devices every sandboxed command may read and write (and use terminals through); no
+/// other device can be opened.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/random",
+    "/dev/urandom",
+];
+
 /// `path` with its links resolved, or as it is when it does not exist.
 fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

@@ -180,9 +180,8 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
     let (mut text, truncated, spill_path) = output.finish().await;
     let status = status::status(ending, &finished, command_pid);
-    let blocked = sandbox
-        .filter(|_| status.is_error)
-        .and_then(|policy| diagnose(policy, &ctx.cwd, &text));
+    // Whatever the exit code: a command that shrugged off a refusal is told about it too.
+    let blocked = sandbox.and_then(|policy| diagnose(policy, &ctx.cwd, &text));
     text.push_str("\n\n");
     text.push_str(&status.lines.join("\n"));
     if let Some(blocked) = &blocked {

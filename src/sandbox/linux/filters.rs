@@ -12,7 +12,7 @@
 //!   without `socket`). The filter kills a process of another architecture (a 32-bit
 //!   binary), which could otherwise reach `socketcall`.
 
-use super::super::Policy;
+use super::super::{DEVICES, Policy};
 use landlock::{
     ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, path_beneath_rules,
@@ -24,18 +24,6 @@ use seccompiler::{
 use std::collections::BTreeMap;
 
 const LANDLOCK_ABI: ABI = ABI::V5;
-
-/// Devices every command may read and write (and use terminals through).
-pub const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-    "/dev/random",
-    "/dev/urandom",
-];
 
 /// What a command may do under a writable root: everything but making device nodes.
 pub fn writable_rights() -> BitFlags<AccessFs> {

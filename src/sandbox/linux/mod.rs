@@ -20,8 +20,6 @@ use landlock::{RulesetCreated, RulesetStatus};
 use mounts::{Kind, Plan};
 use seccompiler::BpfProgram;
 
-pub use filters::DEVICES;
-
 /// Where applying the sandbox failed, with the errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {
