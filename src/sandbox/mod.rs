@@ -7,6 +7,7 @@
 //! `sandbox-exec` on macOS (`seatbelt`). Whoever spawns a process applies it between fork
 //! and exec, so everything the command starts inherits it.
 
+pub mod deny_read;
 pub mod diagnose;
 pub mod guard;
 #[cfg(target_os = "linux")]
@@ -56,6 +57,8 @@ pub struct SandboxConfig {
     /// The user's home directory: its start-up files are kept read-only where they lie in
     /// a writable root.
     pub home: Option<PathBuf>,
+    /// What neither commands nor the file tools may read.
+    pub deny_read: deny_read::DenyRead,
 }
 
 /// What one sandboxed command may do. Serialised to the supervisor, which applies it to
@@ -70,8 +73,10 @@ pub struct Policy {
     pub cwd: PathBuf,
     pub agent_home: Option<PathBuf>,
     pub home: Option<PathBuf>,
-    /// What stays read-only inside `writable`, found for one command (`Sandbox::
-    /// command_policy`); `None` until then.
+    /// What commands may not read.
+    pub deny_read: deny_read::DenyRead,
+    /// What stays read-only inside `writable` and what is kept from reading, found for one
+    /// command (`Sandbox::command_policy`); `None` until then.
     pub guards: Option<guard::Guards>,
 }
 
@@ -109,6 +114,7 @@ impl Policy {
             cwd,
             agent_home: config.agent_home.as_deref().map(canonical),
             home: config.home.as_deref().map(canonical),
+            deny_read: config.deny_read.clone(),
             guards: None,
         })
     }
@@ -185,6 +191,9 @@ pub struct Sandbox {
     pub status: Status,
     /// The repositories inside the writable roots, looked for at start.
     pub nested: guard::walk::Nested,
+    /// What neither commands nor the file tools may read (the tools honour it also when
+    /// commands are not sandboxed).
+    pub deny_read: Arc<deny_read::DenyRead>,
 }
 
 /// No sandbox (`--sandbox off`).
@@ -195,6 +204,7 @@ impl Default for Sandbox {
             policy: None,
             status: Status::Off,
             nested: guard::walk::Nested::default(),
+            deny_read: Arc::default(),
         }
     }
 }
@@ -203,25 +213,28 @@ impl Sandbox {
     /// Resolve the config for `cwd` and find out whether this machine enforces it (on
     /// Linux this forks once: call it while the process has one thread).
     pub fn start(config: &SandboxConfig, cwd: &Path) -> Sandbox {
+        let deny_read = Arc::new(config.deny_read.clone());
         let Some(policy) = Policy::resolve(config, cwd) else {
-            return Sandbox::default();
+            return Sandbox {
+                deny_read,
+                ..Sandbox::default()
+            };
         };
         match probe(&policy) {
             Ok(()) => {
                 // The workspace and the configured roots: the temp directory and /dev/shm
-                // are shared with everyone and not searched (docs/security.md).
-                let searched = if policy.writable.is_empty() {
-                    Vec::new()
-                } else {
-                    std::iter::once(policy.cwd.clone())
-                        .chain(config.writable_roots.iter().map(|r| canonical(r)))
-                        .collect()
-                };
+                // are shared with everyone and not searched (docs/security.md). Read-only,
+                // the workspace still is, for what deny_read's patterns match.
+                let searched = std::iter::once(policy.cwd.clone())
+                    .chain(config.writable_roots.iter().map(|r| canonical(r)))
+                    .filter(|_| !policy.writable.is_empty() || config.deny_read.has_patterns())
+                    .collect();
                 Sandbox {
                     mode: config.mode,
                     policy: Some(Arc::new(policy)),
                     status: Status::Enforced,
-                    nested: guard::walk::Nested::search(searched),
+                    nested: guard::walk::Nested::search(searched, config.deny_read.clone()),
+                    deny_read,
                 }
             }
             Err(reason) => Sandbox {
@@ -229,6 +242,7 @@ impl Sandbox {
                 policy: None,
                 status: Status::Unavailable(reason),
                 nested: guard::walk::Nested::default(),
+                deny_read,
             },
         }
     }
@@ -238,11 +252,7 @@ impl Sandbox {
     pub fn command_policy(&self, cwd: &Path) -> Option<Policy> {
         let mut policy = self.policy.as_deref()?.clone();
         let nested = self.nested.get();
-        policy.guards = Some(guard::discover(
-            &policy,
-            &canonical(cwd),
-            &nested.repositories,
-        ));
+        policy.guards = Some(guard::discover(&policy, &canonical(cwd), &nested));
         Some(policy)
     }
 
@@ -317,7 +327,7 @@ mod tests {
             ..SandboxConfig::default()
         };
         let mut policy = Policy::resolve(&config, &root).unwrap();
-        policy.guards = Some(guard::discover(&policy, &root, &[]));
+        policy.guards = Some(guard::discover(&policy, &root, &Default::default()));
         assert!(policy.may_write(&root.join("src/main.rs")));
         assert!(policy.may_write(&std::env::temp_dir().join("x")));
         assert!(policy.may_write(Path::new("/opt/cache/a")));

@@ -1,7 +1,8 @@
 //! The macOS form of a `Policy`: a Seatbelt profile for `/usr/bin/sandbox-exec -p PROFILE
 //! -- command…`, which the command and everything it starts inherit. Same rules as on
 //! Linux: read everything, write only under the writable roots (never what `guard` keeps
-//! read-only: `.git`, the agent's files) and a few devices, no network unless allowed (unix sockets stay usable).
+//! read-only: `.git`, the agent's files) and a few devices, nothing `deny_read` keeps, no
+//! network unless allowed (unix sockets stay usable).
 //! Built on every platform so it is tested everywhere; only macOS runs it, and that run is
 //! not tested on the Linux machines this project is built on (docs/security.md).
 
@@ -21,6 +22,13 @@ pub fn profile(policy: &Policy) -> String {
          (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\") (literal \"/dev/ptmx\"))\n\
          (allow file-ioctl (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\"))\n",
     );
+    // What deny_read keeps: a later rule wins over the `allow file-read*` above.
+    for path in policy.guards.iter().flat_map(|g| &g.unreadable) {
+        text.push_str(&format!(
+            "(deny file-read* file-write* (subpath {}))\n",
+            quote(path)
+        ));
+    }
     if !policy.writable.is_empty() {
         text.push_str("(allow file-write*\n");
         for root in &policy.writable {
@@ -87,16 +95,23 @@ mod tests {
             cwd: PathBuf::from("/repo"),
             agent_home: None,
             home: None,
+            deny_read: Default::default(),
             guards: Some(Guards {
                 read_only: vec![Guarded {
                     path: PathBuf::from("/repo/.git"),
                     what: What::GitDir,
                 }],
+                unreadable: vec![PathBuf::from("/home/u/.ssh")],
                 ..Guards::default()
             }),
         };
         let text = profile(&policy);
         assert!(text.contains("(deny default)"));
+        let read = text.find("(allow file-read*)").unwrap();
+        let denied = text
+            .find("(deny file-read* file-write* (subpath \"/home/u/.ssh\"))")
+            .unwrap();
+        assert!(read < denied, "the deny comes after the allow: {text}");
         assert!(
             text.contains(
                 "(require-all (subpath \"/repo\") (require-not (subpath \"/repo/.git\")))"
@@ -108,6 +123,7 @@ mod tests {
         let open = Policy {
             network: true,
             writable: Vec::new(),
+            guards: None,
             ..policy
         };
         let text = profile(&open);

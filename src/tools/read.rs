@@ -82,7 +82,13 @@ impl Tool for ReadTool {
             let cwd = ctx.cwd.clone();
             // File reading is blocking I/O; keep it off the async workers.
             let (cancel, files) = (ctx.cancel.clone(), ctx.files.clone());
+            let sandbox = ctx.settings.sandbox.clone();
             run_blocking(&ctx.cancel, false, move || {
+                let path = resolve(&cwd, &args.path);
+                let known = sandbox.nested.get().denied;
+                if let Some(refusal) = sandbox.deny_read.matcher().refuse(&path, &known) {
+                    return ToolOutput::error(refusal);
+                }
                 read_window(&cwd, &args, &cancel, &files)
             })
             .await

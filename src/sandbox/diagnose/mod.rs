@@ -134,6 +134,23 @@ fn boundary(
         return None;
     }
     let shown = shown(path);
+    if matches!(error, Error::Denied | Error::NotPermitted) {
+        let matcher = policy.deny_read.matcher();
+        let is_dir = real.is_dir();
+        if let Some(entry) = matcher
+            .denies(real, is_dir)
+            .or_else(|| matcher.denies(&path.named, is_dir))
+        {
+            return Some(Blocked {
+                boundary: format!("read of a path deny_read keeps from commands: {shown}"),
+                remedy: format!(
+                    "`[sandbox] deny_read` (the entry `{entry}`) keeps it from commands and \
+                     the agent's tools. If the model should read it, the user can lift it \
+                     with `allow_read = [\"{entry}\"]` under [sandbox] in config.toml."
+                ),
+            });
+        }
+    }
     let meta = real.metadata().ok();
     let is_device = meta
         .as_ref()
@@ -350,9 +367,14 @@ mod tests {
             cwd: cwd.to_path_buf(),
             agent_home: None,
             home: None,
+            deny_read: Default::default(),
             guards: None,
         };
-        policy.guards = Some(super::super::guard::discover(&policy, cwd, &[]));
+        policy.guards = Some(super::super::guard::discover(
+            &policy,
+            cwd,
+            &Default::default(),
+        ));
         policy
     }
 

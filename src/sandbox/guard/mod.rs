@@ -15,7 +15,10 @@
 //! The directories holding a read-only path are pinned (they cannot be renamed or
 //! removed), so that nothing can move a guarded `.git` aside and put another in its place.
 //! Also recorded: the directories where a new `.git` would take over the user's git
-//! (`watched`), looked at again after the command.
+//! (`watched`), looked at again after the command; and what `deny_read` keeps from the
+//! command (`unreadable`): the denied paths that exist, what its patterns matched at start
+//! (`walk`) and what they match now in the directories from the working directory up to
+//! its repository's root (a `.env` made since).
 
 mod git;
 pub mod index;
@@ -104,6 +107,8 @@ pub struct Guards {
     /// Directories without a `.git` where one would be found by git run in the working
     /// directory (from it up to its repository, or to the writable root above it).
     pub watched: Vec<PathBuf>,
+    /// Paths the command may not read (files and directories), outer ones first.
+    pub unreadable: Vec<PathBuf>,
 }
 
 impl Guards {
@@ -122,15 +127,22 @@ impl Guards {
     }
 }
 
-/// The guards for a command started in `cwd` under `policy`; `nested`: the repositories
-/// found inside the writable roots at start.
-pub fn discover(policy: &Policy, cwd: &Path, nested: &[PathBuf]) -> Guards {
+/// The guards for a command started in `cwd` under `policy`; `found`: what the search at
+/// start found (nested repositories, what `deny_read`'s patterns match).
+pub fn discover(policy: &Policy, cwd: &Path, found: &walk::Found) -> Guards {
+    let unreadable = unreadable(policy, cwd, found);
     if policy.writable.is_empty() {
-        return Guards::default();
+        return Guards {
+            unreadable,
+            ..Guards::default()
+        };
     }
     let mut finder = Finder {
         roots: &policy.writable,
-        guards: Guards::default(),
+        guards: Guards {
+            unreadable,
+            ..Guards::default()
+        },
         guarded: HashSet::new(),
         visited: HashSet::new(),
     };
@@ -144,7 +156,7 @@ pub fn discover(policy: &Policy, cwd: &Path, nested: &[PathBuf]) -> Guards {
             }
         }
     }
-    for repository in nested {
+    for repository in &found.repositories {
         finder.repository(repository, 0);
     }
     for dir in cwd.ancestors() {
@@ -178,6 +190,33 @@ pub fn discover(policy: &Policy, cwd: &Path, nested: &[PathBuf]) -> Guards {
         .read_only
         .sort_by_key(|g| g.path.components().count());
     guards
+}
+
+/// What `deny_read` keeps from a command in `cwd`: outer paths first, none inside another.
+fn unreadable(policy: &Policy, cwd: &Path, found: &walk::Found) -> Vec<PathBuf> {
+    let matcher = policy.deny_read.matcher();
+    let mut paths = policy.deny_read.existing_paths();
+    let denied = |path: &Path| {
+        path.symlink_metadata()
+            .is_ok_and(|m| !m.is_symlink() && matcher.denies(path, m.is_dir()).is_some())
+    };
+    paths.extend(found.denied.iter().filter(|p| denied(p)).cloned());
+    if matcher.has_patterns() {
+        for dir in project_dirs(cwd) {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            paths.extend(entries.flatten().map(|e| e.path()).filter(|p| denied(p)));
+        }
+    }
+    paths.sort_by_key(|p| p.components().count());
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if !kept.iter().any(|k| path.starts_with(k)) {
+            kept.push(path);
+        }
+    }
+    kept
 }
 
 /// The working directory and its ancestors up to the repository root (the nearest with a
@@ -270,7 +309,11 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b/nested/.git")).unwrap();
         std::fs::create_dir_all(root.join(".agent/commands")).unwrap();
         let nested = [root.join("a/b/nested"), root.join("sub")];
-        let guards = discover(&policy(&root), &root, &nested);
+        let found = walk::Found {
+            repositories: nested.to_vec(),
+            ..walk::Found::default()
+        };
+        let guards = discover(&policy(&root), &root, &found);
         let found = paths(&guards);
         for expected in [
             (root.join(".git"), What::GitDir),
@@ -291,7 +334,7 @@ mod tests {
         assert!(!guards.pinned.contains(&root));
         assert!(guards.watched.is_empty());
         let sub = root.join("a");
-        let guards = discover(&policy(&sub), &sub, &[]);
+        let guards = discover(&policy(&sub), &sub, &walk::Found::default());
         assert_eq!(guards.watched, std::slice::from_ref(&sub));
         assert!(guards.planted_repositories().is_empty());
         std::fs::create_dir(sub.join(".git")).unwrap();

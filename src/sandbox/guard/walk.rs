@@ -1,9 +1,11 @@
 //! The git repositories inside the working directory and the configured writable roots
-//! (nested ones: vendored clones, tools' checkouts), looked for once when the agent starts,
-//! on a thread of its own; the first command waits for the answer. The search reads
-//! directories only (their entries' types come with them), never follows symbolic links,
-//! never enters a `.git`, and stops after `MAX_DIRECTORIES`.
+//! (nested ones: vendored clones, tools' checkouts), and the files and directories a
+//! `deny_read` pattern matches there (`.env`), looked for once when the agent starts, on a
+//! thread of its own; the first command waits for the answer. The search reads directories
+//! only (their entries' types come with them), never follows symbolic links, never enters
+//! a `.git`, and stops after `MAX_DIRECTORIES`.
 
+use crate::sandbox::deny_read::DenyRead;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,6 +31,8 @@ struct Inner {
 pub struct Found {
     /// Work trees holding a `.git` (directory or file).
     pub repositories: Vec<PathBuf>,
+    /// What a `deny_read` pattern matches (directories too, for a pattern ending in `/`).
+    pub denied: Vec<PathBuf>,
     /// The search stopped at `MAX_DIRECTORIES` before it saw everything.
     pub incomplete: bool,
 }
@@ -44,13 +48,13 @@ impl std::fmt::Debug for Nested {
 impl Nested {
     /// Start looking under `roots` on a thread of its own (in the calling thread when one
     /// cannot be started).
-    pub fn search(roots: Vec<PathBuf>) -> Nested {
+    pub fn search(roots: Vec<PathBuf>, deny_read: DenyRead) -> Nested {
         let nested = Nested::default();
         let worker = std::thread::Builder::new()
             .name("sandbox-repositories".to_string())
             .spawn({
-                let roots = roots.clone();
-                move || search(&roots, MAX_DIRECTORIES)
+                let (roots, deny_read) = (roots.clone(), deny_read.clone());
+                move || search(&roots, MAX_DIRECTORIES, &deny_read)
             });
         match worker {
             Ok(handle) => {
@@ -61,7 +65,10 @@ impl Nested {
                     .unwrap_or_else(|e| e.into_inner()) = Some(handle);
             }
             Err(_) => {
-                let _ = nested.inner.found.set(search(&roots, MAX_DIRECTORIES));
+                let _ = nested
+                    .inner
+                    .found
+                    .set(search(&roots, MAX_DIRECTORIES, &deny_read));
             }
         }
         nested
@@ -93,7 +100,8 @@ impl Nested {
 }
 
 /// Breadth first under each root, at most `budget` directories read.
-pub fn search(roots: &[PathBuf], budget: usize) -> Found {
+pub fn search(roots: &[PathBuf], budget: usize, deny_read: &DenyRead) -> Found {
+    let matcher = deny_read.matcher();
     let mut found = Found::default();
     let mut queue: VecDeque<PathBuf> = roots.iter().cloned().collect();
     let mut read = 0;
@@ -114,8 +122,16 @@ pub fn search(roots: &[PathBuf], budget: usize) -> Found {
                 if !found.repositories.contains(&dir) {
                     found.repositories.push(dir.clone());
                 }
+                continue;
+            }
+            let path = entry.path();
+            if matcher.has_patterns()
+                && !kind.is_symlink()
+                && matcher.denies(&path, kind.is_dir()).is_some()
+            {
+                found.denied.push(path);
             } else if kind.is_dir() {
-                queue.push_back(entry.path());
+                queue.push_back(path);
             }
         }
     }
@@ -146,7 +162,8 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(outside.path().join("c/.git")).unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
-        let found = search(&[root.to_path_buf()], 100);
+        let none = DenyRead::default();
+        let found = search(&[root.to_path_buf()], 100, &none);
         let mut repositories = found.repositories.clone();
         repositories.sort();
         assert_eq!(
@@ -158,8 +175,8 @@ mod tests {
             ]
         );
         assert!(!found.incomplete);
-        assert!(search(&[root.to_path_buf()], 2).incomplete);
-        let nested = Nested::search(vec![root.to_path_buf()]);
+        assert!(search(&[root.to_path_buf()], 2, &none).incomplete);
+        let nested = Nested::search(vec![root.to_path_buf()], none.clone());
         assert_eq!(nested.get().repositories.len(), 3);
         assert_eq!(nested.get().repositories.len(), 3);
     }

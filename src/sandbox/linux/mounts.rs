@@ -5,7 +5,10 @@
 //!   submounts): a device node found there cannot be opened, whoever made it;
 //! - each pinned directory is bound onto itself: a mount point cannot be renamed or removed,
 //!   so the read-only paths below it stay where git and the agent look for them;
-//! - each read-only path is bound onto itself and made read-only (and `nodev`, `nosuid`).
+//! - each read-only path is bound onto itself and made read-only (and `nodev`, `nosuid`);
+//! - each path the command may not read (`deny_read`) is covered by an empty placeholder
+//!   of its kind (a file or a directory, mode 000, read-only): with its capabilities dropped
+//!   even root cannot open it, and what was there is out of sight.
 //!
 //! Landlock, applied after, keeps the command from unmounting any of it. Mounts never
 //! propagate back to the user's namespace. Everything is prepared in the parent (`Plan::new`);
@@ -25,11 +28,15 @@ pub enum Kind {
     Pin,
     /// A path that stays read-only.
     ReadOnly,
+    /// A path covered by a placeholder: a directory (`true`) or a file.
+    Mask(bool),
 }
 
 struct Op {
     kind: Kind,
     path: CString,
+    /// What is mounted there: `path` itself, or a placeholder.
+    source: Option<CString>,
     /// The flags of the mount `path` is on now, which a remount inside a user namespace
     /// must keep (only used where the kernel has no `mount_setattr`).
     flags: libc::c_ulong,
@@ -41,9 +48,39 @@ struct UserMaps {
     gid: Vec<u8>,
 }
 
+/// The empty, unreadable file and directory masks are bound from: made in the parent,
+/// removed with the plan (the mounts keep them alive).
+pub struct Placeholders {
+    _dir: tempfile::TempDir,
+    file: CString,
+    directory: CString,
+}
+
+impl Placeholders {
+    pub fn new() -> std::io::Result<Placeholders> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix(".agent-unreadable-")
+            .tempdir()?;
+        let (file, directory) = (dir.path().join("file"), dir.path().join("dir"));
+        std::fs::write(&file, "")?;
+        std::fs::create_dir(&directory)?;
+        for path in [&file, &directory] {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))?;
+        }
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+        Ok(Placeholders {
+            file: c(&file)?,
+            directory: c(&directory)?,
+            _dir: dir,
+        })
+    }
+}
+
 /// The namespace and the mounts for one command.
 pub struct Plan {
     ops: Vec<Op>,
+    _placeholders: Option<Placeholders>,
     /// `Some` when the mount namespace needs a user namespace around it.
     user_maps: Option<UserMaps>,
     /// Room for the working directory's path, re-entered once the mounts are made (a
@@ -70,14 +107,28 @@ const MOUNT_ATTR_NODEV: u64 = 0x4;
 impl Plan {
     /// The mounts for `(kind, path)` in order; paths that do not exist are left out (a
     /// root that is not there yet, a read-only path removed meanwhile).
-    pub fn new<'a>(paths: impl IntoIterator<Item = (Kind, &'a Path)>) -> Plan {
+    pub fn new<'a>(
+        paths: impl IntoIterator<Item = (Kind, &'a Path)>,
+        placeholders: Option<Placeholders>,
+    ) -> Plan {
         let ops = paths
             .into_iter()
             .filter(|(_, path)| path.exists())
             .filter_map(|(kind, path)| {
+                let source = match (kind, &placeholders) {
+                    (Kind::Mask(true), Some(p)) => Some(p.directory.clone()),
+                    (Kind::Mask(false), Some(p)) => Some(p.file.clone()),
+                    (Kind::Mask(_), None) => return None,
+                    _ => None,
+                };
                 let path = CString::new(path.as_os_str().as_bytes()).ok()?;
                 let flags = mount_flags(&path);
-                Some(Op { kind, path, flags })
+                Some(Op {
+                    kind,
+                    path,
+                    source,
+                    flags,
+                })
             })
             .collect();
         let user_maps = (!has_sys_admin()).then(|| {
@@ -90,6 +141,7 @@ impl Plan {
         });
         Plan {
             ops,
+            _placeholders: placeholders,
             user_maps,
             cwd: vec![0; CWD_ROOM],
         }
@@ -125,8 +177,9 @@ impl Plan {
             }
             for op in &self.ops {
                 let path = op.path.as_ptr();
+                let source = op.source.as_ref().map_or(path, |s| s.as_ptr());
                 if libc::mount(
-                    path,
+                    source,
                     path,
                     none,
                     libc::MS_BIND | libc::MS_REC,
@@ -142,7 +195,9 @@ impl Plan {
                 let attributes = match op.kind {
                     Kind::Writable => MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
                     Kind::Pin => continue,
-                    Kind::ReadOnly => MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
+                    Kind::ReadOnly | Kind::Mask(_) => {
+                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID
+                    }
                 };
                 set_attributes(op, attributes)?;
             }
