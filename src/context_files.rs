@@ -55,17 +55,9 @@ pub fn load(home: &Path, cwd: &Path) -> Vec<ContextFile> {
     files
 }
 
-/// The repository root (nearest ancestor with `.git`) down to `cwd`; just `cwd` outside a
-/// repository.
+/// The repository root down to `cwd`; just `cwd` outside a repository.
 fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
-    let Some(root) = cwd.ancestors().find(|dir| dir.join(".git").exists()) else {
-        return vec![cwd.to_path_buf()];
-    };
-    let mut dirs: Vec<PathBuf> = cwd
-        .ancestors()
-        .take_while(|dir| dir.starts_with(root))
-        .map(Path::to_path_buf)
-        .collect();
+    let mut dirs = crate::repository::dirs_up_to_root(cwd);
     dirs.reverse();
     dirs
 }
@@ -95,7 +87,12 @@ mod tests {
         let repo = tempfile::tempdir().unwrap();
         let sub = repo.path().join("crates/core");
         std::fs::create_dir_all(&sub).unwrap();
-        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(repo.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
         std::fs::write(home.path().join("AGENTS.md"), "global rules").unwrap();
         std::fs::write(repo.path().join("AGENTS.md"), "root rules").unwrap();
         std::fs::write(repo.path().join("CLAUDE.md"), "ignored: AGENTS.md wins").unwrap();

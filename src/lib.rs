@@ -16,6 +16,7 @@ pub mod modes;
 pub mod prompt;
 pub mod protocol;
 pub mod proxy;
+pub mod repository;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;

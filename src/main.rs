@@ -30,6 +30,14 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = parse_command_line();
+    if let Some(key) = &cli.api_key {
+        // A key on the command line leaves /proc/<pid>/cmdline at once (a sandboxed command
+        // can read that file of its parent processes).
+        // SAFETY: single-threaded still, and the command line has been parsed: nothing
+        // reads the argument block while it is overwritten.
+        unsafe { agent::secrets::scrub_from_args(key) };
+        agent::secrets::register(key);
+    }
     if let Some(Subcommands::Mcp(args)) = &cli.command {
         return ExitCode::from(agent::mcp_command::run(args, cli.config.as_deref()));
     }
@@ -49,9 +57,6 @@ fn main() -> ExitCode {
     // SAFETY: still single-threaded here: the logger, the async runtime and every task
     // start below, so nothing reads the environment while it changes.
     unsafe { agent::secrets::take_from_env(&settings.tool_settings.hidden_env) };
-    if let Some(key) = &cli.api_key {
-        agent::secrets::register(key);
-    }
     agent::logging::init(&settings.paths.log_dir, &settings.log_level);
     if let Some(Subcommands::Proxy(args)) = &cli.command {
         return ExitCode::from(agent::proxy::run(settings, args));

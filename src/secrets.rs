@@ -1,9 +1,13 @@
-//! API keys, kept where nothing else can read them and masked wherever the agent writes
-//! text: provider errors, the log and session files.
+//! API keys, kept where nothing else can read them and masked wherever text leaves the
+//! agent: provider errors, the log and session files, tool results (before the model, an
+//! event or a session sees them), every event front ends write (`--mode json`, RPC, ACP,
+//! `-p`'s answer) and every provider request body.
 //!
 //! At startup the provider key variables are taken out of the process environment (value
 //! copied here, bytes in the environment block overwritten, variable removed), so a tool
-//! reading `/proc/<agent pid>/environ` finds nothing. Providers read them back with
+//! reading `/proc/<agent pid>/environ` finds nothing; a key given with `--api-key` is
+//! overwritten in the process's argument block (`scrub_from_args`), so
+//! `/proc/<agent pid>/cmdline` shows `x`s in its place. Providers read the keys back with
 //! `env_key`. Every key the agent learns — taken from the environment, given with
 //! `--api-key`, printed by an `api_key_command` — is registered and replaced by
 //! `[REDACTED]` in whatever passes through `redact`.
@@ -80,6 +84,48 @@ unsafe fn wipe_value(name: &str) {
     }
 }
 
+/// Overwrite `key` wherever the process's argument block holds it (`--api-key KEY`,
+/// `--api-key=KEY`), so `/proc/<pid>/cmdline` — readable by any process of the same user,
+/// sandboxed commands included — no longer shows it. The block is the one the kernel set
+/// up at exec and reports in `/proc/self/stat` (`arg_start`, `arg_end`); the bytes are
+/// overwritten in place, their length and the NUL separators kept. Does nothing where that
+/// block cannot be found (not Linux).
+///
+/// # Safety
+///
+/// No other thread may read the arguments meanwhile (the standard library reads
+/// `std::env::args` from that block): call it from `main`, after the command line was
+/// parsed and before any thread starts.
+pub unsafe fn scrub_from_args(key: &str) {
+    let Some((start, end)) = argument_block() else {
+        return;
+    };
+    if key.is_empty() || end <= start {
+        return;
+    }
+    // SAFETY: [start, end) is this process's argument block, mapped and writable (it lies
+    // on the initial stack); no other thread reads it (the caller's contract).
+    let block = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, end - start) };
+    let key = key.as_bytes();
+    let mut at = 0;
+    while let Some(found) = block[at..].windows(key.len()).position(|w| w == key) {
+        let from = at + found;
+        block[from..from + key.len()].fill(b'x');
+        at = from + key.len();
+    }
+}
+
+/// `arg_start` and `arg_end` of `/proc/self/stat` (fields 48 and 49).
+fn argument_block() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces: fields are counted after its `)`.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace().skip(45);
+    let start = fields.next()?.parse().ok()?;
+    let end = fields.next()?.parse().ok()?;
+    Some((start, end))
+}
+
 /// The value of a key variable: the one taken at startup, else the live environment
 /// (variables nobody took, e.g. when the library is used without `main`).
 pub fn env_key(name: &str) -> Option<String> {
@@ -117,6 +163,34 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         }
     }
     text
+}
+
+/// `redact` for text the caller owns: the same string back when it holds no key.
+pub fn redact_string(text: String) -> String {
+    match redact(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(masked) => masked,
+    }
+}
+
+/// `redact` on every string in a JSON value (keys of objects included).
+pub fn redact_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => *text = redact_string(std::mem::take(text)),
+        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        Value::Object(fields) => {
+            let masked: serde_json::Map<String, Value> = std::mem::take(fields)
+                .into_iter()
+                .map(|(name, mut value)| {
+                    redact_json(&mut value);
+                    (redact_string(name), value)
+                })
+                .collect();
+            *fields = masked;
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 /// `redact` for text held as bytes (a session line, a log record); bytes that are not
@@ -186,5 +260,20 @@ mod tests {
             redact_bytes(b"\xff sk-unit-test-secret-0001".to_vec()),
             b"\xff [REDACTED]"
         );
+        let mut value =
+            serde_json::json!({"a": ["x sk-unit-test-secret-0001"], "sk-unit-test-secret-0001": 1});
+        redact_json(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({"a": ["x [REDACTED]"], "[REDACTED]": 1})
+        );
+    }
+
+    #[test]
+    fn the_argument_block_is_found() {
+        let (start, end) = argument_block().unwrap();
+        assert!(end > start);
+        let cmdline = std::fs::read("/proc/self/cmdline").unwrap();
+        assert_eq!(end - start, cmdline.len(), "the block /proc shows");
     }
 }

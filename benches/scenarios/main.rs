@@ -16,6 +16,8 @@
 #[path = "../../tests/support/chat.rs"]
 mod chat;
 mod checkpoint;
+#[path = "../../tests/support/fixtures.rs"]
+mod fixtures;
 mod mcp;
 #[path = "../../tests/support/mcp_fixture.rs"]
 mod mcp_fixture;
@@ -527,6 +529,29 @@ async fn serve(args: &[String]) {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// Which build of the agent the figures come from: the cargo profile (the directory the
+/// binary was built into: `release` for `cargo bench`, `dist` for `--profile dist`), its size
+/// and the compiler, so a figure in docs/benchmarks.md can say what it measured.
+fn build_line() -> String {
+    let path = std::path::Path::new(AGENT);
+    let profile = path
+        .parent()
+        .and_then(|dir| dir.file_name())
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "unknown".to_string());
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "rustc unknown".to_string());
+    format!(
+        "build: profile `{profile}` (Cargo.toml), binary {:.1} MB, {rustc}",
+        size as f64 / 1e6
+    )
+}
+
 fn want(filters: &[String], name: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
 }
@@ -559,6 +584,7 @@ fn main() -> anyhow::Result<()> {
             cwd: tempfile::tempdir().context("creating a working directory")?,
             runs,
         };
+        println!("{}", build_line());
         println!("| scenario | wall | CPU (user+sys) | peak RSS |");
         println!("|---|---|---|---|");
         // Interactive latencies first: later scenarios grow this harness, and spawning a

@@ -6,7 +6,7 @@
 use super::Agent;
 use super::run::Run;
 use super::state::{Shared, lock};
-use crate::extensions::hooks::{HookEvent, HookVerdict};
+use crate::extensions::hooks::{HookEvent, HookVerdict, Runner};
 use crate::protocol::event::{AgentEvent, NoticeLevel};
 use crate::protocol::message::{Content, ToolCall, UserMessage};
 use crate::tools::ToolOutput;
@@ -47,7 +47,11 @@ impl Shared {
             input.extend(extra);
         }
         let emit = |event: AgentEvent| self.emit(event);
-        self.hooks.run(event, subject, input, cancel, &emit).await
+        // Hooks run as the agent's commands do: below its supervisor, in its sandbox.
+        let runner = Runner::of(&self.settings().tool_settings);
+        self.hooks
+            .run(event, subject, input, &runner, cancel, &emit)
+            .await
     }
 
     /// Tell the Notification hooks (without waiting for them): `kind` is
@@ -77,6 +81,8 @@ pub(crate) enum PreTool {
     Approve,
     /// Answer the call with this error instead of running it.
     Block(ToolOutput),
+    /// The run was aborted (or timed out) while the hooks ran: the call never starts.
+    Aborted,
 }
 
 impl Run {
@@ -90,6 +96,10 @@ impl Run {
                 &self.cancel,
             )
             .await;
+        // A hook killed by the abort said nothing, which must not read as "go on".
+        if self.cancel.is_cancelled() {
+            return PreTool::Aborted;
+        }
         match verdict.block {
             Some(reason) => PreTool::Block(
                 ToolOutput::error(format!(

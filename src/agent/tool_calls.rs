@@ -282,6 +282,8 @@ impl Run {
     }
 
     async fn finish_call(&mut self, call: &ToolCall, mut output: ToolOutput) -> Arc<Message> {
+        // Where every result passes on its way to the events, the history and the model.
+        output.redact_secrets();
         self.note_unseen_images(&mut output);
         if let Some(todos) = crate::tools::todo::todos_of_result(&call.name, &output) {
             self.shared.emit(AgentEvent::TodoUpdate { todos });
@@ -333,6 +335,7 @@ impl Run {
             .map_err(ToolOutput::error)?;
         let approved = match self.pre_tool_hooks(call).await {
             PreTool::Block(output) => return Err(output),
+            PreTool::Aborted => return Err(ToolOutput::error(self.cancel_text())),
             PreTool::Approve => true,
             PreTool::Go => false,
         };

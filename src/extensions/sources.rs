@@ -53,17 +53,9 @@ pub fn search_dirs(home: &Path, cwd: &Path, kind: &str) -> Vec<SearchDir> {
     dirs
 }
 
-/// The working directory and its ancestors up to the repository root (the nearest with
-/// `.git`), nearest first; just the working directory outside a repository.
+/// The working directory and its ancestors up to the repository root, nearest first.
 pub fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
-    match cwd.ancestors().find(|dir| dir.join(".git").exists()) {
-        Some(root) => cwd
-            .ancestors()
-            .take_while(|dir| dir.starts_with(root))
-            .map(Path::to_path_buf)
-            .collect(),
-        None => vec![cwd.to_path_buf()],
-    }
+    crate::repository::dirs_up_to_root(cwd)
 }
 
 /// The project root: the repository root, or the working directory outside one.

@@ -102,7 +102,9 @@ impl Provider {
             _ = cancel.cancelled() => return Err(ProviderError::Aborted),
             key = self.settings.resolve_key() => key?,
         };
-        let body = self.body(request)?;
+        // No configured key leaves in a request body, whatever part of the conversation
+        // holds one (a prompt, a file, a context file): every request passes here.
+        let body = crate::secrets::redact_bytes(self.body(request)?);
         let url = self.endpoint();
         tracing::debug!(%url, model = %request.model.id, bytes = body.len(), "model request");
         let headers = transport::headers(&self.settings, key.as_deref())?;

@@ -1,5 +1,6 @@
 //! Buffered JSON-lines output on stdout: lines are collected while events are arriving and
-//! written in one go when the event channel is momentarily empty.
+//! written in one go when the event channel is momentarily empty. No configured API key is
+//! written (`crate::secrets`).
 
 use serde::Serialize;
 use std::io::Write;
@@ -10,8 +11,12 @@ pub struct JsonLines {
 }
 
 impl JsonLines {
+    /// Queue `value` as one line, with every configured API key masked (`--mode json` and
+    /// RPC write every event and response through here).
     pub fn push(&mut self, value: &impl Serialize) {
-        if serde_json::to_writer(&mut self.buffer, value).is_ok() {
+        if let Ok(line) = serde_json::to_vec(value) {
+            self.buffer
+                .extend_from_slice(&crate::secrets::redact_bytes(line));
             self.buffer.push(b'\n');
         }
     }

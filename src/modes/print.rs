@@ -79,6 +79,7 @@ fn finish(
         answer.push_str(refusal);
     }
     if !answer.is_empty() && status != RunStatus::Failed {
+        let answer = crate::secrets::redact_string(answer);
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(answer.as_bytes());
         if !answer.ends_with('\n') {

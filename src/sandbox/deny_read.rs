@@ -276,6 +276,16 @@ impl Matcher {
         Some(refusal(path, &entry))
     }
 
+    /// What a tool says when the file it opened for `path` (checked with `refuse` before)
+    /// really lies where `deny_read` keeps: a link swapped in after the check. Where it is
+    /// comes from `/proc/self/fd` (Linux); elsewhere only `refuse` stands.
+    pub fn refuse_opened(&self, path: &Path, file: &std::fs::File) -> Option<String> {
+        use std::os::fd::AsRawFd;
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+        let entry = self.denies(&real, false)?;
+        Some(refusal(path, entry))
+    }
+
     /// The entry denying a file that `meta` is another name of (same device and inode),
     /// searching the denied paths (at most `HARD_LINK_SEARCH` files).
     fn hard_link_of(&self, meta: &std::fs::Metadata, known: &[PathBuf]) -> Option<String> {

@@ -111,11 +111,15 @@ fn find(
         Ok(entries) => entries,
         Err(message) => return ToolOutput::error(message),
     };
-    for entry in entries.by_ref() {
+    while let Some(entry) = entries.next() {
         if cancel.is_cancelled() {
             return ToolOutput::error(super::CANCELLED_TEXT);
         }
         if entry.depth() == 0 || !glob.is_match(&root, entry.path()) {
+            continue;
+        }
+        // Another path to a file the rules name (a hard link) is left out too.
+        if entries.leaves_out_path(entry.path()) {
             continue;
         }
         if found.len() == limit {

@@ -159,7 +159,7 @@ fn grep(
         Ok(entries) => entries,
         Err(message) => return ToolOutput::error(message),
     };
-    for entry in entries.by_ref() {
+    while let Some(entry) = entries.next() {
         if cancel.is_cancelled() {
             return ToolOutput::error(super::CANCELLED_TEXT);
         }
@@ -172,9 +172,12 @@ fn grep(
         }
         // Opened without blocking and checked again: a FIFO swapped in is skipped. An
         // unreadable file is skipped, as ripgrep does.
-        let Ok((file, _)) = regular::open(path) else {
+        let Ok((file, metadata)) = regular::open(path) else {
             continue;
         };
+        if entries.leaves_out(&file, &metadata) {
+            continue;
+        }
         let mut sink = FileSink::new(display(cwd, path), &collected, cancel);
         let searched = searcher.search_file(&matcher, &file, &mut sink);
         collected.files_searched += 1;

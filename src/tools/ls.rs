@@ -3,6 +3,7 @@
 //! `.gitignore`). Long listings are limited with a notice saying how to see more. Entries
 //! the permission rules hide are left out, and the listing says how many.
 
+use super::identity::File;
 use super::path::{display, not_found_message, resolve};
 use super::visibility::Hidden;
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
@@ -11,6 +12,7 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::Arc;
 
 pub struct LsTool;
 
@@ -71,14 +73,14 @@ impl Tool for LsTool {
             let hidden = ctx.hidden.clone();
             let deny_read = ctx.settings.sandbox.deny_read.clone();
             run_blocking(&ctx.cancel, false, move || {
-                list(&cwd, &args, hidden.as_deref(), &deny_read)
+                list(&cwd, &args, hidden.as_ref(), &deny_read)
             })
             .await
         })
     }
 }
 
-fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>, deny_read: &DenyRead) -> ToolOutput {
+fn list(cwd: &Path, args: &Args, hidden: Option<&Arc<Hidden>>, deny_read: &DenyRead) -> ToolOutput {
     let dir = match args
         .path
         .as_deref()
@@ -104,10 +106,17 @@ fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>, deny_read: &DenyRead) 
         Err(e) => return ToolOutput::error(format!("Cannot list {shown}: {e}")),
     };
     let mut left_out = 0;
+    // Other paths to the files the rules name (hard links, bind mounts) are left out too.
+    let named = hidden.map(Hidden::named_files);
+    let same_as_named = |entry: &std::fs::DirEntry| {
+        named.as_ref().is_some_and(|named| {
+            File::of_path(&entry.path()).is_some_and(|f| named.path_of(&f).is_some())
+        })
+    };
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter(|entry| {
-            let hide = hidden.is_some_and(|h| h.hides(&entry.path(), None));
+            let hide = hidden.is_some_and(|h| h.hides(&entry.path(), None)) || same_as_named(entry);
             left_out += usize::from(hide);
             !hide
         })

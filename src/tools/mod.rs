@@ -9,9 +9,12 @@ pub mod bash;
 pub mod diff;
 pub mod edit;
 mod edit_match;
+mod environment;
+mod evaluated;
 pub mod find;
 pub mod freshness;
 pub mod grep;
+pub mod identity;
 pub mod ls;
 pub mod meta;
 pub mod path;
@@ -29,6 +32,8 @@ pub mod truncate;
 pub mod visibility;
 pub(crate) mod walk;
 pub mod web;
+mod words;
+mod wrapper_specs;
 mod wrappers;
 pub mod write;
 
@@ -71,6 +76,20 @@ impl ToolOutput {
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
+    }
+
+    /// The result with every configured API key masked (`crate::secrets`), in its text and
+    /// its details: what a command printed (`echo $KEY`, a file it read) never reaches the
+    /// model, an event or the session.
+    pub fn redact_secrets(&mut self) {
+        for block in &mut self.content {
+            if let Content::Text { text } = block {
+                *text = crate::secrets::redact_string(std::mem::take(text));
+            }
+        }
+        if let Some(details) = &mut self.details {
+            crate::secrets::redact_json(details);
+        }
     }
 }
 

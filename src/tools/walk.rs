@@ -7,6 +7,7 @@
 //! walker would block forever opening a FIFO there).
 //! Also the glob filters both tools take, built with `globset`.
 
+use super::identity::{File, LazyNamed};
 use super::regular::irregular_kind;
 use super::visibility::Hidden;
 use globset::{GlobBuilder, GlobMatcher};
@@ -44,6 +45,9 @@ impl Denied {
 pub struct Walk {
     entries: ignore::Walk,
     hidden: Option<Arc<Hidden>>,
+    /// The files the rules name, by device and inode (hard links and bind mounts to them
+    /// are left out too).
+    named: Option<LazyNamed>,
     /// Entries the permission rules hid.
     hidden_count: Arc<AtomicUsize>,
     /// Entries `deny_read` kept out.
@@ -74,6 +78,7 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>, denied: Denied) -> Result<
     // Entries under the root are real directories (symbolic links are not followed), so
     // where an entry really is follows from where the root is.
     let real_root = hidden.as_ref().map(|h| h.real(root));
+    let named = hidden.as_ref().map(|h| h.named_files());
     let (filter_hidden, filter_count, filter_unreadable) =
         (hidden.clone(), hidden_count.clone(), unreadable.clone());
     let root_owned = root.to_path_buf();
@@ -130,6 +135,7 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>, denied: Denied) -> Result<
     Ok(Walk {
         entries,
         hidden,
+        named,
         hidden_count,
         denied_count,
         unreadable,
@@ -155,6 +161,28 @@ pub(crate) fn unsafe_ignore_file(dir: &Path) -> Option<String> {
 }
 
 impl Walk {
+    /// Whether a file the search opened is one the rules name, reached by another path (a
+    /// hard link, a bind mount): then it is left out too, and counted.
+    pub fn leaves_out(&self, file: &std::fs::File, metadata: &std::fs::Metadata) -> bool {
+        self.leaves_out_file(&File::of_open(file, metadata))
+    }
+
+    /// The same for an entry the search shows without opening it (`find`).
+    pub fn leaves_out_path(&self, path: &Path) -> bool {
+        File::of_path(path).is_some_and(|file| self.leaves_out_file(&file))
+    }
+
+    fn leaves_out_file(&self, file: &File) -> bool {
+        let named = self
+            .named
+            .as_ref()
+            .is_some_and(|named| named.path_of(file).is_some());
+        if named {
+            self.hidden_count.fetch_add(1, Ordering::Relaxed);
+        }
+        named
+    }
+
     /// How many entries the permission rules left out.
     pub fn hidden_count(&self) -> usize {
         self.hidden_count.load(Ordering::Relaxed)

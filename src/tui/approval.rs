@@ -20,6 +20,21 @@ use std::time::{Duration, Instant};
 
 /// Keys this soon after the dialog appears were typed for something else.
 const DIALOG_GRACE: Duration = Duration::from_millis(500);
+/// Overrides `DIALOG_GRACE` (milliseconds): tests set it instead of waiting it out
+/// (docs/protocol.md, environment variables).
+pub const DIALOG_GRACE_ENV: &str = "AGENT_APPROVAL_GRACE_MS";
+
+/// How long a new dialog takes keys for the composer: `DIALOG_GRACE`, or what
+/// `DIALOG_GRACE_ENV` says.
+fn dialog_grace() -> Duration {
+    static GRACE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *GRACE.get_or_init(|| {
+        std::env::var(DIALOG_GRACE_ENV)
+            .ok()
+            .and_then(|ms| ms.trim().parse().ok())
+            .map_or(DIALOG_GRACE, Duration::from_millis)
+    })
+}
 /// Body rows shown at least, however small the terminal.
 const MIN_BODY_ROWS: usize = 3;
 
@@ -340,7 +355,7 @@ impl App {
         let Some(approval) = self.approval.as_mut() else {
             return;
         };
-        if approval.opened.elapsed() < DIALOG_GRACE && key.code != KeyCode::Esc {
+        if approval.opened.elapsed() < dialog_grace() && key.code != KeyCode::Esc {
             // Typed before the dialog could be seen: it was meant for the composer.
             if let Action::Submit(text) = self.composer.handle_key(key) {
                 self.submit(text);

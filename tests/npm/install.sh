@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real MCP servers the integration tests run against (tests/mcp_real.rs), at the
+# Installs the real MCP servers the integration tests run against (tests/it/mcp_real.rs), at the
 # versions pinned in package-lock.json, into tests/npm/node_modules (not committed).
 set -euo pipefail
 cd "$(dirname "$0")"

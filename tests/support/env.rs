@@ -30,10 +30,22 @@ impl Env {
 
     /// The same, in a pseudo-terminal: the interactive interface.
     pub fn start(&self, server: &FakeServer, extra: &[&str]) -> Tui {
+        self.start_with(server, extra, &[])
+    }
+
+    /// The interface with extra environment variables (e.g. `AGENT_APPROVAL_GRACE_MS`).
+    pub fn start_with(&self, server: &FakeServer, extra: &[&str], vars: &[(&str, &str)]) -> Tui {
         let base = server.v1();
         let mut args = vec!["--base-url", base.as_str(), "--model", "test-model"];
         args.extend_from_slice(extra);
-        Tui::spawn(&args, self.home.path(), self.cwd.path())
+        Tui::spawn_sized(
+            &args,
+            self.home.path(),
+            self.cwd.path(),
+            super::pty::ROWS,
+            super::pty::COLS,
+            vars,
+        )
     }
 
     /// Every session file under the home, sorted.

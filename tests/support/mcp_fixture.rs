@@ -1,10 +1,10 @@
 //! A small MCP server built with rmcp's server side, for the MCP tests: tools that echo,
 //! return an image, fail, report progress, wait to be cancelled, crash, print garbage, change
 //! the tool list, and one annotated read-only. It runs in-process over streamable HTTP
-//! (`serve_http`), or as a real child process over stdio: the test binary re-executed with
-//! `MCP_FIXTURE` set (`stdio_command`), the test named `fixture_server_main` then serving
-//! instead of testing. What the server saw (a cancellation, its pid) is written as files
-//! into `MCP_FIXTURE_MARKS`, so a test in another process can wait for it.
+//! (`serve_http`), or as a real child process over stdio: the `test_mcp_server` example
+//! (tests/fixtures/mcp_server.rs, built by `cargo test`) with `MCP_FIXTURE` set
+//! (`stdio_command`). What the server saw (a cancellation, its pid) is written as files into
+//! `MCP_FIXTURE_MARKS`, so a test in another process can wait for it.
 #![allow(dead_code)]
 
 use http_body_util::BodyExt;
@@ -181,20 +181,15 @@ impl ServerHandler for Fixture {
     }
 }
 
-/// The command that runs the fixture over stdio: this test binary, re-executed so that only
-/// `fixture_server_main` runs, which serves when `MCP_FIXTURE` is set. `mode` is `stdio`,
-/// `garbage` (non-JSON lines on stdout first) or `hang` (never answers `initialize`).
+/// The command that runs the fixture over stdio: the `test_mcp_server` example beside the
+/// test binary (`fixtures::program`). `mode` is `stdio`, `garbage` (non-JSON lines on stdout
+/// first) or `hang` (never answers `initialize`).
 pub fn stdio_command(mode: &str, marks: &Path) -> (String, Vec<String>, Vec<(String, String)>) {
-    let exe = std::env::current_exe().unwrap().display().to_string();
     (
-        exe,
-        vec![
-            "fixture_server_main".into(),
-            "--exact".into(),
-            "--quiet".into(),
-            "--nocapture".into(),
-            "--test-threads=1".into(),
-        ],
+        super::fixtures::program("test_mcp_server")
+            .display()
+            .to_string(),
+        Vec::new(),
         vec![
             ("MCP_FIXTURE".into(), mode.into()),
             ("MCP_FIXTURE_MARKS".into(), marks.display().to_string()),
@@ -217,7 +212,7 @@ pub fn config_table(name: &str, mode: &str, marks: &Path) -> String {
     )
 }
 
-/// The body of `fixture_server_main`: serve over stdio when asked to, then exit.
+/// The body of the `test_mcp_server` program: serve over stdio when asked to, then exit.
 pub fn serve_stdio_if_asked() {
     let Ok(mode) = std::env::var("MCP_FIXTURE") else {
         return;

@@ -1,5 +1,7 @@
 //! The real `agent` binary as a child process, in a temporary AGENT_HOME and working
-//! directory, with no provider keys from the environment leaking in.
+//! directory, with no provider keys from the environment leaking in, and blind to whatever
+//! is above the temp directory (`GIT_CEILING_DIRECTORIES`: a repository there — a `$TMPDIR`
+//! inside a checkout, a home kept in git — is not the test's project).
 
 use serde_json::Value;
 use std::path::Path;
@@ -12,6 +14,7 @@ pub fn command(home: &Path, cwd: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
     cmd.current_dir(cwd)
         .env("AGENT_HOME", home)
+        .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ANTHROPIC_API_KEY")

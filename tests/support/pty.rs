@@ -51,6 +51,8 @@ impl Tui {
         command.args(args);
         command.cwd(cwd);
         command.env("AGENT_HOME", home);
+        // Nothing above the temp directory is the test's project (support::process).
+        command.env("GIT_CEILING_DIRECTORIES", std::env::temp_dir());
         command.env("TERM", "xterm-256color");
         command.env("NO_COLOR", "1");
         for var in [

@@ -21,6 +21,8 @@ pub struct HookEntry {
     /// Run with `sh -c` in the working directory.
     pub command: String,
     pub timeout_secs: Option<u64>,
+    /// `false`: run outside the command sandbox (default: inside it).
+    pub sandbox: Option<bool>,
 }
 
 /// `[hooks]` of `config.toml`: one list per event; an unknown event name is an error.
@@ -78,7 +80,11 @@ impl HooksTable {
                     HookSource::Config(config.to_path_buf()),
                 )
                 .map_err(|message| (key("matcher"), message))?;
-                specs.push(spec);
+                specs.push(if entry.sandbox == Some(false) {
+                    spec.unsandboxed()
+                } else {
+                    spec
+                });
             }
         }
         Ok(specs)
@@ -101,7 +107,8 @@ pub fn project_files(root: &Path) -> Vec<PathBuf> {
 
 /// The hooks of a project's settings files, and what could not be read. Claude Code's
 /// format: `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-/// "command": "…", "timeout": 30}]}]}}` (`timeout` in seconds).
+/// "command": "…", "timeout": 30}]}]}}` (`timeout` in seconds), plus this agent's
+/// `"sandbox": false` on a hook that is to run outside the command sandbox.
 pub fn project_hooks(files: &[PathBuf]) -> (Vec<HookSpec>, Vec<String>) {
     let mut specs = Vec::new();
     let mut problems = Vec::new();
@@ -170,6 +177,18 @@ pub fn project_hooks(files: &[PathBuf]) -> (Vec<HookSpec>, Vec<String>) {
                         .and_then(Value::as_u64)
                         .filter(|secs| *secs > 0)
                         .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+                    let sandbox = match hook.get("sandbox") {
+                        None => true,
+                        Some(Value::Bool(sandbox)) => *sandbox,
+                        Some(other) => {
+                            problems.push(format!(
+                                "{}: hooks.{name}: `sandbox` must be true or false, not {other}; \
+                                 the hook is not used",
+                                path.display()
+                            ));
+                            continue;
+                        }
+                    };
                     match HookSpec::new(
                         event,
                         matcher.clone(),
@@ -177,7 +196,8 @@ pub fn project_hooks(files: &[PathBuf]) -> (Vec<HookSpec>, Vec<String>) {
                         timeout,
                         HookSource::Project(path.clone()),
                     ) {
-                        Ok(spec) => specs.push(spec),
+                        Ok(spec) if sandbox => specs.push(spec),
+                        Ok(spec) => specs.push(spec.unsandboxed()),
                         Err(message) => {
                             problems.push(format!("{}: hooks.{name}: {message}", path.display()))
                         }
@@ -253,11 +273,13 @@ mod tests {
                 matcher: Some("*".into()),
                 command: "x".into(),
                 timeout_secs: Some(3),
+                sandbox: Some(false),
             }],
             ..HooksTable::default()
         };
         let specs = table.specs(Path::new("c.toml")).unwrap();
         assert!(specs[0].matches(Some("anything")));
         assert_eq!(specs[0].timeout, Duration::from_secs(3));
+        assert!(!specs[0].sandbox);
     }
 }

@@ -2,14 +2,19 @@
 //! (a tool call about to run or done, a prompt submitted, the agent about to stop, a session
 //! starting or ending, a compaction, a notification). Each gets the event as JSON on stdin
 //! and answers with its exit code (0 go on, 2 block with stderr as the reason) or JSON on
-//! stdout (`{"decision": "block"|"approve", "reason": …}`). A hook that fails or hangs is
-//! reported (`hook_error`) and counts as "go on"; it never stops the run.
+//! stdout (`{"decision": "block"|"approve", "reason": …}`), read by `answer`. A hook that
+//! fails or hangs is reported (`hook_error`) and counts as "go on"; it never stops the run.
+//! A `PreToolUse` answer that cannot be read is reported too, and blocks the call.
 
+mod answer;
 pub mod config;
+pub mod pins;
 mod process;
 pub mod trust;
 
 use crate::protocol::event::AgentEvent;
+use answer::{Answer, Printed};
+pub use process::Runner;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -86,6 +91,12 @@ pub struct HookSpec {
     pub command: String,
     pub timeout: Duration,
     pub source: HookSource,
+    /// Runs inside the command sandbox (the default; `sandbox = false` opts out).
+    pub sandbox: bool,
+    /// For a hook that runs outside the sandbox: the files its command names where
+    /// sandboxed commands can write, as they were when it was loaded (`pins`). `None`
+    /// until pinned.
+    pub pins: Option<Vec<pins::Pin>>,
 }
 
 impl HookSpec {
@@ -116,7 +127,24 @@ impl HookSpec {
             command,
             timeout,
             source,
+            sandbox: true,
+            pins: None,
         })
+    }
+
+    /// The same hook, run outside the command sandbox.
+    pub fn unsandboxed(self) -> HookSpec {
+        HookSpec {
+            sandbox: false,
+            ..self
+        }
+    }
+
+    /// Pin what an unsandboxed hook runs (once; a sandboxed one needs no pins).
+    pub fn pin(&mut self, cwd: &Path, project: &Path) {
+        if !self.sandbox && self.pins.is_none() {
+            self.pins = Some(pins::pin(&self.command, cwd, project));
+        }
     }
 
     fn matches(&self, subject: Option<&str>) -> bool {
@@ -138,13 +166,6 @@ pub struct HookVerdict {
     pub context: Vec<String>,
 }
 
-/// One hook's answer.
-enum Answer {
-    Continue(Option<String>),
-    Block(String),
-    Approve(Option<String>),
-}
-
 /// The configured hooks, and where they run.
 #[derive(Debug, Default)]
 pub struct Hooks {
@@ -155,16 +176,23 @@ pub struct Hooks {
 }
 
 impl Hooks {
+    /// The hooks `specs`, run in `cwd`; what unsandboxed ones run is pinned now (a
+    /// project's hooks were pinned when loaded, with what the user trusted).
     pub fn new(specs: Vec<HookSpec>, cwd: &Path) -> Hooks {
-        Hooks {
-            specs: RwLock::new(specs),
+        let hooks = Hooks {
+            specs: RwLock::new(Vec::new()),
             cwd: cwd.to_path_buf(),
             project_dir: crate::extensions::sources::project_root(cwd),
-        }
+        };
+        hooks.add(specs);
+        hooks
     }
 
     /// Add hooks (a project's, once the user trusted it).
-    pub fn add(&self, specs: Vec<HookSpec>) {
+    pub fn add(&self, mut specs: Vec<HookSpec>) {
+        for spec in &mut specs {
+            spec.pin(&self.cwd, &self.project_dir);
+        }
         self.specs
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -190,14 +218,16 @@ impl Hooks {
             .any(|s| s.event == event)
     }
 
-    /// Run the hooks of `event` matching `subject` (at the same time), each with `input`
-    /// plus `hook_event_name` and `cwd` on stdin; `emit` reports `hook_start`, `hook_end` and
-    /// `hook_error`. Cancelling kills them (and they count as having said nothing).
+    /// Run the hooks of `event` matching `subject` (at the same time, as `runner` says),
+    /// each with `input` plus `hook_event_name` and `cwd` on stdin; `emit` reports
+    /// `hook_start`, `hook_end` and `hook_error`. Cancelling kills them (and they count as
+    /// having said nothing).
     pub async fn run(
         &self,
         event: HookEvent,
         subject: Option<&str>,
         mut input: Map<String, Value>,
+        runner: &Runner,
         cancel: &CancellationToken,
         emit: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> HookVerdict {
@@ -210,7 +240,7 @@ impl Hooks {
         let stdin = serde_json::to_vec(&Value::Object(input)).unwrap_or_default();
         let runs = specs
             .iter()
-            .map(|spec| self.run_one(spec, stdin.clone(), cancel, emit));
+            .map(|spec| self.run_one(spec, stdin.clone(), runner, cancel, emit));
         let answers = futures_util::future::join_all(runs).await;
         let mut verdict = HookVerdict::default();
         let mut reasons = Vec::new();
@@ -236,6 +266,7 @@ impl Hooks {
         &self,
         spec: &HookSpec,
         stdin: Vec<u8>,
+        runner: &Runner,
         cancel: &CancellationToken,
         emit: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> Option<Answer> {
@@ -249,8 +280,6 @@ impl Hooks {
             ("AGENT_PROJECT_DIR", self.project_dir.as_path()),
             ("CLAUDE_PROJECT_DIR", self.project_dir.as_path()),
         ];
-        let result =
-            process::run(&spec.command, &self.cwd, &env, stdin, spec.timeout, cancel).await;
         let error = |message: String| {
             tracing::warn!(event = %name, command = %spec.command, %message, "hook failed");
             emit(AgentEvent::HookError {
@@ -259,6 +288,20 @@ impl Hooks {
                 message,
             });
         };
+        if let Some(refusal) = refuse_changed(spec, runner) {
+            error(refusal.clone());
+            // A guard whose code was swapped must not wave the call through.
+            return (spec.event == HookEvent::PreToolUse).then_some(Answer::Block(refusal));
+        }
+        let hook = process::Run {
+            command: &spec.command,
+            cwd: &self.cwd,
+            env: &env,
+            input: stdin,
+            timeout: spec.timeout,
+            sandboxed: spec.sandbox,
+        };
+        let result = process::run(hook, runner, cancel).await;
         let finished = match result {
             Ok(finished) => finished,
             Err(process::HookRunError::Cancelled) => return None,
@@ -267,32 +310,22 @@ impl Hooks {
                 return None;
             }
         };
-        let answer = match finished.code {
-            Some(0) => match interpret_stdout(spec.event, &finished.stdout) {
-                Ok(answer) => answer,
-                Err(message) => {
-                    error(message);
-                    return None;
-                }
+        let reading = answer::read(
+            spec.event,
+            &Printed {
+                code: finished.code,
+                stdout: &finished.stdout,
+                stdout_cut: finished.stdout_cut,
+                stderr: &finished.stderr,
+                command: &spec.command,
             },
-            Some(2) => Answer::Block(match finished.stderr.trim() {
-                "" => format!("blocked by the hook `{}`", spec.command),
-                reason => reason.to_string(),
-            }),
-            code => {
-                let status = code.map_or_else(
-                    || "was killed by a signal".to_string(),
-                    |c| format!("exited with code {c}"),
-                );
-                let stderr = finished.stderr.trim();
-                error(if stderr.is_empty() {
-                    status
-                } else {
-                    format!("{status}: {}", crate::tools::truncate::clip(stderr, 2000))
-                });
-                return None;
-            }
-        };
+        );
+        if let Some(problem) = reading.problem {
+            error(problem);
+            // An unreadable answer that still decides (a PreToolUse block) counts.
+            return reading.answer;
+        }
+        let answer = reading.answer?;
         let (decision, reason) = match &answer {
             Answer::Continue(_) => ("continue", None),
             Answer::Block(reason) => ("block", Some(reason.clone())),
@@ -310,40 +343,21 @@ impl Hooks {
     }
 }
 
-/// The answer of a hook that exited 0: JSON with a `decision` (and `reason`), or text
-/// (context for the model where the event takes context).
-fn interpret_stdout(event: HookEvent, stdout: &str) -> Result<Answer, String> {
-    let trimmed = stdout.trim();
-    let context = |text: &str| {
-        (event.stdout_is_context() && !text.trim().is_empty()).then(|| text.trim().to_string())
-    };
-    if !trimmed.starts_with('{') {
-        return Ok(Answer::Continue(context(trimmed)));
+/// Why an unsandboxed hook must not run now: a file its command names changed since it was
+/// pinned, while the agent's commands run sandboxed (and so could be who changed it).
+fn refuse_changed(spec: &HookSpec, runner: &Runner) -> Option<String> {
+    if spec.sandbox || runner.sandbox.status == crate::sandbox::Status::Off {
+        return None;
     }
-    let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(trimmed) else {
-        // Text that happens to start with a brace.
-        return Ok(Answer::Continue(context(trimmed)));
+    let changed = pins::changed(spec.pins.as_deref()?)?;
+    let since = match spec.source {
+        HookSource::Project(_) => "you trusted this project's hooks",
+        HookSource::Config(_) => "the agent started",
     };
-    let reason = answer
-        .get("reason")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    // Claude Code's newer shape puts context in `hookSpecificOutput.additionalContext`.
-    let extra = answer
-        .get("hookSpecificOutput")
-        .and_then(|output| output.get("additionalContext"))
-        .and_then(Value::as_str)
-        .and_then(context);
-    match answer.get("decision").and_then(Value::as_str) {
-        Some("block") => {
-            Ok(Answer::Block(reason.unwrap_or_else(|| {
-                "blocked by a hook (it gave no reason)".to_string()
-            })))
-        }
-        Some("approve") => Ok(Answer::Approve(extra)),
-        None | Some("") => Ok(Answer::Continue(extra)),
-        Some(other) => Err(format!(
-            "answered `\"decision\": \"{other}\"` (expected \"block\" or \"approve\")"
-        )),
-    }
+    Some(format!(
+        "not run: it runs outside the sandbox (`sandbox = false`) and {} changed since {since}, \
+         possibly by a sandboxed command; check the file, then restart the agent (a project's \
+         hooks are asked about again)",
+        changed.display()
+    ))
 }

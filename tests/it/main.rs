@@ -1,0 +1,67 @@
+//! The integration tests, in one binary so that the library is linked once (not once per
+//! file): each module is one area, driven from outside as a user or a client would. Shared
+//! helpers (the loopback model server, PTY driver, process helpers) are in tests/support.
+//! Child processes the tests start are real targets of their own (tests/fixtures, built as
+//! examples by `cargo test`). `tests/request_memory.rs` stays a binary of its own: it installs
+//! a counting global allocator.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod acp;
+mod acp_agents;
+mod acp_extensions;
+mod acp_mcp;
+mod acp_node;
+mod acp_tools;
+mod background;
+mod checkpoint_faults;
+mod checkpoint_watch;
+mod checkpoints;
+mod cli;
+mod compaction;
+mod conformance;
+mod e2e;
+mod engine;
+mod execution;
+mod extensions;
+mod hooks;
+mod hooks_faults;
+mod hooks_project;
+mod hooks_sandbox;
+mod mcp;
+mod mcp_cli;
+mod mcp_real;
+mod permissions;
+mod processes;
+mod provider_bodies;
+mod provider_faults;
+mod provider_interop;
+mod provider_requests;
+mod provider_tasks;
+mod provider_timeouts;
+mod proxy;
+mod proxy_conformance;
+mod rpc;
+mod rpc_agents;
+mod rules_attacks;
+mod sandbox;
+mod secrets;
+mod session_faults;
+mod sessions;
+mod states;
+mod subagent_faults;
+mod subagents;
+mod time_travel;
+mod todo_plan;
+mod tools;
+mod tui;
+mod tui_agents;
+mod tui_clipboard;
+mod tui_everyday;
+mod tui_extensions;
+mod tui_keys;
+mod tui_render;
+mod tui_screen;
+mod web_fetch;
+mod web_search;

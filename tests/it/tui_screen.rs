@@ -1,0 +1,204 @@
+//! What the terminal shows stays whole: the real interface in a pseudo-terminal, read back
+//! through a terminal emulator — resizing never drops rows, and wide characters (CJK,
+//! emoji, flags, combining marks) keep their cells.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+use crate::support;
+
+use support::chat;
+use support::env::env;
+use support::pty::Tui;
+
+async fn ready(tui: &Tui) {
+    tui.wait_for_text("Ask anything").await;
+}
+
+/// The status line ends with the model's name and the token counts at the right edge:
+/// once they end at column `width`, the interface has redrawn at that width. (A row the
+/// terminal merely cut or widened ends elsewhere.)
+async fn redrawn_at(tui: &Tui, width: usize) {
+    tui.wait_for(&format!("a redraw at width {width}"), |_| {
+        tui.screen().lines().any(|l| {
+            l.contains("test-model · ↑")
+                && l.ends_with(char::is_numeric)
+                && l.chars().count() == width
+        })
+    })
+    .await;
+}
+
+/// Where each needle first appears in `text`, in order; panics if one is missing.
+fn in_order(text: &str, needles: &[String]) {
+    let mut from = 0;
+    for needle in needles {
+        match text[from..].find(needle.as_str()) {
+            Some(at) => from += at + needle.len(),
+            None => panic!("`{needle}` is missing (or out of order) in:\n{text}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn shrinking_and_growing_the_terminal_keeps_every_row() {
+    let env = env();
+    let answers: Vec<String> = (1..=8).map(|i| format!("Answer number {i}.")).collect();
+    let refs: Vec<&str> = answers.iter().map(String::as_str).collect();
+    let server = chat::answering(&refs).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    for i in 1..=8 {
+        tui.type_text(&format!("prompt number {i}"));
+        tui.enter();
+        tui.wait_for_text(&format!("Answer number {i}.")).await;
+        tui.wait_until_idle().await;
+    }
+    redrawn_at(&tui, 100).await;
+    // 40 → 20 rows (the terminal pushes the top into its scrollback), then back to 40
+    // (it pulls them back): the live area must follow, not paint over the conversation.
+    tui.resize(20, 90);
+    redrawn_at(&tui, 90).await;
+    tui.resize(40, 100);
+    redrawn_at(&tui, 100).await;
+    let mut expected = Vec::new();
+    for i in 1..=8 {
+        expected.push(format!("› prompt number {i}"));
+        expected.push(format!("● Answer number {i}."));
+    }
+    in_order(&tui.transcript(), &expected);
+    // And again, several times, with typing in between.
+    for (rows, cols) in [(12, 80), (30, 70), (15, 100), (40, 100)] {
+        tui.resize(rows, cols);
+        redrawn_at(&tui, usize::from(cols)).await;
+    }
+    in_order(&tui.transcript(), &expected);
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn wide_characters_are_committed_whole() {
+    let env = env();
+    let cjk: String = ('\u{4e00}'..).take(100).collect();
+    let answer = format!(
+        "{cjk}\n\nemoji a🙂b👍c🎉d flags 🇫🇷🇯🇵 marks e\u{301}a\u{308} end\n\nfamily 👨\u{200d}👩\u{200d}👧"
+    );
+    let server = chat::answering(&[&answer]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("漢字とemoji 🙂 please");
+    tui.enter();
+    tui.wait_for_text("family").await;
+    tui.wait_until_idle().await;
+    let transcript = tui.transcript();
+    assert!(
+        transcript.contains("› 漢字とemoji 🙂 please"),
+        "{transcript}"
+    );
+    // The hundred characters wrap over rows but none is lost or spaced out.
+    let joined: String = transcript.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(joined.contains(&cjk), "{transcript}");
+    assert!(
+        transcript.contains("emoji a🙂b👍c🎉d flags 🇫🇷🇯🇵 marks e\u{301}a\u{308} end"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("family 👨\u{200d}👩\u{200d}👧"),
+        "{transcript}"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn command_colours_are_drawn_not_printed() {
+    let env = env();
+    let server = support::server::FakeServer::start(vec![]).await;
+    let base = server.v1();
+    let mut tui = Tui::spawn_sized(
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        30,
+        100,
+        &[("NO_COLOR", "")],
+    );
+    ready(&tui).await;
+    tui.type_text(r"!printf '\033[31mRED\033[0m plain \033]0;title\007\033[2Jafter\n'");
+    tui.enter();
+    let screen = tui.wait_for_text("RED plain after").await;
+    // Nothing but the text: no raw codes, no window title, no cleared screen.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_end() == "  ⎿ RED plain after"),
+        "{screen}"
+    );
+    // The word is red on the terminal.
+    let (row, col) = tui.find("RED plain").expect("on screen");
+    assert_eq!(tui.fg_at(row, col), vt100::Color::Idx(1));
+    assert_eq!(tui.fg_at(row, col + 4), vt100::Color::Default);
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn a_retried_answer_replaces_the_failed_partial_one() {
+    use support::server::{End, FakeServer, Reply};
+    let env = env();
+    let partial = |paragraphs: usize| {
+        let mut deltas: Vec<String> = (1..=paragraphs)
+            .map(|i| format!("Partial paragraph {i}.\n\n"))
+            .collect();
+        deltas.push("cut".to_string());
+        let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+        let frames = chat::text_deltas(&refs);
+        // Everything but the end, slowly enough to be drawn: the connection drops
+        // mid-answer.
+        Reply::sse(frames[..frames.len() - 3].to_vec())
+            .slowly(std::time::Duration::from_millis(30))
+            .then(End::Drop)
+    };
+    let server = FakeServer::start(vec![
+        partial(3),
+        Reply::sse(chat::text("The whole answer.")),
+        partial(30),
+        Reply::sse(chat::text("The second whole answer.")),
+    ])
+    .await;
+    let base = server.v1();
+    let mut tui = Tui::spawn_sized(
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        16,
+        80,
+        &[],
+    );
+    ready(&tui).await;
+    tui.type_text("first");
+    tui.enter();
+    tui.wait_for_text("Partial paragraph 3.").await;
+    tui.wait_for_text("The whole answer.").await;
+    tui.wait_until_idle().await;
+    let transcript = tui.transcript();
+    assert!(!transcript.contains("Partial paragraph"), "{transcript}");
+    assert_eq!(transcript.matches("retrying").count(), 1, "{transcript}");
+
+    // Longer than the screen: what went into the scrollback stays, and says so.
+    tui.type_text("second");
+    tui.enter();
+    tui.wait_for_text("Partial paragraph 30.").await;
+    tui.wait_for_text("The second whole answer.").await;
+    tui.wait_until_idle().await;
+    let transcript = tui.transcript();
+    assert!(
+        transcript.contains("The partial answer above was cut off"),
+        "{transcript}"
+    );
+    assert!(
+        !transcript.contains("Partial paragraph 30."),
+        "{transcript}"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
