@@ -46,6 +46,8 @@ mod rpc;
 mod rpc_agents;
 mod rules_attacks;
 mod sandbox;
+mod sandbox_escape;
+mod sandbox_secrets;
 mod secrets;
 mod session_faults;
 mod sessions;

@@ -9,7 +9,7 @@
 //!   away and replaced.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use support::sandbox::{

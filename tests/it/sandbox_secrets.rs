@@ -6,7 +6,7 @@
 //! (`.env.example`) stay readable, and so does a virtualenv named `.env`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
-mod support;
+use crate::support;
 
 use agent::protocol::message::join_text;
 use agent::sandbox::deny_read::{DEFAULT_ALLOW, DenyRead, entry};
