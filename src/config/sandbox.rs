@@ -51,7 +51,10 @@ pub fn resolve(
     };
     let deny = entries("deny_read", DEFAULT_DENY, &table.deny_read)?;
     let allow = entries("allow_read", DEFAULT_ALLOW, &table.allow_read)?;
-    let deny_read = DenyRead::new(deny, allow, cwd).map_err(|(i, message)| {
+    // Patterns are over the project: the repository holding the working directory.
+    let project = crate::repository::root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    let project = std::fs::canonicalize(&project).unwrap_or(project);
+    let deny_read = DenyRead::new(deny, allow, &project).map_err(|(i, message)| {
         let own = i.checked_sub(DEFAULT_ALLOW.len()).unwrap_or(i);
         (format!("sandbox.allow_read[{own}]"), message)
     })?;
@@ -69,6 +72,30 @@ pub fn resolve(
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    #[test]
+    fn deny_read_patterns_cover_the_repository_holding_the_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        let config = resolve(
+            None,
+            &SandboxTable::default(),
+            &root.join("a/b"),
+            Path::new("/h"),
+        )
+        .unwrap();
+        let m = config.deny_read.matcher();
+        assert_eq!(m.denies(&root.join(".env"), false), Some(".env"));
+        assert_eq!(m.denies(&root.join("c/.env.prod"), false), Some(".env.*"));
+        assert_eq!(config.deny_read.cwd, root);
+    }
 
     #[test]
     fn the_flag_wins_and_roots_resolve_against_the_working_directory() {

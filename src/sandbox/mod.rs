@@ -224,8 +224,15 @@ impl Sandbox {
             Ok(()) => {
                 // The workspace and the configured roots: the temp directory and /dev/shm
                 // are shared with everyone and not searched (docs/security.md). Read-only,
-                // the workspace still is, for what deny_read's patterns match.
-                let searched = std::iter::once(policy.cwd.clone())
+                // the workspace still is, for what deny_read's patterns match; for them the
+                // search starts at the project's root when the working directory is below it.
+                let project = canonical(&config.deny_read.cwd);
+                let above = (config.deny_read.has_patterns()
+                    && project.is_absolute()
+                    && policy.cwd.starts_with(&project)
+                    && project != policy.cwd)
+                    .then_some(project);
+                let searched = std::iter::once(above.unwrap_or_else(|| policy.cwd.clone()))
                     .chain(config.writable_roots.iter().map(|r| canonical(r)))
                     .filter(|_| !policy.writable.is_empty() || config.deny_read.has_patterns())
                     .collect();

@@ -322,3 +322,40 @@ fn the_default_list_covers_what_a_security_minded_user_expects() {
         assert!(m.denies(Path::new(open), false).is_none(), "{open}");
     }
 }
+
+#[tokio::test]
+async fn patterns_cover_the_whole_project_when_the_agent_starts_below_its_root() {
+    for user in User::both() {
+        let f = fixture(user);
+        support::sandbox::repository(&f.ws);
+        let sub = f.ws.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        give(&f.ws, user);
+        // deny_read's patterns are over the repository (config: tests in src/config).
+        let config = SandboxConfig {
+            mode: SandboxMode::WorkspaceWrite,
+            deny_read: deny_read(&f),
+            ..SandboxConfig::default()
+        };
+        let sandbox = Sandbox::start(&config, &sub);
+        assert_eq!(sandbox.status, Status::Enforced);
+        let command = "echo uid=$(id -u); cat ../svc/.env.local ../.env; grep -r SECRET ..; \
+                       cat ../notes.txt; echo";
+        let output = bash(user, &sub, sandbox.clone(), command).await;
+        let text = text(&output);
+        assert_ran_as(user, &text);
+        for secret in [ENV, LOCAL] {
+            assert!(!text.contains(secret), "{user:?}: {secret}:\n{text}");
+        }
+        assert!(text.contains("PLAIN-OK"), "{user:?}: {text}");
+        let mut ctx = context(&f, sandbox);
+        ctx.cwd = sub.clone();
+        let output = call(
+            &agent::tools::read::ReadTool,
+            json!({"path": "../svc/.env.local"}),
+            &ctx,
+        )
+        .await;
+        assert!(refused(&output, ".env.*"), "{:?}", output.content);
+    }
+}
