@@ -2,7 +2,7 @@
 //!
 //! 1. A mount namespace of the command's own (`mounts`): writable roots `nodev`, the paths
 //!    `guard` keeps read-only bound read-only, the directories holding them pinned, the
-//!    paths `deny_read` keeps from reading covered by empty unreadable placeholders.
+//!    paths `deny_read` keeps from reading covered by empty, unopenable mounts.
 //! 2. Every capability dropped (`privileges`): root inside the sandbox cannot make devices,
 //!    mount, or override file modes.
 //! 3. Landlock, which also sets `no_new_privs` and forbids unmounting what step 1 mounted,
@@ -18,7 +18,7 @@ mod privileges;
 
 use super::Policy;
 use landlock::{RulesetCreated, RulesetStatus};
-use mounts::{Kind, Placeholders, Plan};
+use mounts::{Kind, Plan};
 use seccompiler::BpfProgram;
 
 /// Where applying the sandbox failed, with the errno.
@@ -115,8 +115,6 @@ pub enum PrepareError {
     Landlock(#[from] landlock::RulesetError),
     #[error("cannot build the seccomp filter: {0}")]
     Seccomp(String),
-    #[error("cannot make the placeholders that hide deny_read paths: {0}")]
-    Placeholders(std::io::Error),
 }
 
 impl Prepared {
@@ -133,11 +131,6 @@ impl Prepared {
         // Outer mounts before the ones inside them.
         let mut writable: Vec<_> = policy.writable.iter().collect();
         writable.sort_by_key(|p| p.components().count());
-        let placeholders = if guards.unreadable.is_empty() {
-            None
-        } else {
-            Some(Placeholders::new().map_err(PrepareError::Placeholders)?)
-        };
         let plan = Plan::new(
             writable
                 .into_iter()
@@ -155,7 +148,6 @@ impl Prepared {
                         .iter()
                         .map(|p| (Kind::Mask(p.is_dir()), p.as_path())),
                 ),
-            placeholders,
         );
         let filter = if policy.network {
             None

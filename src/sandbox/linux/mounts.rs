@@ -6,9 +6,18 @@
 //! - each pinned directory is bound onto itself: a mount point cannot be renamed or removed,
 //!   so the read-only paths below it stay where git and the agent look for them;
 //! - each read-only path is bound onto itself and made read-only (and `nodev`, `nosuid`);
-//! - each path the command may not read (`deny_read`) is covered by an empty placeholder
-//!   of its kind (a file or a directory, mode 000, read-only): with its capabilities dropped
-//!   even root cannot open it, and what was there is out of sight.
+//! - each path the command may not read (`deny_read`) is covered: a directory by an empty
+//!   read-only tmpfs of mode 000, a file by `/dev/null` bound read-only and `nodev` (so it
+//!   cannot be opened at all). With its capabilities dropped even root cannot open either,
+//!   and what was there is out of sight. Nothing is made on disk for them: the supervisor
+//!   needs no writable directory, and nothing is left behind.
+//!
+//! Why mounts and not Landlock for `deny_read`: Landlock only grants, each rule for a whole
+//! hierarchy, so a hole below a readable directory would need read granted on every sibling
+//! on the way down, frozen when the command starts (a file made there later would be
+//! unreadable), and inside a writable root, where the command holds every right on the tree,
+//! no hole can be expressed at all. A mount covers exactly the path, whatever route leads
+//! to it (links, `..`, `/proc/self/root`), and Landlock keeps the command from unmounting it.
 //!
 //! Landlock, applied after, keeps the command from unmounting any of it. Mounts never
 //! propagate back to the user's namespace. Everything is prepared in the parent (`Plan::new`);
@@ -35,8 +44,6 @@ pub enum Kind {
 struct Op {
     kind: Kind,
     path: CString,
-    /// What is mounted there: `path` itself, or a placeholder.
-    source: Option<CString>,
     /// The flags of the mount `path` is on now, which a remount inside a user namespace
     /// must keep (only used where the kernel has no `mount_setattr`).
     flags: libc::c_ulong,
@@ -48,39 +55,9 @@ struct UserMaps {
     gid: Vec<u8>,
 }
 
-/// The empty, unreadable file and directory masks are bound from: made in the parent,
-/// removed with the plan (the mounts keep them alive).
-pub struct Placeholders {
-    _dir: tempfile::TempDir,
-    file: CString,
-    directory: CString,
-}
-
-impl Placeholders {
-    pub fn new() -> std::io::Result<Placeholders> {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::Builder::new()
-            .prefix(".agent-unreadable-")
-            .tempdir()?;
-        let (file, directory) = (dir.path().join("file"), dir.path().join("dir"));
-        std::fs::write(&file, "")?;
-        std::fs::create_dir(&directory)?;
-        for path in [&file, &directory] {
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))?;
-        }
-        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
-        Ok(Placeholders {
-            file: c(&file)?,
-            directory: c(&directory)?,
-            _dir: dir,
-        })
-    }
-}
-
 /// The namespace and the mounts for one command.
 pub struct Plan {
     ops: Vec<Op>,
-    _placeholders: Option<Placeholders>,
     /// `Some` when the mount namespace needs a user namespace around it.
     user_maps: Option<UserMaps>,
     /// Room for the working directory's path, re-entered once the mounts are made (a
@@ -107,28 +84,14 @@ const MOUNT_ATTR_NODEV: u64 = 0x4;
 impl Plan {
     /// The mounts for `(kind, path)` in order; paths that do not exist are left out (a
     /// root that is not there yet, a read-only path removed meanwhile).
-    pub fn new<'a>(
-        paths: impl IntoIterator<Item = (Kind, &'a Path)>,
-        placeholders: Option<Placeholders>,
-    ) -> Plan {
+    pub fn new<'a>(paths: impl IntoIterator<Item = (Kind, &'a Path)>) -> Plan {
         let ops = paths
             .into_iter()
             .filter(|(_, path)| path.exists())
             .filter_map(|(kind, path)| {
-                let source = match (kind, &placeholders) {
-                    (Kind::Mask(true), Some(p)) => Some(p.directory.clone()),
-                    (Kind::Mask(false), Some(p)) => Some(p.file.clone()),
-                    (Kind::Mask(_), None) => return None,
-                    _ => None,
-                };
                 let path = CString::new(path.as_os_str().as_bytes()).ok()?;
                 let flags = mount_flags(&path);
-                Some(Op {
-                    kind,
-                    path,
-                    source,
-                    flags,
-                })
+                Some(Op { kind, path, flags })
             })
             .collect();
         let user_maps = (!has_sys_admin()).then(|| {
@@ -141,7 +104,6 @@ impl Plan {
         });
         Plan {
             ops,
-            _placeholders: placeholders,
             user_maps,
             cwd: vec![0; CWD_ROOM],
         }
@@ -177,15 +139,30 @@ impl Plan {
             }
             for op in &self.ops {
                 let path = op.path.as_ptr();
-                let source = op.source.as_ref().map_or(path, |s| s.as_ptr());
-                if libc::mount(
-                    source,
-                    path,
-                    none,
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ) != 0
-                {
+                let mounted = match op.kind {
+                    Kind::Mask(true) => libc::mount(
+                        c"none".as_ptr(),
+                        path,
+                        c"tmpfs".as_ptr(),
+                        libc::MS_RDONLY | libc::MS_NODEV | libc::MS_NOSUID | libc::MS_NOEXEC,
+                        c"mode=000,size=4k,nr_inodes=2".as_ptr().cast(),
+                    ),
+                    Kind::Mask(false) => libc::mount(
+                        c"/dev/null".as_ptr(),
+                        path,
+                        none,
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ),
+                    _ => libc::mount(
+                        path,
+                        path,
+                        none,
+                        libc::MS_BIND | libc::MS_REC,
+                        std::ptr::null(),
+                    ),
+                };
+                if mounted != 0 {
                     // Removed since the plan was made: nothing left to keep.
                     if last_errno() == libc::ENOENT {
                         continue;
@@ -194,8 +171,9 @@ impl Plan {
                 }
                 let attributes = match op.kind {
                     Kind::Writable => MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
-                    Kind::Pin => continue,
-                    Kind::ReadOnly | Kind::Mask(_) => {
+                    // Made read-only, nodev and nosuid above.
+                    Kind::Pin | Kind::Mask(true) => continue,
+                    Kind::ReadOnly | Kind::Mask(false) => {
                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID
                     }
                 };
