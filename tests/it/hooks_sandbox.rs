@@ -20,7 +20,7 @@ use tempfile::TempDir;
 
 /// A directory outside the system temp directory (which sandboxed commands may write).
 fn outside() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    crate::support::sandbox::outside()
 }
 
 fn sandbox(cwd: &Path) -> Sandbox {

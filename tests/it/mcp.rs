@@ -621,7 +621,7 @@ async fn mcp_tools_follow_the_permission_mode_and_rules() {
 async fn a_sandboxed_server_writes_only_where_commands_may() {
     use agent::sandbox::{Sandbox, SandboxConfig, SandboxMode, Status as SandboxStatus};
     // Outside the system temp directory, which sandboxed processes may write.
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = crate::support::sandbox::outside();
     let [workspace, outside, free] = ["ws", "out", "free"].map(|d| base.path().join(d));
     for dir in [&workspace, &outside, &free] {
         std::fs::create_dir(dir).unwrap();

@@ -27,7 +27,7 @@ use tempfile::TempDir;
 
 /// A directory outside the system temp directory (which sandboxed commands may write).
 fn scratch() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    support::sandbox::outside()
 }
 
 fn sandbox(cwd: &Path, network: bool) -> Sandbox {
