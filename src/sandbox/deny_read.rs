@@ -240,6 +240,18 @@ impl Matcher {
                 return Some(written);
             }
         }
+        if let Some(entry) = self.pattern_denies(path, is_dir) {
+            return Some(entry);
+        }
+        // Inside a directory a pattern keeps (`secrets/`): commands see it empty.
+        path.ancestors()
+            .skip(1)
+            .take_while(|dir| dir.starts_with(&self.rules.cwd) && *dir != self.rules.cwd)
+            .find_map(|dir| self.pattern_denies(dir, true))
+    }
+
+    /// The pattern entry that keeps `path` itself, if any.
+    fn pattern_denies(&self, path: &Path, is_dir: bool) -> Option<&str> {
         let relative = path.strip_prefix(&self.rules.cwd).ok()?;
         let matches = |p: &Pattern| {
             p.dirs == is_dir
@@ -251,7 +263,11 @@ impl Matcher {
                 }
         };
         let denied = self.deny_patterns.iter().find(|p| matches(p))?;
-        if self.allow_patterns.iter().any(matches) || lifted_path(path) {
+        let lifted_path = self.rules.allow.iter().any(|a| match &a.kind {
+            Kind::Path(allowed) => path.starts_with(allowed),
+            Kind::Pattern { .. } => false,
+        });
+        if self.allow_patterns.iter().any(matches) || lifted_path {
             return None;
         }
         Some(&denied.written)
@@ -400,6 +416,11 @@ mod tests {
         assert_eq!(
             m.denies(Path::new("/repo/a/secrets"), true),
             Some("secrets/")
+        );
+        assert_eq!(
+            m.denies(Path::new("/repo/a/secrets/b/key"), false),
+            Some("secrets/"),
+            "inside a denied directory"
         );
         assert_eq!(
             m.denies(Path::new("/repo/config/private.key"), false),

@@ -359,3 +359,59 @@ async fn patterns_cover_the_whole_project_when_the_agent_starts_below_its_root()
         assert!(refused(&output, ".env.*"), "{:?}", output.content);
     }
 }
+
+/// Through the real binary: `[sandbox] deny_read` and `allow_read` from config.toml reach
+/// commands and tools, nothing denied reaches the model, and a bad entry is a config error
+/// naming its key.
+#[tokio::test]
+async fn config_toml_deny_read_reaches_commands_and_tools_and_the_model_sees_no_secret() {
+    use support::chat;
+    use support::process::run;
+    use support::server::{FakeServer, Reply};
+    let env = support::env::env();
+    let cwd = env.cwd.path();
+    std::fs::write(cwd.join(".env"), ENV).unwrap();
+    std::fs::write(cwd.join(".env.local"), "ALLOWED-OK").unwrap();
+    std::fs::create_dir(cwd.join("keys")).unwrap();
+    std::fs::write(cwd.join("keys/k"), KEY).unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[sandbox]\ndeny_read = [\"keys/\"]\nallow_read = [\".env.local\"]\n",
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "cat .env.local; echo; cat .env keys/k; true"}),
+        )),
+        Reply::sse(chat::tool_call("c2", "read", json!({"path": "keys/k"}))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let out = run(env.agent(&server, &["-p", "--permission-mode", "auto", "go"])).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = serde_json::to_string(&server.bodies()).unwrap();
+    for secret in [ENV, KEY] {
+        assert!(!sent.contains(secret), "{secret} reached the model: {sent}");
+    }
+    assert!(sent.contains("ALLOWED-OK"), "{sent}");
+    assert!(
+        sent.contains("(the entry `keys/`)") && sent.contains("(the entry `.env`)"),
+        "{sent}"
+    );
+    assert_eq!(std::fs::read_to_string(cwd.join(".env")).unwrap(), ENV);
+
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[sandbox]\ndeny_read = [\"/srv/keys\"]\nallow_read = [\"/srv/keys/public\"]\n",
+    )
+    .unwrap();
+    let out = run(env.agent(&server, &["-p", "go"])).await;
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("sandbox.allow_read[0]") && out.stderr.contains("`/srv/keys`"),
+        "{}",
+        out.stderr
+    );
+}
