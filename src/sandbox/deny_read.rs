@@ -221,6 +221,19 @@ impl Matcher {
     /// The entry (as written) that keeps `path` (absolute, normalised; `is_dir`: whether it
     /// is a directory) from being read, if any.
     pub fn denies(&self, path: &Path, is_dir: bool) -> Option<&str> {
+        if let Some(entry) = self.denies_itself(path, is_dir) {
+            return Some(entry);
+        }
+        // Inside a directory a pattern keeps (`secrets/`): commands see it empty.
+        path.ancestors()
+            .skip(1)
+            .take_while(|dir| dir.starts_with(&self.rules.cwd) && *dir != self.rules.cwd)
+            .find_map(|dir| self.pattern_denies(dir, true))
+    }
+
+    /// The same for `path` itself, leaving out that a directory a pattern keeps may hold
+    /// it: for walks, which leave such a directory out before they reach what it holds.
+    pub fn denies_itself(&self, path: &Path, is_dir: bool) -> Option<&str> {
         let lifted_path = |denied: &Path| {
             self.rules.allow.iter().any(|a| match &a.kind {
                 Kind::Path(allowed) => denied.starts_with(allowed),
@@ -240,14 +253,7 @@ impl Matcher {
                 return Some(written);
             }
         }
-        if let Some(entry) = self.pattern_denies(path, is_dir) {
-            return Some(entry);
-        }
-        // Inside a directory a pattern keeps (`secrets/`): commands see it empty.
-        path.ancestors()
-            .skip(1)
-            .take_while(|dir| dir.starts_with(&self.rules.cwd) && *dir != self.rules.cwd)
-            .find_map(|dir| self.pattern_denies(dir, true))
+        self.pattern_denies(path, is_dir)
     }
 
     /// The pattern entry that keeps `path` itself, if any.

@@ -97,7 +97,7 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>, denied: Denied) -> Result<
                 use std::os::unix::fs::MetadataExt;
                 entry.metadata().is_ok_and(|m| m.is_file() && m.nlink() > 1)
             };
-            if (is_dir || denied.files) && denied.matcher.denies(path, is_dir).is_some()
+            if (is_dir || denied.files) && denied.matcher.denies_itself(path, is_dir).is_some()
                 || (denied.files
                     && !is_dir
                     && other_names()

@@ -127,7 +127,7 @@ pub fn search(roots: &[PathBuf], budget: usize, deny_read: &DenyRead) -> Found {
             let path = entry.path();
             if matcher.has_patterns()
                 && !kind.is_symlink()
-                && matcher.denies(&path, kind.is_dir()).is_some()
+                && matcher.denies_itself(&path, kind.is_dir()).is_some()
             {
                 found.denied.push(path);
             } else if kind.is_dir() {
