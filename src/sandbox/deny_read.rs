@@ -3,9 +3,9 @@
 //! entry:
 //!
 //! - a path (`/…` or `~/…`): that file, or that directory and everything in it;
-//! - a pattern (anything else), a glob over the working directory's tree: without `/` it
-//!   matches names at any depth (`.env*`), with one the path relative to the working
-//!   directory (`config/*.key`). A pattern matches files; ending it with `/` makes it match
+//! - a pattern (anything else), a glob over the project's tree (the repository holding the
+//!   working directory, else the working directory): without `/` it matches names at any
+//!   depth (`.env*`), with one the path relative to the project's root (`config/*.key`). A pattern matches files; ending it with `/` makes it match
 //!   directories instead (`secrets/`), so that `.env*` never hides a virtualenv named `.env`.
 //!
 //! `allow_read` lifts entries: an allowed path lifts every denied path it names or holds
@@ -51,7 +51,7 @@ pub struct Entry {
 pub enum Kind {
     /// An absolute path.
     Path(PathBuf),
-    /// A glob over the working directory's tree; `dirs`: it matches directories (it ended
+    /// A glob over the project's tree; `dirs`: it matches directories (it ended
     /// with `/`), otherwise files.
     Pattern { glob: String, dirs: bool },
 }
@@ -61,7 +61,7 @@ pub enum Kind {
 pub struct DenyRead {
     pub deny: Vec<Entry>,
     pub allow: Vec<Entry>,
-    /// The working directory patterns are matched under.
+    /// The directory patterns are matched under: the project's root.
     pub cwd: PathBuf,
 }
 
@@ -203,7 +203,7 @@ struct Pattern {
     matcher: GlobMatcher,
     /// It matches directories (it ended with `/`), otherwise files.
     dirs: bool,
-    /// It matches the path relative to the working directory, otherwise names.
+    /// It matches the path relative to the project's root, otherwise names.
     whole_path: bool,
 }
 
