@@ -157,6 +157,12 @@ pub struct SandboxTable {
     pub network: Option<bool>,
     #[serde(default)]
     pub writable_roots: Vec<String>,
+    /// Paths and patterns commands and the file tools may not read, added to the defaults.
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+    /// Exceptions to `deny_read` (its defaults included).
+    #[serde(default)]
+    pub allow_read: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -449,7 +449,7 @@ fn resolve(
             .keep_recent_tokens
             .unwrap_or(compaction_defaults.keep_recent_tokens),
     };
-    let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd)
+    let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd, &paths.home)
         .map_err(|(key, message)| file_error(&key, message))?;
     let checkpoints = checkpoint_settings(&file.checkpoints).map_err(|(k, m)| file_error(k, m))?;
     let agents = agents_settings(&file.agents, task_listed).map_err(|(k, m)| file_error(k, m))?;

@@ -111,22 +111,22 @@ pub fn open(
             cwd,
             sandbox,
         } => {
+            let dir = match cwd {
+                Some(dir) => env.cwd.join(dir),
+                None => env.cwd.clone(),
+            };
             let policy = if *sandbox {
-                sandbox_policy(&env.sandbox)?
+                sandbox_policy(&env.sandbox, &dir)?
             } else {
                 None
             };
-            let mut cmd = new_command(command, args, policy.as_deref());
+            let mut cmd = new_command(command, args, policy.as_ref());
             for hidden in &env.hidden_env {
                 if !extra.contains_key(hidden) {
                     cmd.env_remove(hidden);
                 }
             }
             cmd.envs(extra);
-            let dir = match cwd {
-                Some(dir) => env.cwd.join(dir),
-                None => env.cwd.clone(),
-            };
             cmd.current_dir(&dir);
             die_with_parent(&mut cmd);
             if let Some(policy) = &policy {
@@ -197,10 +197,10 @@ fn spawn_error(command: &str, dir: &std::path::Path, error: &std::io::Error) -> 
 /// The policy a server with `sandbox = true` runs under: `None` when the user turned the
 /// sandbox off (`--sandbox off` runs everything unsandboxed), an error when this machine
 /// cannot enforce it — such a server is never started unsandboxed behind the user's back.
-fn sandbox_policy(sandbox: &Sandbox) -> Result<Option<std::sync::Arc<Policy>>, String> {
+fn sandbox_policy(sandbox: &Sandbox, cwd: &std::path::Path) -> Result<Option<Policy>, String> {
     match (&sandbox.status, &sandbox.policy) {
         (Status::Off, _) => Ok(None),
-        (Status::Enforced, Some(policy)) => Ok(Some(policy.clone())),
+        (Status::Enforced, Some(_)) => Ok(sandbox.command_policy(cwd)),
         (Status::Unavailable(reason), _) => Err(format!(
             "it is to run inside the sandbox (`sandbox = true`), which is unavailable here: \
              {reason}; `sandbox = false` in its table runs it unsandboxed"

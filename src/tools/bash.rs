@@ -110,7 +110,8 @@ impl Tool for BashTool {
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Result<ToolOutput> {
     let (reader, writer) = std::io::pipe()?;
     let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
-    let sandbox = ctx.settings.sandbox.policy.as_deref();
+    let policy = ctx.settings.sandbox.command_policy_async(&ctx.cwd).await;
+    let sandbox = policy.as_ref();
     // Dropped before the command ends on its own (this future dropped: the agent quits
     // mid-command), it takes everything the command started with it.
     let mut running: Supervised = process::start_command(
@@ -176,9 +177,8 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
     let (mut text, truncated, spill_path) = output.finish().await;
     let status = status::status(ending, &finished, command_pid);
-    let blocked = sandbox
-        .filter(|_| status.is_error)
-        .and_then(|policy| diagnose(policy, &ctx.cwd, &text));
+    // Whatever the exit code: a command that shrugged off a refusal is told about it too.
+    let blocked = sandbox.and_then(|policy| diagnose(policy, &ctx.cwd, &text));
     text.push_str("\n\n");
     text.push_str(&status.lines.join("\n"));
     if let Some(blocked) = &blocked {
@@ -186,6 +186,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
             "\nBlocked by the sandbox: {}. {}",
             blocked.boundary, blocked.remedy
         ));
+    }
+    let planted = sandbox.and_then(crate::sandbox::diagnose::planted_repository);
+    if let Some(planted) = &planted {
+        text.push_str(&format!("\nNote: {planted}"));
     }
     let mut details = json!({
         "exitCode": status.exit_code,
@@ -212,9 +216,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
 /// `background: true`: start the command as a background shell and report its id and the
 /// output of its first moments.
 async fn start_in_background(command: &str, ctx: &ToolContext) -> ToolOutput {
+    let policy = ctx.settings.sandbox.command_policy_async(&ctx.cwd).await;
     let options = super::background::StartOptions {
         supervisor: &ctx.settings.supervisor,
-        sandbox: ctx.settings.sandbox.policy.as_deref(),
+        sandbox: policy.as_ref(),
         cwd: &ctx.cwd,
         hidden_env: &ctx.settings.hidden_env,
     };

@@ -7,6 +7,7 @@ use super::identity::File;
 use super::path::{display, not_found_message, resolve};
 use super::visibility::Hidden;
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use crate::sandbox::deny_read::DenyRead;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -70,15 +71,16 @@ impl Tool for LsTool {
             };
             let cwd = ctx.cwd.clone();
             let hidden = ctx.hidden.clone();
+            let deny_read = ctx.settings.sandbox.deny_read.clone();
             run_blocking(&ctx.cancel, false, move || {
-                list(&cwd, &args, hidden.as_ref())
+                list(&cwd, &args, hidden.as_ref(), &deny_read)
             })
             .await
         })
     }
 }
 
-fn list(cwd: &Path, args: &Args, hidden: Option<&Arc<Hidden>>) -> ToolOutput {
+fn list(cwd: &Path, args: &Args, hidden: Option<&Arc<Hidden>>, deny_read: &DenyRead) -> ToolOutput {
     let dir = match args
         .path
         .as_deref()
@@ -88,6 +90,10 @@ fn list(cwd: &Path, args: &Args, hidden: Option<&Arc<Hidden>>) -> ToolOutput {
         Some(raw) => resolve(cwd, raw),
         None => cwd.to_path_buf(),
     };
+    // A denied directory's entries are as unreadable as its files (commands see it empty).
+    if let Some(refusal) = deny_read.matcher().refuse(&dir, &[]) {
+        return ToolOutput::error(refusal);
+    }
     let shown = display(cwd, &dir);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -158,6 +164,7 @@ mod tests {
                 limit,
             },
             None,
+            &DenyRead::default(),
         )
     }
 

@@ -85,8 +85,22 @@ impl Tool for ReadTool {
             // File reading is blocking I/O; keep it off the async workers.
             let (cancel, files) = (ctx.cancel.clone(), ctx.files.clone());
             let hidden = ctx.hidden.clone();
+            let sandbox = ctx.settings.sandbox.clone();
             run_blocking(&ctx.cancel, false, move || {
-                read_window(&cwd, &args, &cancel, &files, hidden.as_deref())
+                let path = resolve(&cwd, &args.path);
+                let known = sandbox.nested.get().denied;
+                let deny_read = sandbox.deny_read.matcher();
+                if let Some(refusal) = deny_read.refuse(&path, &known) {
+                    return ToolOutput::error(refusal);
+                }
+                read_window(
+                    &cwd,
+                    &args,
+                    &cancel,
+                    &files,
+                    hidden.as_deref(),
+                    Some(&deny_read),
+                )
             })
             .await
         })
@@ -103,6 +117,7 @@ fn read_window(
     cancel: &CancellationToken,
     files: &FileMemory,
     hidden: Option<&Hidden>,
+    deny_read: Option<&crate::sandbox::deny_read::Matcher>,
 ) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
@@ -124,6 +139,10 @@ fn read_window(
     if let Some(refusal) =
         hidden.and_then(|h| h.refuses("read", &shown, &identity::File::of_open(&file, &metadata)))
     {
+        return ToolOutput::error(refusal);
+    }
+    // Where the file opened really is: a link swapped in after the path was checked.
+    if let Some(refusal) = deny_read.and_then(|m| m.refuse_opened(&path, &file)) {
         return ToolOutput::error(refusal);
     }
     if has_image_extension(&path) {
@@ -370,6 +389,7 @@ mod tests {
             &CancellationToken::new(),
             &FileMemory::default(),
             None,
+            None,
         )
     }
 
@@ -470,6 +490,7 @@ mod tests {
                 &CancellationToken::new(),
                 &FileMemory::default(),
                 Some(&hidden),
+                None,
             )
         };
         let refused = read("x");

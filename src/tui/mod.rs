@@ -12,7 +12,7 @@ mod clipboard;
 pub mod commands;
 pub mod composer;
 mod copy;
-mod diff_view;
+pub mod diff_view;
 mod events;
 mod frame_diff;
 pub mod history;

@@ -769,7 +769,7 @@ async fn mcp_tools_follow_the_permission_mode_and_rules() {
 async fn a_sandboxed_server_writes_only_where_commands_may() {
     use agent::sandbox::{Sandbox, SandboxConfig, SandboxMode, Status as SandboxStatus};
     // Outside the system temp directory, which sandboxed processes may write.
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = crate::support::sandbox::outside();
     let [workspace, outside, free] = ["ws", "out", "free"].map(|d| base.path().join(d));
     for dir in [&workspace, &outside, &free] {
         std::fs::create_dir(dir).unwrap();
@@ -777,7 +777,7 @@ async fn a_sandboxed_server_writes_only_where_commands_may() {
     let config = SandboxConfig {
         mode: SandboxMode::WorkspaceWrite,
         network: false,
-        writable_roots: Vec::new(),
+        ..SandboxConfig::default()
     };
     let sandbox = Sandbox::start(&config, &workspace);
     assert_eq!(
@@ -814,6 +814,7 @@ async fn a_server_asking_for_an_unavailable_sandbox_is_not_started() {
         mode: SandboxMode::WorkspaceWrite,
         policy: None,
         status: SandboxStatus::Unavailable("no Landlock in this kernel".into()),
+        ..Sandbox::default()
     };
     let mcp = start_in(
         vec![stdio_config(

@@ -23,5 +23,6 @@ pub mod process;
 pub mod proxy;
 pub mod pty;
 pub mod responses;
+pub mod sandbox;
 pub mod server;
 pub mod skip;

@@ -60,6 +60,8 @@ pub struct NewOutput {
     /// Bytes dropped (over the kept size) before the model could read them.
     pub dropped: usize,
     pub status: ShellStatus,
+    /// What the sandbox refused, as this output shows it.
+    pub blocked: Option<crate::sandbox::diagnose::Blocked>,
 }
 
 /// One shell as `/ps` lists it.
@@ -175,6 +177,8 @@ struct Shell {
     /// Set once the shell has finished its ending (killed, or the registry dropped).
     ended: watch::Sender<bool>,
     kill: CancellationToken,
+    /// The policy it runs under and where, to explain what the sandbox refused.
+    sandbox: Option<(Policy, std::path::PathBuf)>,
 }
 
 /// The agent's background shells.
@@ -248,6 +252,9 @@ impl BackgroundShells {
             status: watch::Sender::new(ShellStatus::Running),
             ended: watch::Sender::new(false),
             kill: CancellationToken::new(),
+            sandbox: options
+                .sandbox
+                .map(|policy| (policy.clone(), options.cwd.to_path_buf())),
         });
         let number = {
             let mut inner = lock(&self.inner);
@@ -315,10 +322,15 @@ impl BackgroundShells {
         // The status first: output read after an exit is complete.
         let status = *shell.status.borrow();
         let (text, dropped) = lock(&shell.output).take(status != ShellStatus::Running);
+        let blocked = shell
+            .sandbox
+            .as_ref()
+            .and_then(|(policy, cwd)| crate::sandbox::diagnose::diagnose(policy, cwd, &text));
         Some(NewOutput {
             text,
             dropped,
             status,
+            blocked,
         })
     }
 

@@ -81,6 +81,12 @@ pub fn render(id: &str, new: &NewOutput, filter: Option<&grep_regex::RegexMatche
         }
     }
     text.push_str(&format!("[{id}: {}]", new.status.describe()));
+    if let Some(blocked) = &new.blocked {
+        text.push_str(&format!(
+            "\nBlocked by the sandbox: {}. {}",
+            blocked.boundary, blocked.remedy
+        ));
+    }
     text
 }
 
