@@ -29,6 +29,8 @@ fn main() -> ExitCode {
     if let Some(code) = agent::tools::process::supervisor::run_if_asked() {
         return code;
     }
+    // Under `ulimit -f` a write past the limit fails instead of killing the agent.
+    agent::file_size_limit::catch_sigxfsz();
     let cli = parse_command_line();
     if let Some(key) = &cli.api_key {
         // A key on the command line leaves /proc/<pid>/cmdline at once (a sandboxed command
@@ -88,6 +90,13 @@ fn main() -> ExitCode {
         },
         _ => None,
     };
+    // Commands' supervisors are forked by a small server forked now, while this process
+    // still has one thread (tools::process::forkserver).
+    #[cfg(target_os = "linux")]
+    // SAFETY: single-threaded still: the async runtime starts below.
+    unsafe {
+        agent::tools::process::forkserver::start();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -116,11 +125,12 @@ fn main() -> ExitCode {
         let prepared = match modes::prepare(&cli, &mut settings, can_ask).await {
             Ok(prepared) => prepared,
             Err(e) => {
-                eprintln!("agent: {e}");
+                eprintln!("agent: {}", modes::one_line(&e.to_string()));
                 return 1;
             }
         };
         let mcp = prepared.mcp.clone();
+        let lsp = settings.tool_settings.lsp.clone();
         let code = if front_end == FrontEnd::Interactive {
             let start = agent::tui::Start {
                 prompt: Some(cli.prompt.join(" ")),
@@ -149,6 +159,10 @@ fn main() -> ExitCode {
         };
         // Every MCP server ends with the agent, stdio servers' process groups included.
         mcp.shut_down().await;
+        // So does every language server, with everything it started.
+        if let Some(lsp) = lsp {
+            lsp.shut_down().await;
+        }
         code
     });
     // Don't wait for stray blocking work (e.g. a stdin read) on the way out.

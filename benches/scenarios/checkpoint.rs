@@ -1,7 +1,7 @@
 //! The checkpoint before a mutating tool call: a 10,000-file tree (100 directories of 100
 //! files) where one file changed since the last checkpoint, in process (the engine takes
 //! checkpoints on a blocking thread of its own process) — on Linux only the changed
-//! directory is read (the kernel says which), elsewhere, and for the first two checkpoints
+//! directory is read (the kernel says which), elsewhere, and for the first checkpoints
 //! of a process, the whole tree is walked (both are measured). Also the first, full
 //! checkpoint of the tree, and the first one of a new process (its index rebuilt from disk).
 

@@ -3,11 +3,17 @@
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
 //! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
-//! at once, and a connection's cost through the sandbox's egress proxy. It starts its own loopback model server (and MCP server) and needs nothing but
+//! at once, what language-server diagnostics add to an edit, what the sandbox adds to a
+//! command, and a connection's cost through the sandbox's egress proxy. It starts its own
+//! loopback model server (and MCP server) and needs nothing but
 //! the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
 //!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
+//!     BENCH_BASELINE=/path/to/older/agent cargo bench --bench scenarios -- tools exit
+//!
+//! With `BENCH_BASELINE`, the scenarios that compare (`version`, `tools`, `exit`) alternate
+//! their runs between that binary and this build.
 //!
 //! Figures are medians over several runs; nothing here asserts on time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a dev tool: failing loudly is fine
@@ -17,8 +23,13 @@
 mod chat;
 mod checkpoint;
 mod egress;
+mod exit;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
+mod lsp;
+#[allow(dead_code)]
+#[path = "../../tests/fixtures/lsp_server.rs"]
+mod lsp_server;
 mod mcp;
 #[path = "../../tests/support/mcp_fixture.rs"]
 mod mcp_fixture;
@@ -31,6 +42,7 @@ mod pty;
 #[allow(dead_code)]
 #[path = "../../tests/support/registry.rs"]
 mod registry;
+mod sandbox;
 #[allow(dead_code)]
 #[path = "../../tests/support/server.rs"]
 mod server;
@@ -56,9 +68,26 @@ struct Bench {
     runs: usize,
 }
 
+/// The binaries a comparing scenario alternates between: this build alone, or (with
+/// `BENCH_BASELINE=/path/to/agent`) that baseline and this build, each with the label its
+/// rows get.
+fn agents_to_compare() -> Vec<(String, String)> {
+    match std::env::var("BENCH_BASELINE") {
+        Ok(baseline) if !baseline.is_empty() => vec![
+            (format!(" — baseline {baseline}"), baseline),
+            (" — this build".to_string(), AGENT.to_string()),
+        ],
+        _ => vec![(String::new(), AGENT.to_string())],
+    }
+}
+
 impl Bench {
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(AGENT);
+        self.command_of(AGENT, args)
+    }
+
+    fn command_of(&self, program: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         command
             .args(["--base-url", &self.server.v1(), "--model", "bench-model"])
             .args(args)
@@ -112,14 +141,21 @@ fn print_row(name: &str, sample: &Sample) {
 }
 
 fn version(bench: &Bench) -> anyhow::Result<()> {
-    let samples = (0..bench.runs * 4)
-        .map(|_| {
-            let mut command = Command::new(AGENT);
+    let agents = agents_to_compare();
+    let mut samples = vec![Vec::new(); agents.len()];
+    for _ in 0..bench.runs * 4 {
+        for (which, (_, program)) in agents.iter().enumerate() {
+            let mut command = Command::new(program);
             command.arg("--version").stdout(Stdio::null());
-            measure::run(command)
-        })
-        .collect::<anyhow::Result<Vec<Sample>>>()?;
-    print_row("`agent --version`", &median(&samples));
+            samples[which].push(measure::run(command)?);
+        }
+    }
+    for (which, (suffix, _)) in agents.iter().enumerate() {
+        print_row(
+            &format!("`agent --version`{suffix}"),
+            &median(&samples[which]),
+        );
+    }
     Ok(())
 }
 
@@ -130,39 +166,46 @@ async fn measure_blocking(command: Command) -> anyhow::Result<Sample> {
         .context("the measuring thread")?
 }
 
+/// Ten `bash` tool rounds and a 2,000-delta answer; alternating between the binaries of
+/// `agents_to_compare` run by run.
 async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) -> anyhow::Result<()> {
-    let mut samples = Vec::new();
-    let mut gaps = Vec::new();
+    let agents = agents_to_compare();
+    let mut samples = vec![Vec::new(); agents.len()];
+    let mut gaps = vec![Vec::new(); agents.len()];
     for _ in 0..bench.runs {
-        let before = bench.server.requests().len();
-        for round in 0..10 {
-            bench.server.push(fast(chat::tool_call(
-                &format!("call_{round}"),
-                "bash",
-                json!({"command": format!("echo round {round}")}),
-            )));
-        }
-        bench.server.push(text_reply(&words(2000, "END")));
-        let mut args = vec!["--permission-mode", "auto", "--no-session"];
-        args.extend_from_slice(mode);
-        args.push("go");
-        let command = bench.command(&args);
-        samples.push(measure_blocking(command).await?);
-        // Tool round overhead: from the end of a tool-call response to the next request.
-        let requests = bench.server.requests();
-        let replies = bench.server.reply_times();
-        for i in before..before + 10 {
-            if let (Some(reply), Some(next)) = (replies.get(i), requests.get(i + 1)) {
-                gaps.push(next.received.saturating_duration_since(*reply));
+        for (which, (_, program)) in agents.iter().enumerate() {
+            let before = bench.server.requests().len();
+            for round in 0..10 {
+                bench.server.push(fast(chat::tool_call(
+                    &format!("call_{round}"),
+                    "bash",
+                    json!({"command": format!("echo round {round}")}),
+                )));
+            }
+            bench.server.push(text_reply(&words(2000, "END")));
+            let mut args = vec!["--permission-mode", "auto", "--no-session"];
+            args.extend_from_slice(mode);
+            args.push("go");
+            let command = bench.command_of(program, &args);
+            samples[which].push(measure_blocking(command).await?);
+            // Tool round overhead: from the end of a tool-call response to the next request.
+            let requests = bench.server.requests();
+            let replies = bench.server.reply_times();
+            for i in before..before + 10 {
+                if let (Some(reply), Some(next)) = (replies.get(i), requests.get(i + 1)) {
+                    gaps[which].push(next.received.saturating_duration_since(*reply));
+                }
             }
         }
     }
-    print_row(label, &median(&samples));
-    if !gaps.is_empty() {
-        println!(
-            "| one tool round (response end → next request), {label} | {:.1} ms | | |",
-            median_duration(&gaps).as_secs_f64() * 1000.0
-        );
+    for (which, (suffix, _)) in agents.iter().enumerate() {
+        print_row(&format!("{label}{suffix}"), &median(&samples[which]));
+        if !gaps[which].is_empty() {
+            println!(
+                "| one tool round (response end → next request), {label}{suffix} | {:.2} ms | | |",
+                median_duration(&gaps[which]).as_secs_f64() * 1000.0
+            );
+        }
     }
     Ok(())
 }
@@ -556,6 +599,31 @@ fn build_line() -> String {
     )
 }
 
+/// Put each measured binary in the page cache the same way, as a program read from disk
+/// is: how a file came into the cache changes the resident memory of every process that
+/// maps it (a binary just written by the linker or `cp` sits in large folios, which a
+/// page fault maps whole: up to ~3.5 MB more resident code for the same run, measured
+/// here). Its cached pages are dropped, then one `--version` run reads it back.
+fn settle_page_cache() {
+    for (_, program) in agents_to_compare() {
+        if let Ok(file) = std::fs::File::open(&program) {
+            // SAFETY: posix_fadvise on an open descriptor has no memory-safety preconditions.
+            unsafe {
+                libc::posix_fadvise(
+                    std::os::fd::AsRawFd::as_raw_fd(&file),
+                    0,
+                    0,
+                    libc::POSIX_FADV_DONTNEED,
+                );
+            }
+        }
+        let _ = Command::new(&program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status();
+    }
+}
+
 fn want(filters: &[String], name: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
 }
@@ -564,6 +632,11 @@ fn main() -> anyhow::Result<()> {
     // The MCP scenarios run this binary as their MCP server (`MCP_FIXTURE=stdio`).
     mcp_fixture::serve_stdio_if_asked();
     let raw: Vec<String> = std::env::args().skip(1).collect();
+    // The language-server scenarios run this binary as their server.
+    if raw.first().map(String::as_str) == Some(lsp::SERVE_FLAG) {
+        lsp_server::serve(raw[1..].to_vec());
+        return Ok(());
+    }
     if raw.first().map(String::as_str) == Some("__measure") {
         return measure::runner_main(&raw[1..]);
     }
@@ -588,6 +661,7 @@ fn main() -> anyhow::Result<()> {
             cwd: tempfile::tempdir().context("creating a working directory")?,
             runs,
         };
+        settle_page_cache();
         println!("{}", build_line());
         println!("| scenario | wall | CPU (user+sys) | peak RSS |");
         println!("|---|---|---|---|");
@@ -641,6 +715,9 @@ fn main() -> anyhow::Result<()> {
         if want(&args, "checkpoint") {
             checkpoint::run(bench.runs)?;
         }
+        if want(&args, "exit") {
+            exit::run(&bench).await?;
+        }
         if want(&args, "proxy") {
             proxy::run(&bench).await?;
         }
@@ -652,6 +729,12 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "egress") {
             egress::run(bench.runs).await?;
+        }
+        if want(&args, "lsp") {
+            lsp::run(&bench).await?;
+        }
+        if want(&args, "sandbox") {
+            sandbox::run(&bench).await?;
         }
         Ok(())
     })

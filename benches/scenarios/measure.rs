@@ -1,5 +1,7 @@
 //! Measuring a child process: wall time, CPU time (user + system) and peak RSS, either at
-//! exit (`wait4`'s resource usage) or while it runs (`/proc`).
+//! exit (`wait4`'s resource usage) or while it runs (`/proc`). CPU measured at exit is that
+//! of the agent and of every process it started that has ended (its commands, their
+//! supervisors, its fork server): the runner is their subreaper.
 //!
 //! A process's peak RSS survives `exec` and starts at its parent's size when it was
 //! spawned, so a child of this (large) harness would report the harness's memory. Runs are
@@ -120,6 +122,10 @@ pub fn runner_main(args: &[String]) -> anyhow::Result<()> {
 }
 
 fn spawn_and_wait(mut command: Command) -> anyhow::Result<Sample> {
+    // Processes the agent starts that outlive it (its fork server, which ends with it)
+    // come up to the runner, which reaps them below: their CPU time counts too.
+    // SAFETY: prctl has no memory-safety preconditions.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     let started = Instant::now();
     let child = command
         .spawn()
@@ -139,9 +145,27 @@ fn spawn_and_wait(mut command: Command) -> anyhow::Result<Sample> {
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         bail!("{:?} failed: wait status {status}", command.get_program());
     }
+    // Reap what came up to the runner (for at most two seconds: a daemon a command left
+    // running is not waited for).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        // SAFETY: waitpid on the runner's own children.
+        let reaped = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+        if reaped < 0 || Instant::now() >= deadline {
+            break;
+        }
+        if reaped == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    // Every process reaped so far: the agent, what it reaped (its commands' supervisors)
+    // and what the runner reaped.
+    // SAFETY: an all-zero rusage is valid; getrusage fills it.
+    let mut all: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut all) };
     Ok(Sample {
         wall,
-        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
+        cpu: timeval(all.ru_utime) + timeval(all.ru_stime),
         peak_rss_kb: usage.ru_maxrss as u64,
     })
 }

@@ -85,6 +85,7 @@ pub fn generate(
                 tokens_after: 20_000,
                 model: Some(("bench", "bench-model")),
                 thinking: Some(ThinkingLevel::Off),
+                name: None,
             };
             let line = encode(entry, &id, parent.as_deref(), timestamp)?;
             out.write_all(&line).context("writing the session")?;

@@ -7,8 +7,10 @@
 //! session as a compaction entry: nothing is deleted from the file.
 
 use super::cut::choose_cut;
+use super::retry::{Attempts, Next};
 use super::state::{RunSettings, Shared, lock};
 use crate::llm::assembler::Assembler;
+use crate::llm::error::ProviderError;
 use crate::llm::request::{ModelRequest, ThinkingLevel};
 use crate::protocol::event::{AgentEvent, CompactionReason};
 use crate::protocol::message::{
@@ -364,6 +366,7 @@ async fn summarise_and_replace(
     // The settings in use now (a model switched during the run included), so a reader
     // that starts at this compaction knows them without reading what came before.
     let current = Arc::clone(&lock(&shared.settings));
+    let name = lock(&shared.state).session_name.clone();
     let (entry_id, _) = shared
         .persist_at(
             NewEntry::Compaction {
@@ -373,6 +376,7 @@ async fn summarise_and_replace(
                 tokens_after: after,
                 model: Some((&current.provider.settings().name, &current.model.id)),
                 thinking: Some(current.thinking),
+                name: name.as_deref(),
             },
             compacted_at,
         )
@@ -403,15 +407,54 @@ async fn request_summary(
         thinking: ThinkingLevel::Off,
         web_search: None,
     };
-    let mut assembler = Assembler::new(&settings.provider.settings().name, &settings.model.id);
-    let mut deltas = Vec::new();
-    settings
-        .provider
-        .stream(&request, cancel, &mut |event| {
-            assembler.apply(event, &mut deltas)
-        })
-        .await
-        .map_err(|e| format!("the summary request failed: {e}"))?;
+    // The same retry policy as the run's model calls: a summary lost to a dropped
+    // connection would leave a conversation too long to go on.
+    let mut attempts = Attempts::default();
+    let (assembler, mut deltas) = loop {
+        let mut assembler = Assembler::new(&settings.provider.settings().name, &settings.model.id);
+        let mut deltas = Vec::new();
+        let result = settings
+            .provider
+            .stream(&request, cancel, &mut |event| {
+                assembler.apply(event, &mut deltas)
+            })
+            .await;
+        let error = match result {
+            Ok(()) => break (assembler, deltas),
+            Err(error) => error,
+        };
+        let failed = |error: &ProviderError| format!("the summary request failed: {error}");
+        if cancel.is_cancelled() {
+            return Err(failed(&error));
+        }
+        let next = if settings.auto_retry {
+            attempts.after(&settings.retry, &error)
+        } else {
+            Next::GiveUp
+        };
+        let delay = match next {
+            Next::Retry { delay, .. } => delay,
+            Next::TooLong(requested) => {
+                return Err(format!(
+                    "{} (the provider asks to wait {} before trying again, more than \
+                     retry.max_retry_delay_ms allows)",
+                    failed(&error),
+                    crate::llm::timeouts::describe(requested)
+                ));
+            }
+            Next::GiveUp => return Err(failed(&error)),
+        };
+        tracing::warn!(
+            attempt = attempts.retries(),
+            delay_ms = crate::time::millis(delay),
+            %error,
+            "retrying the summary request"
+        );
+        tokio::select! {
+            () = cancel.cancelled() => return Err(failed(&error)),
+            () = tokio::time::sleep(delay) => {}
+        }
+    };
     let (message, _) = assembler.finish(&mut deltas);
     let summary = message.text();
     if summary.trim().is_empty() {
@@ -540,6 +583,7 @@ mod tests {
             tool_settings: Default::default(),
             limits: Default::default(),
             retry: Default::default(),
+            auto_retry: true,
             compaction: CompactionSettings::default(),
             cwd: std::path::PathBuf::from("/"),
         };

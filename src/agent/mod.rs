@@ -5,18 +5,23 @@
 mod changes;
 mod checkpoints;
 pub mod children;
+pub mod commands;
 pub mod compaction;
+mod controls;
 mod cut;
+mod forks;
 pub mod guard;
 mod history;
 mod hook_points;
 pub mod limits;
+mod lsp_points;
 pub mod mentions;
 mod model_call;
 pub mod permissions;
 mod phase;
 pub mod plan_mode;
 pub mod queue;
+mod retry;
 pub mod rewind;
 mod run;
 mod state;
@@ -25,8 +30,10 @@ mod tool_calls;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::ThinkingLevel;
+use crate::protocol::command::Delivery;
 use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
 use crate::protocol::message::{AssistantMessage, Message, Usage, UserMessage};
+use crate::protocol::outcome::{CommandError, SessionIdentity};
 use crate::session::SessionWriter;
 use crate::tools::permission::{PermissionMode, PermissionRules, Permissions};
 use crate::tools::source::ToolSource;
@@ -78,31 +85,29 @@ pub struct AgentConfig {
     pub agents: Option<children::AgentsSettings>,
     /// The hooks to run (docs/extensions.md); `Hooks::default()` runs none.
     pub hooks: Arc<crate::extensions::hooks::Hooks>,
+    /// The models the configuration offers (`SetModel`, a command's or a sub-agent's
+    /// `model`); `None`: no model can be chosen by name.
+    pub models: Option<Arc<dyn commands::models::Models>>,
+    /// The custom commands and skills a prompt may start with (`/name`).
+    pub extensions: Arc<crate::extensions::Extensions>,
+    /// The session's id: the one `session::open` made (also for a session not kept on
+    /// disk, whose checkpoints it names). `None`: the writer's, or a new one.
+    pub session_id: Option<String>,
+    /// Where new sessions are created (`NewSession`, resuming by id); `None`: nowhere, so
+    /// only sessions not kept on disk can be started.
+    pub sessions_dir: Option<PathBuf>,
 }
 
 /// The user's answer to a `tool_approval_request`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Approval {
-    Allow,
-    /// Allow, and allow the same call again for the rest of the session.
-    AllowSession,
-    /// Allow this once, outside the command sandbox.
-    AllowUnsandboxed,
-    /// Deny, optionally telling the model why.
-    Deny(Option<String>),
-    /// Deny, and deny every call of the same tool for the rest of the session.
-    DenySession,
-}
+pub use crate::protocol::command::ApprovalDecision as Approval;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum AgentError {
-    #[error(
-        "a run is already active; send the message with streamingBehavior \"steer\" or \"followUp\""
-    )]
+    #[error("{}", CommandError::Busy)]
     Busy,
-    #[error("no tool call `{0}` is waiting for approval")]
+    #[error("{}", CommandError::NoSuchApproval(.0.clone()))]
     NoSuchApproval(String),
-    #[error("no run is active to steer; send the message as a prompt")]
+    #[error("{}", CommandError::Idle)]
     Idle,
     #[error("{0}")]
     Compaction(String),
@@ -121,6 +126,27 @@ pub enum AgentError {
         "no user message `{0}` in the conversation (a rewind goes back to a message still in the context)"
     )]
     NoSuchMessage(String),
+    #[error("a session name cannot be empty")]
+    EmptyName,
+}
+
+impl From<AgentError> for CommandError {
+    fn from(error: AgentError) -> Self {
+        let message = error.to_string();
+        match error {
+            AgentError::Busy => CommandError::Busy,
+            AgentError::NoSuchApproval(id) => CommandError::NoSuchApproval(id),
+            AgentError::Idle => CommandError::Idle,
+            AgentError::Compaction(_) => CommandError::Compaction(message),
+            AgentError::EmptyName => CommandError::Session(message),
+            AgentError::Unsaved(_) => CommandError::Unsaved(message),
+            AgentError::Checkpoint(_) => CommandError::Checkpoint(message),
+            AgentError::ChangedOutside(paths) => CommandError::ChangedOutside { paths, message },
+            AgentError::NoSuchMessage(entry_id) => {
+                CommandError::NoSuchMessage { entry_id, message }
+            }
+        }
+    }
 }
 
 /// A point-in-time view of the agent, for `get_state` and status lines.
@@ -146,6 +172,13 @@ pub struct Snapshot {
     /// Where the agent's state machine is, and how long it has been there.
     pub state: RunState,
     pub state_elapsed: std::time::Duration,
+    /// The session written to: its id, file and head.
+    pub session: SessionIdentity,
+    /// Compaction and retries happen on their own.
+    pub auto_compaction: bool,
+    pub auto_retry: bool,
+    /// The session's name, if it was given one.
+    pub session_name: Option<String>,
 }
 
 pub struct Agent {
@@ -182,6 +215,7 @@ impl Agent {
             tool_settings: Arc::new(config.tool_settings),
             limits: config.limits,
             retry: config.retry,
+            auto_retry: true,
             compaction: config.compaction,
             cwd: config.cwd,
         };
@@ -207,7 +241,15 @@ impl Agent {
             model_after_run: None,
             session_context: Vec::new(),
             search_unsupported_told: false,
+            retry_wait: None,
+            session_name: config.session.as_ref().and_then(|s| s.name()),
         };
+        let session_id = config
+            .session
+            .as_ref()
+            .map(|s| s.id().to_string())
+            .or(config.session_id)
+            .unwrap_or_else(crate::session::new_id);
         let (idle, _) = watch::channel(true);
         let agent = Agent {
             shared: Arc::new(Shared {
@@ -215,6 +257,8 @@ impl Agent {
                 streaming: Mutex::new(None),
                 settings: Mutex::new(Arc::new(settings)),
                 session: Mutex::new(config.session),
+                session_id: Mutex::new(session_id),
+                sessions_dir: config.sessions_dir,
                 emitter: Default::default(),
                 idle,
                 clock: phase::StateClock::new(),
@@ -222,6 +266,8 @@ impl Agent {
                 checkpoints: config.checkpoints,
                 children: children.clone(),
                 hooks: config.hooks,
+                models: config.models,
+                extensions: config.extensions,
             }),
         };
         if let Some(children) = &children {
@@ -242,12 +288,7 @@ impl Agent {
 
     /// Start a run with this message; an error while a run is active.
     pub fn prompt(&self, message: UserMessage) -> Result<(), AgentError> {
-        let mut state = lock(&self.shared.state);
-        if state.running {
-            return Err(AgentError::Busy);
-        }
-        run::spawn_run(&self.shared, &mut state, vec![message]);
-        Ok(())
+        self.deliver(message, None, Delivery::Start).map(drop)
     }
 
     /// `prompt`, with `model` (when given) used for this run only: the current model comes
@@ -257,55 +298,61 @@ impl Agent {
         message: UserMessage,
         model: Option<(Arc<Provider>, ModelInfo)>,
     ) -> Result<(), AgentError> {
-        let mut state = lock(&self.shared.state);
-        if state.running {
-            return Err(AgentError::Busy);
-        }
-        if let Some((provider, model)) = model {
-            let mut settings = lock(&self.shared.settings);
-            let mut next = RunSettings::clone(&settings);
-            let previous = (
-                std::mem::replace(&mut next.provider, provider),
-                std::mem::replace(&mut next.model, model),
-            );
-            *settings = Arc::new(next);
-            state.model_after_run.get_or_insert(previous);
-        }
-        run::spawn_run(&self.shared, &mut state, vec![message]);
-        Ok(())
+        self.deliver(message, model, Delivery::Start).map(drop)
     }
 
     /// Deliver after the current tool call, skipping the message's remaining calls. When
     /// idle, starts a run with the message.
     pub fn steer(&self, message: UserMessage) {
-        self.enqueue(message, |state| &mut state.steering);
+        let _ = self.deliver(message, None, Delivery::Steer);
     }
 
     /// Steer the run that is active; unlike `steer`, never starts one (`Idle` when none
     /// runs), so a front end that answers each run's prompt never gets a run it did not ask for.
     pub fn steer_running(&self, message: UserMessage) -> Result<(), AgentError> {
-        let mut state = lock(&self.shared.state);
-        if !state.running {
-            return Err(AgentError::Idle);
-        }
-        state.steering.push(message);
-        self.shared.emit(Shared::queue_update_event(&state));
-        Ok(())
+        self.deliver(message, None, Delivery::SteerRunning)
+            .map(drop)
     }
 
     /// Deliver when the agent would otherwise stop. When idle, starts a run with it.
     pub fn follow_up(&self, message: UserMessage) {
-        self.enqueue(message, |state| &mut state.follow_up);
+        let _ = self.deliver(message, None, Delivery::FollowUp);
     }
 
-    fn enqueue(&self, message: UserMessage, queue: impl FnOnce(&mut State) -> &mut MessageQueue) {
+    /// Deliver `message` as `delivery` says; `Ok(true)` when it started a run, which uses
+    /// `model` (when given) for that run only — a message queued behind a run goes with
+    /// that run's model.
+    fn deliver(
+        &self,
+        message: UserMessage,
+        model: Option<(Arc<Provider>, ModelInfo)>,
+        delivery: Delivery,
+    ) -> Result<bool, AgentError> {
         let mut state = lock(&self.shared.state);
         if !state.running {
+            if delivery == Delivery::SteerRunning {
+                return Err(AgentError::Idle);
+            }
+            if let Some((provider, model)) = model {
+                let mut settings = lock(&self.shared.settings);
+                let mut next = RunSettings::clone(&settings);
+                let previous = (
+                    std::mem::replace(&mut next.provider, provider),
+                    std::mem::replace(&mut next.model, model),
+                );
+                *settings = Arc::new(next);
+                state.model_after_run.get_or_insert(previous);
+            }
             run::spawn_run(&self.shared, &mut state, vec![message]);
-            return;
+            return Ok(true);
         }
-        queue(&mut state).push(message);
+        match delivery {
+            Delivery::Start => return Err(AgentError::Busy),
+            Delivery::Steer | Delivery::SteerRunning => state.steering.push(message),
+            Delivery::FollowUp => state.follow_up.push(message),
+        }
         self.shared.emit(Shared::queue_update_event(&state));
+        Ok(false)
     }
 
     /// Stop the run now: the stream is closed, running tools are killed, `agent_end` follows
@@ -371,11 +418,18 @@ impl Agent {
     }
 
     /// Whether mutating tools ask, run or are denied, from the next call on (calls waiting
-    /// for approval keep waiting). Running sub-agents follow.
+    /// for approval keep waiting); announced with `config_changed`. Running sub-agents
+    /// follow.
     pub fn set_permission_mode(&self, mode: PermissionMode) {
+        self.follow_permission_mode(mode);
+        self.shared.config_changed();
+    }
+
+    /// `set_permission_mode` without the announcement (a sub-agent follows its parent's).
+    fn follow_permission_mode(&self, mode: PermissionMode) {
         lock(&self.shared.state).permissions.mode = mode;
         for child in self.running_children() {
-            child.set_permission_mode(mode);
+            child.follow_permission_mode(mode);
         }
     }
 
@@ -437,23 +491,21 @@ impl Agent {
     }
 
     /// Use another model from the next model call on (also mid-run). The change takes
-    /// effect when this is called; the future only notes it in the session, so a caller
-    /// may stop waiting for that without undoing the change.
+    /// effect (and is announced, `config_changed`) when this is called; the future only
+    /// notes it in the session, so a caller may stop waiting for that without undoing the
+    /// change.
     pub fn set_model(
         &self,
         provider: Arc<Provider>,
         model: ModelInfo,
     ) -> impl Future<Output = ()> + Send + '_ {
         let (provider_name, model_id) = (provider.settings().name.clone(), model.id.clone());
-        // The user's choice stays, also after a run with a command's own model.
-        lock(&self.shared.state).model_after_run = None;
-        {
-            let mut settings = lock(&self.shared.settings);
-            let mut next = RunSettings::clone(&settings);
-            next.provider = provider;
-            next.model = model;
-            *settings = Arc::new(next);
-        }
+        self.change_settings(|settings, state| {
+            // The user's choice stays, also after a run with a command's own model.
+            state.model_after_run = None;
+            settings.provider = provider;
+            settings.model = model;
+        });
         async move {
             self.shared
                 .persist(crate::session::format::NewEntry::ModelChange {
@@ -466,76 +518,17 @@ impl Agent {
 
     /// Change the reasoning level from the next model call on, and note it in the session.
     pub async fn set_thinking(&self, thinking: ThinkingLevel) {
-        {
-            let mut settings = lock(&self.shared.settings);
-            let mut next = RunSettings::clone(&settings);
-            next.thinking = thinking;
-            *settings = Arc::new(next);
-        }
-        self.shared
-            .persist(crate::session::format::NewEntry::ThinkingChange(thinking))
-            .await;
+        self.set_thinking_now(thinking).await
     }
 
-    /// Start over: an empty history written to `session` from now on. Only while idle.
-    pub fn new_session(&self, session: Option<Arc<SessionWriter>>) -> Result<(), AgentError> {
-        self.switch_session(session, Vec::new())
-    }
-
-    /// Continue another conversation: its history, written to its session from now on.
-    /// Only while idle.
-    pub fn switch_session(
-        &self,
-        session: Option<Arc<SessionWriter>>,
-        history: Vec<(String, Arc<Message>)>,
-    ) -> Result<(), AgentError> {
-        // Closing the old session syncs and joins its writer: not while holding the locks.
-        self.replace_session(session, history).map(drop)
-    }
-
-    /// `switch_session`, handing back the previous session instead of closing it. Closing
-    /// waits for its writer to sync, so a front end that must stay responsive closes it
-    /// on a blocking thread. Only while idle, and not while the current session file is
-    /// missing messages (`save_session` first): they would be lost.
-    pub fn replace_session(
-        &self,
-        session: Option<Arc<SessionWriter>>,
-        history: Vec<(String, Arc<Message>)>,
-    ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
-        let previous = {
-            let mut state = lock(&self.shared.state);
-            if state.running {
-                return Err(AgentError::Busy);
-            }
-            if let Some(error) = &state.session_error {
-                return Err(AgentError::Unsaved(error.clone()));
-            }
-            let usage = history_usage(&history);
-            state.history = History::new(history);
-            // Another conversation: the model has seen none of its files yet.
-            state.files = Default::default();
-            state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
-            state.session_error = None;
-            state.usage = usage;
-            if let Some(checkpoints) = &self.shared.checkpoints {
-                // Each session has its own checkpoints (one not on disk, new ones).
-                let id = session
-                    .as_ref()
-                    .map_or_else(crate::session::new_id, |s| s.id().to_string());
-                checkpoints.switch_session(&id);
-            }
-            std::mem::replace(&mut *lock(&self.shared.session), session)
-        };
-        Ok(previous)
-    }
-
-    /// Write what the session file is missing after a failed write (it is also written
-    /// with the next message); `Err` with why when it still cannot be written.
-    pub async fn save_session(&self) -> Result<(), AgentError> {
-        self.shared.sync_session().await;
-        match self.shared.unsaved() {
-            Some(error) => Err(AgentError::Unsaved(error)),
-            None => Ok(()),
+    /// `set_thinking`: the change is made (and announced) when this is called; the future
+    /// notes it in the session.
+    fn set_thinking_now(&self, thinking: ThinkingLevel) -> impl Future<Output = ()> + Send + '_ {
+        self.change_settings(|settings, _| settings.thinking = thinking);
+        async move {
+            self.shared
+                .persist(crate::session::format::NewEntry::ThinkingChange(thinking))
+                .await;
         }
     }
 
@@ -569,6 +562,7 @@ impl Agent {
 
     pub fn snapshot(&self) -> Snapshot {
         let settings = self.shared.settings();
+        let session = self.shared.session_identity();
         let state = lock(&self.shared.state);
         let (run_state, state_elapsed) = self.shared.clock.current();
         Snapshot {
@@ -587,6 +581,10 @@ impl Agent {
             session_error: state.session_error.clone(),
             state: run_state,
             state_elapsed,
+            session,
+            auto_compaction: settings.compaction.enabled,
+            auto_retry: settings.auto_retry,
+            session_name: state.session_name.clone(),
         }
     }
 }
@@ -602,7 +600,7 @@ impl Drop for SettleOnDrop<'_> {
 
 /// Tokens and cost of every response in a (resumed) history, the sub-agents' included
 /// (each `task` result's `details.usage`).
-fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
+pub(crate) fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
     let mut usage = Usage::default();
     for (_, message) in history {
         match message.as_ref() {

@@ -3,10 +3,11 @@
 //! backoff. A failed attempt ends with its own `message_end` but never enters the history.
 
 use super::compaction::compact;
+use super::retry::{Attempts, Next};
 use super::run::Run;
 use super::state::lock;
 use crate::llm::assembler::Assembler;
-use crate::llm::error::{ProviderError, Retry};
+use crate::llm::error::ProviderError;
 use crate::llm::request::{ModelRequest, WebSearchTool};
 use crate::llm::stream_event::FinishReason;
 use crate::protocol::event::{AgentEvent, CompactionReason, RunState};
@@ -17,9 +18,7 @@ impl Run {
     /// Call the model until it answers or fails for good; the returned assistant message
     /// is already committed to the history.
     pub(crate) async fn call_model(&mut self) -> Arc<Message> {
-        let mut retries = 0;
-        // A server fault that may be deterministic (HTTP 500) is retried once per call.
-        let mut retried_server_fault = false;
+        let mut attempts = Attempts::default();
         let mut compacted_for_overflow = false;
         loop {
             if let Some(source) = self.settings.tool_source.clone() {
@@ -62,20 +61,17 @@ impl Run {
                 });
                 return self.commit(Arc::new(Message::Assistant(message))).await;
             }
-            let retry = error.as_ref().and_then(|e| {
-                let worth_it = match e.retry() {
-                    Retry::Transient => true,
-                    Retry::Once => !retried_server_fault,
-                    Retry::Never => false,
-                };
-                (worth_it
-                    && retries < self.settings.retry.max_retries
-                    && !self.cancel.is_cancelled())
-                .then(|| (e, self.settings.retry.delay(retries + 1, e.retry_after())))
-            });
-            let (error, delay) = match retry {
-                Some((error, Ok(delay))) => (error.clone(), delay),
-                Some((error, Err(requested))) => {
+            let Some(error) = error.filter(|_| !self.cancel.is_cancelled()) else {
+                return self.end_retries(attempts.retries(), message).await;
+            };
+            let next = if self.settings.auto_retry {
+                attempts.after(&self.settings.retry, &error)
+            } else {
+                Next::GiveUp
+            };
+            let delay = match next {
+                Next::Retry { delay, .. } => delay,
+                Next::TooLong(requested) => {
                     // The server wants a longer pause than the policy allows: fail now,
                     // with its reason, instead of waiting and failing later.
                     let mut message = message;
@@ -84,18 +80,17 @@ impl Run {
                          retry.max_retry_delay_ms allows)",
                         crate::llm::timeouts::describe(requested)
                     ));
-                    return self.end_retries(retries, message).await;
+                    return self.end_retries(attempts.retries(), message).await;
                 }
-                None => return self.end_retries(retries, message).await,
+                Next::GiveUp => return self.end_retries(attempts.retries(), message).await,
             };
-            if error.retry() == Retry::Once {
-                retried_server_fault = true;
-            }
-            // The failed attempt is over for subscribers, but is not part of the history.
+            let retries = attempts.retries();
+            // The failed attempt is over for subscribers, but is not part of the history
+            // (unless the wait is ended, below).
+            let failed = Arc::new(Message::Assistant(message));
             self.shared.emit(AgentEvent::MessageEnd {
-                message: Arc::new(Message::Assistant(message)),
+                message: failed.clone(),
             });
-            retries += 1;
             tracing::warn!(attempt = retries, delay_ms = crate::time::millis(delay), error = %error, "retrying model call");
             self.shared.enter(RunState::Retrying);
             self.shared.emit(AgentEvent::AutoRetryStart {
@@ -104,11 +99,27 @@ impl Run {
                 delay_ms: crate::time::millis(delay),
                 error_message: error.to_string(),
             });
-            let cancelled = tokio::select! {
-                _ = self.cancel.cancelled() => true,
-                _ = tokio::time::sleep(delay) => false,
+            let wait = tokio_util::sync::CancellationToken::new();
+            lock(&self.shared.state).retry_wait = Some(wait.clone());
+            let ended = tokio::select! {
+                _ = self.cancel.cancelled() => Some(true),
+                _ = wait.cancelled() => Some(false),
+                _ = tokio::time::sleep(delay) => None,
             };
-            if cancelled {
+            lock(&self.shared.state).retry_wait = None;
+            if ended == Some(false) {
+                // `abort_retry`: the call ends with the failure it was waiting to retry.
+                self.shared.emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: retries,
+                    final_error: Some(error.to_string()),
+                });
+                self.shared.emit(AgentEvent::MessageStart {
+                    message: failed.clone(),
+                });
+                return self.commit(failed).await;
+            }
+            if ended == Some(true) {
                 self.shared.emit(AgentEvent::AutoRetryEnd {
                     success: false,
                     attempt: retries,

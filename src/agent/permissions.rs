@@ -61,7 +61,8 @@ impl Agent {
             Status::Enforced => ("enforced", None),
             Status::Unavailable(why) => ("unavailable", Some(why.clone())),
         };
-        let policy = sandbox.policy.as_deref();
+        let policy = sandbox.command_policy(&settings.cwd);
+        let policy = policy.as_ref();
         let paths = |list: Option<&Vec<std::path::PathBuf>>| -> Vec<String> {
             list.into_iter()
                 .flatten()
@@ -80,7 +81,15 @@ impl Agent {
                     .map(|p| p.allow_hosts.iter().map(ToString::to_string).collect())
                     .unwrap_or_default(),
                 writable_roots: paths(policy.map(|p| &p.writable)),
-                read_only: paths(policy.map(|p| &p.protected)),
+                read_only: policy
+                    .and_then(|p| p.guards.as_ref())
+                    .map(|g| {
+                        g.read_only
+                            .iter()
+                            .map(|g| g.path.display().to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             },
             rules: permissions
                 .rules()

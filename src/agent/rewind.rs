@@ -1,12 +1,13 @@
 //! Time travel on the `Agent` handle: the checkpoints of the conversation, rewinding the
-//! conversation and/or the files to before a user message (and undoing that), forking the
-//! session at an entry, and the session's tree with switching between its branches. All
+//! conversation and/or the files to before a user message (and undoing that), and the
+//! session's tree with switching between its branches (forks are in `forks`). All
 //! only while idle; none of it deletes history — a rewind moves the session's head.
 
 use super::state::{Shared, lock};
 use super::{Agent, AgentError};
 use crate::checkpoint::{CheckpointError, Moment, Record, RestoreRequest, RewindNote, Summary};
 use crate::protocol::message::Message;
+use crate::protocol::outcome::SessionChange;
 use crate::session::format::NewEntry;
 use crate::session::tree::{SessionTree, TreeNode};
 use crate::session::{self, SessionWriter};
@@ -57,10 +58,10 @@ fn checkpoint_error(error: CheckpointError) -> AgentError {
 
 /// Holds the agent busy (no prompt starts) while a rewind or fork works; idle again when
 /// dropped.
-struct Busy<'a>(&'a Arc<Shared>);
+pub(super) struct Busy<'a>(&'a Arc<Shared>);
 
 impl<'a> Busy<'a> {
-    fn start(shared: &'a Arc<Shared>) -> Result<Busy<'a>, AgentError> {
+    pub(super) fn start(shared: &'a Arc<Shared>) -> Result<Busy<'a>, AgentError> {
         let mut state = lock(&shared.state);
         if state.running {
             return Err(AgentError::Busy);
@@ -231,6 +232,7 @@ impl Agent {
             }
             lock(&self.shared.state).history.truncate(index);
             rewound.text = Some(text);
+            self.shared.session_changed(SessionChange::Rewind);
         }
         Ok(rewound)
     }
@@ -266,6 +268,7 @@ impl Agent {
         }
         if let (Some(head), Some(session)) = (&note.head_before, &session) {
             self.move_to(session, head).await?;
+            self.shared.session_changed(SessionChange::UndoRewind);
         }
         Ok(rewound)
     }
@@ -326,7 +329,9 @@ impl Agent {
         let session = self.shared.session().ok_or_else(|| {
             AgentError::Checkpoint("this session is not kept on disk".to_string())
         })?;
-        self.move_to(&session, entry_id).await
+        self.move_to(&session, entry_id).await?;
+        self.shared.session_changed(SessionChange::SwitchBranch);
+        Ok(())
     }
 
     /// The session's tree of messages (every branch), marking the current one.
@@ -338,69 +343,6 @@ impl Agent {
             }
             None => Ok(linear_tree(&self.message_entries())),
         }
-    }
-
-    /// Start a new session from entry `entry_id` of this one and continue in it: at a
-    /// user message, the fork holds what came before it (and hands back its text to edit);
-    /// at any other entry, everything up to and including it. Its header names this
-    /// session and the entry; the checkpoints of the history it holds come along.
-    pub async fn fork(&self, entry_id: &str) -> Result<Forked, AgentError> {
-        let session = self.shared.session().ok_or_else(|| {
-            AgentError::Checkpoint(
-                "this session is not kept on disk (--no-session), so it cannot be forked"
-                    .to_string(),
-            )
-        })?;
-        self.save_session().await?;
-        let busy = Busy::start(&self.shared)?;
-        let source = session.path().to_path_buf();
-        let text = {
-            let state = lock(&self.shared.state);
-            state.history.position(entry_id).and_then(|i| {
-                match state.history.messages()[i].as_ref() {
-                    Message::User(user) => Some(user.plain_text()),
-                    _ => None,
-                }
-            })
-        };
-        let at = if text.is_some() {
-            let (path, entry) = (source.clone(), entry_id.to_string());
-            blocking(move || session::tree::parent_of(&path, &entry)).await?
-        } else {
-            Some(entry_id.to_string())
-        };
-        let id = session::new_id();
-        let dest =
-            session::store::sibling_path(&source, &id, crate::protocol::message::now_millis());
-        let cwd = self.shared.settings().cwd.to_string_lossy().into_owned();
-        {
-            let (source, dest, id, at) = (source.clone(), dest.clone(), id.clone(), at.clone());
-            blocking(move || session::tree::fork(&source, at.as_deref(), &dest, &id, &cwd)).await?;
-        }
-        let opened = session::open_file(&dest)
-            .await
-            .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
-        if let Some(checkpoints) = self.shared.checkpoints.clone() {
-            let kept: std::collections::HashSet<String> =
-                opened.history.iter().map(|(id, _)| id.clone()).collect();
-            let new_id = id.clone();
-            blocking(move || {
-                checkpoints.copy_records(&new_id, |r| {
-                    r.entry_id.as_ref().is_some_and(|e| kept.contains(e))
-                })
-            })
-            .await?;
-        }
-        drop(busy);
-        let previous = self.replace_session(opened.writer, opened.history)?;
-        if let Some(previous) = previous {
-            let _ = tokio::task::spawn_blocking(move || drop(previous)).await;
-        }
-        Ok(Forked {
-            session_id: id,
-            path: dest,
-            text,
-        })
     }
 }
 
@@ -429,7 +371,7 @@ fn linear_tree(entries: &[(String, Arc<Message>)]) -> SessionTree {
 }
 
 /// Run blocking checkpoint or session work off the async workers.
-async fn blocking<T: Send + 'static, E: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static, E: Send + 'static>(
     work: impl FnOnce() -> Result<T, E> + Send + 'static,
 ) -> Result<T, AgentError>
 where

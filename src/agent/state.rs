@@ -14,6 +14,7 @@ use crate::llm::model::ModelInfo;
 use crate::llm::request::{ThinkingLevel, ToolSpec};
 use crate::protocol::event::{AgentEvent, RunState};
 use crate::protocol::message::Usage;
+use crate::protocol::outcome::{SessionChange, SessionIdentity};
 use crate::session::format::{NewEntry, new_entry_id};
 use crate::session::{SessionError, SessionWriter};
 use crate::tools::freshness::FileMemory;
@@ -52,6 +53,8 @@ pub(crate) struct RunSettings {
     pub tool_settings: Arc<ToolSettings>,
     pub limits: Limits,
     pub retry: RetryPolicy,
+    /// Failed model calls are retried as `retry` says (`false`: never).
+    pub auto_retry: bool,
     pub compaction: CompactionSettings,
     pub cwd: PathBuf,
 }
@@ -86,6 +89,10 @@ pub(crate) struct State {
     /// The user was told that `[web] search` is on but the provider has no search of its
     /// own (said once per agent).
     pub search_unsupported_told: bool,
+    /// Ends the wait before a model call's retry (`abort_retry`), while there is one.
+    pub retry_wait: Option<CancellationToken>,
+    /// The session's name (`set_session_name`), if it has one.
+    pub session_name: Option<String>,
 }
 
 pub(crate) struct Shared {
@@ -95,6 +102,10 @@ pub(crate) struct Shared {
     pub settings: Mutex<Arc<RunSettings>>,
     /// Where messages are persisted; `None` with `--no-session`.
     pub session: Mutex<Option<Arc<SessionWriter>>>,
+    /// The session's id (the writer's; for a session not on disk, the one it was given).
+    pub session_id: Mutex<String>,
+    /// Where new sessions are created (`None`: only sessions not on disk can be).
+    pub sessions_dir: Option<PathBuf>,
     pub emitter: Emitter,
     /// `true` while no run is active.
     pub idle: watch::Sender<bool>,
@@ -107,6 +118,10 @@ pub(crate) struct Shared {
     pub children: Option<Arc<super::children::Children>>,
     /// The user's hooks (`agent::hook_points` runs them).
     pub hooks: Arc<crate::extensions::hooks::Hooks>,
+    /// The models that can be chosen by name (`None`: none can).
+    pub models: Option<Arc<dyn super::commands::models::Models>>,
+    /// The custom commands and skills a prompt may start with.
+    pub extensions: Arc<crate::extensions::Extensions>,
 }
 
 impl Shared {
@@ -146,6 +161,29 @@ impl Shared {
 
     pub fn session(&self) -> Option<Arc<SessionWriter>> {
         lock(&self.session).clone()
+    }
+
+    /// Which session the agent writes to, and the entry its conversation continues from:
+    /// the last message of the context (as `get_tree` names the head).
+    pub fn session_identity(&self) -> SessionIdentity {
+        let id = lock(&self.session_id).clone();
+        let path = self.session().map(|writer| writer.path().to_path_buf());
+        let head = lock(&self.state)
+            .history
+            .ids()
+            .iter()
+            .rev()
+            .find(|id| !id.is_empty())
+            .cloned();
+        SessionIdentity { id, path, head }
+    }
+
+    /// Announce the session's identity after `change` (`session_changed`).
+    pub fn session_changed(&self, change: SessionChange) {
+        self.emit(AgentEvent::SessionChanged {
+            session: self.session_identity(),
+            reason: change,
+        });
     }
 
     /// Persist an entry; returns its id and whether the session file now holds it. A

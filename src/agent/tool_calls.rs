@@ -7,6 +7,8 @@
 //! `tool_execution_start`/`_end` around it.
 
 use super::Approval;
+use super::commands::approval_preview;
+use super::commands::shell::Caller;
 use super::guard::GuardAction;
 use super::hook_points::PreTool;
 use super::run::{Outcome, Run};
@@ -18,7 +20,7 @@ use crate::protocol::message::{
 };
 use crate::tools::meta::Denial;
 use crate::tools::permission::{PermissionMode, Verdict};
-use crate::tools::{Execution, Tool, ToolContext, ToolOutput, ToolSettings};
+use crate::tools::{Execution, Tool, ToolOutput, ToolSettings};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -189,6 +191,7 @@ impl Run {
             };
             if ran {
                 self.post_tool_hooks(call, &mut output).await;
+                self.lsp_after(call, &mut output).await;
             }
             self.checkpoint_after(call).await;
             if let GuardAction::Stop(reason) = self.guard.after(call, &mut output)
@@ -339,7 +342,7 @@ impl Run {
             PreTool::Approve => true,
             PreTool::Go => false,
         };
-        let sandboxed = self.check_permission(tool.as_ref(), call, approved).await?;
+        let sandboxed = self.check_permission(&tool, call, approved).await?;
         if !tool.read_only() {
             // What the model did so far is on disk before anything changes the world.
             self.shared.sync_session().await;
@@ -365,32 +368,19 @@ impl Run {
     ) -> JoinHandle<Option<ToolOutput>> {
         let shared = self.shared.clone();
         let (id, name) = (call.id.clone(), call.name.clone());
-        let (hidden, files, spill, shells) = {
-            let state = lock(&self.shared.state);
-            (
-                state.permissions.hidden(),
-                state.files.clone(),
-                state.spill.clone(),
-                state.shells.clone(),
-            )
-        };
-        let ctx = ToolContext {
-            tool_call_id: call.id.clone(),
-            cwd: self.settings.cwd.clone(),
-            cancel: self.cancel.clone(),
-            on_update: Arc::new(move |partial| {
+        let ctx = self.shared.tool_context(
+            call.id.clone(),
+            self.cancel.clone(),
+            Arc::new(move |partial| {
                 shared.emit(AgentEvent::ToolExecutionUpdate {
                     tool_call_id: id.clone(),
                     tool_name: name.clone(),
                     partial_result: partial,
                 });
             }),
-            settings: self.tool_settings(sandboxed),
-            hidden,
-            files,
-            spill,
-            shells,
-        };
+            self.tool_settings(sandboxed),
+            Caller::Model,
+        );
         let own_limit = tool.limits_own_concurrency();
         let place_now = if own_limit {
             None
@@ -461,9 +451,25 @@ impl Run {
         let Some(tool) = self.settings.tools.get(&call.name).cloned() else {
             return output;
         };
+        let asks = |state: &super::state::State| {
+            state.can_ask && state.permissions.mode == PermissionMode::Ask
+        };
+        if !asks(&lock(&self.shared.state)) {
+            return output;
+        }
+        let Some(preview) = approval_preview(
+            tool.clone(),
+            &call.arguments,
+            &self.settings.cwd,
+            &self.cancel,
+        )
+        .await
+        else {
+            return output;
+        };
         let receiver = {
             let mut state = lock(&self.shared.state);
-            if !state.can_ask || state.permissions.mode != PermissionMode::Ask {
+            if !asks(&state) {
                 return output;
             }
             let (sender, receiver) = oneshot::channel();
@@ -479,6 +485,8 @@ impl Run {
                 "the sandbox stopped it ({boundary}); allow to run it again outside the sandbox"
             ),
             agent_id: None,
+            cwd: self.settings.cwd.clone(),
+            preview,
         });
         self.shared.notify(
             "permission_prompt",
@@ -522,22 +530,38 @@ impl Run {
     /// PreToolUse hook approved it, which skips the question (not a deny rule).
     async fn check_permission(
         &mut self,
-        tool: &dyn Tool,
+        tool: &Arc<dyn Tool>,
         call: &ToolCall,
         hook_approved: bool,
     ) -> Result<Sandboxed, ToolOutput> {
         let denied = |why: Denial, text: String| {
             ToolOutput::error(text).with_details(json!({"denied": why.as_str()}))
         };
-        let verdict = lock(&self.shared.state).permissions.judge(tool, call);
+        let verdict = lock(&self.shared.state)
+            .permissions
+            .judge(tool.as_ref(), call);
         let (reason, unanswered) = match verdict {
             Verdict::Allow => return Ok(Sandboxed::Yes),
             Verdict::Deny(why, text) => return Err(denied(why, text)),
             Verdict::Ask { .. } if hook_approved => return Ok(Sandboxed::Yes),
             Verdict::Ask { reason, unanswered } => (reason, unanswered),
         };
+        if !lock(&self.shared.state).can_ask {
+            return Err(denied(Denial::NoApprover, unanswered));
+        }
+        let Some(preview) = approval_preview(
+            tool.clone(),
+            &call.arguments,
+            &self.settings.cwd,
+            &self.cancel,
+        )
+        .await
+        else {
+            return Err(ToolOutput::error(self.cancel_text()));
+        };
         let receiver = {
             let mut state = lock(&self.shared.state);
+            // Nobody may be left to answer by now (the RPC client closed its input).
             if !state.can_ask {
                 return Err(denied(Denial::NoApprover, unanswered));
             }
@@ -552,6 +576,8 @@ impl Run {
             args: call.arguments.clone(),
             reason,
             agent_id: None,
+            cwd: self.settings.cwd.clone(),
+            preview,
         });
         self.shared.notify(
             "permission_prompt",

@@ -24,6 +24,9 @@ pub enum Moment {
     Undo,
     /// Just after a restore.
     Restored,
+    /// Just after an interrupted restore was rolled back (the `undo` record before it
+    /// names the state that came back): the rewind never happened.
+    RolledBack,
 }
 
 /// What a rewind did, kept on its `undo` record so it can be undone.

@@ -12,6 +12,7 @@ pub mod changes;
 mod error;
 pub mod gc;
 pub mod index;
+mod interrupted;
 pub mod log;
 mod relist;
 pub mod restore;
@@ -44,6 +45,9 @@ pub struct Settings {
     pub max_files: usize,
     /// Records (and the objects only they use) older than this are removed.
     pub keep_days: u32,
+    /// Walking time after which the working tree is watched instead of walked
+    /// (`watch::WATCH_AFTER_WALKING`; not a config key: tests set zero).
+    pub watch_after_walking: std::time::Duration,
 }
 
 impl Default for Settings {
@@ -53,6 +57,7 @@ impl Default for Settings {
             max_file_bytes: 10 * 1024 * 1024,
             max_files: 50_000,
             keep_days: 30,
+            watch_after_walking: watch::WATCH_AFTER_WALKING,
         }
     }
 }
@@ -140,7 +145,7 @@ impl Checkpoints {
                 index: None,
                 generation: String::new(),
                 objects_dir: None,
-                tracker: Tracker::new(cwd),
+                tracker: Tracker::new(cwd, settings.watch_after_walking),
                 last_scan: ScanStats::default(),
             }),
         }
@@ -182,6 +187,7 @@ impl Checkpoints {
     ) -> Result<Record, CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let record = self.scan(&mut current, moment, entry_id, tool_call_id)?;
         log::append(&current.log, std::slice::from_ref(&record))?;
         current.records.push(record.clone());
@@ -260,10 +266,11 @@ impl Checkpoints {
 
     /// The whole tree, walked; what is watched follows what it found.
     fn walk(&self, current: &mut Current, previous: Index) -> Result<Scan, CheckpointError> {
+        let started = std::time::Instant::now();
         let scan = scan::scan(&self.store, &self.cwd, &self.exclude, self.caps, previous)?;
         current
             .tracker
-            .walked(scan.index.dir_paths(), scan.complete);
+            .walked(scan.index.dir_paths(), scan.complete, started.elapsed());
         Ok(scan)
     }
 
@@ -297,6 +304,7 @@ impl Checkpoints {
     pub fn restore(&self, request: RestoreRequest<'_>) -> Result<Summary, CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let position = current
             .records
             .iter()
@@ -338,7 +346,14 @@ impl Checkpoints {
         }
         log::append(&current.log, std::slice::from_ref(&undo))?;
         current.records.push(undo);
-        let summary = restore::apply(&self.store, &self.cwd, plan)?;
+        let summary = match restore::apply(&self.store, &self.cwd, plan) {
+            Ok(summary) => summary,
+            Err(error) => {
+                // Stopped part way: put back what it changed, as after a crash.
+                self.finish_interrupted(&mut current);
+                return Err(error);
+            }
+        };
         let restored = self.scan(
             &mut current,
             Moment::Restored,
@@ -358,6 +373,7 @@ impl Checkpoints {
     ) -> Result<(), CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let mut record = self.scan(&mut current, Moment::Undo, entry_id, None)?;
         record.rewind = Some(note);
         log::append(&current.log, std::slice::from_ref(&record))?;
@@ -371,6 +387,7 @@ impl Checkpoints {
     pub fn changes_since_start(&self) -> Result<Vec<FileChange>, CheckpointError> {
         let _lock = self.shared_lock()?;
         let mut current = self.current();
+        self.finish_interrupted(&mut current);
         let Some(first) = current.records.first().cloned() else {
             return Ok(Vec::new());
         };
@@ -378,14 +395,24 @@ impl Checkpoints {
         changes::between(&self.store, &first.root, &now.root)
     }
 
-    /// The record "undo last rewind" goes back to, if there is one.
+    /// The record "undo last rewind" goes back to, if there is one (a restore that was
+    /// interrupted never happened, so it is not one).
     pub fn last_undo(&self) -> Option<Record> {
-        self.current()
-            .records
+        let current = self.current();
+        let records = &current.records;
+        let pending = interrupted::pending(records).map(|r| r.id.as_str());
+        records
             .iter()
+            .enumerate()
             .rev()
-            .find(|r| r.moment == Moment::Undo)
-            .cloned()
+            .find(|(i, r)| {
+                r.moment == Moment::Undo
+                    && Some(r.id.as_str()) != pending
+                    && records
+                        .get(i + 1)
+                        .is_none_or(|next| next.moment != Moment::RolledBack)
+            })
+            .map(|(_, r)| r.clone())
     }
 
     /// Start session `session_id`'s log with this session's records that `keep` picks
@@ -437,7 +464,7 @@ fn read_log(path: &Path) -> Vec<Record> {
 fn made_by_agent(a: &Record, b: &Record) -> bool {
     match (a.moment, b.moment) {
         (Moment::Before, Moment::After) => a.tool_call_id == b.tool_call_id,
-        (Moment::Undo, Moment::Restored) => true,
+        (Moment::Undo, Moment::Restored | Moment::RolledBack) => true,
         _ => false,
     }
 }

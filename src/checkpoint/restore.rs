@@ -73,6 +73,9 @@ impl Summary {
     }
 }
 
+/// How the temporary files a restore writes beside the files it replaces are named.
+pub const RESTORE_TEMP_PREFIX: &str = ".agent-restore-";
+
 fn shown(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
@@ -279,7 +282,7 @@ fn write_atomically(store: &Store, path: &Path, entry: &Entry) -> Result<(), Che
     std::fs::create_dir_all(parent).map_err(workspace)?;
     if entry.kind == Kind::Symlink {
         let target = store.get(hash)?;
-        let temp = parent.join(format!(".agent-restore-{:016x}", fastrand::u64(..)));
+        let temp = parent.join(format!("{RESTORE_TEMP_PREFIX}{:016x}", fastrand::u64(..)));
         std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&target), &temp)
             .map_err(workspace)?;
         return std::fs::rename(&temp, path).map_err(|e| {
@@ -288,7 +291,7 @@ fn write_atomically(store: &Store, path: &Path, entry: &Entry) -> Result<(), Che
         });
     }
     let mut temp = tempfile::Builder::new()
-        .prefix(".agent-restore-")
+        .prefix(RESTORE_TEMP_PREFIX)
         .tempfile_in(parent)
         .map_err(workspace)?;
     store.copy_to(hash, &mut temp)?;

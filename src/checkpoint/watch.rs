@@ -3,8 +3,10 @@
 //! never waited for — when the next checkpoint starts, so that checkpoint lists those
 //! directories again instead of walking the whole tree (`relist`).
 //!
-//! Whenever the events cannot say for sure what changed, the answer is "walk": the first
-//! checkpoint of a process (nothing watched yet), the one after a walk that had to add
+//! Whenever the events cannot say for sure what changed, the answer is "walk": every
+//! checkpoint of a process until its walks have cost `WATCH_AFTER_WALKING` (nothing is
+//! watched before: a small tree in a short run is cheaper to walk than to watch), the one
+//! after a walk that had to add
 //! watches (a directory read before its watch existed may have changed unseen), a kernel
 //! queue overflow, a `.gitignore`/`.ignore` changed or a directory moved, ignore rules
 //! outside the tree changed (`.git/info/exclude`, a parent's `.gitignore`, git's global
@@ -22,6 +24,16 @@ use std::time::{Duration, Instant};
 /// A walk at least this often, whatever the events say.
 pub const WALK_EVERY: Duration = Duration::from_secs(300);
 
+/// How long walking may take, in total, before the tree is watched: what releasing the
+/// watches costs when the process ends. Closing an inotify instance that holds watches
+/// waits for the kernel's grace period (about 8 ms here, up to 20 ms when other watches
+/// are being released), and every process ends by closing it — a one-shot `-p` run on a
+/// small tree would pay more for that than for walking it. So a tree is watched once the
+/// walks of this process have cost as much as the release will (renting before buying:
+/// at most twice the cheaper of the two): at once for a large tree, after a few
+/// checkpoints for a small one, never for a short run on a small one.
+pub const WATCH_AFTER_WALKING: Duration = Duration::from_millis(10);
+
 /// What the next checkpoint has to look at.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Plan {
@@ -36,10 +48,15 @@ pub enum Plan {
 pub struct Tracker {
     cwd: PathBuf,
     state: State,
+    /// Walking time after which the tree is watched (`WATCH_AFTER_WALKING`).
+    watch_after: Duration,
+    /// Time spent walking so far, while not watching.
+    walking: Duration,
 }
 
 enum State {
-    /// No watch yet: the next checkpoint walks, then starts watching.
+    /// No watch yet: the next checkpoint walks, then starts watching once the walks have
+    /// cost `watch_after`.
     NotStarted,
     Watching(Box<Watching>),
     /// Watching is not possible here (said once in the log); every checkpoint walks.
@@ -56,10 +73,14 @@ struct Watching {
 }
 
 impl Tracker {
-    pub fn new(cwd: &Path) -> Tracker {
+    /// A tracker that starts watching once walking has taken `watch_after` in total
+    /// (`Duration::ZERO`: after the first walk).
+    pub fn new(cwd: &Path, watch_after: Duration) -> Tracker {
         Tracker {
             cwd: cwd.to_path_buf(),
             state: State::NotStarted,
+            watch_after,
+            walking: Duration::ZERO,
         }
     }
 
@@ -68,7 +89,7 @@ impl Tracker {
     pub fn plan(&mut self) -> Plan {
         let State::Watching(watching) = &mut self.state else {
             return Plan::Walk(match self.state {
-                State::NotStarted => "the first checkpoint of this process",
+                State::NotStarted => "the tree is not watched yet",
                 _ => "the working tree is not watched",
             });
         };
@@ -101,10 +122,20 @@ impl Tracker {
         }
     }
 
-    /// After a walk that recorded `dirs` (`complete`: not stopped at `max_files`): watch
-    /// exactly those directories from now on.
-    pub fn walked<'a>(&mut self, dirs: impl Iterator<Item = &'a Path>, complete: bool) {
+    /// After a walk that took `took` and recorded `dirs` (`complete`: not stopped at
+    /// `max_files`): watch exactly those directories from now on — once walking has cost
+    /// enough that watching pays (see `WATCH_AFTER_WALKING`).
+    pub fn walked<'a>(
+        &mut self,
+        dirs: impl Iterator<Item = &'a Path>,
+        complete: bool,
+        took: Duration,
+    ) {
         if let State::NotStarted = self.state {
+            self.walking = self.walking.saturating_add(took);
+            if self.walking < self.watch_after {
+                return;
+            }
             match platform::Watch::start(&self.cwd) {
                 Ok(watch) => {
                     self.state = State::Watching(Box::new(Watching {
@@ -486,5 +517,33 @@ mod platform {
         pub fn read(&mut self) -> Result<BTreeSet<PathBuf>, &'static str> {
             Err("not watched")
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn walk(tracker: &mut Tracker, millis: u64) {
+        tracker.walked(std::iter::empty(), true, Duration::from_millis(millis));
+    }
+
+    #[test]
+    fn a_tree_is_watched_once_walking_it_has_cost_what_the_watch_will() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tracker = Tracker::new(dir.path(), Duration::from_millis(10));
+        walk(&mut tracker, 4);
+        walk(&mut tracker, 4);
+        assert!(
+            !tracker.watching(),
+            "8 ms of walking: still cheaper than a watch"
+        );
+        assert_eq!(tracker.plan(), Plan::Walk("the tree is not watched yet"));
+        walk(&mut tracker, 4);
+        assert!(tracker.watching(), "12 ms of walking: watched from now on");
+        // A large tree is watched after its first walk.
+        let mut large = Tracker::new(dir.path(), Duration::from_millis(10));
+        walk(&mut large, 50);
+        assert!(large.watching());
     }
 }

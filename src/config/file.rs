@@ -63,6 +63,9 @@ pub struct FileConfig {
     /// `[agents]`: the `task` tool's sub-agents.
     #[serde(default)]
     pub agents: AgentsTable,
+    /// `[lsp]`, `[lsp.NAME]`: language servers (diagnostics after edits, the `lsp` tool).
+    #[serde(default)]
+    pub lsp: super::lsp::LspTable,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -94,6 +97,8 @@ pub struct ProxyConfig {
     pub max_streams_per_token: Option<usize>,
     /// Seconds a stream may go without a byte from the provider before it is ended.
     pub idle_timeout_secs: Option<f64>,
+    /// Seconds a client has to send a `/v1/stream` request's body.
+    pub body_timeout_secs: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -156,6 +161,12 @@ pub struct SandboxTable {
     /// entry is reported with its key and line).
     #[serde(default)]
     pub allow_hosts: Vec<crate::sandbox::egress::Pattern>,
+    /// Paths and patterns commands and the file tools may not read, added to the defaults.
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+    /// Exceptions to `deny_read` (its defaults included).
+    #[serde(default)]
+    pub allow_read: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -5,6 +5,7 @@
 mod builtin;
 mod directory;
 pub mod file;
+pub mod lsp;
 pub mod mcp_edit;
 mod models;
 pub mod permissions_edit;
@@ -12,6 +13,7 @@ mod sandbox;
 mod timeouts;
 pub mod web;
 
+use crate::agent::children::TASK_TOOL;
 use crate::agent::compaction::CompactionSettings;
 use crate::agent::guard::GuardSettings;
 use crate::agent::limits::{Limits, RetryPolicy};
@@ -92,12 +94,15 @@ pub struct Settings {
     pub project_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
     /// `[agents]`: whether the model can start sub-agents, how many at once, how deep.
     pub agents: AgentsConfig,
+    /// `[lsp]`: the language servers (none usable with `--no-tools`).
+    pub lsp: lsp::LspSettings,
 }
 
 /// `[agents]`, resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentsConfig {
-    /// Whether the `task` tool is offered (not with `--no-tools`).
+    /// Whether the `task` tool is offered (not with `--no-tools`, nor with a tool list
+    /// that does not name it).
     pub enabled: bool,
     pub max_parallel: usize,
     pub max_depth: u32,
@@ -304,26 +309,30 @@ fn resolve(
         })?;
     let model = model_info(&model_id, provider_config);
 
-    let tools = match (&cli.tools, cli.no_tools) {
-        (_, true) => Vec::new(),
+    // A tool list means that list: the `task` tool too is offered only when named in it.
+    let (tools, task_listed) = match (&cli.tools, cli.no_tools) {
+        (_, true) => (Vec::new(), false),
         (Some(list), false) => {
             let names: Vec<String> = list
                 .iter()
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty())
                 .collect();
-            Tools::check_names(&names).map_err(|message| ConfigError::Flag {
+            let (names, task) = without_task(names);
+            Tools::check_names(&names, &[TASK_TOOL]).map_err(|message| ConfigError::Flag {
                 flag: "--tools",
                 message,
             })?;
-            crate::tools::with_companions(names)
+            (crate::tools::with_companions(names), task)
         }
         (None, false) => match &file.tools.enabled {
             Some(list) => {
-                Tools::check_names(list).map_err(|m| file_error("tools.enabled", m))?;
-                crate::tools::with_companions(list.clone())
+                let (names, task) = without_task(list.clone());
+                Tools::check_names(&names, &[TASK_TOOL])
+                    .map_err(|m| file_error("tools.enabled", m))?;
+                (crate::tools::with_companions(names), task)
             }
-            None => ALL_TOOLS.iter().map(|t| t.to_string()).collect(),
+            None => (ALL_TOOLS.iter().map(|t| t.to_string()).collect(), true),
         },
     };
 
@@ -440,10 +449,10 @@ fn resolve(
             .keep_recent_tokens
             .unwrap_or(compaction_defaults.keep_recent_tokens),
     };
-    let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd)
+    let sandbox = sandbox::resolve(cli.sandbox, &file.sandbox, &cwd, &paths.home)
         .map_err(|(key, message)| file_error(&key, message))?;
     let checkpoints = checkpoint_settings(&file.checkpoints).map_err(|(k, m)| file_error(k, m))?;
-    let agents = agents_settings(&file.agents, cli.no_tools).map_err(|(k, m)| file_error(k, m))?;
+    let agents = agents_settings(&file.agents, task_listed).map_err(|(k, m)| file_error(k, m))?;
     let model_from_flags = cli.provider.is_some() || cli.model.is_some() || cli.base_url.is_some();
     let mut mcp_servers = Vec::new();
     for (name, table) in &file.mcp_servers {
@@ -461,6 +470,9 @@ fn resolve(
         .specs(config_path)
         .map_err(|(key, message)| file_error(&key, message))?;
     let project_hooks = crate::extensions::hooks::trust::ProjectHooks::load(&cwd);
+    let mut lsp = lsp::resolve(&file.lsp, std::env::var_os("PATH").as_deref(), &cwd)
+        .map_err(|(key, message)| file_error(&key, message))?;
+    lsp.enabled &= !cli.no_tools;
     Ok(Settings {
         paths,
         provider,
@@ -500,19 +512,30 @@ fn resolve(
         extensions,
         hooks,
         project_hooks,
+        lsp,
         cwd,
     })
 }
 
+/// `names` without the `task` tool (not a built-in: the engine adds it when sub-agents are
+/// on), and whether it was there.
+fn without_task(mut names: Vec<String>) -> (Vec<String>, bool) {
+    let listed = names.iter().any(|n| n == TASK_TOOL);
+    names.retain(|n| n != TASK_TOOL);
+    (names, listed)
+}
+
+/// `[agents]`; `task_listed`: the tools the model may use include `task` (no tool list, or
+/// one that names it; never with `--no-tools`).
 fn agents_settings(
     table: &file::AgentsTable,
-    no_tools: bool,
+    task_listed: bool,
 ) -> Result<AgentsConfig, (&'static str, String)> {
     if table.max_parallel == Some(0) {
         return Err(("agents.max_parallel", "must be at least 1".to_string()));
     }
     Ok(AgentsConfig {
-        enabled: table.enabled.unwrap_or(true) && !no_tools,
+        enabled: table.enabled.unwrap_or(true) && task_listed,
         max_parallel: table.max_parallel.unwrap_or(4),
         max_depth: table.max_depth.unwrap_or(1),
     })
@@ -554,6 +577,7 @@ fn checkpoint_settings(
         max_file_bytes: config.max_file_bytes.unwrap_or(defaults.max_file_bytes),
         max_files: config.max_files.unwrap_or(defaults.max_files),
         keep_days: config.keep_days.unwrap_or(defaults.keep_days),
+        ..defaults
     })
 }
 

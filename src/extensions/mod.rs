@@ -91,24 +91,24 @@ impl Extensions {
     /// RPC): `/name args` runs a custom command, `/skill:NAME text` a skill; `//text` sends
     /// `/text`; a first word with a `/` inside (`/etc/hosts …`) is text.
     pub fn invoke(&self, text: &str) -> Invocation {
-        let trimmed = text.trim_start();
-        let Some(rest) = trimmed.strip_prefix('/') else {
+        if let Some(rest) = text.trim_start().strip_prefix("//") {
+            return Invocation::Text(format!("/{rest}"));
+        }
+        let Some((word, arguments)) = slash_word(text) else {
             return Invocation::Text(text.to_string());
         };
-        if rest.starts_with('/') {
-            return Invocation::Text(rest.to_string());
-        }
-        let (word, arguments) = match rest.split_once(char::is_whitespace) {
-            Some((word, arguments)) => (word, arguments),
-            None => (rest, ""),
-        };
-        if word.is_empty() || word.contains('/') || !commands::is_valid_name(word) {
-            return Invocation::Text(text.to_string());
-        }
         match self.expand(word, arguments) {
             Some(Ok(invocation)) => invocation,
             Some(Err(problem)) => Invocation::Unknown(problem),
             None => Invocation::Unknown(self.unknown(word)),
+        }
+    }
+
+    /// Whether `/word` names a custom command or skill.
+    pub fn knows(&self, word: &str) -> bool {
+        match word.strip_prefix("skill:") {
+            Some(name) => self.skill(name).is_some(),
+            None => self.command(word).is_some(),
         }
     }
 
@@ -142,6 +142,22 @@ impl Extensions {
             "unknown command /{word} ({list}); to send text that starts with a slash, begin it with //"
         )
     }
+}
+
+/// The `/word` a text starts with and the arguments after it, when it reads as a command:
+/// `None` for text that does not start with `/`, for `//text`, and for a first word with a
+/// `/` inside (`/etc/hosts …`) or that no command could be named.
+pub fn slash_word(text: &str) -> Option<(&str, &str)> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    if rest.starts_with('/') {
+        return None;
+    }
+    let (word, arguments) = match rest.split_once(char::is_whitespace) {
+        Some((word, arguments)) => (word, arguments),
+        None => (rest, ""),
+    };
+    (!word.is_empty() && !word.contains('/') && commands::is_valid_name(word))
+        .then_some((word, arguments))
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ impl Assembler {
             StreamEvent::BlockEnd => self.close_open(out),
             StreamEvent::Usage(usage) => self.report.usage = Some(usage),
             StreamEvent::Finish(reason) => self.report.finish = Some(reason),
-            StreamEvent::Error(message) => self.report.error = Some(message),
+            StreamEvent::Error(error) => self.report.error = Some(error.message),
             StreamEvent::Final(message) => self.final_message = Some(*message),
             StreamEvent::Done => self.report.done = true,
         }

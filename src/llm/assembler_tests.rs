@@ -121,7 +121,10 @@ fn refusals_are_normal_stops_and_errors_error_stops() {
         }),
         &mut out,
     );
-    asm.apply(StreamEvent::Error("overloaded".into()), &mut out);
+    asm.apply(
+        StreamEvent::Error(crate::llm::error_codes::StreamError::uncoded("overloaded")),
+        &mut out,
+    );
     let (message, _) = asm.finish(&mut out);
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(message.error_message.as_deref(), Some("overloaded"));

@@ -148,8 +148,12 @@ impl Provider {
                 );
                 let mut decoded = Vec::new();
                 decoder.decode_whole(&bytes, &mut decoded)?;
-                let mut finished = false;
-                if !deliver(&mut decoded, &mut finished, on_event)? && !finished {
+                // A whole body is complete by definition: its calls are whole.
+                let mut progress = Progress {
+                    whole: true,
+                    ..Progress::default()
+                };
+                if !deliver(&mut decoded, &mut progress, on_event)? && !progress.finished {
                     return Err(ProviderError::Truncated);
                 }
                 Ok(())
@@ -255,7 +259,7 @@ async fn read_events(
     let events = super::sse::split_events(body).eventsource();
     tokio::pin!(events);
     let mut decoded = Vec::new();
-    let mut finished = false;
+    let mut progress = Progress::default();
     loop {
         let event = match watchdog.guard(cancel, events.next()).await? {
             None => break,
@@ -274,10 +278,11 @@ async fn read_events(
         if decoded.iter().any(is_content) {
             watchdog.content();
         }
-        if deliver(&mut decoded, &mut finished, on_event)? {
+        if deliver(&mut decoded, &mut progress, on_event)? {
             return Ok(());
         }
     }
+    let finished = progress.finished;
     tracing::debug!(elapsed = ?watchdog.elapsed(), finished, "the response stream ended");
     // The terminal marker never came. After the finish reason (Chat's `finish_reason`,
     // Anthropic's `message_delta`; Responses sends it only with its terminal event) the
@@ -290,22 +295,45 @@ async fn read_events(
     }
 }
 
+/// How far a response has come.
+#[derive(Default)]
+struct Progress {
+    /// The finish reason came: the answer is whole.
+    finished: bool,
+    /// A tool call started.
+    calls: bool,
+    /// The events are a whole (non-streamed) body's.
+    whole: bool,
+}
+
 /// Hand decoded events on. `Ok(true)` once the terminal event went out; an error the
-/// provider reported ends the response.
+/// provider reported ends the response. A terminal marker (`[DONE]`, which a relay sends
+/// when its upstream went away too) before the finish reason while a tool call is open
+/// is no end: that call's arguments never completed, and the response was cut short
+/// (`Truncated`), as a stream that just stops is.
 fn deliver(
     decoded: &mut Vec<StreamEvent>,
-    finished: &mut bool,
+    progress: &mut Progress,
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> Result<bool, ProviderError> {
     for item in decoded.drain(..) {
         match item {
-            StreamEvent::Error(message) => return Err(ProviderError::Stream(message)),
+            StreamEvent::Error(error) => return Err(ProviderError::Stream(error)),
+            StreamEvent::Done if progress.calls && !progress.finished && !progress.whole => {
+                tracing::debug!("the stream ended inside a tool call, before its finish reason");
+                return Err(ProviderError::Truncated);
+            }
             StreamEvent::Done => {
                 on_event(StreamEvent::Done);
                 return Ok(true);
             }
-            StreamEvent::Finish(_) => {
-                *finished = true;
+            // The finish reason, or `agent proxy`'s whole final message.
+            StreamEvent::Finish(_) | StreamEvent::Final(_) => {
+                progress.finished = true;
+                on_event(item);
+            }
+            StreamEvent::ToolCall { .. } | StreamEvent::ToolCallArguments { .. } => {
+                progress.calls = true;
                 on_event(item);
             }
             other => on_event(other),

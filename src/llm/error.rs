@@ -1,6 +1,7 @@
 //! `ProviderError`: everything that can go wrong talking to a model, classified once here so
 //! the loop can decide between retrying, compacting and failing with a clear message.
 
+use super::error_codes::{StreamError, Verdict};
 use super::timeouts::describe;
 use serde_json::Value;
 use std::time::Duration;
@@ -32,8 +33,8 @@ pub enum ProviderError {
     #[error("the response stream ended before the response was complete")]
     Truncated,
     /// The provider reported an error inside an otherwise successful stream.
-    #[error("{0}")]
-    Stream(String),
+    #[error("{}", .0.message)]
+    Stream(StreamError),
     #[error("no API key for provider `{provider}`: set {how}")]
     MissingKey { provider: String, how: String },
     #[error("the api_key_command of provider `{provider}` failed: {detail}")]
@@ -116,7 +117,10 @@ impl ProviderError {
                 detail: mask(detail),
             },
             ProviderError::Network(text) => ProviderError::Network(mask(text)),
-            ProviderError::Stream(text) => ProviderError::Stream(mask(text)),
+            ProviderError::Stream(error) => ProviderError::Stream(StreamError {
+                message: mask(error.message),
+                ..error
+            }),
             ProviderError::KeyCommand { provider, detail } => ProviderError::KeyCommand {
                 provider,
                 detail: mask(detail),
@@ -153,22 +157,25 @@ impl ProviderError {
         match self {
             ProviderError::Http {
                 status, message, ..
-            } => match status {
-                408 | 429 | 502 | 503 | 504 | 529 => Retry::Transient,
-                // Cloudflare's "the origin failed" family.
-                520..=524 => Retry::Transient,
-                500 if is_transient_text(message) => Retry::Transient,
-                500 => Retry::Once,
-                _ => Retry::Never,
-            },
+            } => status_retry(*status, message),
             ProviderError::Connect { .. }
             | ProviderError::Network(_)
             | ProviderError::NoResponse(_)
             | ProviderError::Idle(_)
             | ProviderError::NoContent(_)
             | ProviderError::Truncated => Retry::Transient,
-            ProviderError::Stream(message) if is_transient_text(message) => Retry::Transient,
-            ProviderError::Stream(message) if is_server_fault_text(message) => Retry::Once,
+            ProviderError::Stream(StreamError {
+                verdict: Some(Verdict::Retry(retry)),
+                ..
+            }) => *retry,
+            ProviderError::Stream(StreamError {
+                message,
+                verdict: None,
+            }) if is_transient_text(message) => Retry::Transient,
+            ProviderError::Stream(StreamError {
+                message,
+                verdict: None,
+            }) if is_server_fault_text(message) => Retry::Once,
             ProviderError::Relayed { retry, .. } => *retry,
             _ => Retry::Never,
         }
@@ -180,7 +187,11 @@ impl ProviderError {
             ProviderError::Http {
                 message, status, ..
             } => *status == 413 || is_overflow_text(message),
-            ProviderError::Stream(message) => is_overflow_text(message),
+            ProviderError::Stream(StreamError { message, verdict }) => match verdict {
+                Some(Verdict::ContextOverflow) => true,
+                Some(Verdict::Retry(_)) => false,
+                None => is_overflow_text(message),
+            },
             ProviderError::Relayed {
                 context_overflow, ..
             } => *context_overflow,
@@ -195,11 +206,23 @@ impl ProviderError {
                 ..
             } => Some(*delay),
             ProviderError::Relayed { retry_after, .. } => *retry_after,
-            ProviderError::Http { message, .. } | ProviderError::Stream(message) => {
-                try_again_in(message)
-            }
+            ProviderError::Http { message, .. }
+            | ProviderError::Stream(StreamError { message, .. }) => try_again_in(message),
             _ => None,
         }
+    }
+}
+
+/// What another attempt after HTTP `status` could achieve (an in-stream error whose code
+/// is a status is judged the same way).
+pub(super) fn status_retry(status: u16, message: &str) -> Retry {
+    match status {
+        408 | 429 | 502 | 503 | 504 | 529 => Retry::Transient,
+        // Cloudflare's "the origin failed" family.
+        520..=524 => Retry::Transient,
+        500 if is_transient_text(message) => Retry::Transient,
+        500 => Retry::Once,
+        _ => Retry::Never,
     }
 }
 
@@ -236,7 +259,7 @@ fn is_server_fault_text(message: &str) -> bool {
 }
 
 /// Context-overflow messages of the providers and local servers users run.
-fn is_overflow_text(message: &str) -> bool {
+pub(super) fn is_overflow_text(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     [
         "context_length_exceeded",            // OpenAI code
@@ -342,16 +365,18 @@ mod tests {
             Retry::Transient
         );
         assert_eq!(
-            ProviderError::Stream("Overloaded (overloaded_error)".into()).retry(),
+            ProviderError::Stream(StreamError::uncoded("Overloaded (overloaded_error)")).retry(),
             Retry::Transient
         );
         assert_eq!(
-            ProviderError::Stream("The server had an error processing your request.".into())
-                .retry(),
+            ProviderError::Stream(StreamError::uncoded(
+                "The server had an error processing your request."
+            ))
+            .retry(),
             Retry::Once
         );
         assert_eq!(
-            ProviderError::Stream("You exceeded your current quota".into()).retry(),
+            ProviderError::Stream(StreamError::uncoded("You exceeded your current quota")).retry(),
             Retry::Never
         );
         assert_eq!(
@@ -399,7 +424,8 @@ mod tests {
     #[test]
     fn redaction_masks_keys_in_every_text_from_outside() {
         crate::secrets::register("sk-error-test-secret-77");
-        let masked = ProviderError::Stream("bad key sk-error-test-secret-77".into()).redacted();
+        let masked = ProviderError::Stream(StreamError::uncoded("bad key sk-error-test-secret-77"))
+            .redacted();
         assert_eq!(masked.to_string(), "bad key [REDACTED]");
         let masked = ProviderError::Connect {
             url: "http://h/?key=sk-error-test-secret-77".into(),

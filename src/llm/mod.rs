@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod client;
 pub mod decoder;
 pub mod error;
+pub mod error_codes;
 pub mod model;
 pub mod openai_chat;
 pub mod openai_responses;

@@ -4,7 +4,7 @@ use super::model::ModelInfo;
 use crate::protocol::message::{
     AssistantContent, AssistantMessage, Content, Message, ToolCall, WebSearch, WebSearchStatus,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -22,28 +22,7 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ThinkingLevel {
-    #[default]
-    Off,
-    Minimal,
-    Low,
-    Medium,
-    High,
-}
-
-impl ThinkingLevel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ThinkingLevel::Off => "off",
-            ThinkingLevel::Minimal => "minimal",
-            ThinkingLevel::Low => "low",
-            ThinkingLevel::Medium => "medium",
-            ThinkingLevel::High => "high",
-        }
-    }
-}
+pub use crate::protocol::command::ThinkingLevel;
 
 /// The provider's own web search, offered to the model beside the tools (`[web] search`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -109,7 +109,7 @@ pub enum StreamEvent {
     Usage(WireUsage),
     Finish(FinishReason),
     /// The provider reported an error inside the stream.
-    Error(String),
+    Error(crate::llm::error_codes::StreamError),
     /// The final message, complete and authoritative (`agent proxy`'s `done`): it replaces
     /// what the events built.
     Final(Box<crate::protocol::message::AssistantMessage>),

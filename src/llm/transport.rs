@@ -144,11 +144,17 @@ pub fn headers(settings: &ProviderSettings, key: Option<&str>) -> Result<HeaderM
     Ok(headers)
 }
 
-/// `retry-after-ms`, or `retry-after` as seconds or an HTTP date.
+/// `retry-after-ms`, or `retry-after` as seconds or an HTTP date; behind LiteLLM, which
+/// forwards the provider's headers under its own prefix, `llm_provider-retry-after-ms` and
+/// `llm_provider-retry-after` when the plain ones are missing.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    retry_after_named(headers, "").or_else(|| retry_after_named(headers, "llm_provider-"))
+}
+
+fn retry_after_named(headers: &HeaderMap, prefix: &str) -> Option<Duration> {
     let text = |name: &str| {
         headers
-            .get(name)
+            .get(format!("{prefix}{name}"))
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
@@ -233,6 +239,18 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
+        // LiteLLM's names, only when the plain ones are missing.
+        assert_eq!(
+            retry_after(&headers(&[("llm_provider-retry-after", "3")])),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            retry_after(&headers(&[
+                ("llm_provider-retry-after", "3"),
+                ("retry-after", "5")
+            ])),
+            Some(Duration::from_secs(5))
+        );
     }
 
     #[test]

@@ -9,11 +9,12 @@ use super::progress::ProgressRouter;
 use super::server::Server;
 use super::transport::{self, Opened, SpawnEnv, StderrTail};
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ServerNotification,
+    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, RequestId, ServerNotification,
 };
 use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -107,17 +108,24 @@ impl ListSync {
     }
 }
 
-/// A transport whose incoming messages are looked at in order before rmcp gets them.
+/// A transport whose incoming messages are looked at in order before rmcp gets them. A
+/// response to a request that was never sent (or was answered already) is dropped and
+/// logged: rmcp would take one that comes before the `initialize` answer for a failed
+/// handshake, and leave the server out for the whole session.
 struct Observed<T> {
     inner: T,
     progress: Arc<ProgressRouter>,
     lists: Arc<ListSync>,
     list_changed: mpsc::UnboundedSender<()>,
+    server: String,
+    /// The requests sent and not yet answered.
+    pending: HashSet<RequestId>,
 }
 
 impl<T> Observed<T> {
     fn new(
         inner: T,
+        server: &str,
         progress: &Arc<ProgressRouter>,
         lists: &Arc<ListSync>,
         list_changed: &mpsc::UnboundedSender<()>,
@@ -127,7 +135,33 @@ impl<T> Observed<T> {
             progress: progress.clone(),
             lists: lists.clone(),
             list_changed: list_changed.clone(),
+            server: server.to_string(),
+            pending: HashSet::new(),
         }
+    }
+
+    /// Whether `message` answers a request we sent (and is no longer awaited then); any
+    /// other message passes.
+    fn expected(&mut self, message: &RxJsonRpcMessage<RoleClient>) -> bool {
+        let id = match message {
+            JsonRpcMessage::Response(response) => &response.id,
+            JsonRpcMessage::Error(error) => match &error.id {
+                Some(id) => id,
+                // An error about a request the server could not read: rmcp reports it.
+                None => return true,
+            },
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => return true,
+        };
+        if self.pending.remove(id) {
+            return true;
+        }
+        tracing::warn!(
+            target: "mcp",
+            server = %self.server,
+            %id,
+            "ignored a response to a request that was never sent"
+        );
+        false
     }
 }
 
@@ -138,11 +172,20 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(request) = &item {
+            self.pending.insert(request.id.clone());
+        }
         self.inner.send(item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await;
+        let message = loop {
+            let message = self.inner.receive().await;
+            match &message {
+                Some(message) if !self.expected(message) => continue,
+                _ => break message,
+            }
+        };
         if let Some(JsonRpcMessage::Notification(notification)) = &message {
             match &notification.notification {
                 ServerNotification::ProgressNotification(progress) => {
@@ -176,11 +219,13 @@ pub async fn connect(
     let (running, group) = match opened {
         Opened::Stdio { transport, group } => {
             server.starting_group(group);
-            let observed = Observed::new(transport, &progress, &lists, &list_changed);
+            let observed =
+                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
             (Handler.serve(observed).await, group)
         }
         Opened::Http(transport) => {
-            let observed = Observed::new(transport, &progress, &lists, &list_changed);
+            let observed =
+                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
             (Handler.serve(observed).await, None)
         }
     };

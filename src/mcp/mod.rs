@@ -8,9 +8,13 @@
 pub mod config;
 mod connect;
 mod content;
+mod http;
 pub mod names;
+mod oversized;
 mod progress;
 pub mod server;
+mod sse_events;
+mod stdio;
 mod tool;
 mod transport;
 

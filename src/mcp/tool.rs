@@ -201,7 +201,14 @@ impl Call {
         match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 server.answered();
-                content::to_output(result, &ctx.spill)
+                let cut = oversized_note(&result);
+                let mut output = content::to_output(result, &ctx.spill);
+                if let Some(note) = cut {
+                    output
+                        .content
+                        .push(crate::protocol::message::Content::text(note));
+                }
+                output
             }
             Ok(_) => ToolOutput::error(format!(
                 "MCP server `{}` answered the call with something that is not a tool result.",
@@ -248,6 +255,27 @@ impl Call {
             other => format!("MCP server `{name}`: the call failed: {other}."),
         }
     }
+}
+
+/// What the model is told about an answer cut at the size limit of one MCP message (see
+/// `oversized`): how big it was and how much of it is in the result.
+fn oversized_note(result: &rmcp::model::CallToolResult) -> Option<String> {
+    let mark = result
+        .meta
+        .as_ref()?
+        .0
+        .get(super::oversized::OVERSIZED_META)?;
+    let bytes = mark.get("bytes").and_then(Value::as_u64)?;
+    let limit = mark.get("limit").and_then(Value::as_u64)?;
+    let kept = mark.get("kept").and_then(Value::as_u64)?;
+    let size = super::oversized::size;
+    Some(format!(
+        "[The MCP server's answer was {}, more than the {} one MCP message may hold: only \
+         its first {} were read.]",
+        size(bytes),
+        size(limit),
+        size(kept)
+    ))
 }
 
 /// Sends `notifications/cancelled` for a request we stop waiting for — also when the call's

@@ -4,13 +4,15 @@
 //! the log (and the last lines kept, to explain a failure), and `PR_SET_PDEATHSIG` set so it
 //! dies with the agent even when the agent is killed; with `sandbox = true` it runs inside
 //! the command sandbox (`[sandbox]`'s policy, applied between fork and exec). An HTTP server
-//! gets our own reqwest client, its headers and bearer token.
+//! gets our own reqwest client (reading answers bounded: `http`), its headers and bearer token.
 
 use super::config::Transport;
+use super::http::BoundedHttp;
+use super::stdio::StdioTransport;
 use crate::sandbox::{Policy, Sandbox, Status};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -87,11 +89,11 @@ impl StderrTail {
 /// A transport ready to be served, and what we keep of it.
 pub enum Opened {
     Stdio {
-        transport: TokioChildProcess,
+        transport: StdioTransport,
         /// The child's process group.
         group: Option<i32>,
     },
-    Http(StreamableHttpClientTransport<reqwest::Client>),
+    Http(StreamableHttpClientTransport<BoundedHttp>),
 }
 
 /// Open the transport of `server`; stderr of a stdio server goes to `tail` and the log.
@@ -109,22 +111,22 @@ pub fn open(
             cwd,
             sandbox,
         } => {
+            let dir = match cwd {
+                Some(dir) => env.cwd.join(dir),
+                None => env.cwd.clone(),
+            };
             let policy = if *sandbox {
-                sandbox_policy(&env.sandbox)?
+                sandbox_policy(&env.sandbox, &dir)?
             } else {
                 None
             };
-            let mut cmd = new_command(command, args, policy.as_deref());
+            let mut cmd = new_command(command, args, policy.as_ref());
             for hidden in &env.hidden_env {
                 if !extra.contains_key(hidden) {
                     cmd.env_remove(hidden);
                 }
             }
             cmd.envs(extra);
-            let dir = match cwd {
-                Some(dir) => env.cwd.join(dir),
-                None => env.cwd.clone(),
-            };
             cmd.current_dir(&dir);
             die_with_parent(&mut cmd);
             if let Some(policy) = &policy {
@@ -132,16 +134,14 @@ pub fn open(
             }
             let mut wrapped = CommandWrap::from(cmd);
             wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-            let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .map_err(|e| match policy {
+            let (transport, stderr, pid) =
+                StdioTransport::spawn(server, wrapped).map_err(|e| match policy {
                     Some(_) if e.kind() != std::io::ErrorKind::NotFound => {
                         format!("cannot start `{command}` inside the sandbox: {e}")
                     }
                     _ => spawn_error(command, &dir, &e),
                 })?;
-            let group = transport.id().and_then(|pid| i32::try_from(pid).ok());
+            let group = pid.and_then(|pid| i32::try_from(pid).ok());
             if let Some(stderr) = stderr {
                 tokio::spawn(read_stderr(server.to_string(), stderr, tail.clone()));
             }
@@ -172,7 +172,7 @@ pub fn open(
             }
             config = config.custom_headers(custom);
             Ok(Opened::Http(StreamableHttpClientTransport::with_client(
-                env.http.clone(),
+                BoundedHttp::new(env.http.clone(), server),
                 config,
             )))
         }
@@ -197,10 +197,10 @@ fn spawn_error(command: &str, dir: &std::path::Path, error: &std::io::Error) -> 
 /// The policy a server with `sandbox = true` runs under: `None` when the user turned the
 /// sandbox off (`--sandbox off` runs everything unsandboxed), an error when this machine
 /// cannot enforce it — such a server is never started unsandboxed behind the user's back.
-fn sandbox_policy(sandbox: &Sandbox) -> Result<Option<std::sync::Arc<Policy>>, String> {
+fn sandbox_policy(sandbox: &Sandbox, cwd: &std::path::Path) -> Result<Option<Policy>, String> {
     match (&sandbox.status, &sandbox.policy) {
         (Status::Off, _) => Ok(None),
-        (Status::Enforced, Some(policy)) => Ok(Some(policy.clone())),
+        (Status::Enforced, Some(_)) => Ok(sandbox.command_policy(cwd)),
         (Status::Unavailable(reason), _) => Err(format!(
             "it is to run inside the sandbox (`sandbox = true`), which is unavailable here: \
              {reason}; `sandbox = false` in its table runs it unsandboxed"

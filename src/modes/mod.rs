@@ -4,12 +4,35 @@
 //! prompt is read, and how signals and output lines are handled.
 
 /// A line on stderr for the user. Unlike `eprintln!`, a stderr that is gone (the terminal
-/// hung up) is no panic: the line is dropped and the run still ends as it should.
+/// hung up) is no panic: the line is dropped and the run still ends as it should. It is one
+/// line whatever it quotes (a provider's message over several lines): see `one_line`.
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr().lock(), "{}", $crate::modes::one_line(&line));
     }};
+}
+
+/// `text` on one line: each line break (and the blanks around it) becomes one space, so a
+/// message quoted from a provider cannot split what a script reads as one line on stderr
+/// (the events keep the text as it came).
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_break = |c: char| {
+        matches!(
+            c,
+            '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        )
+    };
+    if !text.contains(is_break) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let pieces: Vec<&str> = text
+        .split(is_break)
+        .map(str::trim)
+        .filter(|piece| !piece.is_empty())
+        .collect();
+    std::borrow::Cow::Owned(pieces.join(" "))
 }
 
 pub mod acp;
@@ -20,15 +43,16 @@ pub mod print;
 pub mod rpc;
 mod signals;
 
+use crate::agent::commands::Control;
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::Cli;
 use crate::config::Settings;
 use crate::llm::client::Provider;
-use crate::llm::request::ThinkingLevel;
 use crate::mcp::McpManager;
 use crate::prompt::system_prompt;
+use crate::protocol::command::Command;
 use crate::protocol::message::Message;
-use crate::session::format::NewEntry;
+use crate::protocol::outcome::Outcome;
 use crate::session::{self, Choice, SessionWriter};
 use crate::tools::Tools;
 use std::io::{IsTerminal, Read};
@@ -97,6 +121,7 @@ pub async fn prepare(
         notices.extend(project.problems.iter().cloned());
     }
     notices.extend(adopt_session_model(settings, &opened, cli.thinking.is_some()).await?);
+    attach_lsp(settings);
     // Started by the front end (`McpManager::launch`): the interface waits for its first
     // frame, the others start them at once.
     let mcp = McpManager::configure(
@@ -123,6 +148,19 @@ pub async fn prepare(
         notices,
         untrusted_hooks,
     })
+}
+
+/// The language servers of `[lsp]` for the settings' working directory, as
+/// `tool_settings.lsp` (none with `[lsp] enabled = false` or `--no-tools`); they start on
+/// first use. Whoever calls this ends them with `Lsp::shut_down`.
+pub fn attach_lsp(settings: &mut Settings) {
+    settings.tool_settings.lsp = settings.lsp.enabled.then(|| {
+        crate::lsp::Lsp::new(
+            settings.lsp.clone(),
+            settings.cwd.clone(),
+            settings.tool_settings.hidden_env.clone(),
+        )
+    });
 }
 
 /// The project's hooks when the user was never asked about them (or they changed since).
@@ -216,89 +254,30 @@ pub async fn start_new_session(
 
 /// `start_new_session` that `cancel` stops: before the switch, nothing has changed (an
 /// error says so); after it, only the wait for the old session to be closed is cut short
-/// (the closing goes on) and the new session is reported as usual.
+/// (the closing goes on) and the new session is reported as usual. The engine's
+/// `NewSession` (kept on disk when the current session is; `settings` and `persistent`
+/// are what the engine knows already).
 pub async fn start_new_session_unless(
     agent: &Agent,
-    settings: &Settings,
-    persistent: bool,
+    _settings: &Settings,
+    _persistent: bool,
     cancel: &CancellationToken,
 ) -> Result<SessionInfo, String> {
-    if agent.is_running() {
-        return Err("a run is active; stop it first".to_string());
+    let control = Control {
+        cancel: cancel.clone(),
+        progress: None,
+    };
+    match agent.execute(Command::NewSession, control).await {
+        Ok(Outcome::Session { session, .. }) => Ok(SessionInfo {
+            id: session.id,
+            path: session.path,
+        }),
+        Ok(other) => Err(format!("internal error: a new session answered {other:?}")),
+        Err(error) => Err(error.to_string()),
     }
-    // Messages the current file is missing are written now, or the switch is refused.
-    agent.save_session().await.map_err(|e| e.to_string())?;
-    agent.session_end("clear").await;
-    let choice = if persistent {
-        Choice::New
-    } else {
-        Choice::Ephemeral
-    };
-    let prepare = async {
-        let opened = session::open(choice, &settings.paths.sessions_dir, &settings.cwd)
-            .await
-            .map_err(|e| e.to_string())?;
-        if let Some(writer) = &opened.writer {
-            let state = agent.snapshot();
-            record_model(
-                writer,
-                &(state.provider, state.model),
-                state.thinking,
-                None,
-                None,
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        }
-        Ok::<_, String>(opened)
-    };
-    let opened = tokio::select! {
-        opened = prepare => opened?,
-        () = cancel.cancelled() => {
-            return Err("aborted: the session was not changed".to_string());
-        }
-    };
-    let previous = agent
-        .replace_session(opened.writer, Vec::new())
-        .map_err(|e| e.to_string())?;
-    agent.session_start("clear").await;
-    if let Some(previous) = previous {
-        // Closing syncs the old file and joins its writer thread: off the async workers.
-        let closing = tokio::task::spawn_blocking(move || drop(previous));
-        tokio::select! {
-            _ = closing => {}
-            () = cancel.cancelled() => {}
-        }
-    }
-    Ok(SessionInfo {
-        id: opened.id,
-        path: opened.path,
-    })
 }
 
-/// Note the model and thinking level in the session when they differ from what it had.
-pub async fn record_model(
-    writer: &SessionWriter,
-    current: &(String, String),
-    thinking: ThinkingLevel,
-    previous_model: Option<&(String, String)>,
-    previous_thinking: Option<ThinkingLevel>,
-) -> Result<(), session::SessionError> {
-    if previous_model != Some(current) {
-        writer
-            .append(NewEntry::ModelChange {
-                provider: &current.0,
-                model: &current.1,
-            })
-            .await?;
-    }
-    let unchanged = previous_thinking == Some(thinking)
-        || (previous_thinking.is_none() && thinking == ThinkingLevel::Off);
-    if !unchanged {
-        writer.append(NewEntry::ThinkingChange(thinking)).await?;
-    }
-    Ok(())
-}
+pub use crate::agent::commands::session::record_model;
 
 /// Build the agent the settings describe, for session `session_id`, offering the tools of
 /// `mcp`'s servers too.
@@ -312,7 +291,14 @@ pub fn build_agent(
 ) -> Result<Agent, String> {
     let provider =
         Provider::new(settings.provider.clone(), settings.timeouts).map_err(|e| e.to_string())?;
-    let tools = Tools::from_names(&settings.tools)?;
+    let mut tools = Tools::from_names(&settings.tools)?;
+    // The `lsp` tool, when a language server can run for this workspace.
+    if let Some(lsp) = &settings.tool_settings.lsp
+        && lsp.available()
+        && tools.get(crate::tools::lsp::NAME).is_none()
+    {
+        tools = tools.with_tool(Arc::new(crate::tools::lsp::LspTool))?;
+    }
     let context_files = crate::context_files::load(&settings.paths.home, &settings.cwd);
     let system_prompt = system_prompt(
         settings.system_prompt.as_deref(),
@@ -345,14 +331,20 @@ pub fn build_agent(
         checkpoints: open_checkpoints(settings, session_id),
         agents: agents_settings(settings),
         hooks: hooks_for(settings),
+        models: Some(Arc::new(crate::startup::models::SettingsModels::new(
+            settings.clone(),
+        ))),
+        extensions: settings.extensions.clone(),
+        session_id: Some(session_id.to_string()),
+        sessions_dir: Some(settings.paths.sessions_dir.clone()),
     }))
 }
 
 /// The sub-agents of `[agents]`: the definitions of `.agent/agents/` and
-/// `$AGENT_HOME/agents/` (a file that cannot be read is logged and left out), and models
-/// chosen by name among the configured providers.
+/// `$AGENT_HOME/agents/` (a file that cannot be read is logged and left out). A
+/// definition's model is chosen among the configured providers (`AgentConfig.models`).
 fn agents_settings(settings: &Settings) -> Option<crate::agent::children::AgentsSettings> {
-    use crate::agent::children::{AgentsSettings, ModelResolver, definitions};
+    use crate::agent::children::{AgentsSettings, definitions};
     if !settings.agents.enabled {
         return None;
     }
@@ -364,20 +356,11 @@ fn agents_settings(settings: &Settings) -> Option<crate::agent::children::Agents
     for warning in warnings {
         tracing::warn!(%warning, "agent definition left out");
     }
-    let resolver_settings = settings.clone();
-    let resolve_model: ModelResolver = Arc::new(move |parent_provider: &str, name: &str| {
-        let (provider, model) = name.split_once('/').unwrap_or((parent_provider, name));
-        let (provider_settings, model) = resolver_settings.resolve_model(provider, model)?;
-        let provider = Provider::new(provider_settings, resolver_settings.timeouts)
-            .map_err(|e| e.to_string())?;
-        Ok((Arc::new(provider), model))
-    });
     Some(AgentsSettings {
         definitions,
         max_parallel: settings.agents.max_parallel,
         max_depth: settings.agents.max_depth,
         depth: 0,
-        resolve_model: Some(resolve_model),
     })
 }
 
@@ -478,5 +461,17 @@ pub fn expand_headless_prompt(settings: &mut Settings, prompt: String) -> Result
             }
             Ok(text)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_message_over_several_lines_is_folded_into_one() {
+        assert_eq!(super::one_line("plain"), "plain");
+        assert_eq!(
+            super::one_line("agent: error: upstream said:\n  line two\r\n\nline three\n"),
+            "agent: error: upstream said: line two line three"
+        );
     }
 }

@@ -45,7 +45,7 @@ impl Handler for Print {
                 ),
                 Some(Denial::User) | None => {}
             },
-            AgentEvent::Notice { message, .. } => eprintln!("agent: {message}"),
+            AgentEvent::Notice { message, .. } => say!("agent: {message}"),
             AgentEvent::HookError {
                 hook_event_name,
                 command,

@@ -2,9 +2,12 @@
 //! the engine's only output; front ends render them, `--mode json`/`rpc` serialise them
 //! one per line.
 
+use super::command::{PermissionMode, ThinkingLevel};
 use super::message::{Content, Message, WebSearch, WebSearchResult, WebSearchStatus};
+use super::outcome::{SessionChange, SessionIdentity};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Clone, Debug, Serialize)]
@@ -82,6 +85,10 @@ pub enum AgentEvent {
         /// Set when a sub-agent asks (its request relayed by its parent): which one.
         #[serde(skip_serializing_if = "Option::is_none")]
         agent_id: Option<String>,
+        /// The working directory the call runs in.
+        cwd: PathBuf,
+        /// What the call would do, for the user to decide on.
+        preview: ApprovalPreview,
     },
     QueueUpdate {
         steering: Vec<String>,
@@ -149,6 +156,20 @@ pub enum AgentEvent {
     TodoUpdate {
         todos: Vec<super::todo::TodoItem>,
     },
+    /// The session's identity or head changed: a new, resumed or forked session, another
+    /// branch, a rewind or its undo.
+    SessionChanged {
+        session: SessionIdentity,
+        reason: SessionChange,
+    },
+    /// The model, thinking level or permission mode was changed (not a command's model for
+    /// one run): the settings now.
+    ConfigChanged {
+        provider: String,
+        model: String,
+        thinking_level: ThinkingLevel,
+        permission_mode: PermissionMode,
+    },
     /// An event of a sub-agent (a `task` call's child), passed on by its parent. Text
     /// deltas may be coalesced (at most one per 50 ms per child); nothing else is dropped.
     SubagentEvent {
@@ -202,6 +223,40 @@ impl AgentEvent {
             _ => false,
         }
     }
+}
+
+/// What a call waiting for approval would do (`tool_approval_request.preview`), worked out
+/// by the engine before it asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum ApprovalPreview {
+    /// `write` / `edit`: the unified diff the call would make (`newFile`: the file does not
+    /// exist yet). `path` as shown (relative to the working directory when inside it),
+    /// `file` absolute.
+    Diff {
+        path: String,
+        file: PathBuf,
+        diff: String,
+        new_file: bool,
+    },
+    /// A change that cannot be previewed (the edit would fail, a binary file): why.
+    Unavailable {
+        path: String,
+        file: PathBuf,
+        why: String,
+    },
+    /// A command (`bash`): the whole command; `unsandboxedAllowed`: the
+    /// `allow_unsandboxed` answer is offered.
+    Command {
+        command: String,
+        unsandboxed_allowed: bool,
+    },
+    /// Nothing beyond the arguments (an MCP tool, a read-only tool).
+    None,
 }
 
 /// Where the agent is: a run goes `preparing` → (`model_running` → `tool_running` ⇄

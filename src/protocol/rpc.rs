@@ -113,13 +113,38 @@ pub enum Command {
         agent_id: String,
         message: String,
     },
+    /// Set the reasoning level (`off`, `minimal`, `low`, `medium`, `high`), as far as the
+    /// model offers it.
+    SetThinkingLevel {
+        level: String,
+    },
+    /// The next reasoning level the model offers.
+    CycleThinkingLevel,
+    /// Compact on its own (near the window, after an overflow) or not.
+    SetAutoCompaction {
+        enabled: bool,
+    },
+    /// Retry failed model calls or not.
+    SetAutoRetry {
+        enabled: bool,
+    },
+    /// End the wait before a retry: the model call ends with its failure.
+    AbortRetry,
+    /// Name the session.
+    SetSessionName {
+        name: String,
+    },
+    /// The user messages a fork can start from.
+    GetForkMessages,
+    /// Continue in a copy of the session.
+    Clone,
     /// A `type` this agent does not know; answered with an error that names it.
     #[serde(other)]
     Unknown,
 }
 
 /// What a rewind brings back.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RestoreMode {
     /// The conversation and the files.
@@ -312,6 +337,12 @@ mod tests {
                 .unwrap()
                 .command,
             Command::GetLastAssistantText
+        );
+        assert_eq!(
+            parse(json!({"type": "set_auto_retry", "enabled": false}))
+                .unwrap()
+                .command,
+            Command::SetAutoRetry { enabled: false }
         );
         assert_eq!(
             parse(json!({"type": "set_model", "provider": "p", "modelId": "m"}))

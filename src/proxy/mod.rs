@@ -35,6 +35,8 @@ pub(crate) type ProxyBody = BoxBody<Bytes, Infallible>;
 const DEFAULT_MAX_BODY_BYTES: u64 = 32 * 1024 * 1024;
 const DEFAULT_MAX_STREAMS_PER_TOKEN: usize = 8;
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a client may take to send a request's body (`[proxy] body_timeout_secs`).
+const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a client may take to send a request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -52,6 +54,8 @@ pub struct Server {
     streams: StreamCounts,
     max_body: u64,
     idle: Duration,
+    /// How long a client may take to send a `/v1/stream` body.
+    body_timeout: Duration,
     providers: Mutex<HashMap<String, Arc<Provider>>>,
     requests: AtomicU64,
 }
@@ -151,13 +155,23 @@ pub fn prepare(
             "--insecure-no-auth is only allowed on a loopback address, not {listen}"
         ));
     }
-    let idle = match settings.proxy.idle_timeout_secs {
+    let duration = |key: &str, value: Option<f64>, default: Duration| match value {
         Some(secs) => Duration::try_from_secs_f64(secs)
             .ok()
             .filter(|d| !d.is_zero())
-            .ok_or_else(|| format!("[proxy] idle_timeout_secs: {secs} is not a duration"))?,
-        None => DEFAULT_IDLE_TIMEOUT,
+            .ok_or_else(|| format!("[proxy] {key}: {secs} is not a duration")),
+        None => Ok(default),
     };
+    let idle = duration(
+        "idle_timeout_secs",
+        settings.proxy.idle_timeout_secs,
+        DEFAULT_IDLE_TIMEOUT,
+    )?;
+    let body_timeout = duration(
+        "body_timeout_secs",
+        settings.proxy.body_timeout_secs,
+        DEFAULT_BODY_TIMEOUT,
+    )?;
     let server = Server {
         tokens,
         auth,
@@ -173,6 +187,7 @@ pub fn prepare(
             .max_body_bytes
             .unwrap_or(DEFAULT_MAX_BODY_BYTES),
         idle,
+        body_timeout,
         providers: Mutex::default(),
         requests: AtomicU64::new(0),
         settings,
@@ -283,6 +298,12 @@ async fn route(server: &Arc<Server>, request: Request<Incoming>) -> Response<Pro
     if path == "/v1/models" {
         return json_response(StatusCode::OK, &models(&server.settings));
     }
+    // The whole body first: a client that is slow to send it holds no stream place, so
+    // stalled uploads cannot lock its token out.
+    let body = match read_body(request, server.max_body, server.body_timeout).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
     let Some(place) = server.streams.take(token) else {
         return error_response(
             StatusCode::TOO_MANY_REQUESTS,
@@ -292,15 +313,15 @@ async fn route(server: &Arc<Server>, request: Request<Incoming>) -> Response<Pro
             ),
         );
     };
-    let body = match read_body(request, server.max_body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
     relay::start(server, token, place, &body)
 }
 
-/// The request body, at most `max` bytes.
-async fn read_body(request: Request<Incoming>, max: u64) -> Result<Bytes, Response<ProxyBody>> {
+/// The request body, at most `max` bytes, all of it within `timeout` (408 otherwise).
+async fn read_body(
+    request: Request<Incoming>,
+    max: u64,
+    timeout: Duration,
+) -> Result<Bytes, Response<ProxyBody>> {
     let too_large = || {
         error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -316,7 +337,23 @@ async fn read_body(request: Request<Incoming>, max: u64) -> Result<Bytes, Respon
         return Err(too_large());
     }
     let limit = usize::try_from(max).unwrap_or(usize::MAX);
-    match Limited::new(request.into_body(), limit).collect().await {
+    let collected =
+        tokio::time::timeout(timeout, Limited::new(request.into_body(), limit).collect()).await;
+    let Ok(collected) = collected else {
+        let mut response = error_response(
+            StatusCode::REQUEST_TIMEOUT,
+            &format!(
+                "the request body did not arrive within {} (body_timeout_secs)",
+                crate::llm::timeouts::describe(timeout)
+            ),
+        );
+        response.headers_mut().insert(
+            hyper::header::CONNECTION,
+            hyper::header::HeaderValue::from_static("close"),
+        );
+        return Err(response);
+    };
+    match collected {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Err(e) => Err(error_response(

@@ -1,15 +1,19 @@
 //! The OS sandbox commands run in (docs/security.md): what a sandboxed command may write
 //! and whether it may use the network (`Policy`), resolved once from `[sandbox]` and
-//! `--sandbox`; whether this machine can enforce it (`Status`, from `probe` at start); and
+//! `--sandbox`; what stays read-only inside the writable roots, found before each command
+//! (`guard`); whether this machine can enforce it (`Status`, from `probe` at start); and
 //! how a sandboxed command's failure is explained (`diagnose`). Enforcement is per platform:
 //! Landlock plus a seccomp filter on Linux (`linux`), a Seatbelt profile through
 //! `sandbox-exec` on macOS (`seatbelt`). Whoever spawns a process applies it between fork
 //! and exec, so everything the command starts inherits it.
 
+pub mod deny_read;
 pub mod diagnose;
 pub mod egress;
+pub mod guard;
 #[cfg(target_os = "linux")]
 pub mod linux;
+pub mod own_git;
 pub mod seatbelt;
 
 use serde::{Deserialize, Serialize};
@@ -25,7 +29,8 @@ pub enum SandboxMode {
     /// Commands may read everything and write nothing (but /dev/null and terminals).
     ReadOnly,
     /// Commands may write under the working directory, the temp directory and
-    /// `writable_roots`, except the workspace's `.git/hooks` and `.git/config`.
+    /// `writable_roots`, except what `guard` keeps read-only there (`.git`, the agent's
+    /// files).
     #[default]
     WorkspaceWrite,
 }
@@ -51,6 +56,13 @@ pub struct SandboxConfig {
     /// Hosts sandboxed commands reach through the agent's egress proxy while `network` is
     /// off (`egress`); empty: none.
     pub allow_hosts: Vec<egress::Pattern>,
+    /// `$AGENT_HOME`: kept read-only where it lies in a writable root.
+    pub agent_home: Option<PathBuf>,
+    /// The user's home directory: its start-up files are kept read-only where they lie in
+    /// a writable root.
+    pub home: Option<PathBuf>,
+    /// What neither commands nor the file tools may read.
+    pub deny_read: deny_read::DenyRead,
 }
 
 /// What one sandboxed command may do. Serialised to the supervisor, which applies it to
@@ -61,31 +73,39 @@ pub struct Policy {
     pub network: bool,
     /// Directories (and their trees) the command may write under.
     pub writable: Vec<PathBuf>,
-    /// Paths inside `writable` that stay read-only (`.git/hooks`, `.git/config`).
-    pub protected: Vec<PathBuf>,
     /// With the network off: the hosts the command reaches through the egress proxy, from
     /// a network namespace of its own (`egress`); empty: none (and no namespace).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_hosts: Vec<egress::Pattern>,
+    /// The working directory the policy was made for.
+    pub cwd: PathBuf,
+    pub agent_home: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    /// What commands may not read.
+    pub deny_read: deny_read::DenyRead,
+    /// What stays read-only inside `writable` and what is kept from reading, found for one
+    /// command (`Sandbox::command_policy`); `None` until then.
+    pub guards: Option<guard::Guards>,
 }
 
-/// Where inside a writable git work tree a command may never write: hooks run code on the
-/// user's next commit, and the config can name programs git runs (`core.fsmonitor`,
-/// `core.pager`, aliases).
-pub const PROTECTED_IN_GIT: &[&str] = &[".git/hooks", ".git/config"];
-
 impl Policy {
-    /// The policy for commands started in `cwd`; `None` when the sandbox is off.
+    /// The policy for commands started in `cwd`; `None` when the sandbox is off. The
+    /// working directory `/` is never a writable root (it would be everything).
     pub fn resolve(config: &SandboxConfig, cwd: &Path) -> Option<Policy> {
+        let cwd = canonical(cwd);
         let writable = match config.mode {
             SandboxMode::Off => return None,
             SandboxMode::ReadOnly => Vec::new(),
             SandboxMode::WorkspaceWrite => {
-                let mut roots = vec![cwd.to_path_buf(), std::env::temp_dir()];
+                let mut roots = Vec::new();
+                if cwd != Path::new("/") {
+                    roots.push(cwd.clone());
+                }
+                roots.push(canonical(&std::env::temp_dir()));
                 if Path::new("/dev/shm").is_dir() {
                     roots.push(PathBuf::from("/dev/shm"));
                 }
-                roots.extend(config.writable_roots.iter().cloned());
+                roots.extend(config.writable_roots.iter().map(|r| canonical(r)));
                 let mut unique: Vec<PathBuf> = Vec::new();
                 for root in roots {
                     if !unique.contains(&root) {
@@ -95,22 +115,21 @@ impl Policy {
                 unique
             }
         };
-        let protected = writable
-            .iter()
-            .filter(|root| root.join(".git").is_dir())
-            .flat_map(|root| PROTECTED_IN_GIT.iter().map(move |p| root.join(p)))
-            .collect();
         Some(Policy {
             mode: config.mode,
             network: config.network,
             writable,
-            protected,
             // `network = true` is the whole network: no proxy, no namespace.
             allow_hosts: if config.network {
                 Vec::new()
             } else {
                 config.allow_hosts.clone()
             },
+            cwd,
+            agent_home: config.agent_home.as_deref().map(canonical),
+            home: config.home.as_deref().map(canonical),
+            deny_read: config.deny_read.clone(),
+            guards: None,
         })
     }
 
@@ -122,7 +141,10 @@ impl Policy {
     /// Whether the policy lets a command write `path` (absolute, normalised).
     pub fn may_write(&self, path: &Path) -> bool {
         self.writable.iter().any(|root| path.starts_with(root))
-            && !self.protected.iter().any(|p| path.starts_with(p))
+            && self
+                .guards
+                .as_ref()
+                .is_none_or(|g| g.read_only_at(path).is_none())
     }
 
     /// One line for the user: `workspace-write, network off, writes under /repo, /tmp`.
@@ -151,6 +173,24 @@ impl Policy {
     }
 }
 
+/// Devices every sandboxed command may read and write (and use terminals through); no
+/// other device can be opened.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// `path` with its links resolved, or as it is when it does not exist.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// Whether commands run in the sandbox here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Status {
@@ -171,6 +211,11 @@ pub struct Sandbox {
     pub mode: SandboxMode,
     pub policy: Option<Arc<Policy>>,
     pub status: Status,
+    /// The repositories inside the writable roots, looked for at start.
+    pub nested: guard::walk::Nested,
+    /// What neither commands nor the file tools may read (the tools honour it also when
+    /// commands are not sandboxed).
+    pub deny_read: Arc<deny_read::DenyRead>,
 }
 
 /// No sandbox (`--sandbox off`).
@@ -180,6 +225,8 @@ impl Default for Sandbox {
             mode: SandboxMode::Off,
             policy: None,
             status: Status::Off,
+            nested: guard::walk::Nested::default(),
+            deny_read: Arc::default(),
         }
     }
 }
@@ -188,20 +235,66 @@ impl Sandbox {
     /// Resolve the config for `cwd` and find out whether this machine enforces it (on
     /// Linux this forks once: call it while the process has one thread).
     pub fn start(config: &SandboxConfig, cwd: &Path) -> Sandbox {
+        let deny_read = Arc::new(config.deny_read.clone());
         let Some(policy) = Policy::resolve(config, cwd) else {
-            return Sandbox::default();
+            return Sandbox {
+                deny_read,
+                ..Sandbox::default()
+            };
         };
         match probe(&policy) {
-            Ok(()) => Sandbox {
-                mode: config.mode,
-                policy: Some(Arc::new(policy)),
-                status: Status::Enforced,
-            },
+            Ok(()) => {
+                // The workspace and the configured roots: the temp directory and /dev/shm
+                // are shared with everyone and not searched (docs/security.md). Read-only,
+                // the workspace still is, for what deny_read's patterns match; for them the
+                // search starts at the project's root when the working directory is below it.
+                let project = canonical(&config.deny_read.cwd);
+                let above = (config.deny_read.has_patterns()
+                    && project.is_absolute()
+                    && policy.cwd.starts_with(&project)
+                    && project != policy.cwd)
+                    .then_some(project);
+                let searched = std::iter::once(above.unwrap_or_else(|| policy.cwd.clone()))
+                    .chain(config.writable_roots.iter().map(|r| canonical(r)))
+                    .filter(|_| !policy.writable.is_empty() || config.deny_read.has_patterns())
+                    .collect();
+                Sandbox {
+                    mode: config.mode,
+                    policy: Some(Arc::new(policy)),
+                    status: Status::Enforced,
+                    nested: guard::walk::Nested::search(searched, config.deny_read.clone()),
+                    deny_read,
+                }
+            }
             Err(reason) => Sandbox {
                 mode: config.mode,
                 policy: None,
                 status: Status::Unavailable(reason),
+                nested: guard::walk::Nested::default(),
+                deny_read,
             },
+        }
+    }
+
+    /// The policy for one command started in `cwd`, with what stays read-only for it
+    /// found now; `None` when commands are not sandboxed.
+    pub fn command_policy(&self, cwd: &Path) -> Option<Policy> {
+        let mut policy = self.policy.as_deref()?.clone();
+        let nested = self.nested.get();
+        policy.guards = Some(guard::discover(&policy, &canonical(cwd), &nested));
+        Some(policy)
+    }
+
+    /// `command_policy` off the async threads (it reads the file system, and the first
+    /// call waits for the search for nested repositories).
+    pub async fn command_policy_async(&self, cwd: &Path) -> Option<Policy> {
+        self.policy.as_ref()?;
+        let sandbox = self.clone();
+        let cwd = cwd.to_path_buf();
+        match tokio::task::spawn_blocking(move || sandbox.command_policy(&cwd)).await {
+            Ok(policy) => policy,
+            // The task cannot be cancelled; a panic in it is no reason to run unguarded.
+            Err(_) => self.command_policy(&self.policy.as_deref()?.cwd.clone()),
         }
     }
 
@@ -254,22 +347,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn workspace_write_covers_the_workspace_and_temp_but_not_git_hooks() {
+    fn workspace_write_covers_the_workspace_and_temp_but_not_git() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
         let config = SandboxConfig {
             writable_roots: vec![PathBuf::from("/opt/cache")],
             ..SandboxConfig::default()
         };
-        let policy = Policy::resolve(&config, dir.path()).unwrap();
-        assert!(policy.may_write(&dir.path().join("src/main.rs")));
+        let mut policy = Policy::resolve(&config, &root).unwrap();
+        policy.guards = Some(guard::discover(&policy, &root, &Default::default()));
+        assert!(policy.may_write(&root.join("src/main.rs")));
         assert!(policy.may_write(&std::env::temp_dir().join("x")));
         assert!(policy.may_write(Path::new("/opt/cache/a")));
         assert!(!policy.may_write(Path::new("/etc/passwd")));
-        assert!(!policy.may_write(&dir.path().join(".git/hooks/pre-commit")));
-        assert!(!policy.may_write(&dir.path().join(".git/config")));
-        assert!(policy.may_write(&dir.path().join(".git/index")));
+        assert!(!policy.may_write(&root.join(".git/hooks/pre-commit")));
+        assert!(!policy.may_write(&root.join(".git/config")));
+        assert!(!policy.may_write(&root.join(".git/index")));
         assert!(!policy.network);
+        let top = Policy::resolve(&config, Path::new("/")).unwrap();
+        assert!(!top.writable.contains(&PathBuf::from("/")));
     }
 
     #[test]

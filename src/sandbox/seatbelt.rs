@@ -1,7 +1,8 @@
 //! The macOS form of a `Policy`: a Seatbelt profile for `/usr/bin/sandbox-exec -p PROFILE
 //! -- command…`, which the command and everything it starts inherit. Same rules as on
-//! Linux: read everything, write only under the writable roots (never `.git/hooks` or
-//! `.git/config`) and a few devices, no network unless allowed (unix sockets stay usable).
+//! Linux: read everything, write only under the writable roots (never what `guard` keeps
+//! read-only: `.git`, the agent's files) and a few devices, nothing `deny_read` keeps, no
+//! network unless allowed (unix sockets stay usable).
 //! Built on every platform so it is tested everywhere; only macOS runs it, and that run is
 //! not tested on the Linux machines this project is built on (docs/security.md).
 
@@ -21,14 +22,22 @@ pub fn profile(policy: &Policy) -> String {
          (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\") (literal \"/dev/ptmx\"))\n\
          (allow file-ioctl (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\"))\n",
     );
+    // What deny_read keeps: a later rule wins over the `allow file-read*` above.
+    for path in policy.guards.iter().flat_map(|g| &g.unreadable) {
+        text.push_str(&format!(
+            "(deny file-read* file-write* (subpath {}))\n",
+            quote(path)
+        ));
+    }
     if !policy.writable.is_empty() {
         text.push_str("(allow file-write*\n");
         for root in &policy.writable {
             let protected: Vec<&Path> = policy
-                .protected
+                .guards
                 .iter()
+                .flat_map(|g| &g.read_only)
+                .map(|g| g.path.as_path())
                 .filter(|p| p.starts_with(root))
-                .map(|p| p.as_path())
                 .collect();
             if protected.is_empty() {
                 text.push_str(&format!("  (subpath {})\n", quote(root)));
@@ -74,6 +83,7 @@ fn quote(path: &Path) -> String {
 mod tests {
     use super::*;
     use crate::sandbox::SandboxMode;
+    use crate::sandbox::guard::{Guarded, Guards, What};
     use std::path::PathBuf;
 
     #[test]
@@ -82,20 +92,39 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             network: false,
             writable: vec![PathBuf::from("/repo"), PathBuf::from("/tmp")],
-            protected: vec![PathBuf::from("/repo/.git/hooks")],
             allow_hosts: Vec::new(),
+            cwd: PathBuf::from("/repo"),
+            agent_home: None,
+            home: None,
+            deny_read: Default::default(),
+            guards: Some(Guards {
+                read_only: vec![Guarded {
+                    path: PathBuf::from("/repo/.git"),
+                    what: What::GitDir,
+                }],
+                unreadable: vec![PathBuf::from("/home/u/.ssh")],
+                ..Guards::default()
+            }),
         };
         let text = profile(&policy);
         assert!(text.contains("(deny default)"));
-        assert!(text.contains(
-            "(require-all (subpath \"/repo\") (require-not (subpath \"/repo/.git/hooks\")))"
-        ));
+        let read = text.find("(allow file-read*)").unwrap();
+        let denied = text
+            .find("(deny file-read* file-write* (subpath \"/home/u/.ssh\"))")
+            .unwrap();
+        assert!(read < denied, "the deny comes after the allow: {text}");
+        assert!(
+            text.contains(
+                "(require-all (subpath \"/repo\") (require-not (subpath \"/repo/.git\")))"
+            )
+        );
         assert!(text.contains("  (subpath \"/tmp\")\n"));
         assert!(text.contains("(remote unix-socket)"));
         assert!(!text.contains("(allow network*)\n"));
         let open = Policy {
             network: true,
             writable: Vec::new(),
+            guards: None,
             ..policy
         };
         let text = profile(&open);

@@ -31,6 +31,9 @@ pub(super) struct Appender {
     materialized: bool,
     /// A failed write could not be cut back: the file may end in a partial line.
     torn: bool,
+    /// Bytes were written since the last `sync` reached the disk: the next sync has work.
+    /// (Closing after an end-of-turn sync then costs no second `fdatasync`.)
+    unsynced: bool,
 }
 
 impl Appender {
@@ -45,6 +48,7 @@ impl Appender {
             unwritten: header,
             materialized: false,
             torn: false,
+            unsynced: false,
         }
     }
 
@@ -68,6 +72,7 @@ impl Appender {
             unwritten: Vec::new(),
             materialized: true,
             torn: false,
+            unsynced: false,
         }
     }
 
@@ -83,15 +88,20 @@ impl Appender {
         }
     }
 
-    /// Write what is queued, then ask the OS to put it on the disk.
+    /// Write what is queued, then ask the OS to put it on the disk (unless nothing was
+    /// written since the last time it did).
     pub fn sync(&mut self) -> std::io::Result<()> {
         if !self.materialized {
             return Ok(());
         }
         self.flush()?;
         match &self.file {
-            Some(file) => file.sync_data(),
-            None => Ok(()),
+            Some(file) if self.unsynced => {
+                file.sync_data()?;
+                self.unsynced = false;
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -120,6 +130,8 @@ impl Appender {
         if self.torn {
             self.unwritten.insert(0, b'\n');
         }
+        // Even a failed write may have put bytes in the file (before it was cut back).
+        self.unsynced = true;
         match file.write_all(&self.unwritten) {
             Ok(()) => {
                 self.good_len = if self.torn {

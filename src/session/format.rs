@@ -99,6 +99,18 @@ pub enum Entry {
         model: Option<String>,
         #[serde(default)]
         thinking: Option<ThinkingLevel>,
+        /// The session's name then (`None`: it had none), when the settings are recorded.
+        #[serde(default)]
+        name: Option<String>,
+    },
+    /// The session was given a name (`set_session_name`): the last one on the branch holds.
+    SessionInfo {
+        id: String,
+        #[serde(default)]
+        parent_id: Option<String>,
+        #[serde(default)]
+        timestamp: i64,
+        name: String,
     },
     /// The head moved (a rewind, a switch to another branch): the conversation continues
     /// from `parent_id`; `from` was the head before.
@@ -120,6 +132,7 @@ impl Entry {
             | Entry::ModelChange { id, .. }
             | Entry::ThinkingChange { id, .. }
             | Entry::Compaction { id, .. }
+            | Entry::SessionInfo { id, .. }
             | Entry::Branch { id, .. } => id,
         }
     }
@@ -130,6 +143,7 @@ impl Entry {
             | Entry::ModelChange { parent_id, .. }
             | Entry::ThinkingChange { parent_id, .. }
             | Entry::Compaction { parent_id, .. }
+            | Entry::SessionInfo { parent_id, .. }
             | Entry::Branch { parent_id, .. } => parent_id.as_deref(),
         }
     }
@@ -140,6 +154,7 @@ impl Entry {
             | Entry::ModelChange { timestamp, .. }
             | Entry::ThinkingChange { timestamp, .. }
             | Entry::Compaction { timestamp, .. }
+            | Entry::SessionInfo { timestamp, .. }
             | Entry::Branch { timestamp, .. } => *timestamp,
         }
     }
@@ -160,9 +175,14 @@ pub enum NewEntry<'a> {
         first_kept_entry_id: Option<&'a str>,
         tokens_before: u64,
         tokens_after: u64,
-        /// The provider and model in use, and the reasoning level.
+        /// The provider and model in use, the reasoning level, and the session's name.
         model: Option<(&'a str, &'a str)>,
         thinking: Option<ThinkingLevel>,
+        name: Option<&'a str>,
+    },
+    /// The session's name from now on.
+    SessionInfo {
+        name: &'a str,
     },
     /// The head moves to the entry given as parent; `from` is the head it leaves.
     Branch {
@@ -212,6 +232,14 @@ enum Line<'a> {
         model: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         thinking: Option<ThinkingLevel>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
+    },
+    SessionInfo {
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: i64,
+        name: &'a str,
     },
     Branch {
         id: &'a str,
@@ -258,6 +286,7 @@ pub fn encode(
             tokens_after,
             model,
             thinking,
+            name,
         } => Line::Compaction {
             id,
             parent_id,
@@ -269,6 +298,13 @@ pub fn encode(
             provider: model.map(|(provider, _)| provider),
             model: model.map(|(_, model)| model),
             thinking,
+            name,
+        },
+        NewEntry::SessionInfo { name } => Line::SessionInfo {
+            id,
+            parent_id,
+            timestamp,
+            name,
         },
         NewEntry::Branch { from } => Line::Branch {
             id,
@@ -321,6 +357,7 @@ mod tests {
                 tokens_after: 2,
                 model: Some(("openai", "gpt-4.1")),
                 thinking: Some(ThinkingLevel::High),
+                name: None,
             },
             "c1",
             Some("a1"),

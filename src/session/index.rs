@@ -23,6 +23,8 @@ pub enum Kind {
     ModelChange,
     ThinkingChange,
     Compaction,
+    /// The session was named.
+    SessionInfo,
     /// The head moved (a rewind, a switch of branch): an empty node of the tree.
     Branch,
     Other,
@@ -35,6 +37,7 @@ impl Kind {
             b"model_change" => Kind::ModelChange,
             b"thinking_change" => Kind::ThinkingChange,
             b"compaction" => Kind::Compaction,
+            b"session_info" => Kind::SessionInfo,
             b"branch" => Kind::Branch,
             _ => Kind::Other,
         }

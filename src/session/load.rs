@@ -43,6 +43,8 @@ pub struct LoadedSession {
     pub repairs: Vec<Arc<Message>>,
     pub model: Option<(String, String)>,
     pub thinking: Option<ThinkingLevel>,
+    /// The session's name (`set_session_name`), the last one on the branch.
+    pub name: Option<String>,
     /// The entry the context ends at (the head); a writer continuing the session names it
     /// as the parent of what it writes next.
     pub last_entry_id: Option<String>,
@@ -94,6 +96,7 @@ pub(super) fn load_from_end(path: &Path) -> Result<Option<LoadedSession>, Sessio
         repairs,
         model: tail.model,
         thinking: tail.thinking,
+        name: tail.name,
         last_entry_id: tail.head_id,
         valid_len: tail.valid_len,
         warnings,
@@ -132,12 +135,13 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
     // The settings and the last compaction on the branch: only those lines are parsed.
     let mut model = None;
     let mut thinking = None;
+    let mut name = None;
     let mut compaction: Option<(usize, Option<String>)> = None;
     for (position, &node) in chain.iter().enumerate() {
         let kind = index.nodes[node].kind;
         if !matches!(
             kind,
-            Kind::ModelChange | Kind::ThinkingChange | Kind::Compaction
+            Kind::ModelChange | Kind::ThinkingChange | Kind::SessionInfo | Kind::Compaction
         ) {
             continue;
         }
@@ -146,11 +150,13 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
                 provider, model: m, ..
             }) => model = Some((provider, m)),
             Some(Entry::ThinkingChange { thinking: t, .. }) => thinking = Some(t),
+            Some(Entry::SessionInfo { name: n, .. }) => name = Some(n),
             Some(Entry::Compaction {
                 first_kept_entry_id,
                 provider,
                 model: m,
                 thinking: t,
+                name: n,
                 ..
             }) => {
                 compaction = Some((position, first_kept_entry_id));
@@ -158,6 +164,7 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
                 if let (Some(provider), Some(m), Some(t)) = (provider, m, t) {
                     model = Some((provider, m));
                     thinking = Some(t);
+                    name = n;
                 }
             }
             _ => {}
@@ -211,6 +218,7 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
         repairs,
         model,
         thinking,
+        name,
         last_entry_id: head.map(|h| index.nodes[h].id.clone()),
         valid_len,
         warnings,
@@ -263,8 +271,10 @@ fn parse_context(
                         messages.insert(0, (id, Arc::new(summary_message(&summary, timestamp))));
                     }
                 }
-                Entry::ModelChange { .. } | Entry::ThinkingChange { .. } | Entry::Branch { .. } => {
-                }
+                Entry::ModelChange { .. }
+                | Entry::ThinkingChange { .. }
+                | Entry::SessionInfo { .. }
+                | Entry::Branch { .. } => {}
             }
             true
         },

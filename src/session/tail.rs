@@ -28,6 +28,7 @@ pub(super) struct Tail {
     pub compaction: Option<u64>,
     pub model: Option<(String, String)>,
     pub thinking: Option<ThinkingLevel>,
+    pub name: Option<String>,
     pub head_id: Option<String>,
     /// Bytes of the file that end with a complete line.
     pub valid_len: u64,
@@ -84,13 +85,16 @@ impl Backwards<'_> {
 struct Settings {
     model: Option<(String, String)>,
     thinking: Option<ThinkingLevel>,
-    /// A compaction recorded both: nothing older can change them.
+    /// The session's name, once the newest `session_info` (or a compaction that records
+    /// the name in force) was found: `Some(None)` for no name.
+    name: Option<Option<String>>,
+    /// A compaction recorded them all: nothing older can change them.
     complete: bool,
 }
 
 impl Settings {
     fn known(&self) -> bool {
-        self.complete || (self.model.is_some() && self.thinking.is_some())
+        self.complete || (self.model.is_some() && self.thinking.is_some() && self.name.is_some())
     }
 }
 
@@ -130,7 +134,7 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         chain.push((offset, id));
         let position = chain.len() - 1;
         match kind {
-            Kind::ModelChange | Kind::ThinkingChange | Kind::Compaction => {
+            Kind::ModelChange | Kind::ThinkingChange | Kind::SessionInfo | Kind::Compaction => {
                 read_settings(&line, position, &mut settings, &mut compaction)?;
             }
             _ => {}
@@ -171,6 +175,7 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         compaction: compaction_offset,
         model: settings.model,
         thinking: settings.thinking,
+        name: settings.name.flatten(),
         head_id,
         valid_len,
         torn,
@@ -225,11 +230,15 @@ fn read_settings(
         Entry::ThinkingChange { thinking, .. } if !settings.complete => {
             settings.thinking.get_or_insert(thinking);
         }
+        Entry::SessionInfo { name, .. } if !settings.complete => {
+            settings.name.get_or_insert(Some(name));
+        }
         Entry::Compaction {
             first_kept_entry_id,
             provider,
             model,
             thinking,
+            name,
             ..
         } => {
             if compaction.is_none() {
@@ -240,6 +249,7 @@ fn read_settings(
             {
                 settings.model.get_or_insert((provider, model));
                 settings.thinking.get_or_insert(thinking);
+                settings.name.get_or_insert(name);
                 settings.complete = true;
             }
         }

@@ -71,6 +71,7 @@ impl File {
             tokens_after: 10,
             model: settings.then_some(("prov", "model-c")),
             thinking: settings.then_some(ThinkingLevel::Low),
+            name: None,
         })
     }
 
@@ -86,12 +87,13 @@ impl File {
 
 fn summary(loaded: &LoadedSession) -> String {
     format!(
-        "context {:?}\nrepairs {:?}\nmodel {:?} thinking {:?}\nhead {:?} valid_len {} \
-         warnings {:?} header {:?}",
+        "context {:?}\nrepairs {:?}\nmodel {:?} thinking {:?} name {:?}\nhead {:?} \
+         valid_len {} warnings {:?} header {:?}",
         loaded.context,
         loaded.repairs,
         loaded.model,
         loaded.thinking,
+        loaded.name,
         loaded.last_entry_id,
         loaded.valid_len,
         loaded.warnings,
@@ -231,4 +233,43 @@ fn what_lies_before_the_last_cut_is_not_read() {
     file.user("five");
     let loaded = load(&file.write()).unwrap();
     assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+}
+
+#[test]
+fn a_session_name_is_found_both_ways_also_behind_a_compaction() {
+    let mut file = File::new();
+    file.user("one");
+    file.add(NewEntry::SessionInfo { name: "first name" });
+    file.answer("two");
+    file.add(NewEntry::SessionInfo {
+        name: "second name",
+    });
+    assert!(same_both_ways(&file));
+    assert_eq!(
+        load(&file.write()).unwrap().name.as_deref(),
+        Some("second name")
+    );
+    // A compaction records the name in force, so reading from the end stops there.
+    let kept = file.user("three");
+    file.add(NewEntry::Compaction {
+        summary: "the summary",
+        first_kept_entry_id: Some(&kept),
+        tokens_before: 100,
+        tokens_after: 10,
+        model: Some(("prov", "model-c")),
+        thinking: Some(ThinkingLevel::Low),
+        name: Some("second name"),
+    });
+    file.answer("four");
+    assert!(same_both_ways(&file));
+    assert_eq!(
+        load(&file.write()).unwrap().name.as_deref(),
+        Some("second name")
+    );
+    // A session never named has none.
+    let mut unnamed = File::new();
+    unnamed.user("one");
+    unnamed.compaction(None, true);
+    assert!(same_both_ways(&unnamed));
+    assert_eq!(load(&unnamed.write()).unwrap().name, None);
 }

@@ -113,6 +113,26 @@ pub fn tree(path: &Path) -> Result<SessionTree, SessionError> {
     Ok(SessionTree { head, nodes })
 }
 
+/// Every user message of the session file, on every branch, in the order written: its
+/// entry id and its text (a fork can start at any of them).
+pub fn user_messages(path: &Path) -> Result<Vec<(String, String)>, SessionError> {
+    let (file, index) = FileIndex::read(path)?;
+    let mut found = Vec::new();
+    for_each_line(&file, index.header_length, 2, |_, _, bytes, _| {
+        if let Ok(Entry::Message {
+            id,
+            message: Message::User(user),
+            ..
+        }) = serde_json::from_slice::<Entry>(bytes)
+        {
+            found.push((id, user.plain_text()));
+        }
+        true
+    })
+    .map_err(|e| SessionError::io(path, e))?;
+    Ok(found)
+}
+
 /// The start of a message's text, on one line.
 pub fn preview(message: &Message) -> String {
     let text = match message {

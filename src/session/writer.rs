@@ -39,6 +39,8 @@ pub struct SessionWriter {
     path: PathBuf,
     id: String,
     last_entry_id: Mutex<Option<String>>,
+    /// The session's name: the last `session_info` written or read.
+    name: Mutex<Option<String>>,
     commands: Option<mpsc::Sender<Command>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -135,6 +137,7 @@ impl SessionWriter {
             path: path.to_path_buf(),
             id: id.to_string(),
             last_entry_id: Mutex::new(last_entry_id),
+            name: Mutex::new(None),
             commands: thread.is_some().then_some(commands),
             thread,
         }
@@ -186,6 +189,20 @@ impl SessionWriter {
         written.map(|()| id)
     }
 
+    /// The session's name, if it was given one.
+    pub fn name(&self) -> Option<String> {
+        self.name
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The name a session read from its file has.
+    pub fn named(self, name: Option<String>) -> SessionWriter {
+        *self.name.lock().unwrap_or_else(PoisonError::into_inner) = name;
+        self
+    }
+
     /// The entry the next one will follow.
     pub fn head(&self) -> Option<String> {
         self.last_entry_id
@@ -220,6 +237,9 @@ impl SessionWriter {
             }
             // Queued in order under the lock, so the next entry names this one as parent.
             *last = Some(id.clone());
+            if let NewEntry::SessionInfo { name } = entry {
+                *self.name.lock().unwrap_or_else(PoisonError::into_inner) = Some(name.to_string());
+            }
         }
         let written = self.wait(done).await;
         (id, written)

@@ -110,21 +110,19 @@ impl Tool for BashTool {
 async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Result<ToolOutput> {
     let (reader, writer) = std::io::pipe()?;
     let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
-    let sandbox = ctx.settings.sandbox.policy.as_deref();
+    let policy = ctx.settings.sandbox.command_policy_async(&ctx.cwd).await;
+    let sandbox = policy.as_ref();
     // Dropped before the command ends on its own (this future dropped: the agent quits
     // mid-command), it takes everything the command started with it.
-    let mut running: Supervised = process::start(
+    let mut running: Supervised = process::start_command(
         &ctx.settings.supervisor,
         &argv,
         sandbox,
         OwnedFd::from(writer),
-        |cmd| {
-            cmd.current_dir(&ctx.cwd)
-                .env("PAGER", "cat")
-                .env("GIT_PAGER", "cat");
-            for secret in &ctx.settings.hidden_env {
-                cmd.env_remove(secret);
-            }
+        process::CommandEnv {
+            cwd: &ctx.cwd,
+            set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
+            hidden: &ctx.settings.hidden_env,
         },
     )
     .await?;
@@ -180,14 +178,12 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
     let (mut text, truncated, spill_path) = output.finish().await;
     let status = status::status(ending, &finished, command_pid);
-    // A connection the egress proxy refused is known, not guessed: explained whatever the
-    // exit code (curl prints a refused page and exits 0).
+    // A connection the egress proxy refused is known, not guessed; otherwise what the
+    // output shows, whatever the exit code (curl prints a refused page and exits 0, and a
+    // command that shrugged off a refusal is told about it too).
     let refused = egress_refusals.map(|r| r.list()).unwrap_or_default();
-    let blocked = crate::sandbox::egress::explain(&refused).or_else(|| {
-        sandbox
-            .filter(|_| status.is_error)
-            .and_then(|policy| diagnose(policy, &ctx.cwd, &text))
-    });
+    let blocked = crate::sandbox::egress::explain(&refused)
+        .or_else(|| sandbox.and_then(|policy| diagnose(policy, &ctx.cwd, &text)));
     text.push_str("\n\n");
     text.push_str(&status.lines.join("\n"));
     if let Some(blocked) = &blocked {
@@ -195,6 +191,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
             "\nBlocked by the sandbox: {}. {}",
             blocked.boundary, blocked.remedy
         ));
+    }
+    let planted = sandbox.and_then(crate::sandbox::diagnose::planted_repository);
+    if let Some(planted) = &planted {
+        text.push_str(&format!("\nNote: {planted}"));
     }
     let mut details = json!({
         "exitCode": status.exit_code,
@@ -221,9 +221,10 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
 /// `background: true`: start the command as a background shell and report its id and the
 /// output of its first moments.
 async fn start_in_background(command: &str, ctx: &ToolContext) -> ToolOutput {
+    let policy = ctx.settings.sandbox.command_policy_async(&ctx.cwd).await;
     let options = super::background::StartOptions {
         supervisor: &ctx.settings.supervisor,
-        sandbox: ctx.settings.sandbox.policy.as_deref(),
+        sandbox: policy.as_ref(),
         cwd: &ctx.cwd,
         hidden_env: &ctx.settings.hidden_env,
     };

@@ -111,7 +111,17 @@ impl Tool for EditTool {
             };
             let cwd = ctx.cwd.clone();
             let files = ctx.files.clone();
-            run_blocking(&ctx.cancel, true, move || edit_file(&cwd, &args, &files)).await
+            let deny_read = ctx.settings.sandbox.deny_read.clone();
+            run_blocking(&ctx.cancel, true, move || {
+                // An edit's result shows the file around the change: a denied file is not
+                // edited either.
+                let path = resolve(&cwd, &args.path);
+                if let Some(refusal) = deny_read.matcher().refuse(&path, &[]) {
+                    return ToolOutput::error(refusal);
+                }
+                edit_file(&cwd, &args, &files)
+            })
+            .await
         })
     }
 }

@@ -4,7 +4,7 @@
 
 use super::path::display;
 use super::visibility::Hidden;
-use super::walk::{PathGlob, search_root, walk};
+use super::walk::{Denied, PathGlob, search_root, walk};
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -74,8 +74,15 @@ impl Tool for FindTool {
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
             let hidden = ctx.hidden.clone();
+            let sandbox = ctx.settings.sandbox.clone();
             run_blocking(&ctx.cancel, false, move || {
-                find(&cwd, &args, &cancel, hidden)
+                let denied = Denied {
+                    matcher: sandbox.deny_read.matcher(),
+                    files: false,
+                    // Names only: a file's content is not shown.
+                    known: Vec::new(),
+                };
+                find(&cwd, &args, &cancel, hidden, denied)
             })
             .await
         })
@@ -87,6 +94,7 @@ fn find(
     args: &Args,
     cancel: &CancellationToken,
     hidden: Option<Arc<Hidden>>,
+    denied: Denied,
 ) -> ToolOutput {
     let root = match search_root(cwd, args.path.as_deref()) {
         Ok(root) => root,
@@ -99,15 +107,19 @@ fn find(
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let mut found = Vec::new();
     let mut more = false;
-    let mut entries = match walk(&root, hidden) {
+    let mut entries = match walk(&root, hidden, denied) {
         Ok(entries) => entries,
         Err(message) => return ToolOutput::error(message),
     };
-    for entry in entries.by_ref() {
+    while let Some(entry) = entries.next() {
         if cancel.is_cancelled() {
             return ToolOutput::error(super::CANCELLED_TEXT);
         }
         if entry.depth() == 0 || !glob.is_match(&root, entry.path()) {
+            continue;
+        }
+        // Another path to a file the rules name (a hard link) is left out too.
+        if entries.leaves_out_path(entry.path()) {
             continue;
         }
         if found.len() == limit {
@@ -147,7 +159,7 @@ mod tests {
 
     fn find_in(dir: &Path, args: Value) -> String {
         let args: Args = serde_json::from_value(args).unwrap();
-        join_text(&find(dir, &args, &CancellationToken::new(), None).content)
+        join_text(&find(dir, &args, &CancellationToken::new(), None, Denied::none()).content)
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::path::display;
 use super::regular;
 use super::truncate::{MAX_BYTES, clip};
 use super::visibility::Hidden;
-use super::walk::{PathGlob, search_root, walk};
+use super::walk::{Denied, PathGlob, search_root, walk};
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use futures_util::future::BoxFuture;
 use grep_regex::RegexMatcherBuilder;
@@ -99,8 +99,14 @@ impl Tool for GrepTool {
             let cwd = ctx.cwd.clone();
             let cancel = ctx.cancel.clone();
             let hidden = ctx.hidden.clone();
+            let sandbox = ctx.settings.sandbox.clone();
             run_blocking(&ctx.cancel, false, move || {
-                grep(&cwd, &args, &cancel, hidden)
+                let denied = Denied {
+                    matcher: sandbox.deny_read.matcher(),
+                    files: true,
+                    known: sandbox.nested.get().denied,
+                };
+                grep(&cwd, &args, &cancel, hidden, denied)
             })
             .await
         })
@@ -112,6 +118,7 @@ fn grep(
     args: &Args,
     cancel: &CancellationToken,
     hidden: Option<Arc<Hidden>>,
+    denied: Denied,
 ) -> ToolOutput {
     let root = match search_root(cwd, args.path.as_deref()) {
         Ok(root) => root,
@@ -148,11 +155,11 @@ fn grep(
         limit: args.limit.unwrap_or(DEFAULT_LIMIT).max(1),
         ..Collected::default()
     };
-    let mut entries = match walk(&root, hidden) {
+    let mut entries = match walk(&root, hidden, denied) {
         Ok(entries) => entries,
         Err(message) => return ToolOutput::error(message),
     };
-    for entry in entries.by_ref() {
+    while let Some(entry) = entries.next() {
         if cancel.is_cancelled() {
             return ToolOutput::error(super::CANCELLED_TEXT);
         }
@@ -165,9 +172,12 @@ fn grep(
         }
         // Opened without blocking and checked again: a FIFO swapped in is skipped. An
         // unreadable file is skipped, as ripgrep does.
-        let Ok((file, _)) = regular::open(path) else {
+        let Ok((file, metadata)) = regular::open(path) else {
             continue;
         };
+        if entries.leaves_out(&file, &metadata) {
+            continue;
+        }
         let mut sink = FileSink::new(display(cwd, path), &collected, cancel);
         let searched = searcher.search_file(&matcher, &file, &mut sink);
         collected.files_searched += 1;
@@ -384,7 +394,7 @@ mod tests {
 
     fn grep_in(dir: &Path, args: Value) -> String {
         let args: Args = serde_json::from_value(args).unwrap();
-        join_text(&grep(dir, &args, &CancellationToken::new(), None).content)
+        join_text(&grep(dir, &args, &CancellationToken::new(), None, Denied::none()).content)
     }
 
     fn tree() -> tempfile::TempDir {

@@ -3,13 +3,16 @@
 //! `.gitignore`). Long listings are limited with a notice saying how to see more. Entries
 //! the permission rules hide are left out, and the listing says how many.
 
+use super::identity::File;
 use super::path::{display, not_found_message, resolve};
 use super::visibility::Hidden;
 use super::{Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
+use crate::sandbox::deny_read::DenyRead;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::Arc;
 
 pub struct LsTool;
 
@@ -68,15 +71,16 @@ impl Tool for LsTool {
             };
             let cwd = ctx.cwd.clone();
             let hidden = ctx.hidden.clone();
+            let deny_read = ctx.settings.sandbox.deny_read.clone();
             run_blocking(&ctx.cancel, false, move || {
-                list(&cwd, &args, hidden.as_deref())
+                list(&cwd, &args, hidden.as_ref(), &deny_read)
             })
             .await
         })
     }
 }
 
-fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>) -> ToolOutput {
+fn list(cwd: &Path, args: &Args, hidden: Option<&Arc<Hidden>>, deny_read: &DenyRead) -> ToolOutput {
     let dir = match args
         .path
         .as_deref()
@@ -86,6 +90,10 @@ fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>) -> ToolOutput {
         Some(raw) => resolve(cwd, raw),
         None => cwd.to_path_buf(),
     };
+    // A denied directory's entries are as unreadable as its files (commands see it empty).
+    if let Some(refusal) = deny_read.matcher().refuse(&dir, &[]) {
+        return ToolOutput::error(refusal);
+    }
     let shown = display(cwd, &dir);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -98,10 +106,17 @@ fn list(cwd: &Path, args: &Args, hidden: Option<&Hidden>) -> ToolOutput {
         Err(e) => return ToolOutput::error(format!("Cannot list {shown}: {e}")),
     };
     let mut left_out = 0;
+    // Other paths to the files the rules name (hard links, bind mounts) are left out too.
+    let named = hidden.map(Hidden::named_files);
+    let same_as_named = |entry: &std::fs::DirEntry| {
+        named.as_ref().is_some_and(|named| {
+            File::of_path(&entry.path()).is_some_and(|f| named.path_of(&f).is_some())
+        })
+    };
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter(|entry| {
-            let hide = hidden.is_some_and(|h| h.hides(&entry.path(), None));
+            let hide = hidden.is_some_and(|h| h.hides(&entry.path(), None)) || same_as_named(entry);
             left_out += usize::from(hide);
             !hide
         })
@@ -149,6 +164,7 @@ mod tests {
                 limit,
             },
             None,
+            &DenyRead::default(),
         )
     }
 

@@ -9,10 +9,14 @@ pub mod bash;
 pub mod diff;
 pub mod edit;
 mod edit_match;
+mod environment;
+mod evaluated;
 pub mod find;
 pub mod freshness;
 pub mod grep;
+pub mod identity;
 pub mod ls;
+pub mod lsp;
 pub mod meta;
 pub mod path;
 pub mod permission;
@@ -29,6 +33,8 @@ pub mod truncate;
 pub mod visibility;
 pub(crate) mod walk;
 pub mod web;
+mod words;
+mod wrapper_specs;
 mod wrappers;
 pub mod write;
 
@@ -132,6 +138,9 @@ pub struct ToolSettings {
     pub sandbox: crate::sandbox::Sandbox,
     /// `web_fetch`'s limits and host lists (`[web]`).
     pub web: web::WebSettings,
+    /// The language servers (`[lsp]`): diagnostics after changes, the `lsp` tool. `None`
+    /// without them.
+    pub lsp: Option<Arc<crate::lsp::Lsp>>,
 }
 
 impl Default for ToolSettings {
@@ -144,6 +153,7 @@ impl Default for ToolSettings {
             supervisor: PathBuf::from(process::DEFAULT_SUPERVISOR),
             sandbox: crate::sandbox::Sandbox::default(),
             web: web::WebSettings::default(),
+            lsp: None,
         }
     }
 }
@@ -255,6 +265,8 @@ fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
         "ls" => Arc::new(ls::LsTool),
         todo::NAME => Arc::new(todo::TodoWriteTool),
         "web_fetch" => Arc::new(web::WebFetchTool),
+        // Not in `ALL_TOOLS`: offered when a language server can run here (`modes`).
+        lsp::NAME => Arc::new(lsp::LspTool),
         _ => return None,
     };
     Some(tool)
@@ -281,14 +293,22 @@ pub struct Tools {
 
 impl Tools {
     /// Check that every name is a built-in tool, without building anything; the error
-    /// names the known ones.
-    pub fn check_names<S: AsRef<str>>(names: &[S]) -> Result<(), String> {
+    /// names the known ones, and `also`: the names a caller accepts beside them (the
+    /// engine's `task`).
+    pub fn check_names<S: AsRef<str>>(names: &[S], also: &[&str]) -> Result<(), String> {
         match names.iter().find(|n| builtin(n.as_ref()).is_none()) {
-            Some(unknown) => Err(format!(
-                "unknown tool `{}` (available: {})",
-                unknown.as_ref(),
-                ALL_TOOLS.join(", ")
-            )),
+            Some(unknown) => {
+                let known: Vec<&str> = ALL_TOOLS
+                    .iter()
+                    .copied()
+                    .chain(also.iter().copied())
+                    .collect();
+                Err(format!(
+                    "unknown tool `{}` (available: {})",
+                    unknown.as_ref(),
+                    known.join(", ")
+                ))
+            }
             None => Ok(()),
         }
     }
@@ -296,7 +316,7 @@ impl Tools {
     /// The built-in tools named in `names`, each schema compiled once; an unknown name is an
     /// error naming the known ones.
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Tools, String> {
-        Tools::check_names(names)?;
+        Tools::check_names(names, &[])?;
         let mut entries: Vec<Arc<Entry>> = Vec::new();
         for name in names {
             let Some(tool) = builtin(name.as_ref()) else {

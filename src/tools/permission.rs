@@ -11,41 +11,11 @@ use super::path::{display, is_inside};
 use super::rules::{RuleSet, Target};
 use super::visibility::Hidden;
 use crate::protocol::message::ToolCall;
-use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum PermissionMode {
-    /// Mutating tools need the user's approval.
-    #[default]
-    Ask,
-    /// Everything runs.
-    Auto,
-    /// Mutating tools are always denied.
-    ReadOnly,
-    /// Plan mode: mutating tools are denied, as in read-only mode, and the model is told to
-    /// end by presenting a plan for the user to approve.
-    Plan,
-}
-
-impl PermissionMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Ask => "ask",
-            PermissionMode::Auto => "auto",
-            PermissionMode::ReadOnly => "read-only",
-            PermissionMode::Plan => "plan",
-        }
-    }
-
-    /// Whether mutating tools are denied whatever the rules say.
-    pub fn denies_changes(self) -> bool {
-        matches!(self, PermissionMode::ReadOnly | PermissionMode::Plan)
-    }
-}
+pub use crate::protocol::command::PermissionMode;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -197,20 +167,30 @@ impl Permissions {
                 "The user must run it themselves or change the [permissions] ask list.",
             );
         }
-        if let Target::Command {
-            shape: Some(shape), ..
-        } = &target
-            && !shape.opaque.is_empty()
-        {
-            return Verdict::ask_because(
-                &call.name,
-                format!(
-                    "{}: a command that cannot be checked before it runs always asks",
-                    shape.opaque.join("; ")
-                ),
-                "The user must run it themselves, or the model can write the command out \
-                 literally.",
-            );
+        if let Target::Command { shape, .. } = &target {
+            // What cannot be judged asks where judging matters: when deny or ask rules for
+            // the tool could be stepped around, and in every mode but auto (no allow rule
+            // can cover it). In auto mode with no such rules there is nothing to step
+            // around: the mode decides, and the sandbox is the boundary.
+            let judged = rules.restricts_commands(&call.name) || self.mode != PermissionMode::Auto;
+            let cannot = match shape {
+                Some(shape) if judged => shape.opaque.join("; "),
+                Some(_) => String::new(),
+                None if rules.restricts_commands(&call.name) => {
+                    "the command does not parse as bash here, so what it runs cannot be \
+                     matched against the deny and ask rules"
+                        .to_string()
+                }
+                None => String::new(),
+            };
+            if !cannot.is_empty() {
+                return Verdict::ask_because(
+                    &call.name,
+                    format!("{cannot}: a command that cannot be checked before it runs asks"),
+                    "The user must run it themselves, or the model can write the command out \
+                     literally.",
+                );
+            }
         }
         if mutating
             && self.mode != PermissionMode::Auto
@@ -254,9 +234,42 @@ impl Permissions {
             Target::Command { shape: Some(shape), .. } if shape.writes_files
         );
         let reason = if !uncovered.is_empty() {
-            let parts: Vec<String> = uncovered.iter().take(3).map(|s| format!("`{s}`")).collect();
+            let parts: Vec<String> = uncovered
+                .iter()
+                .take(3)
+                .map(|s| format!("`{}`", s.text))
+                .collect();
+            // Variables with the same cause are named together.
+            let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
+            for (name, why) in uncovered.iter().flat_map(|s| s.sets.iter()) {
+                match causes.iter_mut().find(|(cause, _)| cause == why) {
+                    Some((_, names)) if !names.contains(&name.as_str()) => names.push(name),
+                    Some(_) => {}
+                    None => causes.push((why, vec![name])),
+                }
+            }
+            let variables: Vec<String> = causes
+                .iter()
+                .map(|(why, names)| {
+                    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                    match names.as_slice() {
+                        [one] => format!("{one} {why}"),
+                        [many @ .., last] => format!("{} and {last} each {why}", many.join(", ")),
+                        [] => String::new(),
+                    }
+                })
+                .collect();
+            let variables = if variables.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({}; an allow rule covers a command given such a variable only when the \
+                     rule names the variable)",
+                    variables.join("; ")
+                )
+            };
             format!(
-                "the permission mode is ask and no allow rule covers {}{}",
+                "the permission mode is ask and no allow rule covers {}{}{variables}",
                 parts.join(", "),
                 if uncovered.len() > 3 { ", …" } else { "" }
             )
@@ -508,6 +521,17 @@ mod tests {
         // bash runs the first line even though the second is a syntax error.
         let verdict = judge(&p, "bash", json!({"command": "echo ok; rm -rf build\n)"}));
         assert!(matches!(verdict, Verdict::Deny(..)), "{verdict:?}");
+        // What does not parse cannot be matched against the deny rule: it asks even in
+        // auto mode ({rm,-rf,x} is bash's `rm -rf x`, and does not parse here).
+        for command in ["echo ok\n)", "{rm,-rf,build}"] {
+            let verdict = judge(&p, "bash", json!({ "command": command }));
+            assert!(
+                matches!(&verdict, Verdict::Ask { reason, .. } if reason.contains("does not parse")),
+                "{command}: {verdict:?}"
+            );
+        }
+        // Without deny or ask rules there is nothing to step around: the mode decides.
+        let (p, _dir) = permissions(PermissionMode::Auto, &[], &[], &["read(x)"]);
         let verdict = judge(&p, "bash", json!({"command": "echo ok\n)"}));
         assert_eq!(verdict, Verdict::Allow);
     }

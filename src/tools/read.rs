@@ -3,9 +3,11 @@
 //! as image content; other binary files are refused. A missing file names similar ones.
 
 use super::freshness::{FileMemory, Fingerprint, Hashing};
+use super::identity;
 use super::path::{display, not_found_message, resolve};
 use super::regular::{self, OpenError};
 use super::truncate::{MAX_BYTES, MAX_LINES, clip};
+use super::visibility::Hidden;
 use super::{OutputKind, Subject, Tool, ToolContext, ToolOutput, parse_args, run_blocking};
 use crate::protocol::message::Content;
 use base64::Engine;
@@ -82,8 +84,23 @@ impl Tool for ReadTool {
             let cwd = ctx.cwd.clone();
             // File reading is blocking I/O; keep it off the async workers.
             let (cancel, files) = (ctx.cancel.clone(), ctx.files.clone());
+            let hidden = ctx.hidden.clone();
+            let sandbox = ctx.settings.sandbox.clone();
             run_blocking(&ctx.cancel, false, move || {
-                read_window(&cwd, &args, &cancel, &files)
+                let path = resolve(&cwd, &args.path);
+                let known = sandbox.nested.get().denied;
+                let deny_read = sandbox.deny_read.matcher();
+                if let Some(refusal) = deny_read.refuse(&path, &known) {
+                    return ToolOutput::error(refusal);
+                }
+                read_window(
+                    &cwd,
+                    &args,
+                    &cancel,
+                    &files,
+                    hidden.as_deref(),
+                    Some(&deny_read),
+                )
             })
             .await
         })
@@ -91,12 +108,16 @@ impl Tool for ReadTool {
 }
 
 /// Read the window `args` asks for; a file shown (whole or in part) is remembered as seen
-/// in `files`, with the fingerprint of all of it.
+/// in `files`, with the fingerprint of all of it. The file opened is compared by device
+/// and inode with those the deny rules name (`hidden`): a hard link to a denied file,
+/// swapped in after the call was judged, is refused too.
 fn read_window(
     cwd: &Path,
     args: &Args,
     cancel: &CancellationToken,
     files: &FileMemory,
+    hidden: Option<&Hidden>,
+    deny_read: Option<&crate::sandbox::deny_read::Matcher>,
 ) -> ToolOutput {
     let path = resolve(cwd, &args.path);
     let shown = display(cwd, &path);
@@ -115,6 +136,15 @@ fn read_window(
         }
         Err(OpenError::Io(e)) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
+    if let Some(refusal) =
+        hidden.and_then(|h| h.refuses("read", &shown, &identity::File::of_open(&file, &metadata)))
+    {
+        return ToolOutput::error(refusal);
+    }
+    // Where the file opened really is: a link swapped in after the path was checked.
+    if let Some(refusal) = deny_read.and_then(|m| m.refuse_opened(&path, &file)) {
+        return ToolOutput::error(refusal);
+    }
     if has_image_extension(&path) {
         return read_image(file, &path, &shown, metadata.len(), files);
     }
@@ -358,6 +388,8 @@ mod tests {
             },
             &CancellationToken::new(),
             &FileMemory::default(),
+            None,
+            None,
         )
     }
 
@@ -434,6 +466,43 @@ mod tests {
         let out = read(dir.path(), "big.txt", Some(5000), None);
         assert!(out.is_error);
         assert!(text(&out).contains("past the end"));
+    }
+
+    #[test]
+    fn a_hard_link_to_a_denied_file_is_refused_when_it_is_opened() {
+        // The call was judged before the link appeared: what is opened decides.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "TOKEN=hunter2\n").unwrap();
+        std::fs::hard_link(dir.path().join("secret.txt"), dir.path().join("x")).unwrap();
+        std::fs::write(dir.path().join("plain.txt"), "hello\n").unwrap();
+        let deny = vec!["read(secret.txt)".to_string()];
+        let rules = super::super::rules::RuleSet::parse(&[], &[], &deny, dir.path()).unwrap();
+        let hidden = Hidden::from_rules(&rules, dir.path()).unwrap();
+        let read = |path: &str| {
+            let args = Args {
+                path: path.into(),
+                offset: None,
+                limit: None,
+            };
+            read_window(
+                dir.path(),
+                &args,
+                &CancellationToken::new(),
+                &FileMemory::default(),
+                Some(&hidden),
+                None,
+            )
+        };
+        let refused = read("x");
+        assert!(refused.is_error);
+        let message = text(&refused);
+        assert!(
+            message.contains("x is the same file as secret.txt")
+                && message.contains("`read(secret.txt)`")
+                && !message.contains("hunter2"),
+            "{message}"
+        );
+        assert!(!read("plain.txt").is_error);
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! reports a bad rule with the config key it came from; matching answers "does this rule
 //! cover this call".
 
-use super::shell::{self, CommandShape};
+use super::shell::{self, CommandShape, Segment};
 use super::source::MCP_TOOL_PREFIX;
-use super::{Subject, Tool};
+use super::{Subject, Tool, identity};
 use crate::protocol::message::ToolCall;
 use globset::{GlobBuilder, GlobMatcher};
 use std::fmt;
@@ -118,11 +118,24 @@ impl Rule {
                     shape
                         .segments
                         .iter()
-                        .find(|s| wildcard(pattern, s))
-                        .cloned()
+                        .find(|s| spelled_as(pattern, s))
+                        .map(|s| s.text.clone())
                 })
                 .or_else(|| Some(text.clone())),
             (_, Target::Command { text, .. }) => Some(text.clone()),
+            (Pattern::Path(glob), Target::Path { path, real, file }) => {
+                let shown = path.display().to_string();
+                if glob.is_match(path) || glob.is_match(real) {
+                    return Some(shown);
+                }
+                match file.as_ref().and_then(|file| self.same_file(file)) {
+                    Some(named) => Some(format!(
+                        "{shown}, the same file as {} (a hard link or another path to it)",
+                        named.display()
+                    )),
+                    None => Some(shown),
+                }
+            }
             (_, Target::Path { path, .. }) => Some(path.display().to_string()),
             _ => None,
         }
@@ -138,7 +151,7 @@ impl Rule {
             (Pattern::Whole, _) => true,
             (Pattern::Command(pattern), Target::Command { text, .. }) => wildcard(pattern, text),
             // Both the path as given and where its symlinks lead must be covered.
-            (Pattern::Path(glob), Target::Path { path, real }) => {
+            (Pattern::Path(glob), Target::Path { path, real, .. }) => {
                 glob.is_match(path) && glob.is_match(real)
             }
             _ => false,
@@ -146,7 +159,8 @@ impl Rule {
     }
 
     /// Whether the rule covers some part of the call of `tool`: the whole command or one
-    /// of its segments (for deny and ask).
+    /// of its segments however it is spelled, or the path by any of its names (for deny
+    /// and ask).
     fn touches(&self, tool: &str, target: &Target) -> bool {
         if self.covers(tool, target) {
             return true;
@@ -160,19 +174,60 @@ impl Rule {
                 Target::Command {
                     shape: Some(shape), ..
                 },
-            ) => shape.segments.iter().any(|s| wildcard(pattern, s)),
+            ) => shape.segments.iter().any(|s| spelled_as(pattern, s)),
             // bash runs the lines before a syntax error, so a command that does not parse
             // is touched by a pattern found anywhere in it.
             (Pattern::Command(pattern), Target::Command { text, shape: None }) => {
                 wildcard(&format!("*{pattern}"), text)
             }
-            // A path reached through a symlink is touched by rules on either name.
-            (Pattern::Path(glob), Target::Path { path, real }) => {
-                glob.is_match(path) || glob.is_match(real)
+            // A path reached through a symlink is touched by rules on either name, and a
+            // file by rules on any path to it (a hard link, a bind mount).
+            (Pattern::Path(glob), Target::Path { path, real, file }) => {
+                glob.is_match(path)
+                    || glob.is_match(real)
+                    || file
+                        .as_ref()
+                        .is_some_and(|file| self.same_file(file).is_some())
             }
             _ => false,
         }
     }
+
+    /// A path this rule names that is the same file as `file` (device and inode), if any.
+    fn same_file(&self, file: &identity::File) -> Option<PathBuf> {
+        let Pattern::Path(glob) = &self.pattern else {
+            return None;
+        };
+        identity::Named::by(glob).path_of(file)
+    }
+
+    /// The files this rule names, by device and inode (for a path rule).
+    pub fn named_files(&self) -> Option<identity::Named> {
+        match &self.pattern {
+            Pattern::Path(glob) => Some(identity::Named::by(glob)),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a command pattern matches a segment however it is spelled (for deny and ask).
+fn spelled_as(pattern: &str, segment: &Segment) -> bool {
+    segment.all_spellings().any(|s| wildcard(pattern, s))
+}
+
+/// Whether an allow pattern covers a segment: it matches the command (as bash will run it,
+/// or as written), and names every variable given to it that changes what runs.
+fn allows_segment(pattern: &str, segment: &Segment) -> bool {
+    let matches = wildcard(pattern, &segment.text)
+        || segment
+            .raw
+            .as_ref()
+            .is_some_and(|raw| wildcard(pattern, raw));
+    matches
+        && segment
+            .sets
+            .iter()
+            .all(|(name, _)| pattern.contains(name.as_str()))
 }
 
 impl Rule {
@@ -224,9 +279,14 @@ pub enum Target {
         text: String,
         shape: Option<CommandShape>,
     },
-    /// The resolved path a path tool works on, and where it really is (symlinks followed;
-    /// inside the working directory, expressed under the working directory as given).
-    Path { path: PathBuf, real: PathBuf },
+    /// The resolved path a path tool works on, where it really is (symlinks followed;
+    /// inside the working directory, expressed under the working directory as given), and
+    /// which file it is (device and inode) when it exists.
+    Path {
+        path: PathBuf,
+        real: PathBuf,
+        file: Option<identity::File>,
+    },
     /// Nothing to match a pattern against.
     Nothing,
 }
@@ -252,11 +312,23 @@ impl Target {
         }
     }
 
-    /// A path target: `path` (absolute, normalised) and where it really is.
+    /// A path target judged by its names only (no look at which file it is).
+    pub fn path_by_name(path: &Path, real: PathBuf) -> Target {
+        Target::Path {
+            path: path.to_path_buf(),
+            real,
+            file: None,
+        }
+    }
+
+    /// A path target: `path` (absolute, normalised), where it really is, and which file.
     pub fn path(path: &Path, cwd: &Path) -> Target {
         Target::Path {
             path: path.to_path_buf(),
             real: real_under(path, cwd),
+            // Compared by identity only when another path may lead to it.
+            file: identity::File::of_path(path)
+                .filter(|file| file.may_have_other_paths(identity::mount_of(cwd))),
         }
     }
 }
@@ -357,7 +429,7 @@ impl RuleSet {
     }
 
     /// The segments of a command no allow rule covers (for the reason of an ask).
-    pub fn uncovered(&self, call: &ToolCall, target: &Target) -> Vec<String> {
+    pub fn uncovered(&self, call: &ToolCall, target: &Target) -> Vec<Segment> {
         let Target::Command {
             shape: Some(shape), ..
         } = target
@@ -369,7 +441,7 @@ impl RuleSet {
             .judged()
             .filter(|segment| {
                 !rules.iter().any(|r| match &r.pattern {
-                    Pattern::Command(pattern) => wildcard(pattern, segment),
+                    Pattern::Command(pattern) => allows_segment(pattern, segment),
                     Pattern::Whole => true,
                     _ => false,
                 })
@@ -383,22 +455,11 @@ impl RuleSet {
     pub fn allows_all_but_redirections(&self, call: &ToolCall, target: &Target) -> bool {
         match target {
             Target::Command {
-                text,
-                shape: Some(shape),
+                shape: Some(shape), ..
             } => {
-                let shape = CommandShape {
-                    segments: shape.segments.clone(),
-                    wrappers: shape.wrappers.clone(),
-                    opaque: shape.opaque.clone(),
-                    writes_files: false,
-                };
-                self.allows(
-                    call,
-                    &Target::Command {
-                        text: text.clone(),
-                        shape: Some(shape),
-                    },
-                )
+                shape.opaque.is_empty()
+                    && shape.judged().next().is_some()
+                    && self.uncovered(call, target).is_empty()
             }
             _ => false,
         }
@@ -450,6 +511,38 @@ impl RuleSet {
             .any(|rule| rule.touches(tool, target))
     }
 
+    /// The files the deny and ask path rules of `tools` name, by identity (what tree
+    /// searches leave out).
+    pub fn named_files(&self, tools: &[&str]) -> identity::Named {
+        let mut named = identity::Named::complete();
+        for rule in self.deny.iter().chain(&self.ask) {
+            if tools.iter().any(|tool| rule.tool == *tool)
+                && let Some(files) = rule.named_files()
+            {
+                named.extend(files);
+            }
+        }
+        named
+    }
+
+    /// The first deny path rule of `tool` that names `file` by another path (a hard link,
+    /// a bind mount), and that path.
+    pub fn denied_file(&self, tool: &str, file: &identity::File) -> Option<(&Rule, PathBuf)> {
+        self.deny
+            .iter()
+            .filter(|rule| rule.tool == tool)
+            .find_map(|rule| rule.same_file(file).map(|path| (rule, path)))
+    }
+
+    /// Whether some deny or ask rule names `tool` with a command pattern: then a command
+    /// that cannot be matched against it (one that does not parse) cannot be judged.
+    pub fn restricts_commands(&self, tool: &str) -> bool {
+        self.deny
+            .iter()
+            .chain(&self.ask)
+            .any(|rule| rule.names(tool) && matches!(rule.pattern, Pattern::Command(_)))
+    }
+
     /// Whether any deny or ask rule names `tool` with a path pattern.
     pub fn restricts_any_path(&self, tool: &str) -> bool {
         self.deny
@@ -459,7 +552,8 @@ impl RuleSet {
     }
 
     /// Whether allow rules cover the whole call. A bash command needs every segment
-    /// covered (a wrapper's by what it runs), must parse, must not write files through a
+    /// covered (a wrapper's by what it runs; one given a variable that changes what runs
+    /// by a rule naming the variable), must parse, must not write files through a
     /// redirection, and must have nothing opaque (`eval`) — unless a bare `bash` rule
     /// allows every command.
     pub fn allows(&self, call: &ToolCall, target: &Target) -> bool {
@@ -474,12 +568,7 @@ impl RuleSet {
                         && shape.opaque.is_empty()
                         && shape.judged().next().is_some() =>
                 {
-                    shape.judged().all(|segment| {
-                        rules.iter().any(|r| match &r.pattern {
-                            Pattern::Command(pattern) => wildcard(pattern, segment),
-                            _ => false,
-                        })
-                    })
+                    self.uncovered(call, target).is_empty()
                 }
                 _ => false,
             },

@@ -5,6 +5,7 @@
 //! or ask rule of any read-only path tool (`read`, `grep`, `find`, `ls`) is left out (a
 //! search cannot stop to ask about each file), and the result says how many were.
 
+use super::identity::{File, LazyNamed, Named, mount_of};
 use super::rules::{RuleSet, Target};
 use super::{ALL_TOOLS, Subject};
 use std::path::{Path, PathBuf};
@@ -45,16 +46,42 @@ impl Hidden {
     /// is (symbolic links followed), when the caller knows it without asking the file
     /// system.
     pub fn hides(&self, path: &Path, real: Option<&Path>) -> bool {
-        let target = match real {
-            Some(real) => Target::Path {
-                path: path.to_path_buf(),
-                real: real.to_path_buf(),
-            },
-            None => Target::path(path, &self.cwd),
+        let real = match real {
+            Some(real) => real.to_path_buf(),
+            None => self.real(path),
         };
+        let target = Target::path_by_name(path, real);
         self.tools
             .iter()
             .any(|tool| self.rules.restricts_path(tool, &target))
+    }
+
+    /// The files the rules name, by device and inode, so that a search also leaves out
+    /// other paths to them (hard links, bind mounts): found at most once per search, and
+    /// only if a file that may have another path turns up.
+    pub fn named_files(self: &Arc<Self>) -> LazyNamed {
+        let hidden = self.clone();
+        LazyNamed::new(&self.cwd, move || hidden.all_named())
+    }
+
+    fn all_named(&self) -> Named {
+        self.rules.named_files(&self.tools)
+    }
+
+    /// Why `tool` may not read `file` although its path is not denied: it is the same file
+    /// as one a deny rule names (a hard link, a bind mount).
+    pub fn refuses(&self, tool: &str, shown: &str, file: &File) -> Option<String> {
+        if !file.may_have_other_paths(mount_of(&self.cwd)) {
+            return None;
+        }
+        let (rule, named) = self.rules.denied_file(tool, file)?;
+        Some(format!(
+            "Permission denied: {shown} is the same file as {} (a hard link or another path \
+             to it), which the rule {} in the [permissions] deny list forbids. Do not try to get \
+             around it.",
+            super::path::display(&self.cwd, &named),
+            rule.cited()
+        ))
     }
 
     /// Where `path` really is, in the form `hides` takes.

@@ -1,10 +1,13 @@
 //! Walking a directory tree for `grep` and `find`: the `ignore` crate's walker, honouring
 //! `.gitignore` and `.ignore` files (also outside a git repository), showing hidden files
 //! but never descending into `.git`, in a stable (sorted) order. Entries the permission
-//! rules hide (`visibility`) are left out and counted. A directory whose ignore file is no
-//! regular file is left out too (the walker would block forever opening a FIFO there).
+//! rules hide (`visibility`) are left out and counted, and so are what `[sandbox]
+//! deny_read` keeps from reading (`Denied`: directories always, files when the caller reads
+//! their content). A directory whose ignore file is no regular file is left out too (the
+//! walker would block forever opening a FIFO there).
 //! Also the glob filters both tools take, built with `globset`.
 
+use super::identity::{File, LazyNamed};
 use super::regular::irregular_kind;
 use super::visibility::Hidden;
 use globset::{GlobBuilder, GlobMatcher};
@@ -15,20 +18,51 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// The files the walker reads in each directory it enters (and in the root's ancestors).
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git", ".git/info/exclude"];
 
+/// What `deny_read` leaves out of a walk.
+pub struct Denied {
+    pub matcher: crate::sandbox::deny_read::Matcher,
+    /// Files too (their content is read), not only directories; a file with other names
+    /// (hard links) is compared with the denied files and `known` (what the patterns
+    /// matched at start).
+    pub files: bool,
+    pub known: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+impl Denied {
+    /// Nothing denied.
+    pub fn none() -> Denied {
+        Denied {
+            matcher: crate::sandbox::deny_read::DenyRead::default().matcher(),
+            files: true,
+            known: Vec::new(),
+        }
+    }
+}
+
 /// Every entry under a root (or the root itself when it is a file), sorted by name, with
 /// what was left out.
 pub struct Walk {
     entries: ignore::Walk,
     hidden: Option<Arc<Hidden>>,
+    /// The files the rules name, by device and inode (hard links and bind mounts to them
+    /// are left out too).
+    named: Option<LazyNamed>,
     /// Entries the permission rules hid.
     hidden_count: Arc<AtomicUsize>,
+    /// Entries `deny_read` kept out.
+    denied_count: Arc<AtomicUsize>,
     /// Directories left out because of an ignore file that is no regular file, and why.
     unreadable: Arc<Mutex<Vec<String>>>,
 }
 
-/// Walk `root`, leaving out what `hidden` hides. `Err` with the message for a root (or
-/// one of its ancestors) whose ignore file cannot be read safely.
-pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
+/// Walk `root`, leaving out what `hidden` hides and what `denied` keeps. `Err` with the
+/// message for a root (or one of its ancestors) whose ignore file cannot be read safely,
+/// or that `deny_read` keeps.
+pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>, denied: Denied) -> Result<Walk, String> {
+    if let Some(refusal) = denied.matcher.refuse(root, &[]) {
+        return Err(refusal);
+    }
     for dir in root.ancestors() {
         if let Some(problem) = unsafe_ignore_file(dir) {
             return Err(format!(
@@ -38,10 +72,13 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
         }
     }
     let hidden_count = Arc::new(AtomicUsize::new(0));
+    let denied_count = Arc::new(AtomicUsize::new(0));
+    let filter_denied = denied_count.clone();
     let unreadable = Arc::new(Mutex::new(Vec::new()));
     // Entries under the root are real directories (symbolic links are not followed), so
     // where an entry really is follows from where the root is.
     let real_root = hidden.as_ref().map(|h| h.real(root));
+    let named = hidden.as_ref().map(|h| h.named_files());
     let (filter_hidden, filter_count, filter_unreadable) =
         (hidden.clone(), hidden_count.clone(), unreadable.clone());
     let root_owned = root.to_path_buf();
@@ -55,6 +92,20 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
                 return false;
             }
             let path = entry.path();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let other_names = || {
+                use std::os::unix::fs::MetadataExt;
+                entry.metadata().is_ok_and(|m| m.is_file() && m.nlink() > 1)
+            };
+            if (is_dir || denied.files) && denied.matcher.denies_itself(path, is_dir).is_some()
+                || (denied.files
+                    && !is_dir
+                    && other_names()
+                    && denied.matcher.refuse(path, &denied.known).is_some())
+            {
+                filter_denied.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
             if let Some(hidden) = &filter_hidden {
                 let real = match (&real_root, entry.path_is_symlink()) {
                     (Some(real_root), false) => path
@@ -84,7 +135,9 @@ pub fn walk(root: &Path, hidden: Option<Arc<Hidden>>) -> Result<Walk, String> {
     Ok(Walk {
         entries,
         hidden,
+        named,
         hidden_count,
+        denied_count,
         unreadable,
     })
 }
@@ -108,6 +161,28 @@ pub(crate) fn unsafe_ignore_file(dir: &Path) -> Option<String> {
 }
 
 impl Walk {
+    /// Whether a file the search opened is one the rules name, reached by another path (a
+    /// hard link, a bind mount): then it is left out too, and counted.
+    pub fn leaves_out(&self, file: &std::fs::File, metadata: &std::fs::Metadata) -> bool {
+        self.leaves_out_file(&File::of_open(file, metadata))
+    }
+
+    /// The same for an entry the search shows without opening it (`find`).
+    pub fn leaves_out_path(&self, path: &Path) -> bool {
+        File::of_path(path).is_some_and(|file| self.leaves_out_file(&file))
+    }
+
+    fn leaves_out_file(&self, file: &File) -> bool {
+        let named = self
+            .named
+            .as_ref()
+            .is_some_and(|named| named.path_of(file).is_some());
+        if named {
+            self.hidden_count.fetch_add(1, Ordering::Relaxed);
+        }
+        named
+    }
+
     /// How many entries the permission rules left out.
     pub fn hidden_count(&self) -> usize {
         self.hidden_count.load(Ordering::Relaxed)
@@ -119,6 +194,17 @@ impl Walk {
         let hidden = self.hidden_count();
         if hidden > 0 {
             notes.push(super::visibility::hidden_note(hidden));
+        }
+        let denied = self.denied_count.load(Ordering::Relaxed);
+        if denied > 0 {
+            let plural = if denied == 1 {
+                "path was"
+            } else {
+                "paths were"
+            };
+            notes.push(format!(
+                "[{denied} {plural} left out: `[sandbox] deny_read` keeps them from being read.]"
+            ));
         }
         for problem in self
             .unreadable
@@ -223,7 +309,7 @@ mod tests {
             std::fs::write(path, "").unwrap();
         }
         std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
-        let seen: Vec<String> = walk(root, None)
+        let seen: Vec<String> = walk(root, None, Denied::none())
             .unwrap()
             .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
             .map(|e| e.path().strip_prefix(root).unwrap().display().to_string())
@@ -257,7 +343,7 @@ mod tests {
             .status()
             .unwrap();
         assert!(status.success());
-        let mut walk = walk(root, None).unwrap();
+        let mut walk = walk(root, None, Denied::none()).unwrap();
         let seen: Vec<String> = walk
             .by_ref()
             .map(|e| e.path().strip_prefix(root).unwrap().display().to_string())
@@ -269,7 +355,9 @@ mod tests {
             notes[0].contains("odd/.gitignore is a FIFO (named pipe)"),
             "{notes:?}"
         );
-        let error = super::walk(&root.join("odd"), None).err().unwrap();
+        let error = super::walk(&root.join("odd"), None, Denied::none())
+            .err()
+            .unwrap();
         assert!(error.contains("is a FIFO"), "{error}");
     }
 }

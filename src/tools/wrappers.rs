@@ -1,27 +1,36 @@
-//! What a wrapper command runs, so that permission rules judge the inner command: `sudo`,
-//! `doas`, `env [-i] [VAR=…]`, `timeout`, `nice`, `nohup`, `exec`, `command`, `time`,
-//! `stdbuf`, `xargs`, `find … -exec … ;`, `VAR=… cmd` prefixes, and `bash|sh|zsh|dash|ksh
-//! -c SCRIPT` with a literal script (parsed in turn). What cannot be known before it runs —
-//! `eval`, a shell reading its script from its input, a script or command name that is not
-//! a literal — is reported as opaque, and such a command always asks.
-//!
-//! Option tables are written here by hand: no crate describes these programs' command
-//! lines, and only the options that take a value matter (to find where the command starts).
+//! What a wrapper command runs, so that permission rules judge the inner command: the
+//! programs of `wrapper_specs` (`sudo`, `timeout`, `setsid`, `flock`, `unshare`, …), `env`,
+//! `xargs`, `find … -exec … ;`, `trap 'script'`, `coproc`, `su -c`, `script -c`, `watch`,
+//! and `bash|sh|… -c SCRIPT` with a literal script (parsed in turn). Project runners (`uv
+//! run`, `docker exec`, `ssh HOST`) are judged as themselves, and what they might run is
+//! shown to deny rules. What cannot be known before it runs — `eval`, a shell reading its
+//! script from its input, `source <(…)`, an alias, a script or command name that is not a
+//! literal — is reported as opaque, and such a command asks where judging matters.
 
-/// One word of a simple command: its value when it is a literal (quotes removed), else
-/// the source text (`"$DIR"`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Word {
-    pub text: String,
-    pub literal: bool,
+mod programs;
+mod shells;
+
+use super::environment::is_name;
+pub use super::words::Word;
+use super::wrapper_specs::{self, Bare, Spec};
+use programs::{
+    bwrap, coproc, env, find_exec, flock, runner, script, setarch, sg, su, trap, xargs,
+};
+use shells::{OTHER_SHELLS, SHELLS, other_shell, shell_script, source};
+
+/// A command a wrapper runs: its words, and the `NAME=value` words it sets in its
+/// environment (`env A=1 cmd`, `sudo A=1 cmd`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Run {
+    pub words: Vec<Word>,
+    pub env: Vec<Word>,
 }
 
-#[cfg(test)]
-impl Word {
-    pub fn literal(text: impl Into<String>) -> Word {
-        Word {
-            text: text.into(),
-            literal: true,
+impl Run {
+    pub(super) fn of(words: &[Word]) -> Run {
+        Run {
+            words: words.to_vec(),
+            env: Vec::new(),
         }
     }
 }
@@ -31,17 +40,27 @@ impl Word {
 pub enum Inner {
     /// Not a wrapper (or a wrapper that runs nothing, such as `command -v x`).
     None,
-    /// The command it runs, as words.
-    Command(Vec<Word>),
-    /// Commands run one by one (`find -exec a ; -exec b ;`).
+    /// The command it runs; allow rules judge that instead of the wrapper.
+    Command(Run),
+    /// Commands run one by one (`find -exec a ; -exec b ;`), besides the program itself.
     Commands(Vec<Vec<Word>>),
     /// A shell script given literally (`bash -c '…'`), to be parsed.
     Script(String),
+    /// The program is judged as itself; these are what it may run, seen by deny and ask
+    /// rules (a runner such as `uv run`, or a wrapper with an option not known here).
+    Maybe {
+        commands: Vec<Vec<Word>>,
+        scripts: Vec<String>,
+    },
     /// What it runs cannot be known before it runs: why.
     Opaque(String),
 }
 
-const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh"];
+/// The program a command word names: the last part of a path (`/usr/bin/../bin/rm` is
+/// `rm`).
+pub fn program_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
 
 /// What `words` (a simple command, name first, assignments already taken off) runs.
 pub fn inner(words: &[Word]) -> Inner {
@@ -54,304 +73,236 @@ pub fn inner(words: &[Word]) -> Inner {
             first.text
         ));
     }
-    let name = first.text.rsplit('/').next().unwrap_or(&first.text);
+    let name = program_name(&first.text);
     let rest = &words[1..];
+    let has = |options: &[&str]| rest.iter().any(|w| options.contains(&w.text.as_str()));
     match name {
         "eval" => Inner::Opaque("`eval` runs a command made when it runs".to_string()),
-        "sudo" | "doas" => after_options(
-            rest,
-            &[
-                "-u", "-g", "-p", "-C", "-h", "-r", "-t", "-U", "-D", "-R", "-T",
-            ],
-            false,
-        ),
-        "env" => env(rest),
-        "timeout" => {
-            let command = after_options(rest, &["-s", "-k", "--signal", "--kill-after"], false);
-            // The first word after the options is the duration.
-            match command {
-                Inner::Command(words) if words.len() > 1 => Inner::Command(words[1..].to_vec()),
-                Inner::Command(_) => Inner::None,
-                other => other,
-            }
+        "source" | "." => source(name, rest),
+        "trap" => trap(rest),
+        "alias" if rest.iter().any(|w| w.text.contains('=') || !w.literal) => {
+            Inner::Opaque("`alias` defines a name that runs other commands later".to_string())
         }
-        "nice" => after_options(rest, &["-n", "--adjustment"], true),
-        "nohup" | "time" => after_options(rest, &[], false),
-        "exec" => after_options(rest, &["-a"], false),
-        "command" => {
-            if rest.iter().any(|w| w.text == "-v" || w.text == "-V") {
-                Inner::None
-            } else {
-                after_options(rest, &[], false)
-            }
+        "hash" if has(&["-p"]) => {
+            Inner::Opaque("`hash -p` makes a command name run another program".to_string())
         }
-        "stdbuf" => after_options(rest, &["-i", "-o", "-e"], false),
-        "xargs" => {
-            let replaces = rest
+        "enable" if rest.iter().any(|w| w.text.starts_with("-f")) => {
+            Inner::Opaque("`enable -f` loads a builtin from a shared library".to_string())
+        }
+        "fc" => Inner::Opaque("`fc` runs commands from the history".to_string()),
+        "compgen"
+            if rest
                 .iter()
-                .any(|w| w.text.starts_with("-I") || w.text.starts_with("--replace"));
-            match after_options(
-                rest,
-                &[
-                    "-I",
-                    "-n",
-                    "-P",
-                    "-d",
-                    "-E",
-                    "-s",
-                    "-L",
-                    "-a",
-                    "--arg-file",
-                    "--max-args",
-                    "--max-procs",
-                    "--delimiter",
-                    "--max-lines",
-                    "--max-chars",
-                    "--replace",
-                    "--eof",
-                ],
-                false,
-            ) {
-                // The words it reads are appended (unless -I puts them in place), shown
-                // as `…`, so that `rm -rf *` matches `xargs rm -rf`.
-                Inner::Command(mut words) if !replaces => {
-                    words.push(Word {
-                        text: "…".to_string(),
-                        literal: false,
-                    });
-                    Inner::Command(words)
-                }
-                // Without a command, xargs runs echo.
-                other => other,
-            }
+                .any(|w| ["-C", "-F", "-W"].iter().any(|o| w.text.starts_with(o))) =>
+        {
+            Inner::Opaque("`compgen` runs or expands what it is given when it runs".to_string())
         }
+        "mapfile" | "readarray" if rest.iter().any(|w| w.text.starts_with("-C")) => {
+            Inner::Opaque(format!("`{name} -C` runs a callback when it runs"))
+        }
+        "bind" if rest.iter().any(|w| w.text.starts_with("-x")) => {
+            Inner::Opaque("`bind -x` defines a command run later".to_string())
+        }
+        "parallel" | "sem" => Inner::Opaque(format!(
+            "`{name}` builds the commands it runs from its arguments and input"
+        )),
+        "newgrp" => Inner::Opaque(
+            "`newgrp` starts a shell that reads its commands from its input".to_string(),
+        ),
+        "coproc" => coproc(rest),
+        "env" => env(rest),
+        "xargs" => xargs(rest),
         "find" => find_exec(rest),
+        "su" | "runuser" => su(name, rest),
+        "sg" => sg(rest),
+        "script" => script(rest),
+        "flock" => flock(rest),
+        "bwrap" => bwrap(rest),
+        "busybox" | "toybox" => match rest.first() {
+            Some(applet) if !applet.text.starts_with('-') => Inner::Command(Run::of(rest)),
+            _ => Inner::None,
+        },
+        "setarch" | "linux32" | "linux64" | "i386" | "x86_64" | "uname26" => setarch(name, rest),
         shell if SHELLS.contains(&shell) => shell_script(name, rest),
-        _ => Inner::None,
+        shell if OTHER_SHELLS.contains(&shell) => other_shell(name, rest),
+        _ => {
+            if let Some(spec) = wrapper_specs::spec(name) {
+                return by_spec(spec, name, words, rest);
+            }
+            runner(name, words, rest)
+        }
     }
 }
 
-/// The command after a wrapper's options: options start with `-` (`--` ends them); those in
-/// `with_value` take the next word unless written `--opt=value` or `-oVALUE`. With
-/// `numeric_flags`, `-10` (nice's old form) is an option too.
-fn after_options(words: &[Word], with_value: &[&str], numeric_flags: bool) -> Inner {
+/// The command of a wrapper described by `spec`.
+pub(super) fn by_spec(spec: &Spec, name: &str, words: &[Word], rest: &[Word]) -> Inner {
+    let mut env = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut operands = spec.operands;
     let mut i = 0;
-    while i < words.len() {
-        let word = &words[i];
-        if !word.literal {
-            return Inner::Opaque(format!(
-                "the wrapped command starts with `{}`, which is only known when it runs",
-                word.text
-            ));
-        }
+    while i < rest.len() {
+        let word = &rest[i];
         let text = word.text.as_str();
-        if text == "--" {
+        let option_like = word.literal && text.starts_with('-') && text != "-";
+        if word.literal && text == "--" {
             i += 1;
             break;
         }
-        if !text.starts_with('-') || text == "-" {
-            break;
-        }
-        if numeric_flags && text[1..].chars().all(|c| c.is_ascii_digit()) {
+        if option_like && spec.numeric_flags && text[1..].chars().all(|c| c.is_ascii_digit()) {
             i += 1;
             continue;
         }
-        let takes_value = with_value.contains(&text);
-        i += if takes_value { 2 } else { 1 };
-    }
-    let command = words.get(i..).unwrap_or_default();
-    if command.is_empty() {
-        Inner::None
-    } else {
-        Inner::Command(command.to_vec())
-    }
-}
-
-fn env(words: &[Word]) -> Inner {
-    let mut i = 0;
-    while i < words.len() {
-        let word = &words[i];
-        if !word.literal {
-            return Inner::Opaque(format!(
-                "`env` runs `{}`, which is only known when it runs",
-                word.text
-            ));
-        }
-        let text = word.text.as_str();
-        match text {
-            "-S" | "--split-string" => {
-                return match words.get(i + 1) {
-                    Some(script) if script.literal => Inner::Script(script.text.clone()),
-                    _ => Inner::Opaque("`env -S` with a command that is not a literal".into()),
-                };
+        if option_like && let Some(long) = text.strip_prefix("--") {
+            let (option, inline) = match long.split_once('=') {
+                Some((option, value)) => (option, Some(value)),
+                None => (long, None),
+            };
+            let written = format!("--{option}");
+            let value = if spec.long_values.contains(&option) {
+                match inline {
+                    Some(value) => Some(Word::literal(value)),
+                    None => {
+                        i += 1;
+                        rest.get(i).cloned()
+                    }
+                }
+            } else if spec.long_flags.contains(&option) || spec.any_long_flag {
+                None
+            } else {
+                return unsure(words);
+            };
+            if let Some(value) = value {
+                if spec.script.contains(&written.as_str()) {
+                    return script_word(name, &value);
+                }
+                if spec.env.contains(&written.as_str()) {
+                    env.push(value);
+                }
             }
-            "-u" | "--unset" | "-C" | "--chdir" => i += 2,
-            "--" => {
-                i += 1;
-                break;
-            }
-            _ if text.starts_with("-S") || text.starts_with("--split-string=") => {
-                let script = text
-                    .strip_prefix("--split-string=")
-                    .or_else(|| text.strip_prefix("-S"))
-                    .unwrap_or_default();
-                return Inner::Script(script.to_string());
-            }
-            _ if text.starts_with('-') && text != "-" => i += 1,
-            // VAR=value
-            _ if text.split_once('=').is_some_and(|(name, _)| is_name(name)) => i += 1,
-            _ => break,
-        }
-    }
-    let command = words.get(i..).unwrap_or_default();
-    if command.is_empty() {
-        Inner::None
-    } else {
-        Inner::Command(command.to_vec())
-    }
-}
-
-fn is_name(text: &str) -> bool {
-    !text.is_empty()
-        && !text.starts_with(|c: char| c.is_ascii_digit())
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The commands of `find`'s `-exec`/`-execdir`/`-ok`/`-okdir` actions.
-fn find_exec(words: &[Word]) -> Inner {
-    let mut commands = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        if matches!(
-            words[i].text.as_str(),
-            "-exec" | "-execdir" | "-ok" | "-okdir"
-        ) {
-            let start = i + 1;
-            let mut end = start;
-            while end < words.len() && !matches!(words[end].text.as_str(), ";" | "+") {
-                end += 1;
-            }
-            let command = words.get(start..end).unwrap_or_default().to_vec();
-            match inner(&command) {
-                Inner::Opaque(why) => return Inner::Opaque(why),
-                _ if command.is_empty() => {}
-                _ => commands.push(command),
-            }
-            i = end + 1;
-        } else {
-            i += 1;
-        }
-    }
-    if commands.is_empty() {
-        Inner::None
-    } else {
-        Inner::Commands(commands)
-    }
-}
-
-/// `bash [options] -c SCRIPT [name args…]`: the script; `bash [options] FILE` runs a file
-/// (judged as itself); `bash` or `bash -s` reads its script from its input.
-fn shell_script(name: &str, words: &[Word]) -> Inner {
-    let mut i = 0;
-    let mut command_string = false;
-    let mut from_input = false;
-    while i < words.len() {
-        let text = words[i].text.as_str();
-        if !words[i].literal {
-            break;
-        }
-        if text == "--" || text == "-" {
-            i += 1;
-            break;
-        }
-        if text == "-o" || text == "+o" || text == "-O" || text == "+O" {
-            i += 2;
-            continue;
-        }
-        if let Some(cluster) = text.strip_prefix('-').filter(|c| !c.starts_with('-')) {
-            command_string |= cluster.contains('c');
-            from_input |= cluster.contains('s');
+            seen.push(written);
             i += 1;
             continue;
         }
-        if text.starts_with("--") || text.starts_with('+') {
+        if option_like {
+            let cluster: Vec<char> = text[1..].chars().collect();
+            for (k, c) in cluster.iter().enumerate() {
+                let written = format!("-{c}");
+                if spec.short_values.contains(*c) {
+                    let attached: String = cluster[k + 1..].iter().collect();
+                    let value = if attached.is_empty() {
+                        i += 1;
+                        rest.get(i).cloned()
+                    } else {
+                        Some(Word::literal(attached))
+                    };
+                    if let Some(value) = value {
+                        if spec.env.contains(&written.as_str()) {
+                            env.push(value.clone());
+                        }
+                        if spec.script.contains(&written.as_str()) {
+                            return script_word(name, &value);
+                        }
+                    }
+                    seen.push(written);
+                    break;
+                }
+                if !spec.short_flags.contains(*c) {
+                    return unsure(words);
+                }
+                seen.push(written);
+            }
+            i += 1;
+            continue;
+        }
+        if operands > 0 {
+            operands -= 1;
+            i += 1;
+            continue;
+        }
+        if spec.assignments && word.literal && text.split_once('=').is_some_and(|(n, _)| is_name(n))
+        {
+            env.push(word.clone());
             i += 1;
             continue;
         }
         break;
     }
-    if command_string {
-        return match words.get(i) {
-            Some(script) if script.literal => Inner::Script(script.text.clone()),
-            Some(script) => Inner::Opaque(format!(
-                "`{name} -c` runs `{}`, a script only known when it runs",
-                script.text
-            )),
-            None => Inner::Opaque(format!("`{name} -c` without a script")),
-        };
+    let had = |options: &[&str]| seen.iter().any(|s| options.contains(&s.as_str()));
+    if had(spec.runs_nothing) {
+        return Inner::None;
     }
-    if from_input || i >= words.len() {
+    let command = rest.get(i..).unwrap_or_default();
+    let Some(first) = command.first() else {
+        return if spec.bare == Bare::Shell || had(spec.shell_flags) {
+            Inner::Opaque(format!(
+                "`{name}` without a command starts a shell that reads its commands from its input"
+            ))
+        } else {
+            Inner::None
+        };
+    };
+    if !first.literal {
         return Inner::Opaque(format!(
-            "`{name}` runs a script from its input, which cannot be checked"
+            "`{name}` runs `{}`, which is only known when it runs",
+            first.text
         ));
     }
-    Inner::None
+    if spec.through_shell && !had(spec.exec_flags) {
+        return joined_script(name, command);
+    }
+    Inner::Command(Run {
+        words: command.to_vec(),
+        env,
+    })
+}
+
+/// A wrapper whose command line is not understood: judged as itself, and every command it
+/// might run (each run of words after it that starts like a command) shown to deny rules.
+pub(super) fn unsure(words: &[Word]) -> Inner {
+    Inner::Maybe {
+        commands: suffixes(words.get(1..).unwrap_or_default()),
+        scripts: Vec::new(),
+    }
+}
+
+/// Every run of `words` that starts with a literal word that is not an option.
+pub(super) fn suffixes(words: &[Word]) -> Vec<Vec<Word>> {
+    (0..words.len())
+        .filter(|&i| {
+            words[i].literal && !words[i].text.starts_with('-') && !words[i].text.is_empty()
+        })
+        .map(|i| words[i..].to_vec())
+        .collect()
+}
+
+/// A script given as one word: parsed when it is a literal.
+pub(super) fn script_word(name: &str, word: &Word) -> Inner {
+    if word.literal {
+        Inner::Script(word.text.clone())
+    } else {
+        Inner::Opaque(format!(
+            "`{name}` runs the script `{}`, only known when it runs",
+            word.text
+        ))
+    }
+}
+
+/// Words a program joins with spaces and runs with `sh -c` (`watch ls -la`).
+pub(super) fn joined_script(name: &str, words: &[Word]) -> Inner {
+    if let Some(word) = words.iter().find(|w| !w.literal) {
+        return Inner::Opaque(format!(
+            "`{name}` runs a script containing `{}`, only known when it runs",
+            word.text
+        ));
+    }
+    Inner::Script(
+        words
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(text: &str) -> Vec<Word> {
-        text.split(' ').map(Word::literal).collect()
-    }
-
-    fn command(text: &str) -> Inner {
-        Inner::Command(words(text))
-    }
-
-    #[test]
-    fn wrappers_yield_the_command_they_run() {
-        assert_eq!(inner(&words("sudo -u root rm -rf /")), command("rm -rf /"));
-        assert_eq!(inner(&words("env -i A=1 B=2 make")), command("make"));
-        assert_eq!(
-            inner(&words("timeout -s KILL 10 cargo test")),
-            command("cargo test")
-        );
-        assert_eq!(inner(&words("nice -n 5 make")), command("make"));
-        assert_eq!(inner(&words("nice -10 make")), command("make"));
-        assert_eq!(inner(&words("nohup ./server")), command("./server"));
-        assert_eq!(inner(&words("xargs -I {} rm {}")), command("rm {}"));
-        assert!(
-            matches!(inner(&words("xargs -0 rm -f")), Inner::Command(w) if w.len() == 3 && w[2].text == "…")
-        );
-        assert_eq!(inner(&words("command -v git")), Inner::None);
-        assert_eq!(inner(&words("/usr/bin/sudo ls")), command("ls"));
-        assert_eq!(
-            inner(&words("find . -name *.o -exec rm {} ; -exec echo {} +")),
-            Inner::Commands(vec![words("rm {}"), words("echo {}")])
-        );
-        assert_eq!(
-            inner(&words("bash -lc git status")),
-            Inner::Script("git".to_string())
-        );
-        assert_eq!(inner(&words("ls -la")), Inner::None);
-    }
-
-    #[test]
-    fn what_cannot_be_known_before_it_runs_is_opaque() {
-        assert!(matches!(inner(&words("eval ls")), Inner::Opaque(_)));
-        assert!(matches!(inner(&words("bash")), Inner::Opaque(_)));
-        assert!(matches!(inner(&words("sh -s")), Inner::Opaque(_)));
-        assert_eq!(inner(&words("bash script.sh")), Inner::None);
-        let script = vec![
-            Word::literal("bash"),
-            Word::literal("-c"),
-            Word {
-                text: "\"$CMD\"".into(),
-                literal: false,
-            },
-        ];
-        assert!(matches!(inner(&script), Inner::Opaque(why) if why.contains("$CMD")));
-    }
-}
+mod tests;

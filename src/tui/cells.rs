@@ -208,6 +208,7 @@ pub fn tool(
         .filter(|_| !is_error)
     {
         rows.extend(diff_rows(diff, width, Some(DIFF_ROWS), theme));
+        rows.extend(super::lsp_view::cell_row(details, theme));
         return rows;
     }
     let summary = result_summary(name, &text, details, is_error);
@@ -253,6 +254,7 @@ pub fn tool(
     if summary.hidden > 0 && !summary.from_end {
         rows.push(more(summary.hidden));
     }
+    rows.extend(super::lsp_view::cell_row(details, theme));
     rows
 }
 

@@ -1,5 +1,5 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
-//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/permissions`, `/plan`, `/ps`, `/agents`,
+//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/lsp`, `/permissions`, `/plan`, `/ps`, `/agents`,
 //! `/copy`, `/diff`, `/skills`, `/quit`), the user's custom commands and `/skill:NAME`, with
 //! completion. Anything slow runs as a task that reports back through `TaskResult`.
 
@@ -76,6 +76,11 @@ pub const COMMANDS: &[Command] = &[
         name: "mcp",
         args: "",
         help: "MCP servers: status, tools, why one is down",
+    },
+    Command {
+        name: "lsp",
+        args: "",
+        help: "Language servers: status, diagnostics, why one is down",
     },
     Command {
         name: "agents",
@@ -217,6 +222,11 @@ impl App {
             "session" => self.session_info(),
             "mcp" => {
                 let rows = super::mcp_view::rows(&self.mcp.views(), self.width, &self.theme);
+                self.push_rows(rows);
+            }
+            "lsp" => {
+                let lsp = self.settings.tool_settings.lsp.clone();
+                let rows = super::lsp_view::rows(lsp.as_deref(), self.width, &self.theme);
                 self.push_rows(rows);
             }
             "permissions" => self.permissions_command(arg),

@@ -7,59 +7,49 @@
 use super::app::{App, TaskResult};
 use super::transcript::{Entry, Log, View};
 use crate::checkpoint::{ChangeKind, FileChange};
+use crate::sandbox::own_git::{self, Repository};
 use std::path::{Path, PathBuf};
-use tokio::process::Command;
 
 /// The git state at start, when checkpoints are off: a commit, or why there is none.
-pub type GitBaseline = Result<String, String>;
+pub type GitBaseline = Result<Baseline, String>;
+
+/// A snapshot of the working tree's tracked files, and the repository it is in (found at
+/// start: a repository a command plants later is never the one diffed).
+#[derive(Clone, Debug)]
+pub struct Baseline {
+    pub commit: String,
+    pub repository: Repository,
+}
 
 /// Snapshot the working tree with git now (checkpoints are off), for a later `/diff`.
 /// Awaited before the first prompt can run, so no change of the session slips in first.
+/// The agent's git never runs what a sandboxed command could have planted (`own_git`).
 pub async fn git_baseline_now(cwd: &Path) -> GitBaseline {
-    git_baseline(cwd).await
-}
-
-async fn git(cwd: &Path, args: &[&str]) -> Result<String, String> {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| format!("git could not be run: {e}"))?;
-    if !output.status.success() {
-        let error = String::from_utf8_lossy(&output.stderr);
-        return Err(error.lines().next().unwrap_or("git failed").to_string());
-    }
-    Ok(String::from_utf8_lossy(&output.stdout)
-        .trim_end()
-        .to_string())
-}
-
-/// A commit holding the working tree's tracked files as they are now (HEAD when clean).
-async fn git_baseline(cwd: &Path) -> Result<String, String> {
-    git(cwd, &["rev-parse", "--is-inside-work-tree"])
+    let repository = own_git::find(cwd)
         .await
         .map_err(|_| "this directory is not in a git repository".to_string())?;
-    let stash = git(cwd, &["stash", "create"]).await?;
-    if !stash.is_empty() {
-        return Ok(stash);
-    }
-    git(cwd, &["rev-parse", "HEAD"]).await
+    let stash = own_git::run(&repository, &["stash", "create"]).await?;
+    let commit = if stash.is_empty() {
+        own_git::run(&repository, &["rev-parse", "HEAD"]).await?
+    } else {
+        stash
+    };
+    Ok(Baseline { commit, repository })
 }
 
 /// `git diff <baseline>` split per file, with its counts.
-async fn git_changes(cwd: &Path, baseline: &str) -> Result<Vec<FileChange>, String> {
-    let diff = git(
-        cwd,
+pub async fn git_changes(baseline: &Baseline) -> Result<Vec<FileChange>, String> {
+    let diff = own_git::run(
+        &baseline.repository,
         &[
             "-c",
             "core.quotePath=false",
             "diff",
             "--no-color",
             "--no-ext-diff",
-            baseline,
+            "--no-textconv",
+            "--ignore-submodules=all",
+            &baseline.commit,
         ],
     )
     .await?;
@@ -113,12 +103,11 @@ impl App {
     pub fn diff_command(&mut self) {
         let agent = self.agent.clone();
         let baseline = self.git_baseline.clone();
-        let cwd = self.settings.cwd.clone();
         let tasks = self.tasks.clone();
         tokio::spawn(async move {
             let result = match agent.session_changes().await {
                 Ok(Some(changes)) => Ok(changes),
-                Ok(None) => from_git(baseline, &cwd).await,
+                Ok(None) => from_git(baseline).await,
                 Err(error) => Err(format!("The changes could not be read: {error}")),
             };
             let _ = tasks.send(TaskResult::Diff(result));
@@ -154,10 +143,10 @@ impl App {
     }
 }
 
-async fn from_git(baseline: Option<GitBaseline>, cwd: &Path) -> Result<Vec<FileChange>, String> {
+async fn from_git(baseline: Option<GitBaseline>) -> Result<Vec<FileChange>, String> {
     let off = "Checkpoints are off ([checkpoints] enabled = false)";
     match baseline {
-        Some(Ok(commit)) => git_changes(cwd, &commit)
+        Some(Ok(baseline)) => git_changes(&baseline)
             .await
             .map_err(|e| format!("{off}; git diff failed: {e}")),
         Some(Err(why)) => Err(format!("{off}, and {why}: nothing to compare with.")),

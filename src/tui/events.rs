@@ -167,6 +167,7 @@ impl App {
                 args,
                 reason,
                 agent_id,
+                ..
             } => {
                 self.open_approval(super::approval::Approval::new(
                     tool_call_id,
@@ -211,6 +212,8 @@ impl App {
                 "The {hook_event_name} hook `{command}` failed ({message}); going on without it"
             )),
             AgentEvent::HookStart { .. } | AgentEvent::HookEnd { .. } => {}
+            // The interface keeps its own copies until it reads these (issue 30, P3).
+            AgentEvent::SessionChanged { .. } | AgentEvent::ConfigChanged { .. } => {}
         }
     }
 

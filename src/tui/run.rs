@@ -74,6 +74,14 @@ pub async fn run(prepared: Prepared, settings: Settings, start: Start) -> u8 {
     code
 }
 
+/// The next change of the language servers (`false` once they are gone); never without them.
+async fn lsp_changed(changes: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match changes {
+        Some(changes) => changes.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
 async fn event_loop(
     screen: &mut Screen<Backend>,
     modes: &mut TerminalModes,
@@ -98,6 +106,13 @@ async fn event_loop(
         app.git_baseline = Some(super::diff_view::git_baseline_now(&settings.cwd).await);
     }
     let mut mcp_changes = app.mcp.subscribe();
+    // Diagnostics a server publishes on its own (a check that finished) redraw the status
+    // line.
+    let mut lsp_changes = settings
+        .tool_settings
+        .lsp
+        .as_ref()
+        .map(|lsp| lsp.subscribe());
     let mut mcp_open = true;
     let mut mcp_launched = false;
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
@@ -197,6 +212,13 @@ async fn event_loop(
                     app.dirty = true;
                 } else {
                     mcp_open = false;
+                }
+            }
+            changed = lsp_changed(&mut lsp_changes) => {
+                if changed {
+                    app.dirty = true;
+                } else {
+                    lsp_changes = None;
                 }
             }
             _ = wait(&mut terminate) => app.exit = Some(143),

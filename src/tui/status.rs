@@ -54,6 +54,9 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
     if let Some((ready, enabled)) = app.mcp.readiness() {
         right.push(format!("mcp {ready}/{enabled}"));
     }
+    right.extend(super::lsp_view::status(
+        app.settings.tool_settings.lsp.as_deref(),
+    ));
     right.push(state.model.clone());
     if state.thinking != crate::llm::request::ThinkingLevel::Off {
         right.push(format!("think {}", state.thinking.as_str()));

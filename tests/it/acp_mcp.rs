@@ -82,6 +82,17 @@ async fn acp_the_editors_mcp_servers_serve_the_session() {
             .unwrap_or_else(|| panic!("{call} completed: {updates:#?}"));
         assert!(done["content"].to_string().contains(text), "{done}");
     }
+    // An MCP tool's call shows as `kind: other`, written out as docs/protocol.md §7.3 says
+    // (the schema's default, which the protocol crate would leave out), `status: pending`.
+    for call in ["c1", "c2"] {
+        let written = acp.wire_updates();
+        let started = written
+            .iter()
+            .find(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == call)
+            .unwrap_or_else(|| panic!("{call} started: {written:#?}"));
+        assert_eq!(started["kind"], "other", "{started}");
+        assert_eq!(started["status"], "pending", "{started}");
+    }
     assert_eq!(text_of(&updates, "agent_message_chunk"), "both answered");
     let tools = offered(&server.bodies()[0]);
     assert!(

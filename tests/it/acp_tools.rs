@@ -38,11 +38,13 @@ async fn acp_ask_mode_asks_before_bash_then_streams_its_output() {
     let call = find(&before, |u| u["sessionUpdate"] == "tool_call");
     assert_eq!(call["toolCallId"], "c1");
     assert_eq!(call["kind"], "execute");
-    // `pending` is the default, which the wire leaves out.
-    assert!(
-        call["status"].is_null() || call["status"] == "pending",
-        "{call}"
-    );
+    // As written on the wire (docs/protocol.md §7.3), not only as the client fills it in:
+    // `pending` is the schema's default, which the protocol crate would leave out.
+    let written = acp.wire_updates();
+    let written = find(&written, |u| u["sessionUpdate"] == "tool_call");
+    assert_eq!(written["toolCallId"], "c1");
+    assert_eq!(written["status"], "pending", "{written}");
+    assert_eq!(written["kind"], "execute", "{written}");
     assert_eq!(call["title"], format!("bash {command}"));
     assert_eq!(call["rawInput"]["command"], command);
     assert_eq!(request.tool_call.tool_call_id.to_string(), "c1");

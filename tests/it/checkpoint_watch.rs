@@ -13,9 +13,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
+/// Watching from the first walk on, whatever the walks cost (by default a small tree is
+/// watched only once walking it has cost what releasing the watches will).
 fn settings() -> Settings {
     Settings {
         max_file_bytes: 1000,
+        watch_after_walking: std::time::Duration::ZERO,
         ..Settings::default()
     }
 }
@@ -306,4 +309,30 @@ fn a_store_removed_while_running_is_filled_again() {
         std::fs::read_to_string(work.path().join("d1/f1")).unwrap(),
         "1/1\n"
     );
+}
+
+#[test]
+fn a_tree_cheaper_to_walk_than_to_watch_is_walked_every_time() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a"), "a\n").unwrap();
+    let settings = Settings {
+        watch_after_walking: std::time::Duration::from_secs(3600),
+        ..settings()
+    };
+    let checkpoints = Checkpoints::open(
+        &home.path().join("checkpoints"),
+        work.path(),
+        &settings,
+        Vec::new(),
+        "s",
+    );
+    for _ in 0..4 {
+        take(&checkpoints);
+        assert!(checkpoints.last_scan().walked);
+    }
+    std::fs::write(work.path().join("a"), "changed\n").unwrap();
+    let record = take(&checkpoints);
+    assert!(checkpoints.last_scan().walked);
+    assert_same(&record, work.path(), "a change in a walked tree");
 }

@@ -8,7 +8,7 @@ use crate::support;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::chat;
-use support::env::env;
+use support::env::{Env, env};
 use support::process::{command, run};
 use support::server::{FakeServer, Reply};
 
@@ -310,6 +310,53 @@ async fn bad_permission_rules_and_tool_settings_name_the_file_and_key() {
     }
 }
 
+/// The tools a request offers the model, by name.
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A tool list means that list: `task` (sub-agents) is offered only when it is named, on
+/// the command line as in `[tools] enabled`.
+#[tokio::test]
+async fn a_tool_list_offers_exactly_the_tools_it_names() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("a")),
+        Reply::sse(chat::text("b")),
+        Reply::sse(chat::text("c")),
+    ])
+    .await;
+    assert_eq!(
+        offered_by(&env, &server, &["--tools", "ls,read", "-p", "x"]).await,
+        ["ls", "read"]
+    );
+    assert_eq!(
+        offered_by(&env, &server, &["--tools", "ls,task", "-p", "x"]).await,
+        ["ls", "task"]
+    );
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[tools]\nenabled = [\"read\"]\n",
+    )
+    .unwrap();
+    assert_eq!(offered_by(&env, &server, &["-p", "x"]).await, ["read"]);
+}
+
+/// The tools the model was offered by a run of `agent ARGS` that succeeds.
+async fn offered_by(env: &Env, server: &FakeServer, args: &[&str]) -> Vec<String> {
+    let out = run(env.agent(server, args)).await;
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    offered(server.bodies().last().unwrap())
+}
+
 #[tokio::test]
 async fn usage_errors_exit_with_2() {
     let env = env();
@@ -331,6 +378,21 @@ async fn usage_errors_exit_with_2() {
     let out = run(cmd).await;
     assert_eq!(out.code, 0);
     assert!(out.stdout.starts_with("agent "));
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_named_with_every_tool_a_list_may_hold() {
+    let env = env();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.args(["--tools", "read,tsk", "-p", "x"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let line = out.stderr.lines().last().unwrap_or_default();
+    assert!(line.contains("unknown tool `tsk`"), "{line}");
+    // `task` may be listed too (a list means that list), so it is among the names offered.
+    let available = line.split("available: ").nth(1).unwrap_or_default();
+    assert!(available.contains("read"), "{line}");
+    assert!(available.contains("task"), "{line}");
 }
 
 #[tokio::test]
@@ -450,4 +512,67 @@ async fn help_names_every_built_in_provider() {
     ] {
         assert!(help.contains(name), "`{name}` missing from --help:\n{help}");
     }
+}
+
+/// Behind LiteLLM: the provider's `Retry-After` comes as `llm_provider-retry-after`, and a
+/// wait longer than `max_retry_delay_ms` fails at once with it; the provider's message over
+/// several lines still ends the run with exactly one explaining line on stderr (the events
+/// keep the line breaks).
+#[tokio::test]
+async fn a_rate_limit_behind_litellm_waits_as_asked_and_ends_with_one_line() {
+    use support::litellm::rate_limited;
+    let message = "litellm.RateLimitError: OpenAIException - Rate limit reached.\nLimit: 10 RPM\n\nPlease slow down";
+    let env = env();
+    let server = FakeServer::start(vec![rate_limited(message, 86_400)]).await;
+    let out = run(env.agent(&server, &["-p", "hi"])).await;
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "not retried: the wait asked is too long"
+    );
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("agent: error: HTTP 429 Too Many Requests: litellm.RateLimitError")
+            && last.contains("Rate limit reached. Limit: 10 RPM Please slow down")
+            && last.contains("asks to wait"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !lines.iter().any(|l| l.starts_with("Please slow down")),
+        "{}",
+        out.stderr
+    );
+
+    let server = FakeServer::start(vec![rate_limited(message, 86_400)]).await;
+    let out = run(env.agent(&server, &["--mode", "json", "hi"])).await;
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let end: Value = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "agent_end")
+        .unwrap();
+    assert!(
+        end["error"]
+            .as_str()
+            .unwrap()
+            .contains("reached.\nLimit: 10 RPM\n\nPlease"),
+        "{end}"
+    );
+    let last = out.stderr.lines().last().unwrap();
+    assert!(
+        last.contains("Limit: 10 RPM Please slow down"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        out.stderr
+            .lines()
+            .filter(|l| l.contains("slow down"))
+            .count(),
+        1
+    );
 }

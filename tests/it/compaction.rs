@@ -192,3 +192,43 @@ async fn a_resumed_session_with_low_stored_usage_is_compacted_before_the_request
     let chars: usize = sent.iter().map(String::len).sum();
     assert!(chars < 16_000, "{chars} characters sent, of ~32,000 stored");
 }
+
+/// The summary request of a compaction has the retry policy of any request: an overflow
+/// recovery behind a flaky connection (the summary request's connection closed before a
+/// byte came back) still compacts and answers.
+#[tokio::test]
+async fn the_summary_request_is_retried_after_a_connection_error() {
+    let overflow = r#"{"error":{"message":"This model's maximum context length is 4096 tokens.","code":"context_length_exceeded"}}"#;
+    let (mut h, path) = harness(
+        vec![
+            Reply::sse(chat::text("earlier answer")),
+            Reply::status(400, overflow),
+            Reply::Hangup,
+            Reply::sse(chat::text("summary of everything")),
+            Reply::sse(chat::text("fits now")),
+        ],
+        200_000,
+        20_000,
+    )
+    .await;
+    h.prompt("q1");
+    h.until_end().await;
+    h.prompt("q2");
+    let events = h.until_end().await;
+    let end = compaction_end(&events);
+    assert_eq!(end.get("errorMessage"), None, "{end}");
+    assert_eq!(end_of(&events).0, "completed", "{events:?}");
+    let bodies = h.server.bodies();
+    assert_eq!(bodies.len(), 5);
+    assert_eq!(bodies[2], bodies[3], "the same summary request, again");
+    let retried = transcript(&bodies[4]);
+    assert!(retried[1].contains("summary of everything"), "{retried:?}");
+    assert_eq!(
+        live(&h)
+            .last()
+            .and_then(|m| m.as_assistant())
+            .map(|m| m.text()),
+        Some("fits now".to_string())
+    );
+    assert_eq!(reloaded(&path), live(&h));
+}

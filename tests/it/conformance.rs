@@ -83,7 +83,7 @@ fn observed(
         }
     }
     let error_text = error.map(|e| match e {
-        ProviderError::Stream(message) => message.clone(),
+        ProviderError::Stream(error) => error.message.clone(),
         other => panic!("the stream failed outside the provider's own error: {other}"),
     });
     let stop_reason = if error_text.is_some() {

@@ -65,6 +65,14 @@ async fn untrusted_project_hooks_do_not_run_and_headless_says_so_once() {
 #[tokio::test]
 async fn trusted_project_hooks_run_until_they_change() {
     let env = env();
+    // The project's own repository, so that its root is the working directory wherever the
+    // temp directory lies (inside someone's checkout, say).
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(env.cwd.path())
+        .status()
+        .unwrap();
+    assert!(init.success());
     project_settings(env.cwd.path(), "hook-ran");
     let store = TrustStore::in_home(env.home.path());
     store

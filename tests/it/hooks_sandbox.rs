@@ -20,13 +20,14 @@ use tempfile::TempDir;
 
 /// A directory outside the system temp directory (which sandboxed commands may write).
 fn outside() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    crate::support::sandbox::outside()
 }
 
 fn sandbox(cwd: &Path) -> Sandbox {
     let config = SandboxConfig {
         mode: SandboxMode::WorkspaceWrite,
         network: false,
+        writable_roots: Vec::new(),
         ..SandboxConfig::default()
     };
     let sandbox = Sandbox::start(&config, cwd);
@@ -150,6 +151,7 @@ async fn a_sandboxed_hook_is_not_run_where_the_sandbox_is_unavailable() {
                 mode: SandboxMode::WorkspaceWrite,
                 policy: None,
                 status: Status::Unavailable("simulated".into()),
+                ..Sandbox::default()
             };
             // Unavailable: commands ask, and here nobody can: an approving hook lets it run.
             c.hooks = hooks(

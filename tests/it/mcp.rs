@@ -347,6 +347,154 @@ async fn a_call_over_its_timeout_is_cancelled_and_says_so() {
     mcp.shut_down().await;
 }
 
+/// An answer of 100 MB, over the 16 MiB one MCP message may hold: the call says which limit
+/// was hit and keeps the start of the answer (cut and saved as any long result), instead of
+/// waiting for its timeout; the server goes on answering.
+#[tokio::test]
+async fn a_huge_answer_reports_the_size_limit_and_keeps_its_start() {
+    let marks = tempfile::tempdir().unwrap();
+    let config = stdio_config("fx", "stdio", marks.path(), "tool_timeout_secs = 60");
+    huge_answer_is_cut(config, marks.path()).await;
+}
+
+/// The same over streamable HTTP, answered as an event stream: the event is read bounded
+/// (never 100 MB in memory), the call keeps the start and names the limit, and the server is
+/// not restarted (the next call goes to the same session).
+#[tokio::test]
+async fn a_huge_answer_over_http_reports_the_size_limit_and_keeps_its_start() {
+    let marks = tempfile::tempdir().unwrap();
+    let url = mcp_fixture::serve_http(None, None).await;
+    huge_answer_is_cut(
+        http_config("fx", &url, "tool_timeout_secs = 60"),
+        marks.path(),
+    )
+    .await;
+}
+
+/// The same over streamable HTTP answered with plain JSON bodies.
+#[tokio::test]
+async fn a_huge_json_answer_over_http_reports_the_size_limit_and_keeps_its_start() {
+    let marks = tempfile::tempdir().unwrap();
+    let mode = mcp_fixture::HttpMode {
+        json: true,
+        ..Default::default()
+    };
+    let url = mcp_fixture::serve_http_with(None, None, mode).await;
+    huge_answer_is_cut(
+        http_config("fx", &url, "tool_timeout_secs = 60"),
+        marks.path(),
+    )
+    .await;
+}
+
+/// Call the `huge` tool of `config`'s server, then `echo`.
+async fn huge_answer_is_cut(config: ServerConfig, dir: &Path) {
+    let mcp = start(vec![config], dir);
+    let mut h = harness(
+        &mcp,
+        vec![
+            Reply::sse(chat::tool_call("c1", "mcp__fx__huge", json!({}))),
+            Reply::sse(chat::tool_call(
+                "c2",
+                "mcp__fx__echo",
+                json!({"text": "after"}),
+            )),
+            Reply::sse(chat::text("done")),
+        ],
+    )
+    .await;
+    h.prompt("go");
+    let events = h.until_end().await;
+    let results = results(&events);
+    let (_, text, is_error, details) = &results[0];
+    assert!(!is_error, "{text}");
+    assert!(
+        text.starts_with("BEGIN zzz"),
+        "{}",
+        &text[..100.min(text.len())]
+    );
+    assert!(
+        text.contains(
+            "[The MCP server's answer was 100.0 MB, more than the 16 MiB one MCP message may \
+             hold: only its first 8 MiB were read.]"
+        ),
+        "{}",
+        &text[text.len().saturating_sub(400)..]
+    );
+    assert!(!text.contains("timeout"), "not reported as a timeout");
+    let saved = details.as_ref().unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap();
+    let kept = std::fs::metadata(saved).unwrap().len();
+    assert!(kept > 8_000_000 && kept <= 8 * 1024 * 1024, "{kept}");
+    assert_eq!(results[1].1, "echo: after");
+    let fx = mcp.views().into_iter().find(|v| v.name == "fx").unwrap();
+    assert_eq!(fx.status, Status::Ready, "{:?}", fx.error);
+    mcp.shut_down().await;
+}
+
+/// A response to a request nobody sent, before the `initialize` answer, is ignored (and
+/// logged): the handshake succeeds and the server's tools work.
+#[tokio::test]
+async fn a_stray_response_before_initialize_is_ignored() {
+    let marks = tempfile::tempdir().unwrap();
+    let mcp = start(
+        vec![stdio_config("fx", "stray", marks.path(), "")],
+        marks.path(),
+    );
+    let mut h = harness(
+        &mcp,
+        vec![
+            Reply::sse(chat::tool_call(
+                "c1",
+                "mcp__fx__echo",
+                json!({"text": "hi"}),
+            )),
+            Reply::sse(chat::text("done")),
+        ],
+    )
+    .await;
+    h.prompt("go");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let results = results(&events);
+    assert_eq!(results[0].1, "echo: hi", "{results:?}");
+    assert!(!results[0].2);
+    mcp.shut_down().await;
+}
+
+/// Over streamable HTTP too: a response to a request nobody sent, first in the event stream
+/// that answers `initialize`, is ignored (and logged), not taken for the end of that stream.
+#[tokio::test]
+async fn a_stray_response_on_the_http_stream_is_ignored() {
+    let marks = tempfile::tempdir().unwrap();
+    let mode = mcp_fixture::HttpMode {
+        stray: true,
+        ..Default::default()
+    };
+    let url = mcp_fixture::serve_http_with(None, None, mode).await;
+    let mcp = start(vec![http_config("fx", &url, "")], marks.path());
+    let mut h = harness(
+        &mcp,
+        vec![
+            Reply::sse(chat::tool_call(
+                "c1",
+                "mcp__fx__echo",
+                json!({"text": "hi"}),
+            )),
+            Reply::sse(chat::text("done")),
+        ],
+    )
+    .await;
+    h.prompt("go");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    let results = results(&events);
+    assert_eq!(results[0].1, "echo: hi", "{results:?}");
+    assert!(!results[0].2);
+    mcp.shut_down().await;
+}
+
 #[tokio::test]
 async fn a_crashed_server_answers_with_an_error_and_is_restarted_on_the_next_call() {
     let marks = tempfile::tempdir().unwrap();
@@ -621,7 +769,7 @@ async fn mcp_tools_follow_the_permission_mode_and_rules() {
 async fn a_sandboxed_server_writes_only_where_commands_may() {
     use agent::sandbox::{Sandbox, SandboxConfig, SandboxMode, Status as SandboxStatus};
     // Outside the system temp directory, which sandboxed processes may write.
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = crate::support::sandbox::outside();
     let [workspace, outside, free] = ["ws", "out", "free"].map(|d| base.path().join(d));
     for dir in [&workspace, &outside, &free] {
         std::fs::create_dir(dir).unwrap();
@@ -666,6 +814,7 @@ async fn a_server_asking_for_an_unavailable_sandbox_is_not_started() {
         mode: SandboxMode::WorkspaceWrite,
         policy: None,
         status: SandboxStatus::Unavailable("no Landlock in this kernel".into()),
+        ..Sandbox::default()
     };
     let mcp = start_in(
         vec![stdio_config(

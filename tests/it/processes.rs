@@ -186,3 +186,66 @@ async fn the_interfaces_own_command_is_stopped_with_everything_it_started() {
     assert_eq!(tui.exit_code().await, 0);
     assert!(server.requests().is_empty(), "the model never saw it");
 }
+
+#[tokio::test]
+async fn a_timed_out_command_takes_its_whole_tree_with_it_term_ignoring_processes_included() {
+    let env = env();
+    // The escaping command, plus a process that ignores SIGTERM.
+    let command =
+        format!("sh -c 'trap \"\" TERM; echo $$ > stubborn.pid; exec sleep 63' & {ESCAPING}");
+    let server = FakeServer::start(vec![
+        // Long enough for a loaded machine to start every process before the timeout.
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({ "command": command, "timeout": 3 }),
+        )),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let status = env
+        .agent(&server, &["-p", "--permission-mode", "auto", "go"])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let mut pids = Vec::new();
+    for file in PID_FILES.iter().chain(&["stubborn.pid"]) {
+        pids.push((*file, wait_for_pid(&env.cwd.path().join(file)).await));
+    }
+    assert_all_dead(&pids).await;
+    let result = result_in_session(&env);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("[timed out after 3 s; killed the command and 4 processes it started, 2 of which had left its process group]"),
+        "{text}"
+    );
+}
+
+/// Commands are supervised by a fork of the agent's fork server, not by the agent's
+/// binary started again for each (what that costs: docs/benchmarks.md); the tests above
+/// hold the supervisor to its guarantees either way.
+#[tokio::test]
+async fn a_commands_supervisor_is_forked_not_the_binary_started_again() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({ "command": "tr '\\0' ' ' < /proc/$PPID/cmdline" }),
+        )),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let status = env
+        .agent(&server, &["-p", "--permission-mode", "auto", "go"])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let result = result_in_session(&env);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    // The supervisor's command line is the agent's own, inherited through the fork.
+    assert!(text.contains("--permission-mode auto go"), "{text}");
+    assert!(!text.contains("__agent-process-supervisor"), "{text}");
+}

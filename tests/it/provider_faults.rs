@@ -388,3 +388,141 @@ async fn an_answer_cut_by_the_output_limit_stops_for_length_without_a_retry() {
         assert_eq!(answer.text(), "a long answer that");
     }
 }
+
+/// Behind LiteLLM, an upstream failure inside the stream carries the wire API's own code
+/// and LiteLLM's own words: the code decides. A server error (Chat `code: "500"`, Responses
+/// `server_error`, Anthropic `api_error`) is retried once, then the run fails.
+#[tokio::test]
+async fn an_in_stream_server_error_behind_litellm_is_judged_by_its_code_and_retried_once() {
+    use support::litellm::{CONNECTION_ERROR, anthropic_failing, chat_failing, responses_failing};
+    type Failing = fn(&str) -> Vec<String>;
+    let cases: [(Api, Failing, Vec<String>); 3] = [
+        (
+            Api::OpenaiChat,
+            |partial| chat_failing(partial, "500", CONNECTION_ERROR),
+            support::chat::text("recovered"),
+        ),
+        (
+            Api::OpenaiResponses,
+            |partial| responses_failing(partial, "server_error", CONNECTION_ERROR),
+            responses::text("recovered"),
+        ),
+        (
+            Api::Anthropic,
+            |partial| anthropic_failing(partial, "api_error", CONNECTION_ERROR),
+            anthropic::text("recovered"),
+        ),
+    ];
+    for (api, failing, fine) in cases {
+        let mut h = Harness::start_api(
+            api,
+            vec![Reply::sse(failing("Partial ")), Reply::sse(fine)],
+            |_| {},
+        )
+        .await;
+        h.prompt("hi");
+        let events = h.until_end().await;
+        assert_eq!(end_of(&events).0, "completed", "{api:?}: {events:?}");
+        let retried = retries(&events);
+        assert_eq!(retried.len(), 1, "{api:?}");
+        assert!(
+            retried[0].1.contains(CONNECTION_ERROR),
+            "{api:?}: {retried:?}"
+        );
+        assert_eq!(final_text(&h), "recovered", "{api:?}");
+
+        // Once per model call: the same failure again ends the run with it.
+        let mut h = Harness::start_api(
+            api,
+            vec![Reply::sse(failing("One ")), Reply::sse(failing("Two "))],
+            |_| {},
+        )
+        .await;
+        h.prompt("hi");
+        let events = h.until_end().await;
+        let (status, error) = end_of(&events);
+        assert_eq!(status, "failed", "{api:?}");
+        assert!(error.unwrap().contains(CONNECTION_ERROR), "{api:?}");
+        assert_eq!(h.server.requests().len(), 2, "{api:?}");
+    }
+}
+
+/// The words of an in-stream error do not decide when it has a code: a client error whose
+/// text says "try again" is not retried, an overload whose text says nothing is.
+#[tokio::test]
+async fn in_stream_codes_decide_over_the_words() {
+    use support::litellm::{CONNECTION_ERROR, chat_failing};
+    let bad = "litellm.BadRequestError: unknown parameter `foo`, fix it and try again";
+    let mut h = Harness::start_api(
+        Api::OpenaiChat,
+        vec![
+            Reply::sse(chat_failing("x", "400", bad)),
+            Reply::sse(support::chat::text("never asked")),
+        ],
+        |_| {},
+    )
+    .await;
+    h.prompt("hi");
+    let events = h.until_end().await;
+    assert_eq!(
+        end_of(&events),
+        ("failed".to_string(), Some(bad.to_string()))
+    );
+    assert!(retries(&events).is_empty());
+    assert_eq!(h.server.requests().len(), 1);
+
+    // 503 is transient: retried as often as the policy allows, not only once.
+    let mut h = Harness::start_api(
+        Api::OpenaiChat,
+        vec![
+            Reply::sse(chat_failing("a", "503", CONNECTION_ERROR)),
+            Reply::sse(chat_failing("b", "503", CONNECTION_ERROR)),
+            Reply::sse(support::chat::text("third")),
+        ],
+        |_| {},
+    )
+    .await;
+    h.prompt("hi");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    assert_eq!(retries(&events).len(), 2);
+    assert_eq!(final_text(&h), "third");
+}
+
+/// `[DONE]` in the middle of a tool call's arguments (before any finish reason) is a
+/// response cut short, not a complete call: it is retried as a stream that just stops
+/// is, and the cut call never runs — neither with the arguments it has so far nor with
+/// `{}` for none.
+#[tokio::test]
+async fn done_inside_a_tool_call_is_a_cut_off_stream_and_the_call_never_runs() {
+    use support::litellm::chat_call_cut_by_done;
+    for partial in ["", r#"{"path": "sub"#] {
+        let mut h = Harness::start_api(
+            Api::OpenaiChat,
+            vec![
+                Reply::sse(chat_call_cut_by_done("c1", "ls", partial)),
+                Reply::sse(support::chat::text("recovered")),
+            ],
+            |c| c.tools = agent::tools::Tools::from_names(&["ls", "read"]).unwrap(),
+        )
+        .await;
+        h.prompt("hi");
+        let events = h.until_end().await;
+        assert_eq!(end_of(&events).0, "completed", "{partial:?}: {events:?}");
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::ToolExecutionStart { .. })),
+            "{partial:?}: the cut call ran"
+        );
+        assert_eq!(
+            retries(&events)
+                .into_iter()
+                .map(|r| r.1)
+                .collect::<Vec<_>>(),
+            ["the response stream ended before the response was complete"],
+            "{partial:?}"
+        );
+        assert_eq!(final_text(&h), "recovered");
+    }
+}

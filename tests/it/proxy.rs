@@ -440,3 +440,51 @@ async fn a_long_answer_costs_linear_bytes_on_the_wire() {
     assert!(wire < 200_000, "{wire}");
     assert!(with_partial > 50 * wire, "{with_partial} vs {wire}");
 }
+
+/// Uploads that stall hold no stream place: with `max_streams_per_token = 2`, three clients
+/// that send half a body leave the token free for a fourth request, and each of them gets
+/// 408 once `body_timeout_secs` has passed.
+#[tokio::test]
+async fn stalled_uploads_do_not_lock_a_token_out() {
+    let upstream = FakeServer::start(vec![Reply::sse(chat::text("fine"))]).await;
+    let proxy = start_proxy(
+        &upstream,
+        "max_streams_per_token = 2\nbody_timeout_secs = 1",
+    )
+    .await;
+    let body = stream_body("hi");
+    let mut stalled = Vec::new();
+    for _ in 0..3 {
+        let mut stream = TcpStream::connect(proxy.addr()).await.unwrap();
+        let head = format!(
+            "POST /v1/stream HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer tok-a\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            proxy.addr(),
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream
+            .write_all(&body.as_bytes()[..body.len() / 2])
+            .await
+            .unwrap();
+        stalled.push(stream);
+    }
+    let answer = ask(&proxy, Some("tok-a")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"done\""), "{answer}");
+    for mut stream in stalled {
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
+            .await
+            .expect("the stalled upload is answered")
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("body_timeout_secs"), "{answer}");
+    }
+    assert_eq!(
+        upstream.requests().len(),
+        1,
+        "only the whole request went upstream"
+    );
+}

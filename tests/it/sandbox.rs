@@ -1,6 +1,6 @@
 //! The command sandbox on this machine's real kernel (Landlock, seccomp, mount namespaces):
 //! real commands below the real supervisor. Writes outside the workspace fail and the
-//! result says why; writes inside work; `.git/hooks` and `.git/config` stay read-only; a
+//! result says why; writes inside work; `.git` stays read-only; a
 //! TCP connection to a listener on 127.0.0.1 fails with the network off and works with it
 //! on; children, grandchildren and processes that left the command's session inherit it;
 //! an unavailable sandbox makes commands ask (denied without someone to answer); in ask
@@ -27,7 +27,7 @@ use tempfile::TempDir;
 
 /// A directory outside the system temp directory (which sandboxed commands may write).
 fn scratch() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    support::sandbox::outside()
 }
 
 fn sandbox(cwd: &Path, network: bool) -> Sandbox {
@@ -124,7 +124,7 @@ fn text_of(output: &ToolOutput) -> String {
 }
 
 #[tokio::test]
-async fn git_hooks_and_config_stay_read_only_while_the_rest_of_git_is_writable() {
+async fn git_stays_read_only_and_the_result_says_why_and_what_to_do() {
     let workspace = scratch();
     let git = workspace.path().join(".git");
     std::fs::create_dir_all(git.join("hooks")).unwrap();
@@ -132,21 +132,25 @@ async fn git_hooks_and_config_stay_read_only_while_the_rest_of_git_is_writable()
     let output = bash(
         workspace.path(),
         sandbox(workspace.path(), false),
-        "echo idx > .git/index && echo ok; echo 'rm -rf ~' > .git/hooks/pre-commit",
+        "cat .git/config && echo ok; echo 'rm -rf ~' > .git/hooks/pre-commit",
     )
     .await;
     let text = text(&output);
-    assert!(text.starts_with("ok\n"), "{text}");
+    assert!(text.starts_with("[core]\nok\n"), "{text}");
     assert!(!git.join("hooks/pre-commit").exists());
     assert!(
-        blocked(&output)
-            .is_some_and(|b| b.starts_with("write to .git/hooks, which stays read-only")),
+        blocked(&output).is_some_and(|b| b.starts_with("write to .git, which stays read-only")),
+        "{text}"
+    );
+    assert!(
+        text.contains("git commands that change the repository")
+            && text.contains("outside the sandbox"),
         "{text}"
     );
     let output = bash(
         workspace.path(),
         sandbox(workspace.path(), false),
-        "echo '[alias] x = !sh' >> .git/config; mv .git/config .git/c2; rm -f .git/config",
+        "echo idx > .git/index; echo '[alias] x = !sh' >> .git/config; mv .git/config .git/c2",
     )
     .await;
     assert_eq!(
@@ -155,8 +159,9 @@ async fn git_hooks_and_config_stay_read_only_while_the_rest_of_git_is_writable()
         "{}",
         text_of(&output)
     );
+    assert!(!git.join("index").exists(), "{}", text_of(&output));
     assert!(
-        blocked(&output).is_some_and(|b| b.starts_with("write to .git/config")),
+        blocked(&output).is_some_and(|b| b.starts_with("write to .git,")),
         "{}",
         text_of(&output)
     );
@@ -396,4 +401,219 @@ async fn an_unavailable_sandbox_is_said_once_and_commands_are_denied_without_an_
     assert!(!output.stderr.contains("sandbox"), "{}", output.stderr);
     let last = server.requests().last().unwrap().body.to_string();
     assert!(last.contains("hi\\n"), "{last}");
+}
+
+/// The bash tool as `user` in `cwd`, under the workspace-write sandbox (network off).
+async fn run_as(user: support::sandbox::User, cwd: &Path, command: &str) -> ToolOutput {
+    use support::sandbox as sb;
+    sb::bash(user, cwd, sb::sandbox(cwd, &sb::config(false)), command).await
+}
+
+/// A refusal is explained whatever the exit code: each command here ends with `true`.
+#[tokio::test]
+async fn every_refusal_is_explained_with_its_boundary_even_when_the_command_succeeds() {
+    use support::sandbox::{User, give, repository};
+    for user in User::both() {
+        let workspace = support::sandbox::scratch(user);
+        let ws = std::fs::canonicalize(workspace.path()).unwrap();
+        let outside = scratch();
+        std::fs::set_permissions(
+            outside.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let out = std::fs::canonicalize(outside.path()).unwrap();
+        repository(&ws);
+        std::fs::create_dir_all(ws.join("vendor")).unwrap();
+        repository(&ws.join("vendor"));
+        give(&ws, user);
+        let cases: Vec<(String, String)> = vec![
+            (
+                format!(
+                    "ln -s {out}/via-link link; echo hi > link; true",
+                    out = out.display()
+                ),
+                format!(
+                    "write outside the workspace: {}/via-link (through {}/link)",
+                    out.display(),
+                    ws.display()
+                ),
+            ),
+            (
+                format!("echo hi > /proc/$$/root{}/via-proc; true", out.display()),
+                format!(
+                    "write outside the workspace: {}/via-proc (through /proc/",
+                    out.display()
+                ),
+            ),
+            (
+                "mv .git .g; true".to_string(),
+                format!(
+                    "write to .git, which stays read-only: {}/.git",
+                    ws.display()
+                ),
+            ),
+            (
+                "mv vendor vendor2; true".to_string(),
+                format!(
+                    "move or remove {}/vendor, which holds paths that stay read-only",
+                    ws.display()
+                ),
+            ),
+            (
+                "mknod made c 1 3; true".to_string(),
+                format!("make a device node: {}/made", ws.display()),
+            ),
+        ];
+        for (command, boundary) in cases {
+            let output = run_as(user, &ws, &format!("echo uid=$(id -u); {command}")).await;
+            let text = text_of(&output);
+            support::sandbox::assert_ran_as(user, &text);
+            assert!(text.contains("[exit code 0]") || !output.is_error, "{text}");
+            let got = blocked(&output).unwrap_or_default();
+            assert!(
+                got.starts_with(&boundary),
+                "{user:?}: `{command}`: {got:?}\n{text}"
+            );
+            assert!(
+                text.contains(&format!("Blocked by the sandbox: {got}.")),
+                "{user:?}: {text}"
+            );
+        }
+    }
+}
+
+/// Opening a device is a device boundary, never the network.
+#[tokio::test]
+async fn opening_a_device_is_explained_as_a_device_not_the_network() {
+    use support::sandbox::User;
+    let workspace = scratch();
+    let ws = std::fs::canonicalize(workspace.path()).unwrap();
+    let planted = ws.join("planted");
+    let c_path = std::ffi::CString::new(planted.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mknod on a NUL-terminated path; /dev/null's numbers.
+    assert_eq!(
+        unsafe { libc::mknod(c_path.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) },
+        0
+    );
+    for command in [
+        "cat planted; true",
+        "python3 -c \"open('planted', 'w')\"; true",
+    ] {
+        let output = run_as(User::Me, &ws, command).await;
+        assert_eq!(
+            blocked(&output).as_deref(),
+            Some(
+                format!(
+                    "open a device node in a writable root: {}",
+                    planted.display()
+                )
+                .as_str()
+            ),
+            "{command}: {}",
+            text_of(&output)
+        );
+    }
+    // An `Operation not permitted` that names a path is not the network.
+    let output = run_as(
+        User::Me,
+        &ws,
+        "touch mine; python3 -c \"import os; os.chown('mine', 1, 1)\"; true",
+    )
+    .await;
+    assert_ne!(
+        blocked(&output).as_deref(),
+        Some("network disabled"),
+        "{}",
+        text_of(&output)
+    );
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 && Path::new("/dev/kmsg").exists() {
+        let output = run_as(User::Me, &ws, "head -c 1 /dev/kmsg; true").await;
+        assert_eq!(
+            blocked(&output).as_deref(),
+            Some("use a device the sandbox does not allow: /dev/kmsg"),
+            "{}",
+            text_of(&output)
+        );
+    }
+}
+
+/// Root in the sandbox has no privileges: a file it does not own is refused, and said so.
+#[tokio::test]
+async fn root_refused_for_want_of_privileges_is_told_so() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let workspace = scratch();
+    let ws = std::fs::canonicalize(workspace.path()).unwrap();
+    let theirs = ws.join("theirs.txt");
+    std::fs::write(&theirs, "x").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let output = run_as(support::sandbox::User::Me, &ws, "echo y > theirs.txt; true").await;
+    assert_eq!(
+        blocked(&output).as_deref(),
+        Some(
+            format!(
+                "write to a file root may only write with privileges: {}",
+                theirs.display()
+            )
+            .as_str()
+        ),
+        "{}",
+        text_of(&output)
+    );
+}
+
+/// A background shell's refusals are explained when its output is read.
+#[tokio::test]
+async fn a_background_shells_refusal_is_explained_when_its_output_is_read() {
+    let workspace = scratch();
+    let outside = scratch();
+    let target = std::fs::canonicalize(outside.path())
+        .unwrap()
+        .join("bg.txt");
+    let mut settings = support::harness::tool_settings();
+    settings.sandbox = sandbox(workspace.path(), false);
+    let ctx = ToolContext {
+        tool_call_id: String::new(),
+        cwd: workspace.path().to_path_buf(),
+        cancel: tokio_util::sync::CancellationToken::new(),
+        on_update: Arc::new(|_| {}),
+        settings: Arc::new(settings),
+        hidden: None,
+        files: Default::default(),
+        spill: Default::default(),
+        shells: Default::default(),
+    };
+    let started = agent::tools::bash::BashTool
+        .execute(
+            json!({"command": format!("echo x > {}; true", target.display()), "background": true}),
+            ctx.clone(),
+        )
+        .await;
+    let id = started.details.as_ref().unwrap()["shellId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut seen = text_of(&started);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !seen.contains("Blocked by the sandbox") {
+        assert!(std::time::Instant::now() < deadline, "{seen}");
+        ctx.shells
+            .wait_for_output(&id, std::time::Duration::from_millis(200))
+            .await;
+        let read = agent::tools::background::tools::BashOutputTool
+            .execute(json!({"id": id}), ctx.clone())
+            .await;
+        seen.push_str(&text_of(&read));
+    }
+    assert!(
+        seen.contains(&format!(
+            "Blocked by the sandbox: write outside the workspace: {}",
+            target.display()
+        )),
+        "{seen}"
+    );
 }

@@ -190,8 +190,9 @@ async fn a_key_given_with_api_key_is_gone_from_the_agents_command_line() {
 #[tokio::test]
 async fn a_key_a_command_prints_is_masked_in_results_events_and_the_next_request() {
     let env = env();
+    // Not `.env`: `[sandbox] deny_read` keeps that from commands (tests/it/sandbox_secrets.rs).
     std::fs::write(
-        env.cwd.path().join(".env"),
+        env.cwd.path().join("settings.txt"),
         format!("OPENAI_API_KEY={FLAG_KEY}\n"),
     )
     .unwrap();
@@ -200,7 +201,7 @@ async fn a_key_a_command_prints_is_masked_in_results_events_and_the_next_request
             Reply::sse(support::chat::tool_call(
                 "c1",
                 "bash",
-                json!({"command": "cat .env; printf 'echoed: %s\\n' \"$LEAK\""}),
+                json!({"command": "cat settings.txt; printf 'echoed: %s\\n' \"$LEAK\""}),
             )),
             Reply::sse(support::chat::text("done")),
         ]

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use support::chat;
 use support::env::env;
-use support::faults::{json_lines, lift_file_size_limit, limit_file_size};
+use support::faults::{
+    json_lines, lift_file_size_limit, limit_file_size, limit_file_size_as_a_shell_does,
+};
 use support::harness::transcript;
 use support::process::{Rpc, run};
 use support::server::{FakeServer, Reply};
@@ -86,6 +88,75 @@ async fn a_write_that_fails_mid_line_stops_the_run_and_continue_loses_nothing() 
     );
     let loaded = load(&path).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+/// Under `ulimit -f` the agent is not killed by SIGXFSZ: the write past the limit fails
+/// with "File too large", the run ends as documented (exit 1, one explaining line naming
+/// the file and the OS error), and the file keeps only whole lines.
+#[tokio::test]
+async fn under_ulimit_f_a_write_past_the_limit_fails_the_run_with_a_message() {
+    let env = env();
+    let long_answer = "word ".repeat(2000);
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("one")),
+        Reply::sse(chat::text(&long_answer)),
+    ])
+    .await;
+    assert_eq!(run(env.agent(&server, &["-p", "first"])).await.code, 0);
+    let path = env.only_session();
+    let before = std::fs::metadata(&path).unwrap().len();
+
+    // Room for a few more kilobytes, not for the 10 kB answer.
+    let mut cmd = env.agent(&server, &["-c", "-p", "second"]);
+    limit_file_size_as_a_shell_does(&mut cmd, before + 3_000);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1, "not killed by a signal: {}", out.stderr);
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("agent: error: the session could not be saved: ")
+            && last.contains(path.to_str().unwrap())
+            && last.contains("File too large (os error 27)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    let lines = json_lines(&path);
+    assert_eq!(text_of(lines.last().unwrap()), "second");
+}
+
+/// The agent catches SIGXFSZ for itself only: a command it runs under the same limit
+/// gets the default action back (a program writing past the limit is stopped by the
+/// signal, as it would be from the user's shell), not an inherited "ignore".
+#[tokio::test]
+async fn under_ulimit_f_a_command_the_agent_runs_keeps_the_default_sigxfsz() {
+    let env = env();
+    // Outside the working tree, so no checkpoint of it comes near the limit.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let big = elsewhere.path().join("big");
+    let command = format!(
+        "head -c 3000000 /dev/zero > '{}'; echo \"status $?\"",
+        big.display()
+    );
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({ "command": command }))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut cmd = env.agent(&server, &["-p", "--permission-mode", "auto", "go"]);
+    limit_file_size_as_a_shell_does(&mut cmd, 2_000_000);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let bodies = server.bodies();
+    let result = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the tool result");
+    let text = result["content"].to_string();
+    // 128 + SIGXFSZ (25): `head` was ended by the signal, it did not see "File too large".
+    assert!(text.contains("status 153"), "{text}");
+    assert!(!text.contains("File too large"), "{text}");
 }
 
 #[tokio::test]

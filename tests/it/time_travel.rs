@@ -368,3 +368,112 @@ async fn the_interface_rewinds_with_esc_esc_undoes_shows_the_tree_and_forks() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+/// The restore's temporary files left in `dir`.
+fn restore_temps(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".agent-restore-"))
+        .collect()
+}
+
+/// A rewind whose restore is killed (SIGKILL) part way — one file restored, another being
+/// written — is rolled back by the next start: its temporary file goes, the files are as
+/// before the rewind, and the rewind then works without `force` (and "undo last rewind"
+/// undoes that one, not the interrupted one).
+#[tokio::test]
+async fn a_restore_killed_part_way_is_rolled_back_at_restart_and_the_rewind_needs_no_force() {
+    let env = env();
+    let cwd = env.cwd.path();
+    fs::write(cwd.join("a.txt"), "one\n").unwrap();
+    fs::write(cwd.join("z.txt"), "zed one\n").unwrap();
+    let command = "printf 'two\\n' > a.txt && printf 'zed two\\n' > z.txt && echo new > b.txt";
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({ "command": command }))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let args = ["--mode", "rpc", "--permission-mode", "auto"];
+    let mut rpc = Rpc::spawn(env.agent(&server, &args));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "change things"}))
+        .await;
+    rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(rpc.exit_code().await, 0);
+
+    // The stored copy of z.txt's old content becomes a FIFO nobody writes: the restore
+    // blocks while writing z.txt (a.txt, first in order, is restored by then).
+    let object = {
+        let hash = agent::checkpoint::store::hash_bytes(b"zed one\n");
+        env.home
+            .path()
+            .join("checkpoints/objects")
+            .join(&hash[..2])
+            .join(&hash[2..])
+    };
+    let stored = fs::read(&object).unwrap();
+    fs::remove_file(&object).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&object)
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let mut rpc = Rpc::spawn(env.agent(&server, &[&args[..], &["-c"]].concat()));
+    let checkpoints = call(&mut rpc, "g", json!({"type": "get_checkpoints"})).await;
+    let checkpoint_id = checkpoints["data"]["checkpoints"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{checkpoints}"))
+        .to_string();
+    rpc.send(
+        json!({"id": "r0", "type": "rewind", "checkpointId": checkpoint_id, "restore": "both"}),
+    )
+    .await;
+    let half_restored =
+        || read(cwd, "a.txt").as_deref() == Some("one\n") && restore_temps(cwd).len() == 1;
+    for _ in 0..2000 {
+        if half_restored() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(half_restored(), "a.txt restored, z.txt being written");
+    rpc.child.start_kill().unwrap();
+    rpc.child.wait().await.unwrap();
+    fs::remove_file(&object).unwrap();
+    fs::write(&object, &stored).unwrap();
+    fs::set_permissions(&object, fs::Permissions::from_mode(0o600)).unwrap();
+
+    // Restarted: the interrupted restore is rolled back, so the rewind needs no force.
+    let mut rpc = Rpc::spawn(env.agent(&server, &[&args[..], &["-c"]].concat()));
+    let messages = call(&mut rpc, "m", json!({"type": "get_messages"})).await;
+    assert_eq!(
+        messages["data"]["messages"].as_array().unwrap().len(),
+        4,
+        "the conversation was not rewound: {messages}"
+    );
+    let rewound = call(
+        &mut rpc,
+        "r1",
+        json!({"type": "rewind", "checkpointId": checkpoint_id, "restore": "both"}),
+    )
+    .await;
+    assert_eq!(rewound["success"], true, "{rewound}");
+    assert_eq!(restore_temps(cwd), Vec::<String>::new());
+    assert_eq!(read(cwd, "a.txt").as_deref(), Some("one\n"));
+    assert_eq!(read(cwd, "z.txt").as_deref(), Some("zed one\n"));
+    assert_eq!(read(cwd, "b.txt"), None);
+
+    // Undoing it brings back the state before this rewind (the interrupted one never
+    // happened), again without force.
+    let undone = call(&mut rpc, "u", json!({"type": "undo_rewind"})).await;
+    assert_eq!(undone["success"], true, "{undone}");
+    assert_eq!(read(cwd, "a.txt").as_deref(), Some("two\n"));
+    assert_eq!(read(cwd, "z.txt").as_deref(), Some("zed two\n"));
+    assert_eq!(read(cwd, "b.txt").as_deref(), Some("new\n"));
+    assert_eq!(restore_temps(cwd), Vec::<String>::new());
+    let back = call(&mut rpc, "m2", json!({"type": "get_messages"})).await;
+    assert_eq!(back["data"]["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(rpc.exit_code().await, 0);
+}

@@ -250,6 +250,8 @@ async fn the_approval_dialog_replaces_the_composer() {
         args: json!({"command": "git push --force"}),
         reason: "`bash` can change files or run programs".into(),
         agent_id: None,
+        cwd: _dir.path().to_path_buf(),
+        preview: agent::protocol::event::ApprovalPreview::None,
     });
     insta::assert_snapshot!(render(&app));
 }
@@ -265,6 +267,8 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         args: json!({"command": format!("{hidden_tail}\necho second line\n\u{1b}[8mecho hidden")}),
         reason: "it matches the ask rule `bash(rm *)`".into(),
         agent_id: None,
+        cwd: _dir.path().to_path_buf(),
+        preview: agent::protocol::event::ApprovalPreview::None,
     });
     let screen = render(&app);
     assert!(screen.contains("rm -rf ~/important-data"), "{screen}");
@@ -282,6 +286,8 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         args: json!({"command": long}),
         reason: "`bash` can change files or run programs".into(),
         agent_id: None,
+        cwd: _dir.path().to_path_buf(),
+        preview: agent::protocol::event::ApprovalPreview::None,
     });
     app.approval.as_mut().unwrap().opened -= std::time::Duration::from_secs(1);
     let screen = render_at(&app, 20);

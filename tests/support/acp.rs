@@ -41,6 +41,8 @@ pub struct Acp {
     connection: Option<JoinHandle<Result<(), Error>>>,
     /// Lines the agent wrote that are not JSON-RPC messages.
     stray: Arc<Mutex<Vec<String>>>,
+    /// The `update` of every `session/update` line the agent wrote, as written.
+    wire: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Acp {
@@ -56,14 +58,20 @@ impl Acp {
             stdin.flush().await?;
             Ok::<_, std::io::Error>(stdin)
         });
-        let seen = stray.clone();
+        let wire = Arc::new(Mutex::new(Vec::new()));
+        let seen = (stray.clone(), wire.clone());
         let incoming = futures_util::stream::unfold(
             (BufReader::new(stdout).lines(), seen),
             async |(mut lines, seen)| match lines.next_line().await {
                 Ok(Some(line)) => {
                     let value: Option<Value> = serde_json::from_str(&line).ok();
-                    if value.as_ref().is_none_or(|v| v["jsonrpc"] != "2.0") {
-                        seen.lock().unwrap().push(line.clone());
+                    match value {
+                        Some(v) if v["jsonrpc"] == "2.0" => {
+                            if v["method"] == "session/update" {
+                                seen.1.lock().unwrap().push(v["params"]["update"].clone());
+                            }
+                        }
+                        _ => seen.0.lock().unwrap().push(line.clone()),
                     }
                     Some((Ok(line), (lines, seen)))
                 }
@@ -109,6 +117,7 @@ impl Acp {
             stop: Some(stop),
             connection: Some(connection),
             stray,
+            wire,
         }
     }
 
@@ -175,6 +184,13 @@ impl Acp {
             .await
             .ok()?;
         Some(next.expect("the connection ended"))
+    }
+
+    /// The `update` objects of the session updates read so far, exactly as the agent wrote
+    /// them: the protocol crate's client side (whose values the other methods give) drops
+    /// fields that hold the schema's default, such as a tool call's `status: pending`.
+    pub fn wire_updates(&self) -> Vec<Value> {
+        self.wire.lock().unwrap().clone()
     }
 
     /// Updates (their `update` objects) up to and including the first matching `done`; a

@@ -45,3 +45,24 @@ pub fn json_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("invalid line ({e}): {l}")))
         .collect()
 }
+
+/// Limit the size of every file the child writes to `bytes`, as a user's shell under
+/// `ulimit -f` does: with `SIGXFSZ` at its default action (death, unless the process
+/// catches it) whatever the test process inherited.
+pub fn limit_file_size_as_a_shell_does(cmd: &mut tokio::process::Command, bytes: u64) {
+    // SAFETY: between fork and exec only async-signal-safe calls (setrlimit, signal).
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0
+                || libc::signal(libc::SIGXFSZ, libc::SIG_DFL) == libc::SIG_ERR
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

@@ -2,6 +2,7 @@
 //! collect its events.
 
 use super::server::{FakeServer, Reply};
+use agent::agent::commands::models::Models;
 use agent::agent::compaction::CompactionSettings;
 use agent::agent::limits::{Limits, RetryPolicy};
 use agent::agent::queue::QueueMode;
@@ -25,6 +26,9 @@ pub struct Harness {
     pub agent: Agent,
     pub events: UnboundedReceiver<AgentEvent>,
     pub dir: TempDir,
+    /// Where the sessions and checkpoints of `start_in_session` live (beside the working
+    /// directory, not in it).
+    pub home: Option<TempDir>,
     /// The `state` events seen so far, as `previous>state`: kept out of the event lists the
     /// tests assert on, which are about the conversation.
     pub states: Vec<String>,
@@ -91,6 +95,10 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         checkpoints: None,
         agents: None,
         hooks: Default::default(),
+        models: None,
+        extensions: Default::default(),
+        session_id: None,
+        sessions_dir: None,
     }
 }
 
@@ -142,6 +150,7 @@ impl Harness {
             agent,
             events,
             dir,
+            home: None,
             states: Vec::new(),
         }
     }
@@ -158,6 +167,46 @@ impl Harness {
             agent,
             events,
             dir,
+            home: None,
+            states: Vec::new(),
+        }
+    }
+
+    /// An agent writing a new session (in `home/sessions`), with checkpoints (in
+    /// `home/checkpoints`) and models chosen by name (`TestModels`): what the front ends'
+    /// start-up builds.
+    pub async fn start_in_session(
+        replies: Vec<Reply>,
+        adjust: impl FnOnce(&mut AgentConfig),
+    ) -> Harness {
+        let server = FakeServer::start(replies).await;
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let sessions = home.path().join("sessions");
+        let opened = agent::session::open(agent::session::Choice::New, &sessions, dir.path())
+            .await
+            .unwrap();
+        let mut config = config(&server.v1(), dir.path());
+        config.checkpoints = Some(Arc::new(agent::checkpoint::Checkpoints::open(
+            &home.path().join("checkpoints"),
+            dir.path(),
+            &Default::default(),
+            Vec::new(),
+            &opened.id,
+        )));
+        config.session = opened.writer;
+        config.session_id = Some(opened.id);
+        config.sessions_dir = Some(sessions);
+        config.models = Some(Arc::new(TestModels::new(&server.v1())));
+        adjust(&mut config);
+        let agent = Agent::new(config);
+        let events = agent.subscribe();
+        Harness {
+            server,
+            agent,
+            events,
+            dir,
+            home: Some(home),
             states: Vec::new(),
         }
     }
@@ -212,6 +261,57 @@ impl Harness {
     pub async fn until_end(&mut self) -> Vec<AgentEvent> {
         self.until(|e| matches!(e, AgentEvent::AgentEnd { .. }))
             .await
+    }
+}
+
+/// The models of a configuration with two providers, `test` and `other`, both served by the
+/// loopback server: `test-model` and `other-model` can be switched to.
+pub struct TestModels {
+    base_url: String,
+}
+
+impl TestModels {
+    pub fn new(base_url: &str) -> TestModels {
+        TestModels {
+            base_url: base_url.to_string(),
+        }
+    }
+}
+
+impl Models for TestModels {
+    fn providers(&self) -> Vec<String> {
+        vec!["test".into(), "other".into()]
+    }
+
+    fn resolve(
+        &self,
+        provider: &str,
+        model: &str,
+    ) -> Result<(ProviderSettings, ModelInfo), String> {
+        if !self.knows_provider(provider) {
+            return Err(format!(
+                "unknown provider `{provider}` (known: {})",
+                self.providers().join(", ")
+            ));
+        }
+        let settings = ProviderSettings {
+            name: provider.to_string(),
+            ..provider_settings(&self.base_url)
+        };
+        Ok((settings, ModelInfo::unknown(model)))
+    }
+
+    fn available(&self, _current: (&str, &str)) -> Vec<(ProviderSettings, ModelInfo)> {
+        [("test", "test-model"), ("other", "other-model")]
+            .into_iter()
+            .filter_map(|(provider, model)| self.resolve(provider, model).ok())
+            .collect()
+    }
+
+    fn connect(&self, provider: ProviderSettings) -> Result<Arc<Provider>, String> {
+        Provider::new(provider, Timeouts::all(PATIENT))
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -7,6 +7,7 @@
 //! `MCP_FIXTURE_MARKS`, so a test in another process can wait for it.
 #![allow(dead_code)]
 
+use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -155,6 +156,14 @@ impl Fixture {
         (0..3000).map(|i| format!("row {i}\n")).collect()
     }
 
+    #[tool(description = "Answers with 100 MB of text")]
+    async fn huge(&self) -> String {
+        let mut text = String::with_capacity(100_000_000);
+        text.push_str("BEGIN ");
+        text.extend(std::iter::repeat_n('z', 100_000_000 - text.len()));
+        text
+    }
+
     #[tool(description = "Answers with structured content only")]
     async fn structured(&self) -> CallToolResult {
         let mut result = CallToolResult::success(vec![]);
@@ -183,7 +192,8 @@ impl ServerHandler for Fixture {
 
 /// The command that runs the fixture over stdio: the `test_mcp_server` example beside the
 /// test binary (`fixtures::program`). `mode` is `stdio`, `garbage` (non-JSON lines on stdout
-/// first) or `hang` (never answers `initialize`).
+/// first), `stray` (a response to a request nobody sent before anything else) or `hang` (never
+/// answers `initialize`).
 pub fn stdio_command(mode: &str, marks: &Path) -> (String, Vec<String>, Vec<(String, String)>) {
     (
         super::fixtures::program("test_mcp_server")
@@ -238,6 +248,11 @@ pub fn serve_stdio_if_asked() {
                     let _ = out.write_all(b"Starting the fixture server...\n{\"also\": 1}\n");
                     let _ = out.flush();
                 }
+                if mode == "stray" {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}}\n");
+                    let _ = out.flush();
+                }
                 eprintln!("fixture: serving on stdio");
                 if let Ok(service) = fixture.serve(rmcp::transport::stdio()).await {
                     let _ = service.waiting().await;
@@ -248,14 +263,37 @@ pub fn serve_stdio_if_asked() {
     std::process::exit(0);
 }
 
+/// How `serve_http_with` answers.
+#[derive(Clone, Copy, Default)]
+pub struct HttpMode {
+    /// Answer POSTs with plain JSON (stateless) instead of an event stream.
+    pub json: bool,
+    /// Put a response to a request nobody sent before everything else in the event stream
+    /// that answers the first POST (`initialize`).
+    pub stray: bool,
+}
+
 /// Serve the fixture over streamable HTTP on 127.0.0.1; requests must carry
 /// `Authorization: Bearer <token>` when `token` is set. Returns the endpoint URL.
 pub async fn serve_http(token: Option<&'static str>, marks: Option<PathBuf>) -> String {
+    serve_http_with(token, marks, HttpMode::default()).await
+}
+
+/// `serve_http`, answering as `mode` says.
+pub async fn serve_http_with(
+    token: Option<&'static str>,
+    marks: Option<PathBuf>,
+    mode: HttpMode,
+) -> String {
+    let config = StreamableHttpServerConfig::default()
+        .with_json_response(mode.json)
+        .with_legacy_session_mode(!mode.json);
     let service = StreamableHttpService::new(
         move || Ok(Fixture::new(marks.clone())),
         LocalSessionManager::default().into(),
-        StreamableHttpServerConfig::default(),
+        config,
     );
+    let stray_sent = Arc::new(AtomicBool::new(!mode.stray));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -264,9 +302,11 @@ pub async fn serve_http(token: Option<&'static str>, marks: Option<PathBuf>) -> 
                 return;
             };
             let inner = TowerToHyperService::new(service.clone());
+            let stray_sent = stray_sent.clone();
             let guarded = hyper::service::service_fn(
                 move |request: hyper::Request<hyper::body::Incoming>| {
                     let inner = inner.clone();
+                    let stray_sent = stray_sent.clone();
                     async move {
                         let expected = token.map(|t| format!("Bearer {t}"));
                         let given = request
@@ -282,7 +322,27 @@ pub async fn serve_http(token: Option<&'static str>, marks: Option<PathBuf>) -> 
                             .boxed();
                             return Ok(hyper::Response::builder().status(401).body(body).unwrap());
                         }
-                        hyper::service::Service::call(&inner, request).await
+                        let is_post = request.method() == hyper::Method::POST;
+                        let response = match hyper::service::Service::call(&inner, request).await {
+                            Ok(response) => response,
+                            Err(error) => return Err(error),
+                        };
+                        let is_sse = response
+                            .headers()
+                            .get(hyper::header::CONTENT_TYPE)
+                            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+                        if !(is_post && is_sse) || stray_sent.swap(true, Ordering::SeqCst) {
+                            return Ok(response);
+                        }
+                        let stray = futures_util::stream::once(async {
+                            Ok(hyper::body::Frame::data(bytes::Bytes::from_static(
+                                b"data: {\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}}\n\n",
+                            )))
+                        });
+                        Ok(response.map(|body| {
+                            let frames = stray.chain(http_body_util::BodyStream::new(body));
+                            BodyExt::boxed(http_body_util::StreamBody::new(frames))
+                        }))
                     }
                 },
             );

@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod anthropic;
 pub mod chat;
+pub mod commands;
 pub mod corpus;
 pub mod delegation;
 pub mod env;
@@ -16,6 +17,7 @@ pub mod fixtures;
 pub mod gate;
 pub mod harness;
 pub mod hooks;
+pub mod litellm;
 pub mod mcp_fixture;
 pub mod process;
 pub mod proxy;

@@ -172,6 +172,13 @@ impl Stream {
         self.frames
     }
 
+    /// `response.failed` alone, with no `error` event before it (as LiteLLM sends it).
+    pub fn failed(mut self, code: &str, message: &str) -> Vec<String> {
+        self.frames.push(event(json!({"type": "response.failed",
+            "response": response("failed", json!({"error": {"code": code, "message": message}}))})));
+        self.frames
+    }
+
     /// The frames so far, with no terminal event: a stream cut short.
     pub fn unfinished(self) -> Vec<String> {
         self.frames

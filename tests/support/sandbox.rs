@@ -39,9 +39,41 @@ impl User {
 /// A directory outside the system temp directory (which sandboxed commands may write),
 /// open to `user`.
 pub fn scratch(user: User) -> TempDir {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = outside();
     give(dir.path(), user);
     dir
+}
+
+/// A directory no workspace-write sandbox may write unless it is the workspace: outside
+/// the system temp directory and `/dev/shm`, which are writable roots of every such
+/// sandbox. In the target's temp directory, unless that lies in one of them (a target
+/// directory under /tmp, or `TMPDIR` above the checkout): then in `/var/tmp`, or else in
+/// the home directory.
+pub fn outside() -> TempDir {
+    tempfile::tempdir_in(outside_base()).unwrap()
+}
+
+fn outside_base() -> PathBuf {
+    let real = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    let writable = [std::env::temp_dir(), PathBuf::from("/dev/shm")].map(real);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(PathBuf::from("/var/tmp")),
+        home,
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .filter(|dir| dir.is_dir())
+        .map(real)
+        .find(|dir| !writable.iter().any(|w| dir.starts_with(w)))
+        .unwrap_or_else(|| {
+            panic!(
+                "no directory outside the sandbox's writable roots ({writable:?}) to test \
+                 with: the target's temp directory, /var/tmp and $HOME all lie in them"
+            )
+        })
 }
 
 /// A directory in the system temp directory (a writable root), open to `user`.
@@ -163,7 +195,7 @@ pub fn blocked(output: &ToolOutput) -> Option<String> {
 /// Run `git ARGS` in `dir` outside the sandbox, as the user would; its output.
 pub fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new("git")
-        .args(["-c", "safe.directory=*"])
+        .args(["-c", "safe.directory=*", "-c", "protocol.file.allow=always"])
         .args(args)
         .current_dir(dir)
         .env("GIT_AUTHOR_NAME", "t")

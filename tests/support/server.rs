@@ -1,8 +1,8 @@
 //! A real HTTP/1.1 server on 127.0.0.1 that plays a script: reply N answers request N. It
 //! records every request (path, headers, JSON body) so tests can assert what the agent sent,
 //! and can misbehave on purpose: slow frames (down to a byte at a time), a stalled stream,
-//! keep-alives forever, a connection dropped mid-stream, no response headers at all, any
-//! status with any headers and any body. Hand-written on a TcpListener because fault
+//! keep-alives forever, a connection dropped mid-stream or before a byte of the answer, no
+//! response headers at all, any status with any headers and any body. Hand-written on a TcpListener because fault
 //! injection needs control over every byte on the wire.
 
 use serde_json::Value;
@@ -80,6 +80,8 @@ pub enum Reply {
     },
     /// Read the request and never answer, not even with headers.
     Silent,
+    /// Read the request and close the connection without a byte: a connection error.
+    Hangup,
 }
 
 impl Reply {
@@ -360,6 +362,10 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> bool {
     match reply {
         Reply::Silent => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
+            false
+        }
+        Reply::Hangup => {
+            let _ = stream.shutdown().await;
             false
         }
         Reply::Status {

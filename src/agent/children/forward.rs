@@ -151,6 +151,8 @@ impl Forwarder {
                 tool_name,
                 args,
                 reason,
+                cwd,
+                preview,
                 ..
             } => Some(AgentEvent::ToolApprovalRequest {
                 tool_call_id: tool_call_id.clone(),
@@ -158,6 +160,8 @@ impl Forwarder {
                 args: args.clone(),
                 reason: format!("sub-agent `{}` ({}): {reason}", self.name, self.agent_id),
                 agent_id: Some(self.agent_id.clone()),
+                cwd: cwd.clone(),
+                preview: preview.clone(),
             }),
             _ => None,
         };

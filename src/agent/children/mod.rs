@@ -11,8 +11,6 @@ pub(crate) mod task;
 
 use super::state::{Shared, lock};
 use super::{Agent, AgentError, Approval};
-use crate::llm::client::Provider;
-use crate::llm::model::ModelInfo;
 use crate::protocol::message::{Message, Usage, UserMessage};
 use definitions::AgentDefinition;
 use serde::Serialize;
@@ -21,11 +19,6 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use tokio::sync::Semaphore;
 
 pub use task::TASK_TOOL;
-
-/// Turns a definition's `model` (`provider/model`, or a model of `parent_provider`) into a
-/// provider and model; supplied by the front end, which knows the configured providers.
-pub type ModelResolver =
-    Arc<dyn Fn(&str, &str) -> Result<(Arc<Provider>, ModelInfo), String> + Send + Sync>;
 
 /// `[agents]`: whether and how an agent may start sub-agents.
 #[derive(Clone)]
@@ -39,7 +32,6 @@ pub struct AgentsSettings {
     pub max_depth: u32,
     /// This agent's depth (0: the user's own).
     pub depth: u32,
-    pub resolve_model: Option<ModelResolver>,
 }
 
 impl Default for AgentsSettings {
@@ -49,7 +41,6 @@ impl Default for AgentsSettings {
             max_parallel: 4,
             max_depth: 1,
             depth: 0,
-            resolve_model: None,
         }
     }
 }
@@ -160,6 +151,17 @@ pub enum ChildError {
     NoSuchAgent(String),
     #[error("sub-agent `{0}` has finished")]
     Finished(String),
+}
+
+impl From<ChildError> for crate::protocol::outcome::CommandError {
+    fn from(error: ChildError) -> Self {
+        use crate::protocol::outcome::CommandError;
+        let message = error.to_string();
+        match error {
+            ChildError::NoSuchAgent(agent_id) => CommandError::NoSuchAgent { agent_id, message },
+            ChildError::Finished(agent_id) => CommandError::AgentFinished { agent_id, message },
+        }
+    }
 }
 
 impl Agent {

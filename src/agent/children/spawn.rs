@@ -35,13 +35,18 @@ pub fn child_config(
     let (provider, model) = match &definition.model {
         None => (run.provider.clone(), run.model.clone()),
         Some(name) => {
-            let resolve = settings.resolve_model.as_ref().ok_or_else(|| {
+            let models = parent.models.as_ref().ok_or_else(|| {
                 format!(
                     "the agent `{}` names the model `{name}`, but models cannot be chosen here",
                     definition.name
                 )
             })?;
-            resolve(&run.provider.settings().name, name).map_err(|e| {
+            crate::agent::commands::models::choose(
+                name,
+                &run.provider.settings().name,
+                models.as_ref(),
+            )
+            .map_err(|e| {
                 format!(
                     "the agent `{}` names the model `{name}`: {e}",
                     definition.name
@@ -124,6 +129,10 @@ pub fn child_config(
         checkpoints: None,
         // The user's hooks hold for a sub-agent's tool calls and prompts as for the parent's.
         hooks: parent.hooks.clone(),
+        models: parent.models.clone(),
+        extensions: Default::default(),
+        session_id: None,
+        sessions_dir: None,
         agents: Some(AgentsSettings {
             depth: settings.depth.saturating_add(1),
             ..settings.clone()

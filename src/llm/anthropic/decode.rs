@@ -8,7 +8,8 @@
 //! and `ping` carry nothing for the agent. A whole (non-streamed) message is read as the
 //! events its stream would have carried.
 
-use crate::llm::error::{ProviderError, error_message, error_text, snippet};
+use crate::llm::error::{ProviderError, error_text, snippet};
+use crate::llm::error_codes::{StreamError, Wire};
 use crate::llm::stream_event::{
     FinishReason, StreamEvent, WebSearchStep, WireUsage, push_nonempty,
 };
@@ -144,7 +145,10 @@ impl AnthropicDecoder {
         let parsed: Event = match serde_json::from_str(data) {
             Ok(parsed) => parsed,
             Err(_) if event == "error" => {
-                out.push(StreamEvent::Error(error_message(data)));
+                out.push(StreamEvent::Error(StreamError::from_data(
+                    Wire::Anthropic,
+                    data,
+                )));
                 return Ok(());
             }
             Err(e) => {
@@ -186,7 +190,7 @@ impl AnthropicDecoder {
             "message_stop" => out.push(StreamEvent::Done),
             "error" => {
                 let error = parsed.error.unwrap_or(Value::Null);
-                out.push(StreamEvent::Error(describe_error(&error)));
+                out.push(StreamEvent::Error(stream_error(&error)));
             }
             // `ping`, and event types newer than this decoder.
             _ => {}
@@ -203,13 +207,13 @@ impl AnthropicDecoder {
         let whole: WholeMessage = serde_json::from_value(value)
             .map_err(|e| ProviderError::Decode(format!("{e} in the JSON message")))?;
         if let Some(error) = whole.error.filter(|e| !e.is_null()) {
-            out.push(StreamEvent::Error(describe_error(&error)));
+            out.push(StreamEvent::Error(stream_error(&error)));
             return Ok(());
         }
         let Some(content) = whole.content.filter(|_| whole.kind != "error") else {
-            out.push(StreamEvent::Error(
-                "the provider answered with a JSON body without `content`".to_string(),
-            ));
+            out.push(StreamEvent::Error(StreamError::uncoded(
+                "the provider answered with a JSON body without `content`",
+            )));
             return Ok(());
         };
         if let Some(usage) = whole.usage {
@@ -477,6 +481,11 @@ fn map_stop_reason(reason: &str) -> FinishReason {
 
 /// `Overloaded (overloaded_error)`: the message, and the error type, which is what tells a
 /// transient failure from a permanent one.
+/// An error object as a stream error, judged by its `type`.
+fn stream_error(error: &Value) -> StreamError {
+    StreamError::coded(Wire::Anthropic, error, describe_error(error))
+}
+
 pub fn describe_error(error: &Value) -> String {
     let message = error_text(error);
     match error.get("type").and_then(Value::as_str) {
@@ -595,7 +604,12 @@ mod tests {
         ]);
         assert_eq!(
             out.last(),
-            Some(&StreamEvent::Error("Overloaded (overloaded_error)".into()))
+            Some(&StreamEvent::Error(StreamError {
+                message: "Overloaded (overloaded_error)".into(),
+                verdict: Some(crate::llm::error_codes::Verdict::Retry(
+                    crate::llm::error::Retry::Transient
+                )),
+            }))
         );
         assert!(out.contains(&StreamEvent::Usage(WireUsage {
             input: 61,

@@ -5,7 +5,8 @@
 //! error objects inside chunks. A whole (non-streamed) completion is read as one chunk whose
 //! choice has a `message` where a chunk has a `delta`.
 
-use crate::llm::error::{ProviderError, error_message, error_text, snippet};
+use crate::llm::error::{ProviderError, error_text, snippet};
+use crate::llm::error_codes::{StreamError, Wire};
 use crate::llm::stream_event::{FinishReason, StreamEvent, WireUsage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -102,7 +103,7 @@ impl ChatDecoder {
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
         if event == "error" {
-            out.push(StreamEvent::Error(error_message(data)));
+            out.push(StreamEvent::Error(StreamError::from_data(Wire::Chat, data)));
             return Ok(());
         }
         let chunk: Chunk = serde_json::from_str(data)
@@ -121,9 +122,9 @@ impl ChatDecoder {
             .map_err(|e| ProviderError::Decode(format!("{e} in the JSON completion")))?;
         let failed = chunk.error.as_ref().is_some_and(|e| !e.is_null());
         if chunk.choices.is_empty() && !failed {
-            out.push(StreamEvent::Error(
-                "the provider answered with a JSON body without `choices`".to_string(),
-            ));
+            out.push(StreamEvent::Error(StreamError::uncoded(
+                "the provider answered with a JSON body without `choices`",
+            )));
             return Ok(());
         }
         // A message's calls are whole, one per entry, and may carry no index or id.
@@ -167,7 +168,12 @@ impl ChatDecoder {
             }));
         }
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
-            out.push(StreamEvent::Error(error_text(&error)));
+            let message = error_text(&error);
+            out.push(StreamEvent::Error(StreamError::coded(
+                Wire::Chat,
+                &error,
+                message,
+            )));
         }
     }
 

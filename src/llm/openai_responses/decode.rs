@@ -10,7 +10,8 @@
 //! answers with a whole response object instead of a stream gets the same events from it.
 
 use super::signature::encode as reasoning_signature;
-use crate::llm::error::{ProviderError, error_message, error_text, snippet};
+use crate::llm::error::{ProviderError, error_text, snippet};
+use crate::llm::error_codes::{StreamError, Wire};
 use crate::llm::stream_event::{
     FinishReason, StreamEvent, WebSearchStep, WireUsage, push_nonempty,
 };
@@ -127,7 +128,10 @@ impl ResponsesDecoder {
         let parsed: Event = match serde_json::from_str(data) {
             Ok(parsed) => parsed,
             Err(_) if event == "error" => {
-                out.push(StreamEvent::Error(error_message(data)));
+                out.push(StreamEvent::Error(StreamError::from_data(
+                    Wire::Responses,
+                    data,
+                )));
                 return Ok(());
             }
             Err(e) => {
@@ -201,14 +205,13 @@ impl ResponsesDecoder {
                 if let Some(usage) = response.as_ref().and_then(|r| r.usage.as_ref()) {
                     out.push(StreamEvent::Usage(wire_usage(usage)));
                 }
-                let message = response
-                    .and_then(|r| r.error)
-                    .filter(|e| !e.is_null())
-                    .map(|e| error_text(&e))
-                    .unwrap_or_else(|| "the provider reported that the response failed".into());
-                out.push(StreamEvent::Error(message));
+                let error = response.and_then(|r| r.error).filter(|e| !e.is_null());
+                out.push(StreamEvent::Error(failure(error)));
             }
-            "error" => out.push(StreamEvent::Error(error_message(data))),
+            "error" => out.push(StreamEvent::Error(StreamError::from_data(
+                Wire::Responses,
+                data,
+            ))),
             // Lifecycle events (`response.created`, `.in_progress`, part and `.done` events
             // whose content already streamed) and event types newer than this decoder.
             _ => {}
@@ -275,13 +278,11 @@ impl ResponsesDecoder {
             .map_err(|e| ProviderError::Decode(format!("{e} in the JSON response object")))?;
         let Some(output) = whole.output else {
             // Not a response object: an error object, or something else entirely.
-            let message = whole
-                .end
-                .error
-                .filter(|e| !e.is_null())
-                .map(|e| error_text(&e))
-                .unwrap_or_else(|| "a JSON body without `output`".to_string());
-            out.push(StreamEvent::Error(message));
+            let error = whole.end.error.filter(|e| !e.is_null());
+            out.push(StreamEvent::Error(match error {
+                Some(error) => failure(Some(error)),
+                None => StreamError::uncoded("a JSON body without `output`"),
+            }));
             return Ok(());
         };
         for (index, raw) in output.into_iter().enumerate() {
@@ -333,12 +334,9 @@ impl ResponsesDecoder {
             if let Some(usage) = &end.usage {
                 out.push(StreamEvent::Usage(wire_usage(usage)));
             }
-            let message = end
-                .error
-                .filter(|e| !e.is_null())
-                .map(|e| error_text(&e))
-                .unwrap_or_else(|| "the provider reported that the response failed".into());
-            out.push(StreamEvent::Error(message));
+            out.push(StreamEvent::Error(failure(
+                end.error.filter(|e| !e.is_null()),
+            )));
             return Ok(());
         }
         if let Some(usage) = &end.usage {
@@ -442,6 +440,17 @@ fn wire_usage(usage: &Usage) -> WireUsage {
     }
 }
 
+/// A response's failure: its error object (judged by its `code`), or none given.
+fn failure(error: Option<Value>) -> StreamError {
+    match error {
+        Some(error) => {
+            let message = error_text(&error);
+            StreamError::coded(Wire::Responses, &error, message)
+        }
+        None => StreamError::uncoded("the provider reported that the response failed"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,7 +512,12 @@ mod tests {
         ]);
         assert_eq!(
             out,
-            vec![StreamEvent::Error("The server had an error".into())]
+            vec![StreamEvent::Error(StreamError {
+                message: "The server had an error".into(),
+                verdict: Some(crate::llm::error_codes::Verdict::Retry(
+                    crate::llm::error::Retry::Once
+                )),
+            })]
         );
     }
 

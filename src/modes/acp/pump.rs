@@ -126,6 +126,7 @@ impl Pump {
                 args,
                 reason,
                 agent_id,
+                ..
             } => self.ask(tool_call_id, agent_id, tool_name, args, reason),
             AgentEvent::AutoRetryStart {
                 attempt,

@@ -122,9 +122,13 @@ impl Server {
 
     /// The settings for a session in the editor's directory.
     fn settings_for(&self, cwd: PathBuf) -> Result<Settings, Error> {
-        self.settings
+        let mut settings = self
+            .settings
             .for_directory(cwd)
-            .map_err(|why| super::invalid_params(format!("cwd: {why}")))
+            .map_err(|why| super::invalid_params(format!("cwd: {why}")))?;
+        // The session's own language servers, ended with it.
+        crate::modes::attach_lsp(&mut settings);
+        Ok(settings)
     }
 
     /// `session/new`: a new session in `cwd`, with its file.

@@ -303,6 +303,9 @@ impl Session {
         self.agent.wait_for_idle().await;
         self.pump.abort();
         self.mcp.shut_down().await;
+        if let Some(lsp) = &self.settings.tool_settings.lsp {
+            lsp.shut_down().await;
+        }
     }
 
     pub fn info(&self) -> SessionInfo {

@@ -81,8 +81,12 @@ pub fn result_content(
     cwd: &Path,
 ) -> Vec<ToolCallContent> {
     if !is_error && let Some(path) = path(name, args, cwd) {
-        let diffs = change(&path, args, details);
+        let mut diffs = change(&path, args, details);
         if !diffs.is_empty() {
+            // The text the result's diff stands for is left out; its diagnostics are not.
+            if let Some(text) = crate::lsp::report::text_of(details) {
+                diffs.push(ToolCallContent::from(text.to_string()));
+            }
             return diffs;
         }
     }
@@ -221,6 +225,24 @@ mod tests {
 
         let created = diff_blocks(Path::new("/r/b.txt"), &unified("b.txt", None, "one\ntwo\n"));
         assert_eq!(diff(&created[0]), (None, "one\ntwo\n".to_string()));
+    }
+
+    #[test]
+    fn a_change_is_followed_by_its_diagnostics() {
+        let args = json!({"path": "a.py", "edits": []});
+        let details = json!({
+            "diff": unified("a.py", Some("a\n"), "b\n"),
+            "lsp": {"errors": 1, "warnings": 0, "text": "Language server (pyright): 1 error"},
+        });
+        let content = result_content("edit", &args, &[], Some(&details), false, Path::new("/r"));
+        assert_eq!(content.len(), 2);
+        let ToolCallContent::Content(block) = &content[1] else {
+            panic!("{content:?}")
+        };
+        let ContentBlock::Text(text) = &block.content else {
+            panic!("{block:?}")
+        };
+        assert_eq!(text.text, "Language server (pyright): 1 error");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::Context;
 use super::actions;
+use super::controls;
 use super::queries;
 use super::time_travel;
 use crate::agent::Approval;
@@ -70,6 +71,19 @@ pub(super) fn start(context: &Arc<Context>, command: Command) -> Started {
         Command::SwitchBranch { entry_id } => {
             Box::pin(async move { time_travel::switch_branch(&context, &entry_id).await })
         }
+        Command::SetThinkingLevel { level } => {
+            Box::pin(async move { controls::set_thinking_level(&context, &level).await })
+        }
+        Command::CycleThinkingLevel => {
+            Box::pin(async move { controls::cycle_thinking_level(&context).await })
+        }
+        Command::SetSessionName { name } => {
+            Box::pin(async move { controls::set_session_name(&context, &name).await })
+        }
+        Command::GetForkMessages => {
+            Box::pin(async move { time_travel::fork_messages(&context).await })
+        }
+        Command::Clone => Box::pin(async move { time_travel::clone(&context).await }),
         Command::Bash { command } => {
             return Started::Slow {
                 result: Box::pin(async move { actions::bash(&context, command, token).await }),
@@ -138,6 +152,12 @@ fn execute(context: &Context, command: Command) -> Outcome {
                 .map_err(|e| e.to_string())?;
         }
         Command::SetSteeringMode { mode } => agent.set_steering_mode(mode),
+        Command::SetAutoCompaction { enabled } => agent.set_auto_compaction(enabled),
+        Command::SetAutoRetry { enabled } => agent.set_auto_retry(enabled),
+        // Nothing to end when no retry is waiting: that is no failure.
+        Command::AbortRetry => {
+            agent.abort_retry();
+        }
         Command::SetFollowUpMode { mode } => agent.set_follow_up_mode(mode),
         Command::GetState => return Ok(Some(queries::state(context))),
         Command::GetPermissions => {
@@ -170,6 +190,11 @@ fn execute(context: &Context, command: Command) -> Outcome {
         | Command::Fork { .. }
         | Command::GetTree
         | Command::SwitchBranch { .. }
+        | Command::SetThinkingLevel { .. }
+        | Command::CycleThinkingLevel
+        | Command::SetSessionName { .. }
+        | Command::GetForkMessages
+        | Command::Clone
         | Command::Bash { .. } => {
             return Err("internal error: a slow command was run as a quick one".to_string());
         }

@@ -4,7 +4,8 @@
 //!
 //! Commands take effect in the order they arrive: one that takes time (`compact`,
 //! `new_session`, `set_model`, `cycle_model`, `bash`, `export_html`, `rewind`,
-//! `undo_rewind`, `fork`, `get_tree`, `switch_branch`) is finished — events
+//! `undo_rewind`, `fork`, `clone`, `get_fork_messages`, `get_tree`, `switch_branch`,
+//! `set_thinking_level`, `cycle_thinking_level`, `set_session_name`) is finished — events
 //! keep flowing — before the next one is taken up. Lines are read all the while, so `abort`
 //! (and SIGINT/SIGTERM) is never stuck behind a slow command: it overtakes the commands
 //! waiting, stops the one in progress and the run at once, and acts again at its own place
@@ -14,6 +15,7 @@
 
 mod actions;
 mod commands;
+mod controls;
 mod queries;
 pub(super) mod reader;
 mod time_travel;

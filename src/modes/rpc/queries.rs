@@ -34,12 +34,20 @@ pub(super) fn state(context: &Context) -> Value {
         "steeringMode": state.steering_mode.as_str(),
         "followUpMode": state.follow_up_mode.as_str(),
         "permissionMode": state.permission_mode.as_str(),
-        "autoCompactionEnabled": context.settings.compaction.enabled,
+        "autoCompactionEnabled": state.auto_compaction,
+        "autoRetryEnabled": state.auto_retry,
+        "sessionName": state.session_name,
         "usage": state.usage,
         "contextTokens": state.context_tokens,
         "contextWindow": state.context_window,
         "sessionError": state.session_error,
         "mcpServers": crate::mcp::views_json(&context.mcp.views()),
+        "lspServers": context
+            .settings
+            .tool_settings
+            .lsp
+            .as_ref()
+            .map_or_else(|| json!([]), |lsp| crate::lsp::views_json(&lsp.views())),
     })
 }
 

@@ -1,5 +1,5 @@
 //! The RPC commands of checkpoints and the session tree: `get_checkpoints`, `rewind`,
-//! `undo_rewind`, `fork`, `get_tree`, `switch_branch`, and `get_messages` (whose messages
+//! `undo_rewind`, `fork`, `clone`, `get_fork_messages`, `get_tree`, `switch_branch`, and `get_messages` (whose messages
 //! carry their session `entryId`, which `rewind`, `fork` and `switch_branch` take).
 
 use super::Context;
@@ -96,6 +96,41 @@ pub(super) async fn fork(context: &Context, entry_id: &str) -> Outcome {
         "text": forked.text,
         "cancelled": false,
     })))
+}
+
+/// Continue in a copy of the session (pi's `clone`).
+pub(super) async fn clone(context: &Context) -> Outcome {
+    let cloned = context
+        .agent
+        .clone_session()
+        .await
+        .map_err(|e| e.to_string())?;
+    *context
+        .session
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = SessionInfo {
+        id: cloned.session_id.clone(),
+        path: Some(cloned.path.clone()),
+    };
+    Ok(Some(json!({
+        "sessionId": cloned.session_id,
+        "sessionFile": cloned.path,
+        "cancelled": false,
+    })))
+}
+
+/// The user messages a fork can start from: `{entryId, text}`.
+pub(super) async fn fork_messages(context: &Context) -> Outcome {
+    let points = context
+        .agent
+        .fork_points()
+        .await
+        .map_err(|e| e.to_string())?;
+    let messages: Vec<Value> = points
+        .into_iter()
+        .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
+        .collect();
+    Ok(Some(json!({ "messages": messages })))
 }
 
 pub(super) async fn tree(context: &Context) -> Outcome {

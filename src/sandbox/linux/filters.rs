@@ -1,7 +1,9 @@
 //! The two kernel filters a sandboxed command runs under, built in the parent:
 //!
-//! - Landlock (ABI pinned to V5): read and execute everywhere; under the writable roots
-//!   every right but creating device nodes (`MAKE_CHAR`, `MAKE_BLOCK`); on a few devices
+//! - Landlock (ABI pinned to V5): read and execute everywhere but in /dev (each entry of
+//!   `/` but `/dev` gets the read rights; `/` itself only listing), so that root cannot
+//!   read a disk or the kernel log through its device; under the writable roots every
+//!   right but creating device nodes (`MAKE_CHAR`, `MAKE_BLOCK`); on a few devices
 //!   (/dev/null, terminals) reading, writing and ioctl. The ABI is pinned rather than
 //!   "newest": from V9 on, the full set of rights covers connecting to path-named unix
 //!   sockets (ssh-agent, docker), which a read rule on `/` does not grant.
@@ -10,7 +12,7 @@
 //!   without `socket`). The filter kills a process of another architecture (a 32-bit
 //!   binary), which could otherwise reach `socketcall`.
 
-use super::super::Policy;
+use super::super::{DEVICES, Policy};
 use landlock::{
     ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, path_beneath_rules,
@@ -22,18 +24,6 @@ use seccompiler::{
 use std::collections::BTreeMap;
 
 const LANDLOCK_ABI: ABI = ABI::V5;
-
-/// Devices every command may read and write (and use terminals through).
-pub const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-    "/dev/random",
-    "/dev/urandom",
-];
 
 /// What a command may do under a writable root: everything but making device nodes.
 pub fn writable_rights() -> BitFlags<AccessFs> {
@@ -48,6 +38,20 @@ fn device_rights() -> BitFlags<AccessFs> {
         | AccessFs::IoctlDev
 }
 
+/// What is readable: every entry of `/` but `/dev` (read when the command is prepared: a
+/// mount that appears at the top later is not readable to it).
+fn readable() -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/")
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p != std::path::Path::new("/dev"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn ruleset(policy: &Policy) -> Result<RulesetCreated, landlock::RulesetError> {
     Ruleset::default()
         // Older kernels enforce what they know (a V3 kernel cannot restrict ioctl on
@@ -55,7 +59,11 @@ pub fn ruleset(policy: &Policy) -> Result<RulesetCreated, landlock::RulesetError
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(LANDLOCK_ABI))?
         .create()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(LANDLOCK_ABI)))?
+        .add_rules(path_beneath_rules(["/"], AccessFs::ReadDir))?
+        .add_rules(path_beneath_rules(
+            readable(),
+            AccessFs::from_read(LANDLOCK_ABI),
+        ))?
         .add_rules(path_beneath_rules(DEVICES, device_rights()))?
         // A root that does not exist (yet) is skipped.
         .add_rules(path_beneath_rules(&policy.writable, writable_rights()))

@@ -1,7 +1,8 @@
 //! Enforcing a `Policy` on Linux, in the child between fork and exec, in this order:
 //!
-//! 1. A mount namespace of the command's own (`mounts`): writable roots `nodev`, the
-//!    read-only paths bound read-only, the directories holding them pinned.
+//! 1. A mount namespace of the command's own (`mounts`): writable roots `nodev`, the paths
+//!    `guard` keeps read-only bound read-only, the directories holding them pinned, the
+//!    paths `deny_read` keeps from reading covered by empty, unopenable mounts.
 //! 2. Every capability dropped (`privileges`): root inside the sandbox cannot make devices,
 //!    mount, or override file modes.
 //! 3. Landlock, which also sets `no_new_privs` and forbids unmounting what step 1 mounted,
@@ -24,8 +25,6 @@ use super::Policy;
 use landlock::{RulesetCreated, RulesetStatus};
 use mounts::{Kind, Plan};
 use seccompiler::BpfProgram;
-
-pub use filters::DEVICES;
 
 /// Where applying the sandbox failed, with the errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,18 +132,19 @@ pub enum PrepareError {
     Landlock(#[from] landlock::RulesetError),
     #[error("cannot build the seccomp filter: {0}")]
     Seccomp(String),
-    #[error("cannot prepare {path}: {error}")]
-    Path { path: String, error: std::io::Error },
 }
 
 impl Prepared {
+    /// Prepare `policy`; its guards are found now when it has none yet.
     pub fn new(policy: &Policy) -> Result<Prepared, PrepareError> {
-        for path in &policy.protected {
-            ensure_exists(path).map_err(|error| PrepareError::Path {
-                path: path.display().to_string(),
-                error,
-            })?;
-        }
+        let found;
+        let guards = match &policy.guards {
+            Some(guards) => guards,
+            None => {
+                found = super::guard::discover(policy, &policy.cwd, &Default::default());
+                &found
+            }
+        };
         // Outer mounts before the ones inside them.
         let mut writable: Vec<_> = policy.writable.iter().collect();
         writable.sort_by_key(|p| p.components().count());
@@ -152,11 +152,18 @@ impl Prepared {
             writable
                 .into_iter()
                 .map(|p| (Kind::Writable, p.as_path()))
+                .chain(guards.pinned.iter().map(|p| (Kind::Pin, p.as_path())))
                 .chain(
-                    policy
-                        .protected
+                    guards
+                        .read_only
                         .iter()
-                        .map(|p| (Kind::ReadOnly, p.as_path())),
+                        .map(|g| (Kind::ReadOnly, g.path.as_path())),
+                )
+                .chain(
+                    guards
+                        .unreadable
+                        .iter()
+                        .map(|p| (Kind::Mask(p.is_dir()), p.as_path())),
                 ),
         );
         let bridge = policy.egress_bridge().then(netns::Bridge::default);
@@ -267,23 +274,6 @@ pub fn probe(policy: &Policy) -> Result<(), String> {
             None => Ok(()),
             Some(failure) => Err(failure.describe()),
         }
-    }
-}
-
-/// A missing `.git/hooks` is made (git makes it too) and a missing `.git/config` is made
-/// empty, so that neither can be created by a command.
-fn ensure_exists(path: &std::path::Path) -> std::io::Result<()> {
-    if path.symlink_metadata().is_ok() {
-        return Ok(());
-    }
-    if path.file_name().is_some_and(|n| n == "hooks") {
-        std::fs::create_dir_all(path)
-    } else {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map(drop)
     }
 }
 

@@ -5,7 +5,19 @@
 //!   submounts): a device node found there cannot be opened, whoever made it;
 //! - each pinned directory is bound onto itself: a mount point cannot be renamed or removed,
 //!   so the read-only paths below it stay where git and the agent look for them;
-//! - each read-only path is bound onto itself and made read-only (and `nodev`, `nosuid`).
+//! - each read-only path is bound onto itself and made read-only (and `nodev`, `nosuid`);
+//! - each path the command may not read (`deny_read`) is covered: a directory by an empty
+//!   read-only tmpfs of mode 000, a file by `/dev/null` bound read-only and `nodev` (so it
+//!   cannot be opened at all). With its capabilities dropped even root cannot open either,
+//!   and what was there is out of sight. Nothing is made on disk for them: the supervisor
+//!   needs no writable directory, and nothing is left behind.
+//!
+//! Why mounts and not Landlock for `deny_read`: Landlock only grants, each rule for a whole
+//! hierarchy, so a hole below a readable directory would need read granted on every sibling
+//! on the way down, frozen when the command starts (a file made there later would be
+//! unreadable), and inside a writable root, where the command holds every right on the tree,
+//! no hole can be expressed at all. A mount covers exactly the path, whatever route leads
+//! to it (links, `..`, `/proc/self/root`), and Landlock keeps the command from unmounting it.
 //!
 //! Landlock, applied after, keeps the command from unmounting any of it. Mounts never
 //! propagate back to the user's namespace. Everything is prepared in the parent (`Plan::new`);
@@ -21,8 +33,12 @@ use std::path::Path;
 pub enum Kind {
     /// A writable root: `nodev`, `nosuid`.
     Writable,
+    /// A directory that may not be renamed or removed.
+    Pin,
     /// A path that stays read-only.
     ReadOnly,
+    /// A path covered by a placeholder: a directory (`true`) or a file.
+    Mask(bool),
 }
 
 struct Op {
@@ -123,14 +139,30 @@ impl Plan {
             }
             for op in &self.ops {
                 let path = op.path.as_ptr();
-                if libc::mount(
-                    path,
-                    path,
-                    none,
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ) != 0
-                {
+                let mounted = match op.kind {
+                    Kind::Mask(true) => libc::mount(
+                        c"none".as_ptr(),
+                        path,
+                        c"tmpfs".as_ptr(),
+                        libc::MS_RDONLY | libc::MS_NODEV | libc::MS_NOSUID | libc::MS_NOEXEC,
+                        c"mode=000,size=4k,nr_inodes=2".as_ptr().cast(),
+                    ),
+                    Kind::Mask(false) => libc::mount(
+                        c"/dev/null".as_ptr(),
+                        path,
+                        none,
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ),
+                    _ => libc::mount(
+                        path,
+                        path,
+                        none,
+                        libc::MS_BIND | libc::MS_REC,
+                        std::ptr::null(),
+                    ),
+                };
+                if mounted != 0 {
                     // Removed since the plan was made: nothing left to keep.
                     if last_errno() == libc::ENOENT {
                         continue;
@@ -139,7 +171,11 @@ impl Plan {
                 }
                 let attributes = match op.kind {
                     Kind::Writable => MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
-                    Kind::ReadOnly => MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
+                    // Made read-only, nodev and nosuid above.
+                    Kind::Pin | Kind::Mask(true) => continue,
+                    Kind::ReadOnly | Kind::Mask(false) => {
+                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID
+                    }
                 };
                 set_attributes(op, attributes)?;
             }

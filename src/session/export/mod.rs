@@ -87,7 +87,7 @@ fn read_items(file: &Path) -> Result<Vec<Item>, SessionError> {
                 tokens_before,
                 tokens_after,
             },
-            Entry::Branch { .. } => continue,
+            Entry::Branch { .. } | Entry::SessionInfo { .. } => continue,
         });
     }
     Ok(items)

@@ -107,6 +107,11 @@ impl Output {
         self.bytes.extend(bytes);
     }
 
+    /// Whether anything arrived (kept or dropped) that was not read yet.
+    fn has_unread(&self) -> bool {
+        self.dropped + self.bytes.len() > self.seen
+    }
+
     /// What was not read yet (marking it read), and how many unread bytes were dropped.
     /// `complete`: the command has ended, so nothing more follows; until then a character
     /// whose last bytes have not arrived stays for the next read. A character cut by a
@@ -176,6 +181,8 @@ struct Shell {
     /// model has been told about.
     refusals: Option<crate::sandbox::egress::Refusals>,
     refusals_told: Mutex<usize>,
+    /// The policy it runs under and where, to explain what the sandbox refused.
+    sandbox: Option<(Policy, std::path::PathBuf)>,
 }
 
 /// The agent's background shells.
@@ -226,18 +233,15 @@ impl BackgroundShells {
     pub async fn start(&self, command: &str, options: StartOptions<'_>) -> std::io::Result<String> {
         let (reader, writer) = std::io::pipe()?;
         let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
-        let running: Supervised = process::start(
+        let running: Supervised = process::start_command(
             options.supervisor,
             &argv,
             options.sandbox,
             OwnedFd::from(writer),
-            |cmd| {
-                cmd.current_dir(options.cwd)
-                    .env("PAGER", "cat")
-                    .env("GIT_PAGER", "cat");
-                for secret in options.hidden_env {
-                    cmd.env_remove(secret);
-                }
+            process::CommandEnv {
+                cwd: options.cwd,
+                set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
+                hidden: options.hidden_env,
             },
         )
         .await?;
@@ -254,6 +258,9 @@ impl BackgroundShells {
             kill: CancellationToken::new(),
             refusals: running.egress_refusals(),
             refusals_told: Mutex::new(0),
+            sandbox: options
+                .sandbox
+                .map(|policy| (policy.clone(), options.cwd.to_path_buf())),
         });
         let number = {
             let mut inner = lock(&self.inner);
@@ -293,7 +300,8 @@ impl BackgroundShells {
             .collect()
     }
 
-    /// Wait until shell `id` has output or has ended, at most `wait`.
+    /// Wait until shell `id` has output not read yet or has ended, at most `wait` (output
+    /// already read does not end the wait: a caller looping on it would spin).
     pub async fn wait_for_output(&self, id: &str, wait: Duration) {
         let Some(shell) = self.get(id) else {
             return;
@@ -301,7 +309,7 @@ impl BackgroundShells {
         let mut status = shell.status.subscribe();
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            if !lock(&shell.output).bytes.is_empty() || *status.borrow() != ShellStatus::Running {
+            if lock(&shell.output).has_unread() || *status.borrow() != ShellStatus::Running {
                 return;
             }
             // Output has no signal of its own: look again every few milliseconds.
@@ -331,7 +339,12 @@ impl BackgroundShells {
             }
             None => Vec::new(),
         };
-        let blocked = crate::sandbox::egress::explain(&refused);
+        let blocked = crate::sandbox::egress::explain(&refused).or_else(|| {
+            shell
+                .sandbox
+                .as_ref()
+                .and_then(|(policy, cwd)| crate::sandbox::diagnose::diagnose(policy, cwd, &text))
+        });
         Some(NewOutput {
             text,
             dropped,
@@ -471,6 +484,23 @@ mod tests {
         output.push(&"✓".as_bytes()[..2]);
         assert_eq!(output.take(false).0, "");
         assert_eq!(output.take(true).0, "\u{fffd}");
+    }
+
+    #[test]
+    fn output_already_read_is_not_new() {
+        let mut output = Output::new(8);
+        assert!(!output.has_unread());
+        output.push(b"abc");
+        assert!(output.has_unread());
+        output.take(false);
+        assert!(
+            !output.has_unread(),
+            "read once, nothing new until more comes"
+        );
+        output.push(b"0123456789");
+        assert!(output.has_unread(), "dropped bytes arrived too");
+        output.take(false);
+        assert!(!output.has_unread());
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! hierarchy, which many machines (containers, cgroup v1 hosts) do not give; the subreaper
 //! sees the same tree everywhere Linux runs, so it is the one mechanism used.
 
+#[cfg(target_os = "linux")]
+pub mod forkserver;
 pub mod report;
 pub mod supervisor;
 pub mod tree;
@@ -19,8 +21,13 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::process::Child;
+
+/// The agent's end of a supervisor's stdin (its control pipe).
+type Control = Box<dyn AsyncWrite + Send + Unpin>;
+/// The agent's end of a supervisor's stdout (its report).
+type Report = Lines<BufReader<Box<dyn AsyncRead + Send + Unpin>>>;
 
 /// The program that supervises commands unless configured otherwise: this very binary.
 pub const DEFAULT_SUPERVISOR: &str = "/proc/self/exe";
@@ -38,14 +45,191 @@ pub enum Exit {
 /// A command running below its supervisor. Dropping it kills the command and everything
 /// it started (the supervisor sees its input end).
 pub struct Supervised {
-    child: Child,
-    control: Option<ChildStdin>,
-    report: Lines<BufReader<ChildStdout>>,
+    supervisor: Handle,
+    control: Option<Control>,
+    report: Report,
     /// The command's process id (also its process group id).
     pub pid: i32,
     exit: Option<Exit>,
     /// With `[sandbox] allow_hosts`: the command's egress proxy, served until this is dropped.
     egress: Option<crate::sandbox::egress::Session>,
+}
+
+/// The supervisor process, as the agent holds it.
+enum Handle {
+    /// Started by the agent (its child).
+    Child(Child),
+    /// Forked by the fork server: its pidfd.
+    #[cfg(target_os = "linux")]
+    Forked(tokio::io::unix::AsyncFd<OwnedFd>),
+}
+
+impl Handle {
+    /// Wait until the supervisor has ended.
+    async fn wait(&mut self) -> String {
+        match self {
+            Handle::Child(child) => child
+                .wait()
+                .await
+                .map_or_else(|e| e.to_string(), |s| s.to_string()),
+            // A pidfd reads as ready once its process has ended.
+            #[cfg(target_os = "linux")]
+            Handle::Forked(pidfd) => match pidfd.readable().await {
+                Ok(mut ready) => {
+                    ready.retain_ready();
+                    "it ended".to_string()
+                }
+                Err(e) => e.to_string(),
+            },
+        }
+    }
+
+    fn start_kill(&mut self) {
+        match self {
+            Handle::Child(child) => {
+                let _ = child.start_kill();
+            }
+            #[cfg(target_os = "linux")]
+            Handle::Forked(pidfd) => {
+                let _ = rustix::process::pidfd_send_signal(
+                    pidfd.get_ref(),
+                    rustix::process::Signal::KILL,
+                );
+            }
+        }
+    }
+}
+
+/// Where a command runs and what it sees of the agent's environment.
+pub struct CommandEnv<'a> {
+    pub cwd: &'a Path,
+    /// Variables set for the command.
+    pub set: &'a [(&'a str, &'a str)],
+    /// Variables removed from what the command sees (the providers' keys).
+    pub hidden: &'a [String],
+}
+
+/// Start `argv` below a supervisor, as `start` does with this binary as the supervisor
+/// program, in the working directory and environment `env` says. The supervisor is forked
+/// by the fork server when there is one (`forkserver`: no program started again per
+/// command), and started from `supervisor` otherwise.
+pub async fn start_command(
+    supervisor: &Path,
+    argv: &[&OsStr],
+    sandbox: Option<&Policy>,
+    output: OwnedFd,
+    env: CommandEnv<'_>,
+) -> std::io::Result<Supervised> {
+    // A command with an egress proxy hands its supervisor one more descriptor (the channel
+    // its proxy listener comes back over), which the fork server does not pass: such a
+    // supervisor is started from the binary.
+    #[cfg(target_os = "linux")]
+    if supervisor == Path::new(DEFAULT_SUPERVISOR)
+        && !sandbox.is_some_and(Policy::egress_bridge)
+        && forkserver::running()
+    {
+        match start_forked(argv, sandbox, &output, &env).await {
+            Err(ForkedStart::NotRunning) => {}
+            Err(ForkedStart::Failed(error)) => return Err(error),
+            Ok(started) => return started.await,
+        }
+    }
+    start(supervisor, argv, sandbox, output, |command| {
+        command.current_dir(env.cwd);
+        for (name, value) in env.set {
+            command.env(name, value);
+        }
+        for name in env.hidden {
+            command.env_remove(name);
+        }
+    })
+    .await
+}
+
+#[cfg(target_os = "linux")]
+enum ForkedStart {
+    NotRunning,
+    Failed(std::io::Error),
+}
+
+/// Ask the fork server for a supervisor; once it is forked, what is left is reading its
+/// first report line (the returned future).
+#[cfg(target_os = "linux")]
+async fn start_forked(
+    argv: &[&OsStr],
+    sandbox: Option<&Policy>,
+    output: &OwnedFd,
+    env: &CommandEnv<'_>,
+) -> Result<impl std::future::Future<Output = std::io::Result<Supervised>>, ForkedStart> {
+    use std::ffi::OsString;
+    let failed = |e: std::io::Error| ForkedStart::Failed(e);
+    let sandbox = match sandbox {
+        Some(policy) => Some(
+            serde_json::to_string(policy)
+                .map_err(std::io::Error::other)
+                .map_err(failed)?,
+        ),
+        None => None,
+    };
+    let mut variables: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| {
+            !env.hidden.iter().any(|hidden| OsStr::new(hidden) == name)
+                && !env.set.iter().any(|(set, _)| OsStr::new(set) == name)
+        })
+        .collect();
+    variables.extend(env.set.iter().map(|(n, v)| (n.into(), v.into())));
+    let request = forkserver::Request {
+        cwd: env.cwd.as_os_str().to_owned(),
+        env: variables,
+        sandbox,
+        argv: argv.iter().map(|a| a.to_os_string()).collect(),
+    };
+    let (control_read, control_write) = std::io::pipe().map_err(failed)?;
+    let (report_read, report_write) = std::io::pipe().map_err(failed)?;
+    let output = output.try_clone().map_err(failed)?;
+    let forked = tokio::task::spawn_blocking(move || {
+        use std::os::fd::AsFd;
+        let forked = forkserver::spawn(
+            &request,
+            control_read.as_fd(),
+            report_write.as_fd(),
+            output.as_fd(),
+        );
+        // Our copies of the supervisor's ends close here: its stdin ends when the agent's
+        // end does, its report when the supervisor's does.
+        drop((control_read, report_write, output));
+        forked
+    })
+    .await
+    .map_err(|e| failed(std::io::Error::other(e.to_string())))?;
+    let forked = match forked {
+        Ok(forked) => forked,
+        Err(forkserver::SpawnError::NotRunning) => return Err(ForkedStart::NotRunning),
+        Err(forkserver::SpawnError::Failed(e)) => {
+            return Err(failed(std::io::Error::new(
+                e.kind(),
+                format!("cannot start a supervisor: {e}"),
+            )));
+        }
+    };
+    // SAFETY: an OwnedFd's descriptor is open and stays the same until it is dropped,
+    // which only the AsyncFd does.
+    let pidfd = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(
+            forked.pidfd,
+            tokio::io::Interest::READABLE,
+        )
+    }
+    .map_err(|e| failed(e.into_parts().1))?;
+    let control = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(control_write))
+        .map_err(failed)?;
+    let report = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(report_read))
+        .map_err(failed)?;
+    Ok(started(
+        Handle::Forked(pidfd),
+        Box::new(control),
+        Box::new(report),
+    ))
 }
 
 /// Start `argv` below the supervisor program `supervisor`, with stdout and stderr into
@@ -94,37 +278,44 @@ pub async fn start(
     let (Some(control), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(std::io::Error::other("the supervisor has no pipes"));
     };
-    let mut report = BufReader::new(stdout).lines();
+    #[allow(unused_mut)] // only Linux serves an egress proxy
+    let mut running = started(Handle::Child(child), Box::new(control), Box::new(stdout)).await?;
+    #[cfg(target_os = "linux")]
+    if let (Some(channel), Some(policy)) = (egress.take(), sandbox) {
+        // On failure, dropping `running` kills the command.
+        running.egress = Some(channel.serve(&policy.allow_hosts).map_err(|e| {
+            std::io::Error::other(format!(
+                "the egress proxy for [sandbox] allow_hosts could not start: {e}"
+            ))
+        })?);
+    }
+    Ok(running)
+}
+
+/// A supervisor is running: its first report line says whether the command started.
+async fn started(
+    mut supervisor: Handle,
+    control: Control,
+    report: Box<dyn AsyncRead + Send + Unpin>,
+) -> std::io::Result<Supervised> {
+    let mut report = BufReader::new(report).lines();
     match read_line(&mut report).await {
-        Some(Line::Started { pid }) => {
-            let mut running = Supervised {
-                child,
-                control: Some(control),
-                report,
-                pid,
-                exit: None,
-                egress: None,
-            };
-            #[cfg(target_os = "linux")]
-            if let (Some(channel), Some(policy)) = (egress.take(), sandbox) {
-                // On failure, dropping `running` kills the command.
-                running.egress = Some(channel.serve(&policy.allow_hosts).map_err(|e| {
-                    std::io::Error::other(format!(
-                        "the egress proxy for [sandbox] allow_hosts could not start: {e}"
-                    ))
-                })?);
-            }
-            Ok(running)
-        }
+        Some(Line::Started { pid }) => Ok(Supervised {
+            supervisor,
+            control: Some(control),
+            report,
+            pid,
+            exit: None,
+            egress: None,
+        }),
         Some(Line::Failed { message }) => {
-            let _ = child.wait().await;
+            supervisor.wait().await;
             Err(std::io::Error::other(message))
         }
         _ => {
-            let status = child.wait().await;
+            let status = supervisor.wait().await;
             Err(std::io::Error::other(format!(
-                "the supervisor stopped before starting the command ({})",
-                status.map_or_else(|e| e.to_string(), |s| s.to_string())
+                "the supervisor stopped before starting the command ({status})"
             )))
         }
     }
@@ -147,7 +338,7 @@ fn egress_channel(_sandbox: Option<&Policy>) -> std::io::Result<Option<()>> {
     Ok(None)
 }
 
-async fn read_line(report: &mut Lines<BufReader<ChildStdout>>) -> Option<Line> {
+async fn read_line(report: &mut Report) -> Option<Line> {
     loop {
         let line = report.next_line().await.ok()??;
         if let Ok(parsed) = serde_json::from_str(&line) {
@@ -228,9 +419,9 @@ impl Supervised {
         if outcome.is_none() {
             // The supervisor died or hangs: at least the command's own group goes.
             kill_group(self.pid);
-            let _ = self.child.start_kill();
+            self.supervisor.start_kill();
         }
-        let _ = self.child.wait().await;
+        self.supervisor.wait().await;
         Finished {
             exit: self.exit,
             outcome,

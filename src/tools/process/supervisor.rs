@@ -1,6 +1,7 @@
 //! The supervisor: a small process between the agent and each command it runs, so that
 //! whatever a command starts can be found and killed — also when the agent itself is
-//! killed. It is the agent binary started again with `FLAG` (`/proc/self/exe`, so a rebuilt
+//! killed. It is a fork of the agent's fork server (`super::forkserver`), or, where there
+//! is none, the agent binary started again with `FLAG` (`/proc/self/exe`, so a rebuilt
 //! binary on disk does not matter), and it:
 //!
 //! - makes itself a child subreaper (`PR_SET_CHILD_SUBREAPER`): a process below it whose
@@ -99,7 +100,13 @@ pub fn run_if_asked() -> Option<ExitCode> {
         });
         return Some(ExitCode::FAILURE);
     };
-    Some(supervise(program, args.collect(), sandbox.as_ref(), egress))
+    Some(supervise(
+        program,
+        args.collect(),
+        sandbox.as_ref(),
+        egress,
+        None,
+    ))
 }
 
 /// The inherited socket named by `fd` (a number), made close-on-exec again so that the
@@ -121,6 +128,46 @@ fn adopt_socket(fd: &std::ffi::OsStr) -> Option<std::os::fd::OwnedFd> {
     }
 }
 
+/// The command's working directory and whole environment, when the supervisor was forked
+/// (`super::forkserver`) rather than started with them as its own.
+pub struct Setup {
+    pub cwd: OsString,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// Supervise what the fork server was asked to start, in the process it forked: the
+/// exit code.
+#[cfg(target_os = "linux")]
+pub fn supervise_request(request: super::forkserver::Request) -> i32 {
+    let sandbox = match request
+        .sandbox
+        .as_deref()
+        .map(serde_json::from_str::<Policy>)
+    {
+        None => None,
+        Some(Ok(policy)) => Some(policy),
+        Some(Err(e)) => {
+            report(&Line::Failed {
+                message: format!("the supervisor got an unreadable sandbox policy: {e}"),
+            });
+            return 1;
+        }
+    };
+    let mut argv = request.argv.into_iter();
+    let Some(program) = argv.next() else {
+        report(&Line::Failed {
+            message: "no command given to the supervisor".to_string(),
+        });
+        return 1;
+    };
+    let setup = Setup {
+        cwd: request.cwd,
+        env: request.env,
+    };
+    let code = supervise(program, argv.collect(), sandbox.as_ref(), None, Some(setup));
+    i32::from(code != ExitCode::SUCCESS)
+}
+
 enum Event {
     /// The agent asked for the kill, or went away.
     Kill,
@@ -134,13 +181,14 @@ fn supervise(
     args: Vec<OsString>,
     sandbox: Option<&Policy>,
     egress: Option<std::os::fd::OwnedFd>,
+    setup: Option<Setup>,
 ) -> ExitCode {
     // SAFETY: these calls have no memory-safety preconditions.
     let me = unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::getpid()
     };
-    let started = start(program, args, me, sandbox, egress);
+    let started = start(program, args, me, sandbox, egress, setup);
     let mut child = match started {
         Ok(child) => child,
         Err(e) => {
@@ -156,11 +204,20 @@ fn supervise(
     let agent = events.clone();
     let listening = std::thread::Builder::new().spawn(move || {
         let mut byte = [0u8; 1];
-        let mut stdin = std::io::stdin().lock();
+        // The descriptor itself, not the process's buffered `Stdin`: a forked supervisor
+        // inherits whatever the agent's buffer held when the fork server was forked.
+        let mut stdin = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from);
         // `l` leaves what the command left running; any other byte is ignored; `k`, end of
         // file or an error kills.
         let word = loop {
-            match stdin.read(&mut byte) {
+            let read = match &mut stdin {
+                Ok(stdin) => stdin.read(&mut byte),
+                Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+            };
+            match read {
                 Ok(1) if byte[0] == LEAVE => break Event::Leave,
                 Ok(1) if byte[0] != KILL => {}
                 _ => break Event::Kill,
@@ -195,11 +252,18 @@ fn supervise(
         }
     };
     if matches!(word, Event::Leave) {
-        let left_running = tree::descendants(me)
-            .iter()
-            .filter(|p| p.is_alive())
-            .map(|p| proc_of(p, pid))
-            .collect();
+        // The command has been reaped; with no child left (`tree::has_children`), nothing
+        // lives below this process and `/proc` need not be read (a read of every
+        // process's `stat` on the machine: milliseconds on a busy one, per command).
+        let left_running = if tree::has_children() {
+            tree::descendants(me)
+                .iter()
+                .filter(|p| p.is_alive())
+                .map(|p| proc_of(p, pid))
+                .collect()
+        } else {
+            Vec::new()
+        };
         report(&Line::Done(Outcome {
             left_running,
             ..Outcome::default()
@@ -225,6 +289,7 @@ fn start(
     me: i32,
     sandbox: Option<&Policy>,
     egress: Option<std::os::fd::OwnedFd>,
+    setup: Option<Setup>,
 ) -> std::io::Result<std::process::Child> {
     let output = std::io::stderr().as_fd().try_clone_to_owned()?;
     #[cfg(target_os = "macos")]
@@ -245,6 +310,9 @@ fn start(
         .stdout(Stdio::from(output.try_clone()?))
         .stderr(Stdio::from(output))
         .process_group(0);
+    if let Some(setup) = setup {
+        command.current_dir(setup.cwd).env_clear().envs(setup.env);
+    }
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
     // system calls (prctl, getppid).
     unsafe {
@@ -333,11 +401,21 @@ fn proc_of(process: &Process, command: i32) -> Proc {
 }
 
 /// One report line on stdout. Nobody reads it when the agent is gone: errors are ignored.
+///
+/// Written to the descriptor itself, not through the process's buffered `Stdout`: a
+/// forked supervisor inherits whatever the agent's buffer held when the fork server was
+/// forked, which would corrupt the first line.
 fn report(line: &Line) {
-    if let Ok(mut text) = serde_json::to_vec(line) {
+    static REPORT: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let report = REPORT.get_or_init(|| {
+        std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from)
+    });
+    if let (Ok(mut text), Some(mut report)) = (serde_json::to_vec(line), report.as_ref()) {
         text.push(b'\n');
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(&text);
-        let _ = stdout.flush();
+        let _ = report.write_all(&text);
     }
 }

@@ -80,6 +80,24 @@ pub fn descendants(root: i32) -> Vec<Process> {
     found
 }
 
+/// Whether this process has any child, living or not yet reaped. A process with none has
+/// no living descendant either: a process whose parent dies is adopted by the nearest
+/// living subreaper above it (a supervisor is one), so every living process below this
+/// one is a child of it or below a child of it.
+pub fn has_children() -> bool {
+    // SAFETY: an all-zero siginfo is valid; waitid with WNOWAIT only looks (reaps nothing).
+    let result = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    !(result < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
+}
+
 /// A process that would not die, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Survivor {
