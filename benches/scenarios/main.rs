@@ -3,8 +3,9 @@
 //! interface's start (also with three MCP servers), keypress latency and idle wakeups, MCP
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
 //! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
-//! at once, what language-server diagnostics add to an edit, and what the sandbox adds to a
-//! command. It starts its own loopback model server (and MCP server) and needs nothing but
+//! at once, what language-server diagnostics add to an edit, what the sandbox adds to a
+//! command, and a connection's cost through the sandbox's egress proxy. It starts its own
+//! loopback model server (and MCP server) and needs nothing but
 //! the repository:
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
@@ -21,6 +22,7 @@
 #[path = "../../tests/support/chat.rs"]
 mod chat;
 mod checkpoint;
+mod egress;
 mod exit;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
@@ -37,6 +39,9 @@ mod proxy;
 #[allow(dead_code)]
 #[path = "../../tests/support/pty.rs"]
 mod pty;
+#[allow(dead_code)]
+#[path = "../../tests/support/registry.rs"]
+mod registry;
 mod sandbox;
 #[allow(dead_code)]
 #[path = "../../tests/support/server.rs"]
@@ -721,6 +726,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "picker") {
             picker::run(bench.runs)?;
+        }
+        if want(&args, "egress") {
+            egress::run(bench.runs).await?;
         }
         if want(&args, "lsp") {
             lsp::run(&bench).await?;

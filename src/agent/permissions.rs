@@ -31,6 +31,9 @@ pub struct SandboxView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub network: bool,
+    /// `[sandbox] allow_hosts` while the network is off: the hosts commands reach through
+    /// the egress proxy (empty: none).
+    pub allow_hosts: Vec<String>,
     pub writable_roots: Vec<String>,
     /// Paths that stay read-only inside the writable roots.
     pub read_only: Vec<String>,
@@ -73,6 +76,10 @@ impl Agent {
                 status,
                 reason,
                 network: policy.is_none_or(|p| p.network),
+                allow_hosts: policy
+                    .filter(|p| p.egress_bridge())
+                    .map(|p| p.allow_hosts.iter().map(ToString::to_string).collect())
+                    .unwrap_or_default(),
                 writable_roots: paths(policy.map(|p| &p.writable)),
                 read_only: policy
                     .and_then(|p| p.guards.as_ref())

@@ -157,6 +157,10 @@ pub struct SandboxTable {
     pub network: Option<bool>,
     #[serde(default)]
     pub writable_roots: Vec<String>,
+    /// Hosts commands reach through the egress proxy (parsed as they are read, so that a bad
+    /// entry is reported with its key and line).
+    #[serde(default)]
+    pub allow_hosts: Vec<crate::sandbox::egress::Pattern>,
     /// Paths and patterns commands and the file tools may not read, added to the defaults.
     #[serde(default)]
     pub deny_read: Vec<String>,
@@ -253,11 +257,35 @@ pub fn parse(text: &str) -> Result<FileConfig, (Option<String>, String)> {
     let deserializer = toml::Deserializer::parse(text).map_err(|e| (None, describe(text, &e)))?;
     let mut config: FileConfig = serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
+        let message = match element_line(text, &path) {
+            // The parser points at the whole list; the entry's own line is more use.
+            Some(line) => format!(
+                "{} (line {line})",
+                e.inner()
+                    .message()
+                    .trim_end_matches('\n')
+                    .replace('\n', " ")
+            ),
+            None => describe(text, e.inner()),
+        };
         let key = (path != ".").then_some(path);
-        (key, describe(text, e.inner()))
+        (key, message)
     })?;
     config.rule_lines = RuleLines::of(text);
     Ok(config)
+}
+
+/// The line of the list entry a key path such as `sandbox.allow_hosts[1]` names.
+fn element_line(text: &str, path: &str) -> Option<usize> {
+    let (list, index) = path.strip_suffix(']')?.rsplit_once('[')?;
+    let index: usize = index.parse().ok()?;
+    let document = toml_edit::Document::parse(text).ok()?;
+    let mut item = document.as_item();
+    for key in list.split('.') {
+        item = item.get(key)?;
+    }
+    let span = item.as_array()?.get(index)?.span()?;
+    Some(text[..span.start.min(text.len())].matches('\n').count() + 1)
 }
 
 fn describe(text: &str, error: &toml::de::Error) -> String {

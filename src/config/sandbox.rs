@@ -1,7 +1,8 @@
 //! `[sandbox]` and `--sandbox`: the mode (the flag wins), whether sandboxed commands get
-//! the network, the extra directories they may write (`~` is the home directory, a
-//! relative path is relative to the working directory), and what neither commands nor the
-//! file tools may read (`deny_read` after its defaults, `allow_read`).
+//! the network (or the hosts of `allow_hosts` through the egress proxy), the extra
+//! directories they may write (`~` is the home directory, a relative path is relative to
+//! the working directory), and what neither commands nor the file tools may read
+//! (`deny_read` after its defaults, `allow_read`).
 
 use super::file::SandboxTable;
 use crate::sandbox::deny_read::{self, DEFAULT_ALLOW, DEFAULT_DENY, DenyRead};
@@ -62,6 +63,7 @@ pub fn resolve(
         mode: flag.or(table.mode).unwrap_or_default(),
         network: table.network.unwrap_or(false),
         writable_roots,
+        allow_hosts: table.allow_hosts.clone(),
         agent_home: Some(agent_home.to_path_buf()),
         home,
         deny_read,
@@ -103,6 +105,7 @@ mod tests {
             mode: Some(SandboxMode::ReadOnly),
             network: Some(true),
             writable_roots: vec!["cache".into(), "/opt/x".into()],
+            allow_hosts: Vec::new(),
             deny_read: vec!["/srv/keys".into()],
             allow_read: vec![".env.local".into()],
         };
@@ -156,5 +159,20 @@ mod tests {
                 .0,
             "sandbox.writable_roots[0]"
         );
+    }
+
+    #[test]
+    fn allow_hosts_are_read_and_a_bad_one_names_its_key_and_line() {
+        let text =
+            "[sandbox]\nallow_hosts = [\n  \"PyPI.org\",\n  \"*.npmjs.org\",\n  \"x:8080\",\n]\n";
+        let file = super::super::file::parse(text).unwrap();
+        let config = resolve(None, &file.sandbox, Path::new("/repo"), Path::new("/h")).unwrap();
+        let shown: Vec<String> = config.allow_hosts.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["pypi.org", "*.npmjs.org", "x:8080"]);
+        let bad = "model = \"m\"\n[sandbox]\nallow_hosts = [\n  \"pypi.org\",\n  \"https://files.pythonhosted.org/\",\n]\n";
+        let (key, message) = super::super::file::parse(bad).unwrap_err();
+        assert_eq!(key.as_deref(), Some("sandbox.allow_hosts[1]"));
+        assert!(message.contains("is not a host"), "{message}");
+        assert!(message.contains("(line 5)"), "{message}");
     }
 }

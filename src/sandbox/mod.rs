@@ -9,6 +9,7 @@
 
 pub mod deny_read;
 pub mod diagnose;
+pub mod egress;
 pub mod guard;
 #[cfg(target_os = "linux")]
 pub mod linux;
@@ -52,6 +53,9 @@ pub struct SandboxConfig {
     pub network: bool,
     /// More directories sandboxed commands may write under (absolute).
     pub writable_roots: Vec<PathBuf>,
+    /// Hosts sandboxed commands reach through the agent's egress proxy while `network` is
+    /// off (`egress`); empty: none.
+    pub allow_hosts: Vec<egress::Pattern>,
     /// `$AGENT_HOME`: kept read-only where it lies in a writable root.
     pub agent_home: Option<PathBuf>,
     /// The user's home directory: its start-up files are kept read-only where they lie in
@@ -69,6 +73,10 @@ pub struct Policy {
     pub network: bool,
     /// Directories (and their trees) the command may write under.
     pub writable: Vec<PathBuf>,
+    /// With the network off: the hosts the command reaches through the egress proxy, from
+    /// a network namespace of its own (`egress`); empty: none (and no namespace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<egress::Pattern>,
     /// The working directory the policy was made for.
     pub cwd: PathBuf,
     pub agent_home: Option<PathBuf>,
@@ -111,12 +119,23 @@ impl Policy {
             mode: config.mode,
             network: config.network,
             writable,
+            // `network = true` is the whole network: no proxy, no namespace.
+            allow_hosts: if config.network {
+                Vec::new()
+            } else {
+                config.allow_hosts.clone()
+            },
             cwd,
             agent_home: config.agent_home.as_deref().map(canonical),
             home: config.home.as_deref().map(canonical),
             deny_read: config.deny_read.clone(),
             guards: None,
         })
+    }
+
+    /// Whether the command gets a network namespace whose one way out is the egress proxy.
+    pub fn egress_bridge(&self) -> bool {
+        !self.network && !self.allow_hosts.is_empty()
     }
 
     /// Whether the policy lets a command write `path` (absolute, normalised).
@@ -130,10 +149,13 @@ impl Policy {
 
     /// One line for the user: `workspace-write, network off, writes under /repo, /tmp`.
     pub fn summary(&self) -> String {
+        let hosts: Vec<String> = self.allow_hosts.iter().map(ToString::to_string).collect();
         let network = if self.network {
-            "network on"
+            "network on".to_string()
+        } else if self.egress_bridge() {
+            format!("network only to {} (proxy)", hosts.join(", "))
         } else {
-            "network off"
+            "network off".to_string()
         };
         if self.writable.is_empty() {
             return format!("{}, {network}, no writes", self.mode.as_str());

@@ -92,6 +92,7 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             network: false,
             writable: vec![PathBuf::from("/repo"), PathBuf::from("/tmp")],
+            allow_hosts: Vec::new(),
             cwd: PathBuf::from("/repo"),
             agent_home: None,
             home: None,

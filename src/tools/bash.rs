@@ -170,6 +170,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
 
     let command_pid = running.pid;
+    let egress_refusals = running.egress_refusals();
     let finished = match ending {
         // What it left running in the background (a server it started) is the user's.
         Ending::Exited => running.wait().await,
@@ -177,8 +178,12 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
     };
     let (mut text, truncated, spill_path) = output.finish().await;
     let status = status::status(ending, &finished, command_pid);
-    // Whatever the exit code: a command that shrugged off a refusal is told about it too.
-    let blocked = sandbox.and_then(|policy| diagnose(policy, &ctx.cwd, &text));
+    // A connection the egress proxy refused is known, not guessed; otherwise what the
+    // output shows, whatever the exit code (curl prints a refused page and exits 0, and a
+    // command that shrugged off a refusal is told about it too).
+    let refused = egress_refusals.map(|r| r.list()).unwrap_or_default();
+    let blocked = crate::sandbox::egress::explain(&refused)
+        .or_else(|| sandbox.and_then(|policy| diagnose(policy, &ctx.cwd, &text)));
     text.push_str("\n\n");
     text.push_str(&status.lines.join("\n"));
     if let Some(blocked) = &blocked {

@@ -26,9 +26,11 @@ pub fn rows(view: &PermissionsView, width: u16, theme: &Theme) -> Vec<Line<'stat
         ("unavailable", Some(reason)) => format!("unavailable: {reason} (commands ask first)"),
         ("enforced", _) => {
             let network = if sandbox.network {
-                "network on"
+                "network on".to_string()
+            } else if !sandbox.allow_hosts.is_empty() {
+                format!("network only to {} (proxy)", sandbox.allow_hosts.join(", "))
             } else {
-                "network off"
+                "network off".to_string()
             };
             if sandbox.writable_roots.is_empty() {
                 format!("{} · {network} · no writes", sandbox.mode)

@@ -50,6 +50,8 @@ mod rpc_agents;
 mod rpc_parity;
 mod rules_attacks;
 mod sandbox;
+mod sandbox_egress;
+mod sandbox_egress_hosts;
 mod sandbox_escape;
 mod sandbox_secrets;
 mod secrets;

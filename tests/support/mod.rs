@@ -22,6 +22,7 @@ pub mod mcp_fixture;
 pub mod process;
 pub mod proxy;
 pub mod pty;
+pub mod registry;
 pub mod responses;
 pub mod sandbox;
 pub mod server;

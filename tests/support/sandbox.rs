@@ -143,10 +143,19 @@ fn supervisor(user: User) -> PathBuf {
 
 /// Run `command` with the bash tool in `cwd` under `sandbox`, as `user`.
 pub async fn bash(user: User, cwd: &Path, sandbox: Sandbox, command: &str) -> ToolOutput {
+    let ctx = context(user, cwd, sandbox);
+    agent::tools::bash::BashTool
+        .execute(json!({ "command": command }), ctx)
+        .await
+}
+
+/// What the tools need to run commands in `cwd` under `sandbox` as `user` (clones share
+/// their background shells).
+pub fn context(user: User, cwd: &Path, sandbox: Sandbox) -> ToolContext {
     let mut settings = super::harness::tool_settings();
     settings.sandbox = sandbox;
     settings.supervisor = supervisor(user);
-    let ctx = ToolContext {
+    ToolContext {
         tool_call_id: String::new(),
         cwd: cwd.to_path_buf(),
         cancel: tokio_util::sync::CancellationToken::new(),
@@ -156,10 +165,7 @@ pub async fn bash(user: User, cwd: &Path, sandbox: Sandbox, command: &str) -> To
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
-    };
-    agent::tools::bash::BashTool
-        .execute(json!({ "command": command }), ctx)
-        .await
+    }
 }
 
 /// The command printed `uid=N` (`echo uid=$(id -u)`) with `user`'s uid.

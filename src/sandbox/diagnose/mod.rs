@@ -84,6 +84,9 @@ pub fn diagnose(policy: &Policy, cwd: &Path, output: &str) -> Option<Blocked> {
         }
     }
     if !policy.network && output.lines().any(|line| network_error(cwd, line)) {
+        if policy.egress_bridge() {
+            return Some(super::egress::unproxied());
+        }
         return Some(Blocked {
             boundary: "network disabled".to_string(),
             remedy: "Sandboxed commands have no network: set `network = true` under \
@@ -369,6 +372,7 @@ mod tests {
             home: None,
             deny_read: Default::default(),
             guards: None,
+            allow_hosts: Vec::new(),
         };
         policy.guards = Some(super::super::guard::discover(
             &policy,

@@ -69,7 +69,7 @@ pub fn ruleset(policy: &Policy) -> Result<RulesetCreated, landlock::RulesetError
         .add_rules(path_beneath_rules(&policy.writable, writable_rights()))
 }
 
-fn target_arch() -> Option<TargetArch> {
+pub(super) fn target_arch() -> Option<TargetArch> {
     if cfg!(target_arch = "x86_64") {
         Some(TargetArch::x86_64)
     } else if cfg!(target_arch = "aarch64") {

@@ -8,12 +8,17 @@
 //! 3. Landlock, which also sets `no_new_privs` and forbids unmounting what step 1 mounted,
 //!    and the seccomp filter for the network (`filters`).
 //!
+//! With `[sandbox] allow_hosts` (the policy's `egress`), between steps 1 and 2 the command
+//! also gets a network namespace of its own whose one way out is the egress proxy's
+//! listener (`netns`), and the seccomp filter lets it make the sockets that reach it.
+//!
 //! Everything that allocates or opens paths happens in `Prepared::new`, in the parent; the
 //! child (`Prepared::apply`) only makes system calls, so it is safe after a fork of a
 //! process with threads (and from a fork server).
 
 mod filters;
 mod mounts;
+pub mod netns;
 mod privileges;
 
 use super::Policy;
@@ -36,6 +41,8 @@ pub enum Failure {
     LandlockMissing,
     /// The seccomp filter could not be installed.
     Seccomp(i32),
+    /// The network namespace for `allow_hosts` could not be made.
+    Network(i32),
 }
 
 impl Failure {
@@ -61,6 +68,11 @@ impl Failure {
                 "cannot install the seccomp filter that turns the network off ({})",
                 os(e)
             ),
+            Failure::Network(e) => format!(
+                "cannot make the network namespace that lets commands reach [sandbox] \
+                 allow_hosts through the agent's proxy ({})",
+                os(e)
+            ),
         }
     }
 
@@ -71,7 +83,8 @@ impl Failure {
             | Failure::Mount(e)
             | Failure::Privileges(e)
             | Failure::Landlock(e)
-            | Failure::Seccomp(e) => e,
+            | Failure::Seccomp(e)
+            | Failure::Network(e) => e,
             Failure::LandlockMissing => libc::ENOSYS,
         }
     }
@@ -85,6 +98,7 @@ impl Failure {
             Failure::LandlockMissing => [4, 0],
             Failure::Seccomp(e) => [5, e],
             Failure::Privileges(e) => [6, e],
+            Failure::Network(e) => [7, e],
         }
     }
 
@@ -96,6 +110,7 @@ impl Failure {
             [3, e] => Failure::Landlock(e),
             [4, _] => Failure::LandlockMissing,
             [6, e] => Failure::Privileges(e),
+            [7, e] => Failure::Network(e),
             [_, e] => Failure::Seccomp(e),
         })
     }
@@ -107,6 +122,8 @@ pub struct Prepared {
     ruleset: Option<RulesetCreated>,
     filter: Option<BpfProgram>,
     plan: Plan,
+    /// With `allow_hosts`: the command's network namespace and the proxy's listener.
+    bridge: Option<netns::Bridge>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,8 +166,11 @@ impl Prepared {
                         .map(|p| (Kind::Mask(p.is_dir()), p.as_path())),
                 ),
         );
+        let bridge = policy.egress_bridge().then(netns::Bridge::default);
         let filter = if policy.network {
             None
+        } else if bridge.is_some() {
+            Some(netns::loopback_filter().map_err(PrepareError::Seccomp)?)
         } else {
             Some(filters::network_filter().map_err(PrepareError::Seccomp)?)
         };
@@ -158,13 +178,25 @@ impl Prepared {
             ruleset: Some(filters::ruleset(policy)?),
             filter,
             plan,
+            bridge,
         })
+    }
+
+    /// With `allow_hosts`: send the proxy's listener over the unix socket `socket` (kept
+    /// open until the command has started), where the agent receives it.
+    pub fn send_listener_to(&mut self, socket: std::os::fd::RawFd) {
+        if let Some(bridge) = &mut self.bridge {
+            bridge.send_to(socket);
+        }
     }
 
     /// Apply the sandbox to the calling (single-threaded, forked) process. Makes system
     /// calls only: no allocation, no locks.
     pub fn apply(&mut self) -> Result<(), Failure> {
         self.plan.apply()?;
+        if let Some(bridge) = &self.bridge {
+            bridge.enter().map_err(Failure::Network)?;
+        }
         privileges::drop_all().map_err(Failure::Privileges)?;
         if let Some(ruleset) = self.ruleset.take() {
             match ruleset.restrict_self() {

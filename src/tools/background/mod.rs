@@ -177,6 +177,10 @@ struct Shell {
     /// Set once the shell has finished its ending (killed, or the registry dropped).
     ended: watch::Sender<bool>,
     kill: CancellationToken,
+    /// With `[sandbox] allow_hosts`: what its proxy refused, and how many of those the
+    /// model has been told about.
+    refusals: Option<crate::sandbox::egress::Refusals>,
+    refusals_told: Mutex<usize>,
     /// The policy it runs under and where, to explain what the sandbox refused.
     sandbox: Option<(Policy, std::path::PathBuf)>,
 }
@@ -252,6 +256,8 @@ impl BackgroundShells {
             status: watch::Sender::new(ShellStatus::Running),
             ended: watch::Sender::new(false),
             kill: CancellationToken::new(),
+            refusals: running.egress_refusals(),
+            refusals_told: Mutex::new(0),
             sandbox: options
                 .sandbox
                 .map(|policy| (policy.clone(), options.cwd.to_path_buf())),
@@ -322,10 +328,23 @@ impl BackgroundShells {
         // The status first: output read after an exit is complete.
         let status = *shell.status.borrow();
         let (text, dropped) = lock(&shell.output).take(status != ShellStatus::Running);
-        let blocked = shell
-            .sandbox
-            .as_ref()
-            .and_then(|(policy, cwd)| crate::sandbox::diagnose::diagnose(policy, cwd, &text));
+        // Connections the egress proxy refused since the last look: known, not guessed.
+        let refused = match &shell.refusals {
+            Some(refusals) => {
+                let all = refusals.list();
+                let mut told = lock(&shell.refusals_told);
+                let new = all.get(*told..).unwrap_or_default().to_vec();
+                *told = all.len();
+                new
+            }
+            None => Vec::new(),
+        };
+        let blocked = crate::sandbox::egress::explain(&refused).or_else(|| {
+            shell
+                .sandbox
+                .as_ref()
+                .and_then(|(policy, cwd)| crate::sandbox::diagnose::diagnose(policy, cwd, &text))
+        });
         Some(NewOutput {
             text,
             dropped,

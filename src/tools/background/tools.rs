@@ -145,8 +145,14 @@ impl Tool for BashOutputTool {
             let Some(new) = ctx.shells.take_new_output(&args.id) else {
                 return unknown(&args.id, &ctx.shells);
             };
-            ToolOutput::text(render(&args.id, &new, filter.as_ref()))
-                .with_details(status_details(&args.id, new.status))
+            let mut details = status_details(&args.id, new.status);
+            if let (Some(details), Some(blocked)) = (details.as_object_mut(), &new.blocked) {
+                details.insert(
+                    "sandbox".to_string(),
+                    json!({"blocked": blocked.boundary, "remedy": blocked.remedy}),
+                );
+            }
+            ToolOutput::text(render(&args.id, &new, filter.as_ref())).with_details(details)
         })
     }
 }

@@ -51,6 +51,8 @@ pub struct Supervised {
     /// The command's process id (also its process group id).
     pub pid: i32,
     exit: Option<Exit>,
+    /// With `[sandbox] allow_hosts`: the command's egress proxy, served until this is dropped.
+    egress: Option<crate::sandbox::egress::Session>,
 }
 
 /// The supervisor process, as the agent holds it.
@@ -118,8 +120,14 @@ pub async fn start_command(
     output: OwnedFd,
     env: CommandEnv<'_>,
 ) -> std::io::Result<Supervised> {
+    // A command with an egress proxy hands its supervisor one more descriptor (the channel
+    // its proxy listener comes back over), which the fork server does not pass: such a
+    // supervisor is started from the binary.
     #[cfg(target_os = "linux")]
-    if supervisor == Path::new(DEFAULT_SUPERVISOR) && forkserver::running() {
+    if supervisor == Path::new(DEFAULT_SUPERVISOR)
+        && !sandbox.is_some_and(Policy::egress_bridge)
+        && forkserver::running()
+    {
         match start_forked(argv, sandbox, &output, &env).await {
             Err(ForkedStart::NotRunning) => {}
             Err(ForkedStart::Failed(error)) => return Err(error),
@@ -236,9 +244,18 @@ pub async fn start(
 ) -> std::io::Result<Supervised> {
     let mut command = tokio::process::Command::new(supervisor);
     command.arg(supervisor::FLAG);
+    let mut egress = egress_channel(sandbox)?;
     if let Some(policy) = sandbox {
         let policy = serde_json::to_string(policy).map_err(std::io::Error::other)?;
         command.arg(supervisor::SANDBOX_FLAG).arg(policy);
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = egress.as_ref().and_then(|c| c.supervisor_fd()) {
+            command.arg(supervisor::EGRESS_FLAG).arg(fd.to_string());
+            // SAFETY: `keep_in_child` makes one fcntl call, allowed between fork and exec.
+            unsafe {
+                command.pre_exec(move || crate::sandbox::egress::Channel::keep_in_child(fd));
+            }
+        }
     }
     command
         .args(argv)
@@ -254,10 +271,25 @@ pub async fn start(
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot start a supervisor: {e}")))?;
     // The command holds the parent's copy of the output pipe until dropped.
     drop(command);
+    #[cfg(target_os = "linux")]
+    if let Some(channel) = &mut egress {
+        channel.close_supervisor_end();
+    }
     let (Some(control), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(std::io::Error::other("the supervisor has no pipes"));
     };
-    started(Handle::Child(child), Box::new(control), Box::new(stdout)).await
+    #[allow(unused_mut)] // only Linux serves an egress proxy
+    let mut running = started(Handle::Child(child), Box::new(control), Box::new(stdout)).await?;
+    #[cfg(target_os = "linux")]
+    if let (Some(channel), Some(policy)) = (egress.take(), sandbox) {
+        // On failure, dropping `running` kills the command.
+        running.egress = Some(channel.serve(&policy.allow_hosts).map_err(|e| {
+            std::io::Error::other(format!(
+                "the egress proxy for [sandbox] allow_hosts could not start: {e}"
+            ))
+        })?);
+    }
+    Ok(running)
 }
 
 /// A supervisor is running: its first report line says whether the command started.
@@ -274,6 +306,7 @@ async fn started(
             report,
             pid,
             exit: None,
+            egress: None,
         }),
         Some(Line::Failed { message }) => {
             supervisor.wait().await;
@@ -288,6 +321,23 @@ async fn started(
     }
 }
 
+/// With `[sandbox] allow_hosts`: the socket pair over which the command's proxy listener
+/// comes back (`crate::sandbox::egress`). Elsewhere than Linux commands keep no network.
+#[cfg(target_os = "linux")]
+fn egress_channel(
+    sandbox: Option<&Policy>,
+) -> std::io::Result<Option<crate::sandbox::egress::Channel>> {
+    match sandbox {
+        Some(policy) if policy.egress_bridge() => Ok(Some(crate::sandbox::egress::Channel::new()?)),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn egress_channel(_sandbox: Option<&Policy>) -> std::io::Result<Option<()>> {
+    Ok(None)
+}
+
 async fn read_line(report: &mut Report) -> Option<Line> {
     loop {
         let line = report.next_line().await.ok()??;
@@ -299,6 +349,12 @@ async fn read_line(report: &mut Report) -> Option<Line> {
 }
 
 impl Supervised {
+    /// With `[sandbox] allow_hosts`: the connections the proxy refused the command, also
+    /// after it ended.
+    pub fn egress_refusals(&self) -> Option<crate::sandbox::egress::Refusals> {
+        self.egress.as_ref().map(|session| session.refusals())
+    }
+
     /// Wait until the command's main process ends. Cancel-safe (for `select!`).
     pub async fn exited(&mut self) -> Option<Exit> {
         if let Some(exit) = self.exit {

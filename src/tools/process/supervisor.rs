@@ -25,7 +25,10 @@
 //! - with `SANDBOX_FLAG POLICY` (JSON) before the program, starts the command inside the
 //!   OS sandbox (`crate::sandbox`), applied between fork and exec so that everything the
 //!   command starts inherits it. The supervisor itself stays outside, free to read `/proc`
-//!   and to kill.
+//!   and to kill;
+//! - with `EGRESS_FLAG FD` after the policy (`[sandbox] allow_hosts`), passes the unix
+//!   socket FD on to the sandbox, which sends the command's proxy listener back over it
+//!   (`crate::sandbox::egress`), and sets the proxy variables for the command.
 
 use super::report::{Line, Outcome, Proc, Survivor};
 use super::tree::{self, Process};
@@ -48,6 +51,10 @@ pub const LEAVE: u8 = b'l';
 
 /// Before the program: the next argument is the sandbox policy (JSON) for the command.
 pub const SANDBOX_FLAG: &str = "--sandbox-policy";
+
+/// After the policy: the next argument is the descriptor of the unix socket over which the
+/// command's egress proxy listener goes to the agent.
+pub const EGRESS_FLAG: &str = "--egress";
 
 /// How long the killing of a tree may take before what still lives is reported.
 const PATIENCE: Duration = Duration::from_secs(2);
@@ -74,13 +81,51 @@ pub fn run_if_asked() -> Option<ExitCode> {
         }
         program = args.next();
     }
+    let mut egress = None;
+    if program.as_deref() == Some(std::ffi::OsStr::new(EGRESS_FLAG)) {
+        match args.next().as_deref().and_then(adopt_socket) {
+            Some(socket) => egress = Some(socket),
+            None => {
+                report(&Line::Failed {
+                    message: "the supervisor got no egress socket".to_string(),
+                });
+                return Some(ExitCode::FAILURE);
+            }
+        }
+        program = args.next();
+    }
     let Some(program) = program else {
         report(&Line::Failed {
             message: "no command given to the supervisor".to_string(),
         });
         return Some(ExitCode::FAILURE);
     };
-    Some(supervise(program, args.collect(), sandbox.as_ref(), None))
+    Some(supervise(
+        program,
+        args.collect(),
+        sandbox.as_ref(),
+        egress,
+        None,
+    ))
+}
+
+/// The inherited socket named by `fd` (a number), made close-on-exec again so that the
+/// command does not inherit it: `None` when it is no open socket.
+fn adopt_socket(fd: &std::ffi::OsStr) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let fd: std::os::fd::RawFd = fd.to_str()?.parse().ok().filter(|fd| *fd > 2)?;
+    // SAFETY: fstat into a zeroed struct and fcntl on a descriptor number; the descriptor is
+    // owned from here on only once both show it is an open socket of this process.
+    unsafe {
+        let mut stat: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut stat) != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFSOCK {
+            return None;
+        }
+        if libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) != 0 {
+            return None;
+        }
+        Some(std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
 }
 
 /// The command's working directory and whole environment, when the supervisor was forked
@@ -119,7 +164,7 @@ pub fn supervise_request(request: super::forkserver::Request) -> i32 {
         cwd: request.cwd,
         env: request.env,
     };
-    let code = supervise(program, argv.collect(), sandbox.as_ref(), Some(setup));
+    let code = supervise(program, argv.collect(), sandbox.as_ref(), None, Some(setup));
     i32::from(code != ExitCode::SUCCESS)
 }
 
@@ -135,6 +180,7 @@ fn supervise(
     program: OsString,
     args: Vec<OsString>,
     sandbox: Option<&Policy>,
+    egress: Option<std::os::fd::OwnedFd>,
     setup: Option<Setup>,
 ) -> ExitCode {
     // SAFETY: these calls have no memory-safety preconditions.
@@ -142,7 +188,7 @@ fn supervise(
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::getpid()
     };
-    let started = start(program, args, me, sandbox, setup);
+    let started = start(program, args, me, sandbox, egress, setup);
     let mut child = match started {
         Ok(child) => child,
         Err(e) => {
@@ -242,6 +288,7 @@ fn start(
     args: Vec<OsString>,
     me: i32,
     sandbox: Option<&Policy>,
+    egress: Option<std::os::fd::OwnedFd>,
     setup: Option<Setup>,
 ) -> std::io::Result<std::process::Child> {
     let output = std::io::stderr().as_fd().try_clone_to_owned()?;
@@ -284,6 +331,7 @@ fn start(
     if let Some(policy) = sandbox {
         let mut prepared = crate::sandbox::linux::Prepared::new(policy)
             .map_err(|e| std::io::Error::other(format!("the sandbox could not be set up: {e}")))?;
+        crate::sandbox::egress::bridge(policy, &mut command, &mut prepared, egress.as_ref());
         // SAFETY: `apply_in_child` only makes system calls on memory prepared here.
         unsafe {
             command.pre_exec(move || prepared.apply_in_child());
@@ -294,6 +342,8 @@ fn start(
         Err(e) => return Err(explain_spawn_failure(e, sandbox)),
     };
     drop(command);
+    // The command's child has sent what it had to over the egress socket.
+    drop(egress);
     let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
     // SAFETY: dup2 onto stderr with a descriptor this function owns; nothing else in this
     // process holds on to the old stderr.
