@@ -15,40 +15,17 @@
 //!   with the supervisor's own tree walk (`tools::process::tree::kill_subtree`).
 
 use crate::config::lsp::ServerSpec;
-use std::collections::VecDeque;
+pub use crate::tools::process::server_child::StderrTail;
+use crate::tools::process::server_child::{die_with_agent, read_stderr};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 /// How long the killing of a server's tree may take.
 const KILL_PATIENCE: Duration = Duration::from_secs(2);
+/// The stderr lines kept to say why a server died.
 const TAIL_LINES: usize = 8;
-const MAX_LINE: usize = 2000;
-
-/// The last lines a server wrote to stderr.
-#[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
-
-impl StderrTail {
-    fn push(&self, line: String) {
-        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if lines.len() == TAIL_LINES {
-            lines.pop_front();
-        }
-        lines.push_back(line);
-    }
-
-    /// The last lines, joined; `None` when there were none.
-    pub fn last(&self) -> Option<String> {
-        let lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let start = lines.len().saturating_sub(3);
-        let text: Vec<&str> = lines.iter().skip(start).map(String::as_str).collect();
-        (!text.is_empty()).then(|| text.join(" | "))
-    }
-}
 
 /// A running server. Dropping it kills its process group.
 pub struct Process {
@@ -99,8 +76,13 @@ pub fn spawn(
     else {
         return Err("the server has no pipes".to_string());
     };
-    let tail = StderrTail::default();
-    let reading = tokio::spawn(read_stderr(spec.name.clone(), stderr, tail.clone()));
+    let tail = StderrTail::new(TAIL_LINES);
+    let reading = tokio::spawn(read_stderr(
+        spec.name.clone(),
+        stderr,
+        tail.clone(),
+        |server, line| tracing::info!(target: "lsp", server, stderr = line),
+    ));
     Ok((
         Process {
             child,
@@ -152,58 +134,4 @@ impl Drop for Process {
             crate::tools::process::kill_group(self.pid);
         }
     }
-}
-
-/// The child gets SIGKILL when the agent dies, however it dies.
-fn die_with_agent(command: &mut tokio::process::Command) {
-    let agent = i32::try_from(std::process::id()).unwrap_or(0);
-    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe
-    // system calls (prctl, getppid): no allocation, no lock.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The agent died before the call above: its parent is another process now.
-            if libc::getppid() != agent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Every line of a server's stderr to the log, the last ones to `tail` (a line longer than
-/// `MAX_LINE` is cut into pieces). Reading it at all matters: a chatty server would block on
-/// a full pipe.
-async fn read_stderr(server: String, mut stderr: tokio::process::ChildStderr, tail: StderrTail) {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let read = match stderr.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        buffer.extend_from_slice(&chunk[..read]);
-        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = buffer.drain(..=end).collect();
-            log_line(&server, &line, &tail);
-        }
-        if buffer.len() > MAX_LINE {
-            log_line(&server, &std::mem::take(&mut buffer), &tail);
-        }
-    }
-    if !buffer.is_empty() {
-        log_line(&server, &buffer, &tail);
-    }
-}
-
-fn log_line(server: &str, bytes: &[u8], tail: &StderrTail) {
-    let text = String::from_utf8_lossy(bytes);
-    let line = crate::tools::truncate::clip(text.trim_end(), MAX_LINE);
-    if line.is_empty() {
-        return;
-    }
-    tracing::info!(target: "lsp", server, stderr = line);
-    tail.push(line.to_string());
 }

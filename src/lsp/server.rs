@@ -389,7 +389,7 @@ impl Server {
                 message = format!("it exited ({status})");
             }
             process.stderr_read(Duration::from_millis(500)).await;
-            if let Some(tail) = process.stderr.last() {
+            if let Some(tail) = process.stderr.last(3) {
                 message.push_str(&format!("; its last words: {tail}"));
             }
             process.kill().await;

@@ -182,7 +182,7 @@ impl Server {
     async fn attempt(self: &Arc<Self>, first: bool) -> Result<Arc<Connection>, String> {
         self.set_status(Status::Starting);
         let limit = self.config.startup_timeout;
-        let tail = StderrTail::default();
+        let tail = StderrTail::new(transport::TAIL_LINES);
         let started = tokio::time::timeout(limit, connect(self, &self.env, &tail)).await;
         let group = self.state().starting_group.take();
         let failure = match started {

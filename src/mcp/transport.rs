@@ -10,13 +10,13 @@ use super::config::Transport;
 use super::http::BoundedHttp;
 use super::stdio::StdioTransport;
 use crate::sandbox::{Policy, Sandbox, Status};
+pub use crate::tools::process::server_child::StderrTail;
+use crate::tools::process::server_child::{die_with_agent, read_stderr};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use tokio::io::AsyncReadExt;
 
 /// What every server is started with.
 #[derive(Clone)]
@@ -55,36 +55,8 @@ impl SpawnEnv {
     }
 }
 
-/// The last lines a stdio server wrote to stderr.
-#[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
-
-const TAIL_LINES: usize = 12;
-const MAX_LINE: usize = 2000;
-
-impl StderrTail {
-    fn push(&self, line: String) {
-        let mut lines = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if lines.len() == TAIL_LINES {
-            lines.pop_front();
-        }
-        lines.push_back(line);
-    }
-
-    /// The last few lines, joined, for an error message; `None` when there were none.
-    pub fn last(&self, count: usize) -> Option<String> {
-        let lines = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let start = lines.len().saturating_sub(count);
-        let text: Vec<&str> = lines.iter().skip(start).map(String::as_str).collect();
-        (!text.is_empty()).then(|| text.join(" | "))
-    }
-}
+/// The stderr lines of a stdio server kept for its error messages.
+pub const TAIL_LINES: usize = 12;
 
 /// A transport ready to be served, and what we keep of it.
 pub enum Opened {
@@ -128,7 +100,7 @@ pub fn open(
             }
             cmd.envs(extra);
             cmd.current_dir(&dir);
-            die_with_parent(&mut cmd);
+            die_with_agent(&mut cmd);
             if let Some(policy) = &policy {
                 confine(&mut cmd, policy)?;
             }
@@ -143,7 +115,12 @@ pub fn open(
                 })?;
             let group = pid.and_then(|pid| i32::try_from(pid).ok());
             if let Some(stderr) = stderr {
-                tokio::spawn(read_stderr(server.to_string(), stderr, tail.clone()));
+                tokio::spawn(read_stderr(
+                    server.to_string(),
+                    stderr,
+                    tail.clone(),
+                    |server, line| tracing::info!(target: "mcp", server, stderr = line),
+                ));
             }
             Ok(Opened::Stdio { transport, group })
         }
@@ -250,60 +227,6 @@ fn confine(_cmd: &mut tokio::process::Command, _policy: &Policy) -> Result<(), S
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn confine(_cmd: &mut tokio::process::Command, _policy: &Policy) -> Result<(), String> {
     Err("this operating system has no sandbox the agent knows how to use".to_string())
-}
-
-/// The child gets SIGKILL when the agent dies, however it dies.
-fn die_with_parent(cmd: &mut tokio::process::Command) {
-    // SAFETY: the closure runs between fork and exec; it only makes two raw system calls
-    // (no allocation, no lock), which is what is allowed there.
-    let agent = i32::try_from(std::process::id()).unwrap_or(0);
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The agent may have died before the call above: then the parent is another.
-            if libc::getppid() != agent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Read a server's stderr to its end: every line to the log, the last ones to `tail`. Reading
-/// it at all matters: a chatty server would otherwise block on a full pipe.
-async fn read_stderr(server: String, mut stderr: tokio::process::ChildStderr, tail: StderrTail) {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let read = match stderr.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        buffer.extend_from_slice(&chunk[..read]);
-        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = buffer.drain(..=end).collect();
-            emit_line(&server, &line, &tail);
-        }
-        if buffer.len() > MAX_LINE {
-            let line: Vec<u8> = std::mem::take(&mut buffer);
-            emit_line(&server, &line, &tail);
-        }
-    }
-    if !buffer.is_empty() {
-        emit_line(&server, &buffer, &tail);
-    }
-}
-
-fn emit_line(server: &str, bytes: &[u8], tail: &StderrTail) {
-    let text = String::from_utf8_lossy(bytes);
-    let line = crate::tools::truncate::clip(text.trim_end(), MAX_LINE);
-    if line.is_empty() {
-        return;
-    }
-    tracing::info!(target: "mcp", server, stderr = line);
-    tail.push(line.to_string());
 }
 
 /// Signal a stdio server's whole process group.

@@ -11,6 +11,7 @@
 #[cfg(target_os = "linux")]
 pub mod forkserver;
 pub mod report;
+pub mod server_child;
 pub mod supervisor;
 pub mod tree;
 
