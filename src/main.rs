@@ -4,6 +4,7 @@
 
 use agent::cli::{Cli, FrontEnd, Subcommands};
 use agent::modes;
+use agent::startup;
 use std::process::ExitCode;
 
 /// The command line, with `--help` naming every built-in provider (the list lives with the
@@ -115,7 +116,7 @@ fn main() -> ExitCode {
         if pick_session {
             cli.resume = None;
         }
-        let prepared = match modes::prepare(&cli, &mut settings, can_ask).await {
+        let prepared = match startup::prepare(&cli, &mut settings, can_ask).await {
             Ok(prepared) => prepared,
             Err(e) => {
                 eprintln!("agent: {}", modes::one_line(&e.to_string()));
@@ -138,9 +139,9 @@ fn main() -> ExitCode {
                 eprintln!("agent: {notice}");
             }
             if let Some(project) = &prepared.untrusted_hooks {
-                eprintln!("agent: {}", modes::untrusted_hooks_notice(project));
+                eprintln!("agent: {}", startup::untrusted_hooks_notice(project));
             }
-            let modes::Prepared { agent, session, .. } = prepared;
+            let startup::Prepared { agent, session, .. } = prepared;
             match (front_end, prompt) {
                 (FrontEnd::Json, Some(prompt)) => {
                     modes::json::run(agent, prompt, &session, &settings.cwd).await
