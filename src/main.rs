@@ -146,7 +146,7 @@ fn main() -> ExitCode {
                 (FrontEnd::Json, Some(prompt)) => {
                     modes::json::run(agent, prompt, &session, &settings.cwd).await
                 }
-                (FrontEnd::Rpc, _) => modes::rpc::run(agent, session, settings, mcp.clone()).await,
+                (FrontEnd::Rpc, _) => modes::rpc::run(agent, settings, mcp.clone()).await,
                 (_, Some(prompt)) => modes::print::run(agent, prompt).await,
                 (_, None) => 2,
             }

@@ -53,36 +53,19 @@ use crate::protocol::command::Command;
 use crate::protocol::outcome::Outcome;
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 pub use crate::startup::SessionInfo;
 
 /// Start over in a new session (kept on disk unless the current one is not), noting the
-/// current model in it. Only while idle.
+/// current model in it: the engine's `NewSession`, for the interface until it sends engine
+/// commands itself (`settings` and `persistent` are what the engine knows already). Only
+/// while idle.
 pub async fn start_new_session(
-    agent: &Agent,
-    settings: &Settings,
-    persistent: bool,
-) -> Result<SessionInfo, String> {
-    start_new_session_unless(agent, settings, persistent, &CancellationToken::new()).await
-}
-
-/// `start_new_session` that `cancel` stops: before the switch, nothing has changed (an
-/// error says so); after it, only the wait for the old session to be closed is cut short
-/// (the closing goes on) and the new session is reported as usual. The engine's
-/// `NewSession` (kept on disk when the current session is; `settings` and `persistent`
-/// are what the engine knows already).
-pub async fn start_new_session_unless(
     agent: &Agent,
     _settings: &Settings,
     _persistent: bool,
-    cancel: &CancellationToken,
 ) -> Result<SessionInfo, String> {
-    let control = Control {
-        cancel: cancel.clone(),
-        progress: None,
-    };
-    match agent.execute(Command::NewSession, control).await {
+    match agent.execute(Command::NewSession, Control::new()).await {
         Ok(Outcome::Session { session, .. }) => Ok(SessionInfo {
             id: session.id,
             path: session.path,
