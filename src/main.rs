@@ -81,7 +81,7 @@ fn main() -> ExitCode {
     }
     let prompt = match front_end {
         FrontEnd::Print | FrontEnd::Json => match modes::read_prompt(&cli)
-            .and_then(|prompt| modes::expand_headless_prompt(&mut settings, prompt))
+            .and_then(|prompt| modes::check_headless_prompt(&settings, &prompt).map(|()| prompt))
         {
             Ok(prompt) => Some(prompt),
             Err(e) => {
@@ -141,10 +141,10 @@ fn main() -> ExitCode {
             if let Some(project) = &prepared.untrusted_hooks {
                 eprintln!("agent: {}", startup::untrusted_hooks_notice(project));
             }
-            let startup::Prepared { agent, session, .. } = prepared;
+            let startup::Prepared { agent, .. } = prepared;
             match (front_end, prompt) {
                 (FrontEnd::Json, Some(prompt)) => {
-                    modes::json::run(agent, prompt, &session, &settings.cwd).await
+                    modes::json::run(agent, prompt, &settings.cwd).await
                 }
                 (FrontEnd::Rpc, _) => modes::rpc::run(agent, settings, mcp.clone()).await,
                 (_, Some(prompt)) => modes::print::run(agent, prompt).await,

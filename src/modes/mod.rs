@@ -114,32 +114,20 @@ pub fn command_model(
     Ok((Arc::new(provider), resolved.1))
 }
 
-/// A `-p` / `--mode json` prompt that starts with `/name`: the custom command or skill
-/// expanded, its `model` made the model of this run. `Err`: an unknown name (listing the
-/// known ones) or a model that cannot be used — nothing is sent to the model then.
-pub fn expand_headless_prompt(settings: &mut Settings, prompt: String) -> Result<String, String> {
-    use crate::extensions::Invocation;
-    match settings.extensions.invoke(&prompt) {
-        Invocation::Text(text) => Ok(text),
-        Invocation::Unknown(why) => Err(why),
-        Invocation::Prompt { text, model, .. } => {
-            if let Some(model) = model {
-                let provider = settings.provider.name.clone();
-                let resolved = match model.split_once('/') {
-                    Some((p, id)) if settings.resolve_model(p, id).is_ok() => {
-                        settings.resolve_model(p, id)
-                    }
-                    _ => settings.resolve_model(&provider, &model),
-                }
-                .map_err(|e| format!("the command's model `{model}`: {e}"))?;
-                settings.provider = resolved.0;
-                settings.model = resolved.1;
-                // A resumed session's own model does not override the command's.
-                settings.model_from_flags = true;
-            }
-            Ok(text)
-        }
-    }
+/// Check a `-p` / `--mode json` prompt before anything is opened: one that starts with
+/// `/name` must name a custom command or skill whose model can be used. `Err`: why (an
+/// unknown name lists the known ones) — nothing is sent to the model then. The engine's
+/// `Prompt` expands it again when it is sent, with the command's model for that run.
+pub fn check_headless_prompt(settings: &Settings, prompt: &str) -> Result<(), String> {
+    let models = crate::startup::models::SettingsModels::new(settings.clone());
+    crate::agent::commands::input::expand(
+        prompt,
+        &settings.extensions,
+        Some(&models),
+        &settings.provider.name,
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
