@@ -4,6 +4,7 @@
 
 use agent::cli::{Cli, FrontEnd, Subcommands};
 use agent::modes;
+use agent::startup;
 use std::process::ExitCode;
 
 /// The command line, with `--help` naming every built-in provider (the list lives with the
@@ -80,7 +81,7 @@ fn main() -> ExitCode {
     }
     let prompt = match front_end {
         FrontEnd::Print | FrontEnd::Json => match modes::read_prompt(&cli)
-            .and_then(|prompt| modes::expand_headless_prompt(&mut settings, prompt))
+            .and_then(|prompt| modes::check_headless_prompt(&settings, &prompt).map(|()| prompt))
         {
             Ok(prompt) => Some(prompt),
             Err(e) => {
@@ -122,7 +123,7 @@ fn main() -> ExitCode {
         if pick_session {
             cli.resume = None;
         }
-        let prepared = match modes::prepare(&cli, &mut settings, can_ask).await {
+        let prepared = match startup::prepare(&cli, &mut settings, can_ask).await {
             Ok(prepared) => prepared,
             Err(e) => {
                 eprintln!("agent: {}", modes::one_line(&e.to_string()));
@@ -145,14 +146,14 @@ fn main() -> ExitCode {
                 eprintln!("agent: {notice}");
             }
             if let Some(project) = &prepared.untrusted_hooks {
-                eprintln!("agent: {}", modes::untrusted_hooks_notice(project));
+                eprintln!("agent: {}", startup::untrusted_hooks_notice(project));
             }
-            let modes::Prepared { agent, session, .. } = prepared;
+            let startup::Prepared { agent, .. } = prepared;
             match (front_end, prompt) {
                 (FrontEnd::Json, Some(prompt)) => {
-                    modes::json::run(agent, prompt, &session, &settings.cwd).await
+                    modes::json::run(agent, prompt, &settings.cwd).await
                 }
-                (FrontEnd::Rpc, _) => modes::rpc::run(agent, session, settings, mcp.clone()).await,
+                (FrontEnd::Rpc, _) => modes::rpc::run(agent, settings, mcp.clone()).await,
                 (_, Some(prompt)) => modes::print::run(agent, prompt).await,
                 (_, None) => 2,
             }

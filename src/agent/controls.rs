@@ -1,7 +1,7 @@
-//! What a front end changes on a live agent beside the model: the reasoning level (within
-//! what the model offers, or the next one), automatic compaction and automatic retries on
-//! or off, ending a retry's wait, and the session's name. Each takes effect from the next
-//! model call on; the reasoning level and the name are noted in the session.
+//! What a front end changes on a live agent beside the model: which reasoning levels the
+//! model offers (`SetThinking` and `CycleThinking` keep within them), automatic compaction
+//! and automatic retries on or off, ending a retry's wait, and the session's name. Each
+//! takes effect from the next model call on; the name is noted in the session.
 
 use super::state::lock;
 use super::{Agent, AgentError};
@@ -26,35 +26,6 @@ impl Agent {
         } else {
             vec![ThinkingLevel::Off]
         }
-    }
-
-    /// Set the reasoning level, as far as the model offers it (a model that does not
-    /// reason stays `off`); returns the level in effect. A change is noted in the session.
-    pub async fn set_thinking_level(&self, wanted: ThinkingLevel) -> ThinkingLevel {
-        let level = if self.thinking_levels().contains(&wanted) {
-            wanted
-        } else {
-            ThinkingLevel::Off
-        };
-        if self.shared.settings().thinking != level {
-            self.set_thinking(level).await;
-        }
-        level
-    }
-
-    /// The next reasoning level the model offers after the current one (wrapping around
-    /// to `off`); `None` when the model does not reason.
-    pub async fn cycle_thinking_level(&self) -> Option<ThinkingLevel> {
-        let levels = self.thinking_levels();
-        if levels.len() < 2 {
-            return None;
-        }
-        let current = self.shared.settings().thinking;
-        let next = levels
-            .iter()
-            .position(|level| *level == current)
-            .map_or(levels[0], |at| levels[(at + 1) % levels.len()]);
-        Some(self.set_thinking_level(next).await)
     }
 
     /// Compact on its own when the context nears the window, or after an overflow.

@@ -1,10 +1,14 @@
-//! The event loop shared by `-p` and `--mode json`: start one prompt, hand every event to
+//! The event loop shared by `-p` and `--mode json`: start one prompt (the engine's `Prompt`,
+//! which expands a custom command and runs it with the command's model), hand every event to
 //! the front end until `agent_end`, and turn SIGINT/SIGTERM/SIGHUP into an abort (a second
 //! signal exits at once).
 
 use super::signals::Interrupts;
 use crate::agent::Agent;
+use crate::agent::commands::Control;
+use crate::protocol::command::{Command, Delivery, UserInput};
 use crate::protocol::event::AgentEvent;
+use crate::protocol::outcome::Outcome;
 
 pub trait Handler {
     /// Handle one event; `Some(code)` ends the run with that exit code. `interrupted` is the
@@ -42,24 +46,25 @@ async fn drive_prompt(
     prompt: String,
     handler: &mut impl Handler,
 ) -> u8 {
-    let message = match agent.user_message(&prompt) {
-        Ok((message, attached)) => {
+    let command = Command::Prompt {
+        input: UserInput::text(prompt),
+        delivery: Delivery::Start,
+    };
+    match agent.execute(command, Control::new()).await {
+        Ok(Outcome::Accepted { skipped, .. }) => {
             // Said on stderr, so stdout stays the answer (or the JSON events).
-            for attachment in attached {
-                if let crate::agent::mentions::Attached::Skipped { path, why } = attachment {
-                    say!("agent: @{path} not attached: {why}");
-                }
+            for file in skipped {
+                say!("agent: @{} not attached: {}", file.path, file.reason);
             }
-            message
+        }
+        Ok(other) => {
+            say!("agent: internal error: the prompt was answered {other:?}");
+            return 1;
         }
         Err(e) => {
             say!("agent: {e}");
             return 1;
         }
-    };
-    if let Err(e) = agent.prompt(message) {
-        say!("agent: {e}");
-        return 1;
     }
     let mut interrupts = Interrupts::new();
     let mut interrupted: Option<u8> = None;

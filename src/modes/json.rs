@@ -1,7 +1,6 @@
 //! `--mode json`: run one prompt and write every event as one JSON line on stdout, after a
 //! first `session` line. The exit code is the same as `-p`'s.
 
-use super::SessionInfo;
 use super::headless::{Handler, drive};
 use super::output::JsonLines;
 use crate::agent::Agent;
@@ -19,7 +18,8 @@ struct SessionLine<'a> {
     cwd: &'a Path,
 }
 
-pub async fn run(agent: Agent, prompt: String, session: &SessionInfo, cwd: &Path) -> u8 {
+pub async fn run(agent: Agent, prompt: String, cwd: &Path) -> u8 {
+    let session = agent.snapshot().session;
     let mut out = JsonLines::default();
     out.push(&SessionLine {
         kind: "session",

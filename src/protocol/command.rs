@@ -43,9 +43,14 @@ pub enum Command {
     },
     /// The next of the available models.
     CycleModel,
+    /// Use this reasoning level, as far as the model offers it (a model that does not
+    /// reason stays `off`); a change is noted in the session.
     SetThinking {
         level: ThinkingLevel,
     },
+    /// The next reasoning level the model offers after the current one (`off` after
+    /// `high`).
+    CycleThinking,
     SetPermissionMode {
         mode: PermissionMode,
     },
@@ -53,6 +58,17 @@ pub enum Command {
         queue: Queue,
         mode: QueueMode,
     },
+    /// Compact on its own (near the window, after an overflow), or not.
+    SetAutoCompaction {
+        enabled: bool,
+    },
+    /// Retry failed model calls as the retry policy says, or not.
+    SetAutoRetry {
+        enabled: bool,
+    },
+    /// End the wait before a retry now: the model call ends with the failure it waited to
+    /// retry.
+    AbortRetry,
     /// Summarise the older part of the conversation now (only while idle).
     Compact {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,6 +96,12 @@ pub enum Command {
     UndoRewind {
         #[serde(default)]
         force: bool,
+    },
+    /// Continue in a copy of this session: the current branch up to the head.
+    Clone,
+    /// Name the session (noted in its file; surrounding blanks dropped).
+    SetSessionName {
+        name: String,
     },
     /// Continue the conversation on another branch of the session tree.
     SwitchBranch {
@@ -115,14 +137,20 @@ impl Command {
             Command::SetModel { .. } => "set_model",
             Command::CycleModel => "cycle_model",
             Command::SetThinking { .. } => "set_thinking",
+            Command::CycleThinking => "cycle_thinking",
             Command::SetPermissionMode { .. } => "set_permission_mode",
             Command::SetQueueMode { .. } => "set_queue_mode",
+            Command::SetAutoCompaction { .. } => "set_auto_compaction",
+            Command::SetAutoRetry { .. } => "set_auto_retry",
+            Command::AbortRetry => "abort_retry",
             Command::Compact { .. } => "compact",
             Command::NewSession => "new_session",
             Command::Resume { .. } => "resume",
             Command::Fork { .. } => "fork",
             Command::Rewind { .. } => "rewind",
             Command::UndoRewind { .. } => "undo_rewind",
+            Command::Clone => "clone",
+            Command::SetSessionName { .. } => "set_session_name",
             Command::SwitchBranch { .. } => "switch_branch",
             Command::RunShell { .. } => "run_shell",
             Command::ExpandCommand { .. } => "expand_command",

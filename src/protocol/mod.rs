@@ -9,4 +9,5 @@ pub mod message;
 pub mod outcome;
 pub mod proxy;
 pub mod rpc;
+pub mod rpc_engine;
 pub mod todo;

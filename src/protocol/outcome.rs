@@ -119,8 +119,19 @@ pub enum Outcome {
     },
     /// `CycleModel` with no other model to switch to.
     NoOtherModel,
+    /// The reasoning level in effect.
     Thinking {
         level: ThinkingLevel,
+    },
+    /// `CycleThinking` on a model that does not reason: nothing to cycle.
+    NoOtherLevel,
+    /// `AbortRetry`: whether a retry was waiting (and was ended).
+    RetryAborted {
+        ended: bool,
+    },
+    /// The session's name now.
+    SessionName {
+        name: String,
     },
     PermissionMode {
         mode: PermissionMode,

@@ -9,7 +9,7 @@ use super::theme::Theme;
 use super::transcript::Entry;
 use crate::agent::Agent;
 use crate::config::Settings;
-use crate::modes::SessionInfo;
+use crate::startup::SessionInfo;
 
 use crate::protocol::message::Message;
 use ratatui::text::Line;

@@ -6,11 +6,13 @@
 use super::app::{App, TaskResult};
 use super::cells;
 use super::picker::Picker;
+use crate::agent::commands::session::record_model;
 use crate::extensions::{Extensions, Invocation};
 use crate::llm::client::Provider;
 use crate::llm::request::ThinkingLevel;
-use crate::modes::{SessionInfo, record_model, start_new_session};
+use crate::modes::start_new_session;
 use crate::session::{self, Choice};
+use crate::startup::SessionInfo;
 use clap::ValueEnum;
 use ratatui::text::{Line, Span};
 use std::sync::Arc;

@@ -6,10 +6,10 @@ use super::app::{App, TaskResult};
 use super::menu::{Choice, Menu, MenuItem};
 use crate::agent::AgentError;
 use crate::agent::rewind::{Forked, RestoreMode, Rewound};
-use crate::modes::SessionInfo;
 use crate::protocol::event::SkippedFile;
 use crate::protocol::message::Message;
 use crate::session::tree::SessionTree;
+use crate::startup::SessionInfo;
 use std::collections::HashMap;
 
 /// The outcome of a rewind, fork or branch switch, back from its task.

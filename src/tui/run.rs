@@ -8,7 +8,7 @@ use super::screen::Screen;
 use super::terminal::{TerminalModes, install_panic_hook};
 use super::theme::Theme;
 use crate::config::Settings;
-use crate::modes::Prepared;
+use crate::startup::Prepared;
 use crossterm::event::{Event, EventStream};
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,

@@ -106,3 +106,46 @@ async fn acp_offers_and_expands_custom_commands_and_skills_and_attaches_mentions
     assert!(mentioned.contains("the secret is 42"), "{mentioned}");
     assert_eq!(acp.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn acp_tells_the_editor_what_the_terminal_says_on_opening_a_session() {
+    let env = env();
+    // A custom command that cannot be read, and project hooks nobody trusted yet.
+    write(
+        &env.cwd.path().join(".agent/commands/broken.md"),
+        "---\ndescription: never closed\nReview.\n",
+    );
+    write(
+        &env.cwd.path().join(".claude/settings.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    );
+    let server = chat::answering(&["ok"]).await;
+    let out = support::process::run(env.agent(&server, &["-p", "hi"])).await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    let told: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("agent: "))
+        .collect();
+    assert!(
+        told.iter().any(|t| t.contains("broken.md"))
+            && told.iter().any(|t| t.contains("not trusted")),
+        "the terminal names both: {}",
+        out.stderr
+    );
+
+    let mut acp = Acp::spawn(env.agent(&server, &["--mode", "acp"])).await;
+    acp.open(env.cwd.path()).await;
+    let updates = acp
+        .until(|u| u["sessionUpdate"] == "available_commands_update")
+        .await;
+    // This client takes no notices: each is a line of thought.
+    let thought = text_of(&updates, "agent_thought_chunk");
+    for notice in &told {
+        assert!(
+            thought.contains(&format!("[{notice}]")),
+            "the editor is not told `{notice}`: {updates:#?}"
+        );
+    }
+    assert_eq!(acp.exit_code().await, 0);
+}

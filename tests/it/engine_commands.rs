@@ -1325,12 +1325,16 @@ async fn rpc_new_session_runs_the_engine_command_and_reports_the_new_identity() 
     let state = rpc.response("s").await;
     assert_eq!(state["data"]["sessionId"], answer["data"]["sessionId"]);
     assert_eq!(rpc.exit_code().await, 0);
+    // Every line is an engine command (`get_state` is a read).
     assert_eq!(
         support::commands::logged_commands(env.home.path()),
-        [json!({"type": "new_session"})]
+        [
+            json!({"type": "prompt", "input": {"parts": [{"kind": "text", "text": "hello"}]}, "delivery": "start"}),
+            json!({"type": "new_session"})
+        ]
     );
     assert_eq!(
         support::commands::logged_results(env.home.path()),
-        ["new_session ok"]
+        ["prompt ok", "new_session ok"]
     );
 }

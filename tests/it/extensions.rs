@@ -123,16 +123,33 @@ async fn project_commands_win_over_the_users_and_the_clash_is_reported() {
 }
 
 #[tokio::test]
-async fn a_commands_model_is_used_for_its_prompt() {
+async fn a_commands_model_is_used_for_its_prompt_and_that_run_only() {
     let env = env();
     write(
         &env.cwd.path().join(".agent/commands/quick.md"),
         "---\nmodel: small-model\n---\nQuick: $ARGUMENTS\n",
     );
-    let server = chat::answering(&["done"]).await;
-    let out = run(env.agent(&server, &["-p", "/quick check"])).await;
+    let server = chat::answering(&["done", "went on"]).await;
+    // The provider and model come from the config, so a continued session may take its own.
+    write(
+        &env.home.path().join("config.toml"),
+        &format!(
+            "provider = \"local\"\nmodel = \"test-model\"\n[providers.local]\napi = \"openai-chat\"\nbase_url = \"{}\"\n",
+            server.v1()
+        ),
+    );
+    let headless = |args: &[&str]| {
+        let mut cmd = support::process::command(env.home.path(), env.cwd.path());
+        cmd.args(args);
+        cmd
+    };
+    let out = run(headless(&["-p", "/quick check"])).await;
     assert_eq!(out.code, 0, "stderr: {}", out.stderr);
     assert_eq!(server.bodies()[0]["model"], "small-model");
+    // The session goes on with the model it was started with.
+    let out = run(headless(&["-c", "-p", "go on"])).await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert_eq!(server.bodies()[1]["model"], "test-model");
 }
 
 #[tokio::test]

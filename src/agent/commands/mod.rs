@@ -6,8 +6,8 @@
 //! clients of one engine stay in step. Each command and its result are logged at debug
 //! level (`engine command: {json}`, `engine command done: KIND ok|err: …`).
 //!
-//! What stopping a command (`Control.cancel`) means, per command: `SetModel`, `CycleModel`
-//! and `SetThinking` change at once, the cancel only cuts the wait for the change to be
+//! What stopping a command (`Control.cancel`) means, per command: `SetModel`, `CycleModel`,
+//! `SetThinking` and `CycleThinking` change at once, the cancel only cuts the wait for the change to be
 //! noted in the session; `NewSession` and `Resume` are stopped before the switch (nothing
 //! changed, `Cancelled`), after it only the wait for the old session to be closed; `RunShell`
 //! is killed; a compaction is stopped by `Abort`; rewind, fork and branch switches finish.
@@ -82,6 +82,18 @@ impl Agent {
             Command::SetModel { model } => self.choose_model(&model, &control.cancel).await,
             Command::CycleModel => self.cycle_model(&control.cancel).await,
             Command::SetThinking { level } => self.choose_thinking(level, &control.cancel).await,
+            Command::CycleThinking => self.cycle_thinking(&control.cancel).await,
+            Command::SetAutoCompaction { enabled } => {
+                self.set_auto_compaction(enabled);
+                Ok(Outcome::Done)
+            }
+            Command::SetAutoRetry { enabled } => {
+                self.set_auto_retry(enabled);
+                Ok(Outcome::Done)
+            }
+            Command::AbortRetry => Ok(Outcome::RetryAborted {
+                ended: self.abort_retry(),
+            }),
             Command::SetPermissionMode { mode } => {
                 self.set_permission_mode(mode);
                 Ok(Outcome::PermissionMode { mode })
@@ -111,6 +123,16 @@ impl Agent {
                     text: forked.text,
                 })
             }
+            Command::Clone => {
+                let cloned = self.clone_session().await?;
+                Ok(Outcome::Forked {
+                    session: self.shared.session_identity(),
+                    text: cloned.text,
+                })
+            }
+            Command::SetSessionName { name } => Ok(Outcome::SessionName {
+                name: self.set_session_name(&name).await?,
+            }),
             Command::Rewind {
                 target,
                 restore,

@@ -120,17 +120,45 @@ impl Agent {
         })
     }
 
-    /// `SetThinking`.
+    /// `SetThinking`: the level, as far as the model offers it (a model that does not
+    /// reason stays `off`); noted in the session when it changed.
     pub(super) async fn choose_thinking(
         &self,
-        level: ThinkingLevel,
+        wanted: ThinkingLevel,
         cancel: &CancellationToken,
     ) -> Result<Outcome, CommandError> {
-        let noted = self.set_thinking_now(level);
-        tokio::select! {
-            () = noted => {}
-            () = cancel.cancelled() => {}
+        let level = if self.thinking_levels().contains(&wanted) {
+            wanted
+        } else {
+            ThinkingLevel::Off
+        };
+        if self.shared.settings().thinking != level {
+            let noted = self.set_thinking_now(level);
+            tokio::select! {
+                () = noted => {}
+                () = cancel.cancelled() => {}
+            }
         }
         Ok(Outcome::Thinking { level })
+    }
+
+    /// `CycleThinking`: the next level the model offers after the current one (wrapping
+    /// around to `off`).
+    pub(super) async fn cycle_thinking(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, CommandError> {
+        let levels = self.thinking_levels();
+        if levels.len() < 2 {
+            return Ok(Outcome::NoOtherLevel);
+        }
+        let current = self.shared.settings().thinking;
+        let next = levels
+            .iter()
+            .position(|level| *level == current)
+            .and_then(|at| levels.get((at + 1) % levels.len()))
+            .copied()
+            .unwrap_or(ThinkingLevel::Off);
+        self.choose_thinking(next, cancel).await
     }
 }

@@ -111,7 +111,7 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
                     match server.new_session(request, &cx).await {
                         Ok((response, session)) => {
                             if responder.respond(response).is_ok() {
-                                Server::announce_commands(&session);
+                                Server::announce_opening(&session);
                             }
                         }
                         Err(error) => answer_error(responder, error),
@@ -128,7 +128,7 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
                     match server.load_session(request, &cx).await {
                         Ok((response, session)) => {
                             if responder.respond(response).is_ok() {
-                                Server::announce_commands(&session);
+                                Server::announce_opening(&session);
                             }
                         }
                         Err(error) => answer_error(responder, error),

@@ -10,8 +10,8 @@ use super::replay;
 use super::session::Session;
 use crate::config::Settings;
 use crate::mcp::McpManager;
-use crate::modes::{SessionInfo, adopt_session_model, build_agent};
 use crate::session::{self, Choice};
+use crate::startup::{self, Opening};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -127,7 +127,7 @@ impl Server {
             .for_directory(cwd)
             .map_err(|why| super::invalid_params(format!("cwd: {why}")))?;
         // The session's own language servers, ended with it.
-        crate::modes::attach_lsp(&mut settings);
+        startup::attach_lsp(&mut settings);
         Ok(settings)
     }
 
@@ -143,26 +143,12 @@ impl Server {
             .await
             .map_err(|e| super::internal_error(e.to_string()))?;
         let mut settings = settings;
-        adopt_session_model(&mut settings, &opened, self.thinking_from_flags)
+        let opening = Opening::new(&mut settings, opened, self.thinking_from_flags)
             .await
             .map_err(super::internal_error)?;
-        let info = SessionInfo {
-            id: opened.id.clone(),
-            path: opened.path.clone(),
-        };
-        let id = SessionId::new(opened.id);
+        let id = SessionId::new(opening.opened.id.clone());
         let link = self.link(cx, id.clone());
-        let (mcp, settings) = start_mcp(settings, &request.mcp_servers, &link)?;
-        let agent = build_agent(
-            &settings,
-            true,
-            opened.writer,
-            opened.history,
-            &mcp,
-            &info.id,
-        )
-        .map_err(super::internal_error)?;
-        let session = Session::start(link, agent, settings, info, mcp);
+        let session = open(settings, opening, &request.mcp_servers, link)?;
         let state = session.agent.snapshot();
         let response = NewSessionResponse::new(id.clone())
             .modes(options::modes(state.permission_mode))
@@ -199,30 +185,18 @@ impl Server {
                 opened.id
             )));
         }
-        for notice in &opened.notices {
-            tracing::info!(session = %wanted, "{notice}");
-        }
-        adopt_session_model(&mut settings, &opened, self.thinking_from_flags)
+        let opening = Opening::new(&mut settings, opened, self.thinking_from_flags)
             .await
             .map_err(super::internal_error)?;
-        let info = SessionInfo {
-            id: opened.id.clone(),
-            path: opened.path.clone(),
-        };
-        let messages: Vec<_> = opened.history.iter().map(|(_, m)| m.clone()).collect();
+        let messages: Vec<_> = opening
+            .opened
+            .history
+            .iter()
+            .map(|(_, m)| m.clone())
+            .collect();
         let link = self.link(cx, request.session_id.clone());
         replay::replay(&link, &messages, &settings.cwd);
-        let (mcp, settings) = start_mcp(settings, &request.mcp_servers, &link)?;
-        let agent = build_agent(
-            &settings,
-            true,
-            opened.writer,
-            opened.history,
-            &mcp,
-            &info.id,
-        )
-        .map_err(super::internal_error)?;
-        let session = Session::start(link, agent, settings, info, mcp);
+        let session = open(settings, opening, &request.mcp_servers, link)?;
         let state = session.agent.snapshot();
         let response = LoadSessionResponse::new()
             .modes(options::modes(state.permission_mode))
@@ -231,8 +205,14 @@ impl Server {
         Ok((response, session))
     }
 
-    /// Tell a session's editor which commands there are (after the session's answer).
-    pub fn announce_commands(session: &Session) {
+    /// After the session's answer: tell its editor what the terminal says on opening the
+    /// same session (the sandbox, problems with the project's commands, skills and hooks,
+    /// hooks not run because the project is not trusted yet, a session model that cannot be
+    /// used), and which commands there are.
+    pub fn announce_opening(session: &Session) {
+        for notice in session.take_opening_notices() {
+            session.link.inform(NoticeSeverity::Warning, &notice);
+        }
         session
             .link
             .send(commands::available(&session.settings.extensions));
@@ -268,14 +248,15 @@ async fn close(session: &Session) {
     }
 }
 
-/// Start the session's MCP servers (config.toml's and the editor's) in the background; the
-/// settings name them all, so the agent offers their tools. Servers the editor passed that
-/// cannot be used are reported to it.
-fn start_mcp(
+/// Build the session's engine on `opening`: its MCP servers (config.toml's and the
+/// editor's) started in the background, so the agent offers their tools — servers the
+/// editor passed that cannot be used are reported to it — and the session started.
+fn open(
     mut settings: Settings,
+    opening: Opening,
     given: &[McpServer],
-    link: &Link,
-) -> Result<(Arc<McpManager>, Settings), Error> {
+    link: Link,
+) -> Result<Arc<Session>, Error> {
     let (servers, notices) = mcp::servers(&settings.mcp_servers, given);
     for notice in notices {
         link.inform(NoticeSeverity::Warning, &notice);
@@ -288,5 +269,10 @@ fn start_mcp(
         settings.tool_settings.sandbox.clone(),
     )
     .map_err(super::internal_error)?;
-    Ok((manager, settings))
+    // An editor cannot be asked to trust the project's hooks: it is told they do not run.
+    let notices = opening.notices_without_asking();
+    let prepared = opening
+        .build(&settings, true, manager)
+        .map_err(super::internal_error)?;
+    Ok(Session::start(link, prepared, settings, notices))
 }

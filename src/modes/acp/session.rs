@@ -15,8 +15,8 @@ use crate::agent::{Agent, AgentError};
 use crate::config::Settings;
 use crate::llm::client::Provider;
 use crate::mcp::McpManager;
-use crate::modes::SessionInfo;
 use crate::protocol::message::{Content, UserMessage, now_millis};
+use crate::startup::{Prepared, SessionInfo};
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
@@ -39,6 +39,8 @@ pub struct Session {
     pump: JoinHandle<()>,
     /// The session's MCP servers, ended with it.
     mcp: Arc<McpManager>,
+    /// What the user is told once the editor has the session (`Server::announce_opening`).
+    opening_notices: Mutex<Vec<String>>,
 }
 
 /// A custom command's model: the provider to call and the model.
@@ -49,16 +51,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Session {
-    /// Start the session's event pump. Must be called inside a tokio runtime.
+    /// Start the session's event pump, with `notices` for the user once the editor has
+    /// the session. Must be called inside a tokio runtime.
     pub fn start(
         link: Link,
-        agent: Agent,
+        prepared: Prepared,
         settings: Settings,
-        info: SessionInfo,
-        mcp: Arc<McpManager>,
+        notices: Vec<String>,
     ) -> Arc<Session> {
         let link = Arc::new(link);
-        let agent = Arc::new(agent);
+        let agent = Arc::new(prepared.agent);
+        let (info, mcp) = (prepared.session, prepared.mcp);
         let turns = Arc::new(Mutex::new(Turns::default()));
         let pump = Pump::new(
             link.clone(),
@@ -77,7 +80,13 @@ impl Session {
             clock: Mutex::new(0),
             pump,
             mcp,
+            opening_notices: Mutex::new(notices),
         })
+    }
+
+    /// The notices of opening the session, once.
+    pub fn take_opening_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.opening_notices))
     }
 
     /// A new user message with a timestamp no other message of this session has.

@@ -14,18 +14,19 @@
 //! sent is finished, and the process exits.
 
 mod actions;
+mod answers;
 mod commands;
-mod controls;
 mod queries;
 pub(super) mod reader;
 mod time_travel;
 
 use crate::agent::Agent;
+use crate::agent::commands::Control;
 use crate::config::Settings;
 use crate::mcp::McpManager;
-use crate::modes::SessionInfo;
 use crate::modes::output::JsonLines;
 use crate::modes::signals::Interrupts;
+use crate::protocol::command::Command as EngineCommand;
 use crate::protocol::event::AgentEvent;
 use crate::protocol::rpc::{Command, Parsed, Response, parse_line};
 use commands::Started;
@@ -33,7 +34,7 @@ use futures_util::future::BoxFuture;
 use reader::{Frame, LineReader, MAX_LINE_BYTES};
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::io::BufReader;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -48,7 +49,7 @@ struct Context {
     agent: Arc<Agent>,
     /// The MCP servers, for `get_state`.
     mcp: Arc<McpManager>,
-    session: Mutex<SessionInfo>,
+    /// For `get_commands`, the language servers, and where `export_html` writes.
     settings: Settings,
 }
 
@@ -75,12 +76,7 @@ struct InFlight {
     bash: bool,
 }
 
-pub async fn run(
-    agent: Agent,
-    session: SessionInfo,
-    settings: Settings,
-    mcp: Arc<McpManager>,
-) -> u8 {
+pub async fn run(agent: Agent, settings: Settings, mcp: Arc<McpManager>) -> u8 {
     let agent = Arc::new(agent);
     let mut events = agent.subscribe();
     agent.session_start(agent.session_source()).await;
@@ -89,7 +85,6 @@ pub async fn run(
     let context = Arc::new(Context {
         agent: agent.clone(),
         mcp,
-        session: Mutex::new(session),
         settings,
     });
     let mut out = JsonLines::default();
@@ -104,11 +99,9 @@ pub async fn run(
         {
             match next {
                 Pending::Refused(response) => respond(&response, &mut events, &mut out),
-                Pending::AbortAgain => {
-                    agent.abort();
-                }
+                Pending::AbortAgain => abort(&agent),
                 Pending::Command { id, kind, command } => {
-                    match commands::start(&context, command) {
+                    match commands::start(&context, &kind, command) {
                         Started::Done(result) => {
                             respond(&Response::new(id, &kind, result), &mut events, &mut out);
                         }
@@ -177,7 +170,7 @@ pub async fn run(
                     let pending = read(frame);
                     match (&pending, &slow) {
                         (Pending::Command { id, command: Command::Abort, .. }, Some(in_flight)) => {
-                            agent.abort();
+                            abort(&agent);
                             in_flight.cancel.cancel();
                             let response = Response::new(id.clone(), "abort", Ok(None));
                             respond(&response, &mut events, &mut out);
@@ -207,6 +200,14 @@ pub async fn run(
             },
         }
     }
+}
+
+/// The engine's `Abort`, from a line that overtook the commands waiting.
+fn abort(agent: &Agent) {
+    use futures_util::FutureExt;
+    let aborting = agent.execute(EngineCommand::Abort, Control::new());
+    // `Abort` takes effect when it is called; nothing is left to wait for.
+    let _ = aborting.now_or_never();
 }
 
 /// The answer of the command in progress, when it has one.

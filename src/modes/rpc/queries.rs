@@ -3,23 +3,13 @@
 //! pi's where pi has the same command.
 
 use super::Context;
-use crate::config::AvailableModel;
-use crate::modes::SessionInfo;
+use super::answers::model_json;
 use crate::protocol::message::{Message, StopReason};
 use serde_json::{Value, json};
-use std::sync::PoisonError;
-
-pub(super) fn current_session(context: &Context) -> SessionInfo {
-    context
-        .session
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone()
-}
 
 pub(super) fn state(context: &Context) -> Value {
     let state = context.agent.snapshot();
-    let session = current_session(context);
+    let session = &state.session;
     json!({
         "model": state.model,
         "provider": state.provider,
@@ -55,8 +45,8 @@ pub(super) fn state(context: &Context) -> Value {
 /// session (also those a compaction took out of the context).
 pub(super) fn session_stats(context: &Context) -> Value {
     let messages = context.agent.messages();
-    let usage = context.agent.snapshot().usage;
-    let session = current_session(context);
+    let state = context.agent.snapshot();
+    let (usage, session) = (state.usage, state.session);
     let count = |role: fn(&Message) -> bool| messages.iter().filter(|m| role(m)).count();
     let tool_calls: usize = messages
         .iter()
@@ -95,36 +85,13 @@ pub(super) fn last_assistant_text(context: &Context) -> Value {
 }
 
 pub(super) fn available_models(context: &Context) -> Value {
-    let state = context.agent.snapshot();
     let models: Vec<Value> = context
-        .settings
-        .available_models((&state.provider, &state.model))
+        .agent
+        .available_models()
         .iter()
         .map(model_json)
         .collect();
     json!({ "models": models })
-}
-
-/// A model as pi describes one (`Model`): `api` is this agent's API name.
-pub(super) fn model_json(available: &AvailableModel) -> Value {
-    let model = &available.model;
-    json!({
-        "id": model.id,
-        "name": model.id,
-        "api": available.provider.api.as_str(),
-        "provider": available.provider.name,
-        "baseUrl": available.provider.base_url,
-        "reasoning": model.reasoning,
-        "input": if model.images { json!(["text", "image"]) } else { json!(["text"]) },
-        "cost": {
-            "input": model.cost.input,
-            "output": model.cost.output,
-            "cacheRead": model.cost.cache_read,
-            "cacheWrite": model.cost.cache_write,
-        },
-        "contextWindow": model.context_window,
-        "maxTokens": model.max_output_tokens,
-    })
 }
 
 /// `get_commands`: the custom commands (`source: "prompt"`) and skills (`skill:NAME`,
