@@ -34,8 +34,6 @@ pub enum TaskResult {
     SessionSwitched(SessionInfo, String),
     /// A manual compaction ended.
     Idle,
-    /// The diff of a call waiting for approval (its id) is ready.
-    ApprovalPreview(String, super::approval::Preview),
     /// A rewind, fork or branch switch ended, or the session tree was read.
     TimeTravel(super::rewind::TimeTravel),
     /// The `@` picker's matches for a query.
@@ -312,7 +310,6 @@ impl App {
                 }
                 self.dirty = true;
             }
-            TaskResult::ApprovalPreview(id, preview) => self.set_approval_preview(&id, preview),
             TaskResult::TimeTravel(result) => self.on_time_travel(result),
             TaskResult::Mentions(query, found) => self.on_mentions(query, found),
             TaskResult::Diff(result) => self.show_diff(result),
