@@ -605,6 +605,39 @@ async fn the_transcript_view_shows_everything_and_the_run_goes_on() {
     assert_eq!(tui.exit_code().await, 0);
 }
 
+/// `!command` is the engine's `run_shell` (the same command RPC `bash` runs), and esc
+/// cancels that run.
+#[tokio::test]
+async fn a_shell_command_is_the_engines_run_shell_and_esc_cancels_it() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start_with(&server, &[], &[("RUST_LOG", "debug")]);
+    ready(&tui).await;
+    tui.type_text("!echo via-engine; sleep 30");
+    tui.enter();
+    tui.wait_for("the live cell", |s| {
+        s.contains("esc to cancel") && s.contains("via-engine")
+    })
+    .await;
+    tui.send(b"\x1b");
+    tui.wait_for_text("● ! echo via-engine; sleep 30").await;
+    let home = env.home.path();
+    assert_eq!(
+        support::commands::logged_commands(home),
+        vec![json!({"type": "run_shell", "command": "echo via-engine; sleep 30"})],
+        "{}",
+        support::commands::log(home)
+    );
+    assert_eq!(
+        support::commands::logged_results(home),
+        vec!["run_shell ok".to_string()]
+    );
+    let transcript = tui.transcript();
+    assert!(transcript.contains("via-engine"), "{transcript}");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
 #[tokio::test]
 async fn a_running_shell_command_has_a_live_cell_and_esc_cancels_it() {
     let env = env();
