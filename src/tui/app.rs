@@ -381,14 +381,25 @@ impl App {
 
     /// shift+tab: the next permission mode, ask → auto → plan → read-only → ask.
     pub fn cycle_permission_mode(&mut self) {
-        use crate::tools::permission::PermissionMode;
-        let next = match self.agent.snapshot().permission_mode {
-            PermissionMode::Ask => PermissionMode::Auto,
-            PermissionMode::Auto => PermissionMode::Plan,
-            PermissionMode::Plan => PermissionMode::ReadOnly,
-            PermissionMode::ReadOnly => PermissionMode::Ask,
-        };
-        self.agent.set_permission_mode(next);
+        use crate::agent::commands::Control;
+        use crate::protocol::command::{Command, PermissionMode};
+        use futures_util::FutureExt;
+        let next = self.agent.snapshot().permission_mode.next();
+        let agent = self.agent.clone();
+        let mut set = Box::pin(async move {
+            agent
+                .execute(Command::SetPermissionMode { mode: next }, Control::new())
+                .await
+        });
+        // The engine changes the mode without waiting: done before the next key is read,
+        // so two quick presses move two steps. (Were it ever to wait, it finishes on its own.)
+        match (&mut set).now_or_never() {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return self.warning(&e.to_string()),
+            None => {
+                tokio::spawn(set);
+            }
+        }
         self.set_hint(match next {
             PermissionMode::Ask => "ask mode: changes and commands wait for your approval",
             PermissionMode::Auto => "auto mode: every tool runs without asking",
