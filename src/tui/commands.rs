@@ -11,7 +11,7 @@ use crate::extensions::{Extensions, Invocation};
 use crate::llm::request::ThinkingLevel;
 use crate::modes::{SessionInfo, record_model, start_new_session};
 use crate::protocol::command::{Command as EngineCommand, ModelRef};
-use crate::protocol::outcome::Outcome;
+use crate::protocol::outcome::{CommandError, Outcome};
 use crate::session::{self, Choice};
 use ratatui::text::{Line, Span};
 
@@ -475,7 +475,12 @@ impl App {
         let focus = (!focus.is_empty()).then(|| focus.to_string());
         tokio::spawn(async move {
             // A compaction reports itself (auto_compaction_end); only a refusal is left.
-            if let Err(crate::agent::AgentError::Busy) = agent.compact(focus).await {
+            let compact = EngineCommand::Compact {
+                instructions: focus,
+            };
+            if let Err(CommandError::Busy | CommandError::RunActive) =
+                agent.execute(compact, Control::new()).await
+            {
                 let _ = tasks.send(TaskResult::Warning(
                     "The agent is working: wait for it, or press esc first".to_string(),
                 ));

@@ -207,7 +207,7 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 
-    let mut tui = env.start(&server, &["-c"]);
+    let mut tui = env.start_with(&server, &["-c"], &[("RUST_LOG", "debug")]);
     let screen = tui.wait_for_text("Resumed").await;
     assert!(
         screen.contains("Resumed “remember the parser bug” · 2 messages · last one just now"),
@@ -222,6 +222,20 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
     assert!(!screen.contains("failed"), "{screen}");
     assert!(!screen.contains("Nothing was compacted"), "{screen}");
     assert_eq!(tui.transcript().matches("Nothing to compact").count(), 1);
+    // `/compact` is the engine's compact command.
+    let home = env.home.path();
+    tui.wait_for("the compaction to be logged", |_| {
+        support::commands::logged_results(home)
+            .iter()
+            .any(|r| r.starts_with("compact "))
+    })
+    .await;
+    assert_eq!(
+        support::commands::logged_commands(home),
+        vec![serde_json::json!({"type": "compact"})],
+        "{}",
+        support::commands::log(home)
+    );
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
