@@ -34,8 +34,6 @@ pub enum TaskResult {
     SessionSwitched(SessionInfo, String),
     /// A manual compaction ended.
     Idle,
-    /// The diff of a call waiting for approval (its id) is ready.
-    ApprovalPreview(String, super::approval::Preview),
     /// A rewind, fork or branch switch ended, or the session tree was read.
     TimeTravel(super::rewind::TimeTravel),
     /// The `@` picker's matches for a query.
@@ -312,7 +310,6 @@ impl App {
                 }
                 self.dirty = true;
             }
-            TaskResult::ApprovalPreview(id, preview) => self.set_approval_preview(&id, preview),
             TaskResult::TimeTravel(result) => self.on_time_travel(result),
             TaskResult::Mentions(query, found) => self.on_mentions(query, found),
             TaskResult::Diff(result) => self.show_diff(result),
@@ -384,14 +381,25 @@ impl App {
 
     /// shift+tab: the next permission mode, ask → auto → plan → read-only → ask.
     pub fn cycle_permission_mode(&mut self) {
-        use crate::tools::permission::PermissionMode;
-        let next = match self.agent.snapshot().permission_mode {
-            PermissionMode::Ask => PermissionMode::Auto,
-            PermissionMode::Auto => PermissionMode::Plan,
-            PermissionMode::Plan => PermissionMode::ReadOnly,
-            PermissionMode::ReadOnly => PermissionMode::Ask,
-        };
-        self.agent.set_permission_mode(next);
+        use crate::agent::commands::Control;
+        use crate::protocol::command::{Command, PermissionMode};
+        use futures_util::FutureExt;
+        let next = self.agent.snapshot().permission_mode.next();
+        let agent = self.agent.clone();
+        let mut set = Box::pin(async move {
+            agent
+                .execute(Command::SetPermissionMode { mode: next }, Control::new())
+                .await
+        });
+        // The engine changes the mode without waiting: done before the next key is read,
+        // so two quick presses move two steps. (Were it ever to wait, it finishes on its own.)
+        match (&mut set).now_or_never() {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return self.warning(&e.to_string()),
+            None => {
+                tokio::spawn(set);
+            }
+        }
         self.set_hint(match next {
             PermissionMode::Ask => "ask mode: changes and commands wait for your approval",
             PermissionMode::Auto => "auto mode: every tool runs without asking",

@@ -1,21 +1,22 @@
 //! The approval dialog: a tool call shown whole before the user answers — why it needs
 //! approval, the working directory, the full command (every line, wrapped) or the file and
-//! the diff a `write` or `edit` would make — scrollable when it does not fit, and its keys
-//! (y / a / n / m, ↑↓ PgUp PgDn Home End to scroll).
+//! the diff a `write` or `edit` would make, as the engine's request says
+//! (`tool_approval_request.preview`) — scrollable when it does not fit, and its keys
+//! (y / a / n / m / u, ↑↓ PgUp PgDn Home End to scroll).
 
-use super::app::{App, TaskResult};
+use super::app::App;
 use super::cells;
 use super::composer::Action;
 use super::screen::clamp_u16;
 use super::theme::Theme;
 use super::wrap::{visible, wrap_text};
 use crate::agent::Approval as Decision;
-use crate::tools::Subject;
+use crate::protocol::event::ApprovalPreview as Preview;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 use std::cell::Cell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Keys this soon after the dialog appears were typed for something else.
@@ -38,17 +39,6 @@ fn dialog_grace() -> Duration {
 /// Body rows shown at least, however small the terminal.
 const MIN_BODY_ROWS: usize = 3;
 
-/// What a call that changes a file would change, computed off the UI thread.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Preview {
-    /// The tool changes no one file.
-    None,
-    Pending,
-    Diff(String),
-    /// Why there is no diff (the edit would fail, the file is binary...).
-    Unavailable(String),
-}
-
 pub struct Approval {
     pub tool_call_id: String,
     /// The sub-agent that asked (its request relayed), `None` for the agent's own call.
@@ -56,6 +46,9 @@ pub struct Approval {
     pub tool_name: String,
     pub args: Value,
     pub reason: String,
+    /// The directory the call runs in.
+    pub cwd: PathBuf,
+    /// What the call would do, worked out by the engine.
     pub preview: Preview,
     /// Typing a message to go with a denial.
     pub message: Option<String>,
@@ -69,26 +62,35 @@ pub struct Approval {
     max_scroll: Cell<usize>,
 }
 
+/// What a `tool_approval_request` asks.
+pub struct Request {
+    pub tool_call_id: String,
+    pub agent_id: Option<String>,
+    pub tool_name: String,
+    pub args: Value,
+    pub reason: String,
+    pub cwd: PathBuf,
+    pub preview: Preview,
+}
+
 impl Approval {
-    pub fn new(
-        tool_call_id: String,
-        agent_id: Option<String>,
-        tool_name: String,
-        args: Value,
-        reason: String,
-    ) -> Self {
-        let preview = match crate::tools::builtin_tool(&tool_name) {
-            Some(tool) if !tool.read_only() && matches!(tool.subject(), Subject::Path(_)) => {
-                Preview::Pending
-            }
-            _ => Preview::None,
-        };
+    pub fn new(request: Request) -> Self {
+        let Request {
+            tool_call_id,
+            agent_id,
+            tool_name,
+            args,
+            reason,
+            cwd,
+            preview,
+        } = request;
         Approval {
             tool_call_id,
             agent_id,
             tool_name,
             args,
             reason,
+            cwd,
             preview,
             message: None,
             opened: Instant::now(),
@@ -104,7 +106,6 @@ impl Approval {
         &self,
         width: u16,
         max_rows: u16,
-        cwd: &Path,
         theme: &Theme,
         waiting: usize,
     ) -> Vec<Line<'static>> {
@@ -120,8 +121,8 @@ impl Approval {
         }
         let mut head = vec![Line::from(title)];
         head.extend(labelled("why", &self.reason, width, theme));
-        head.extend(labelled("cwd", &shorten_home(cwd), width, theme));
-        let body = self.body(width, cwd, theme);
+        head.extend(labelled("cwd", &shorten_home(&self.cwd), width, theme));
+        let body = self.body(width, theme);
         let keys = self.key_rows(theme);
         let fixed = head.len() + keys.len() + 1;
         let room = usize::from(max_rows)
@@ -152,16 +153,14 @@ impl Approval {
         rows
     }
 
-    /// Everything the call would do: the command, or the file and its diff, or each
-    /// argument.
-    fn body(&self, width: u16, cwd: &Path, theme: &Theme) -> Vec<Line<'static>> {
-        let subject = crate::tools::builtin_tool(&self.tool_name).map(|t| t.subject());
+    /// Everything the call would do: the command, or the file and its diff, and the
+    /// arguments those do not show.
+    fn body(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let mut rows = Vec::new();
-        let mut shown_key = None;
-        match subject {
-            Some(Subject::Command(key)) => {
-                shown_key = Some(key);
-                let command = self.args.get(key).and_then(Value::as_str).unwrap_or("");
+        let mut shown_command = None;
+        match &self.preview {
+            Preview::Command { command, .. } => {
+                shown_command = Some(command.as_str());
                 let command = command.trim_end_matches(['\n', '\r']);
                 rows.extend(wrap_text(
                     &visible(command),
@@ -171,21 +170,17 @@ impl Approval {
                     &[Span::raw("    ")],
                 ));
             }
-            Some(Subject::Path(key)) => {
-                shown_key = Some(key);
-                let path = self.args.get(key).and_then(Value::as_str).unwrap_or("");
-                let resolved = crate::tools::path::resolve(cwd, path);
-                let shown = crate::tools::path::display(cwd, &resolved);
-                rows.extend(labelled("file", &shown, width, theme));
+            Preview::Diff { path, .. } | Preview::Unavailable { path, .. } => {
+                rows.extend(labelled("file", path, width, theme));
             }
-            _ => {}
+            Preview::None => {}
         }
         // Arguments the lines above did not show (a file's new content is in the diff).
-        if self.preview == Preview::None
+        if matches!(self.preview, Preview::None | Preview::Command { .. })
             && let Some(object) = self.args.as_object()
         {
             for (key, value) in object {
-                if Some(key.as_str()) == shown_key {
+                if shown_command.is_some() && value.as_str() == shown_command {
                     continue;
                 }
                 let text = match value {
@@ -196,32 +191,34 @@ impl Approval {
             }
         }
         match &self.preview {
-            Preview::None => {}
-            Preview::Pending => rows.push(Line::from(Span::styled(
-                "  computing the diff…",
-                theme.dim(),
-            ))),
-            Preview::Diff(diff) => {
-                if diff.starts_with("--- /dev/null") {
+            Preview::Diff { diff, new_file, .. } => {
+                if *new_file {
                     rows.push(Line::from(Span::styled("  a new file:", theme.dim())));
                 }
                 rows.extend(cells::diff_rows(diff, width, None, theme));
             }
-            Preview::Unavailable(why) => rows.extend(wrap_text(
+            Preview::Unavailable { why, .. } => rows.extend(wrap_text(
                 why,
                 theme.warning(),
                 width,
                 &[Span::raw("  ")],
                 &[Span::raw("  ")],
             )),
+            Preview::Command { .. } | Preview::None => {}
         }
         rows
     }
 
-    /// Whether the call runs a command (which the sandbox applies to).
+    /// Whether `u` (allow once, outside the command sandbox) is offered: the engine says so
+    /// for a command.
     fn is_command(&self) -> bool {
-        crate::tools::builtin_tool(&self.tool_name)
-            .is_some_and(|t| matches!(t.subject(), Subject::Command(_)))
+        matches!(
+            self.preview,
+            Preview::Command {
+                unsandboxed_allowed: true,
+                ..
+            }
+        )
     }
 
     fn key_rows(&self, theme: &Theme) -> Vec<Line<'static>> {
@@ -286,26 +283,8 @@ fn shorten_home(path: &Path) -> String {
 
 impl App {
     /// A tool call waits for approval: show it (after those already waiting: sub-agents ask
-    /// at the same time), and work out its diff in the background.
+    /// at the same time).
     pub fn open_approval(&mut self, approval: Approval) {
-        if approval.preview == Preview::Pending
-            && let Some(tool) = crate::tools::builtin_tool(&approval.tool_name)
-        {
-            let (id, args, cwd) = (
-                approval.tool_call_id.clone(),
-                approval.args.clone(),
-                self.settings.cwd.clone(),
-            );
-            let tasks = self.tasks.clone();
-            tokio::task::spawn_blocking(move || {
-                let preview = match tool.preview(&args, &cwd) {
-                    Some(Ok(diff)) => Preview::Diff(diff),
-                    Some(Err(why)) => Preview::Unavailable(why),
-                    None => Preview::None,
-                };
-                let _ = tasks.send(TaskResult::ApprovalPreview(id, preview));
-            });
-        }
         if self.approval.is_some() {
             self.approvals_waiting.push_back(approval);
             return;
@@ -313,17 +292,6 @@ impl App {
         self.approval = Some(approval);
         // The question must be seen: the transcript view gives way.
         self.view = None;
-    }
-
-    pub fn set_approval_preview(&mut self, tool_call_id: &str, preview: Preview) {
-        let shown = self.approval.iter_mut();
-        for approval in shown.chain(self.approvals_waiting.iter_mut()) {
-            if approval.tool_call_id == tool_call_id && approval.preview == Preview::Pending {
-                approval.preview = preview;
-                self.dirty = true;
-                return;
-            }
-        }
     }
 
     /// The dialog was answered: the next request waiting, if any, takes its place; else the
@@ -347,7 +315,7 @@ impl App {
     pub fn approval_rows(&self, width: u16, max_rows: u16) -> Option<(u16, Vec<Line<'static>>)> {
         let approval = self.approval.as_ref()?;
         let waiting = self.approvals_waiting.len();
-        let rows = approval.rows(width, max_rows, &self.settings.cwd, &self.theme, waiting);
+        let rows = approval.rows(width, max_rows, &self.theme, waiting);
         Some((clamp_u16(rows.len()), rows))
     }
 

@@ -6,16 +6,16 @@
 use super::app::{App, TaskResult};
 use super::cells;
 use super::picker::Picker;
+use crate::agent::commands::Control;
 use crate::agent::commands::session::record_model;
 use crate::extensions::{Extensions, Invocation};
-use crate::llm::client::Provider;
 use crate::llm::request::ThinkingLevel;
 use crate::modes::start_new_session;
+use crate::protocol::command::{Command as EngineCommand, ModelRef};
+use crate::protocol::outcome::{CommandError, Outcome};
 use crate::session::{self, Choice};
 use crate::startup::SessionInfo;
-use clap::ValueEnum;
 use ratatui::text::{Line, Span};
-use std::sync::Arc;
 
 pub struct Command {
     pub name: &'static str,
@@ -418,26 +418,21 @@ impl App {
             ));
             return;
         }
-        let resolved = match arg.split_once('/') {
-            Some((provider, model)) if self.settings.resolve_model(provider, model).is_ok() => {
-                self.settings.resolve_model(provider, model)
-            }
-            _ => self.settings.resolve_model(&state.provider, arg),
-        };
-        let (provider_settings, model) = match resolved {
-            Ok(resolved) => resolved,
-            Err(e) => return self.warning(&e),
-        };
-        let provider = match Provider::new(provider_settings, self.settings.timeouts) {
-            Ok(provider) => provider,
-            Err(e) => return self.warning(&e.to_string()),
-        };
-        let label = format!("{}/{}", provider.settings().name, model.id);
+        let model = ModelRef::Text(arg.to_string());
         let agent = self.agent.clone();
         let tasks = self.tasks.clone();
         tokio::spawn(async move {
-            agent.set_model(Arc::new(provider), model).await;
-            let _ = tasks.send(TaskResult::Notice(format!("Model: {label}")));
+            let said = match agent
+                .execute(EngineCommand::SetModel { model }, Control::new())
+                .await
+            {
+                Ok(Outcome::Model { model, .. }) => {
+                    TaskResult::Notice(format!("Model: {}/{}", model.provider, model.id))
+                }
+                Ok(_) => TaskResult::Notice("Model unchanged".to_string()),
+                Err(e) => TaskResult::Warning(e.to_string()),
+            };
+            let _ = tasks.send(said);
             let _ = tasks.send(TaskResult::Settings);
         });
     }
@@ -450,7 +445,7 @@ impl App {
                 current.as_str()
             ));
         }
-        let Ok(level) = ThinkingLevel::from_str(arg, true) else {
+        let Some(level) = ThinkingLevel::parse(arg) else {
             return self.warning(&format!(
                 "Unknown thinking level `{arg}` (off, minimal, low, medium, high)"
             ));
@@ -458,8 +453,18 @@ impl App {
         let agent = self.agent.clone();
         let tasks = self.tasks.clone();
         tokio::spawn(async move {
-            agent.set_thinking(level).await;
-            let _ = tasks.send(TaskResult::Notice(format!("Thinking: {}", level.as_str())));
+            let said = match agent
+                .execute(EngineCommand::SetThinking { level }, Control::new())
+                .await
+            {
+                Ok(Outcome::Thinking { level }) => {
+                    TaskResult::Notice(format!("Thinking: {}", level.as_str()))
+                }
+                Ok(_) => TaskResult::Notice(format!("Thinking: {}", level.as_str())),
+                Err(e) => TaskResult::Warning(e.to_string()),
+            };
+            let _ = tasks.send(said);
+            let _ = tasks.send(TaskResult::Settings);
         });
     }
 
@@ -472,7 +477,12 @@ impl App {
         let focus = (!focus.is_empty()).then(|| focus.to_string());
         tokio::spawn(async move {
             // A compaction reports itself (auto_compaction_end); only a refusal is left.
-            if let Err(crate::agent::AgentError::Busy) = agent.compact(focus).await {
+            let compact = EngineCommand::Compact {
+                instructions: focus,
+            };
+            if let Err(CommandError::Busy | CommandError::RunActive) =
+                agent.execute(compact, Control::new()).await
+            {
                 let _ = tasks.send(TaskResult::Warning(
                     "The agent is working: wait for it, or press esc first".to_string(),
                 ));

@@ -167,15 +167,18 @@ impl App {
                 args,
                 reason,
                 agent_id,
-                ..
+                cwd,
+                preview,
             } => {
-                self.open_approval(super::approval::Approval::new(
+                self.open_approval(super::approval::Approval::new(super::approval::Request {
                     tool_call_id,
                     agent_id,
                     tool_name,
                     args,
                     reason,
-                ));
+                    cwd,
+                    preview,
+                }));
                 self.set_phase(Phase::Approval);
             }
             AgentEvent::QueueUpdate {

@@ -1,13 +1,16 @@
-//! `!command`: the user's own shell command, run with the bash tool in the working
-//! directory between two checkpoints (its output is not sent to the model). While it runs it has a live cell — a
-//! spinner, its time, "esc to cancel" and its last lines; when it ends its cell goes into the
-//! transcript, and its whole output into the transcript view.
+//! `!command`: the user's own shell command, carried out by the engine (`RunShell`: the
+//! bash tool in the working directory, between two checkpoints, its output not sent to the
+//! model). While it runs it has a live cell — a spinner, its time, "esc to cancel" and its
+//! last lines; when it ends its cell goes into the transcript, and its whole output into the
+//! transcript view.
 
 use super::app::{App, TaskResult};
 use super::cells;
 use super::transcript::{Entry, Tool as LoggedTool};
-use crate::protocol::message::join_text;
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::agent::commands::Control;
+use crate::protocol::command::Command;
+use crate::protocol::message::{Content, join_text};
+use crate::protocol::outcome::Outcome;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,7 +28,15 @@ pub struct ShellRun {
 pub enum ShellEvent {
     /// Its output so far (all of it).
     Output(u64, String),
-    Done(u64, Value, ToolOutput),
+    Done(u64, Value, Finished),
+}
+
+/// How a `!command` ended: its output, details and whether it failed, or why it could not
+/// run.
+pub struct Finished {
+    pub output: String,
+    pub details: Option<Value>,
+    pub is_error: bool,
 }
 
 impl App {
@@ -43,35 +54,37 @@ impl App {
             output: Vec::new(),
         });
         self.dirty = true;
-        let settings = self.settings.clone();
         let tasks = self.tasks.clone();
-        let cancel = self.shell_cancel.clone();
-        let spill = self.agent.spill_dir();
+        let updates = tasks.clone();
+        let control = Control {
+            cancel: self.shell_cancel.clone(),
+            progress: Some(Arc::new(move |partial| {
+                let text = join_text(&partial.content);
+                let _ = updates.send(TaskResult::Shell(ShellEvent::Output(id, text)));
+            })),
+        };
         let agent = self.agent.clone();
         tokio::spawn(async move {
-            let updates = tasks.clone();
-            let ctx = ToolContext {
-                tool_call_id: String::new(),
-                cwd: settings.cwd.clone(),
-                cancel,
-                on_update: Arc::new(move |partial| {
-                    let text = join_text(&partial.content);
-                    let _ = updates.send(TaskResult::Shell(ShellEvent::Output(id, text)));
-                }),
-                settings: Arc::new(settings.tool_settings.clone()),
-                hidden: None,
-                files: Default::default(),
-                spill,
-                shells: Default::default(),
+            let args = json!({ "command": command });
+            let run = agent.execute(Command::RunShell { command }, control).await;
+            let finished = match run {
+                Ok(Outcome::Shell(shell)) => Finished {
+                    output: shell.output,
+                    details: shell.details,
+                    is_error: shell.is_error,
+                },
+                Ok(other) => Finished {
+                    output: format!("unexpected answer to a shell command: {other:?}"),
+                    details: None,
+                    is_error: true,
+                },
+                Err(error) => Finished {
+                    output: error.to_string(),
+                    details: None,
+                    is_error: true,
+                },
             };
-            let args = json!({"command": command});
-            // Checkpointed like a mutating tool call, so a rewind covers it too.
-            let run = crate::tools::bash::BashTool.execute(args.clone(), ctx);
-            let output = agent
-                .checkpointed(run)
-                .await
-                .unwrap_or_else(|e| ToolOutput::error(e.to_string()));
-            let _ = tasks.send(TaskResult::Shell(ShellEvent::Done(id, args, output)));
+            let _ = tasks.send(TaskResult::Shell(ShellEvent::Done(id, args, finished)));
         });
     }
 
@@ -86,14 +99,17 @@ impl App {
                         .collect();
                 }
             }
-            ShellEvent::Done(id, args, output) => {
+            ShellEvent::Done(id, args, finished) => {
                 self.shells.retain(|r| r.id != id);
+                let content = [Content::Text {
+                    text: finished.output.clone(),
+                }];
                 let rows = cells::tool(
                     "!",
                     &args,
-                    &output.content,
-                    output.details.as_ref(),
-                    output.is_error,
+                    &content,
+                    finished.details.as_ref(),
+                    finished.is_error,
                     self.width,
                     &self.theme,
                 );
@@ -101,9 +117,9 @@ impl App {
                 self.log.push(Entry::Tool(LoggedTool::Own {
                     name: "!".to_string(),
                     args,
-                    output: join_text(&output.content),
-                    details: output.details,
-                    is_error: output.is_error,
+                    output: finished.output,
+                    details: finished.details,
+                    is_error: finished.is_error,
                 }));
             }
         }

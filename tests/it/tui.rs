@@ -427,6 +427,46 @@ async fn the_session_picker_resumes_an_earlier_conversation() {
     assert_eq!(tui.exit_code().await, 0);
 }
 
+/// The dialog shows the diff the engine worked out (`tool_approval_request.preview`), keys
+/// masked as in tool output: a write over a file holding the API key does not put the key
+/// on the screen.
+#[tokio::test]
+async fn the_approval_diff_is_the_engines_with_keys_masked() {
+    let env = env();
+    let key = "sk-approval-preview-secret-3141";
+    std::fs::write(env.cwd.path().join("creds.env"), format!("KEY={key}\n")).unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "write",
+            json!({"path": "creds.env", "content": "KEY=rotated\n"}),
+        )),
+        Reply::sse(chat::text("Rotated.")),
+    ])
+    .await;
+    let mut tui = env.start_with(
+        &server,
+        &["--api-key", key],
+        &[("AGENT_APPROVAL_GRACE_MS", "0")],
+    );
+    ready(&tui).await;
+    tui.type_text("rotate the key");
+    tui.enter();
+    let screen = tui
+        .wait_for("the write's diff", |s| {
+            s.contains("Allow write?") && s.contains("+KEY=rotated")
+        })
+        .await;
+    assert!(screen.contains("file  creds.env"), "{screen}");
+    assert!(screen.contains("-KEY=[REDACTED]"), "{screen}");
+    assert!(!screen.contains(key), "{screen}");
+    tui.send(b"y");
+    tui.wait_for_text("Rotated.").await;
+    tui.wait_until_idle().await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
 #[tokio::test]
 async fn write_and_edit_approvals_show_the_diff_first() {
     let env = env();
@@ -561,6 +601,39 @@ async fn the_transcript_view_shows_everything_and_the_run_goes_on() {
     let transcript = tui.transcript();
     assert_eq!(transcript.matches("word0 word1").count(), 1, "{transcript}");
     assert!(screen.contains("● ! seq 1 300"), "{screen}");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+/// `!command` is the engine's `run_shell` (the same command RPC `bash` runs), and esc
+/// cancels that run.
+#[tokio::test]
+async fn a_shell_command_is_the_engines_run_shell_and_esc_cancels_it() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start_with(&server, &[], &[("RUST_LOG", "debug")]);
+    ready(&tui).await;
+    tui.type_text("!echo via-engine; sleep 30");
+    tui.enter();
+    tui.wait_for("the live cell", |s| {
+        s.contains("esc to cancel") && s.contains("via-engine")
+    })
+    .await;
+    tui.send(b"\x1b");
+    tui.wait_for_text("● ! echo via-engine; sleep 30").await;
+    let home = env.home.path();
+    assert_eq!(
+        support::commands::logged_commands(home),
+        vec![json!({"type": "run_shell", "command": "echo via-engine; sleep 30"})],
+        "{}",
+        support::commands::log(home)
+    );
+    assert_eq!(
+        support::commands::logged_results(home),
+        vec!["run_shell ok".to_string()]
+    );
+    let transcript = tui.transcript();
+    assert!(transcript.contains("via-engine"), "{transcript}");
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }

@@ -158,6 +158,42 @@ async fn shift_tab_cycles_the_permission_mode_shown_in_the_status_line() {
     assert_eq!(tui.exit_code().await, 0);
 }
 
+/// `/thinking`, shift+tab and `/model` are the engine's set_thinking,
+/// set_permission_mode and set_model (one parser for levels: `HIGH` is `high`).
+#[tokio::test]
+async fn settings_keys_are_the_engines_commands() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut tui = env.start_with(&server, &[], &[("RUST_LOG", "debug")]);
+    ready(&tui).await;
+    tui.wait_for_text("ask mode").await;
+    tui.type_text("/thinking HIGH");
+    tui.enter();
+    tui.wait_for_text("Thinking: high").await;
+    tui.send(b"\x1b[Z");
+    tui.wait_for_text("auto mode").await;
+    tui.type_text("/model other-model");
+    tui.enter();
+    tui.wait_for_text("Model: ").await;
+    let home = env.home.path();
+    tui.wait_for("the model switch to be logged", |_| {
+        support::commands::logged_results(home).len() == 3
+    })
+    .await;
+    assert_eq!(
+        support::commands::logged_commands(home),
+        vec![
+            serde_json::json!({"type": "set_thinking", "level": "high"}),
+            serde_json::json!({"type": "set_permission_mode", "mode": "auto"}),
+            serde_json::json!({"type": "set_model", "model": "other-model"}),
+        ],
+        "{}",
+        support::commands::log(home)
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
 #[tokio::test]
 async fn resuming_says_which_session_and_compacting_says_one_thing() {
     let env = env();
@@ -171,7 +207,7 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 
-    let mut tui = env.start(&server, &["-c"]);
+    let mut tui = env.start_with(&server, &["-c"], &[("RUST_LOG", "debug")]);
     let screen = tui.wait_for_text("Resumed").await;
     assert!(
         screen.contains("Resumed “remember the parser bug” · 2 messages · last one just now"),
@@ -186,6 +222,20 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
     assert!(!screen.contains("failed"), "{screen}");
     assert!(!screen.contains("Nothing was compacted"), "{screen}");
     assert_eq!(tui.transcript().matches("Nothing to compact").count(), 1);
+    // `/compact` is the engine's compact command.
+    let home = env.home.path();
+    tui.wait_for("the compaction to be logged", |_| {
+        support::commands::logged_results(home)
+            .iter()
+            .any(|r| r.starts_with("compact "))
+    })
+    .await;
+    assert_eq!(
+        support::commands::logged_commands(home),
+        vec![serde_json::json!({"type": "compact"})],
+        "{}",
+        support::commands::log(home)
+    );
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }

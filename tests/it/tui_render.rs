@@ -240,6 +240,14 @@ async fn the_streaming_message_shows_its_open_part() {
     assert!(!screen.contains("First paragraph"), "{screen}");
 }
 
+/// What the engine sends with a `bash` call's approval request.
+fn command_preview(command: &str) -> agent::protocol::event::ApprovalPreview {
+    agent::protocol::event::ApprovalPreview::Command {
+        command: command.to_string(),
+        unsandboxed_allowed: true,
+    }
+}
+
 #[tokio::test]
 async fn the_approval_dialog_replaces_the_composer() {
     let (mut app, _dir) = app();
@@ -251,7 +259,7 @@ async fn the_approval_dialog_replaces_the_composer() {
         reason: "`bash` can change files or run programs".into(),
         agent_id: None,
         cwd: _dir.path().to_path_buf(),
-        preview: agent::protocol::event::ApprovalPreview::None,
+        preview: command_preview("git push --force"),
     });
     insta::assert_snapshot!(render(&app));
 }
@@ -261,14 +269,15 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
     let (mut app, _dir) = app();
     app.on_agent_event(AgentEvent::AgentStart);
     let hidden_tail = "cd build && make -j8 CFLAGS='-O2 -g -Wall -Wextra -Werror' install-everything && rm -rf ~/important-data";
+    let command = format!("{hidden_tail}\necho second line\n\u{1b}[8mecho hidden");
     app.on_agent_event(AgentEvent::ToolApprovalRequest {
         tool_call_id: "c1".into(),
         tool_name: "bash".into(),
-        args: json!({"command": format!("{hidden_tail}\necho second line\n\u{1b}[8mecho hidden")}),
+        args: json!({ "command": command }),
         reason: "it matches the ask rule `bash(rm *)`".into(),
         agent_id: None,
         cwd: _dir.path().to_path_buf(),
-        preview: agent::protocol::event::ApprovalPreview::None,
+        preview: command_preview(&command),
     });
     let screen = render(&app);
     assert!(screen.contains("rm -rf ~/important-data"), "{screen}");
@@ -287,7 +296,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         reason: "`bash` can change files or run programs".into(),
         agent_id: None,
         cwd: _dir.path().to_path_buf(),
-        preview: agent::protocol::event::ApprovalPreview::None,
+        preview: command_preview(&long),
     });
     app.approval.as_mut().unwrap().opened -= std::time::Duration::from_secs(1);
     let screen = render_at(&app, 20);
