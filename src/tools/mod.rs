@@ -83,19 +83,34 @@ impl ToolOutput {
     /// its details: what a command printed (`echo $KEY`, a file it read) never reaches the
     /// model, an event or the session.
     pub fn redact_secrets(&mut self) {
-        for block in &mut self.content {
-            if let Content::Text { text } = block {
-                *text = crate::secrets::redact_string(std::mem::take(text));
-            }
+        redact_parts(&mut self.content, &mut self.details);
+    }
+}
+
+/// Every configured API key masked in a result's text blocks and details.
+fn redact_parts(content: &mut [Content], details: &mut Option<Value>) {
+    for block in content {
+        if let Content::Text { text } = block {
+            *text = crate::secrets::redact_string(std::mem::take(text));
         }
-        if let Some(details) = &mut self.details {
-            crate::secrets::redact_json(details);
-        }
+    }
+    if let Some(details) = details {
+        crate::secrets::redact_json(details);
     }
 }
 
 /// Sends a partial result while a tool runs (e.g. bash output so far).
 pub type UpdateSink = Arc<dyn Fn(ToolResultPayload) + Send + Sync>;
+
+/// `sink`, given each partial result with every configured API key masked: what a command
+/// prints while it runs reaches no front end (the interface draws partial results as they
+/// come) unmasked, as its final result does not.
+pub fn masked_updates(sink: UpdateSink) -> UpdateSink {
+    Arc::new(move |mut partial: ToolResultPayload| {
+        redact_parts(&mut partial.content, &mut partial.details);
+        sink(partial)
+    })
+}
 
 /// Everything a running tool may use.
 #[derive(Clone)]

@@ -304,3 +304,50 @@ async fn acp_updates_never_carry_a_key() {
     assert!(text.contains("echoed: [REDACTED]"), "{text}");
     assert!(!text.contains(FLAG_KEY), "{text}");
 }
+
+/// A key a command prints while it still runs: the partial results every front end gets
+/// (the interface draws them as they come) carry it masked, as the final result does.
+#[tokio::test]
+async fn a_key_in_a_running_commands_output_is_masked_in_its_partial_results() {
+    use agent::protocol::event::AgentEvent;
+    use agent::protocol::message::join_text;
+    const LIVE_KEY: &str = "sk-test-live-output-secret-4242";
+    agent::secrets::register(LIVE_KEY);
+    let mut h = support::harness::Harness::start_with(vec![], |c| {
+        c.tools = agent::tools::Tools::from_names(&["bash"]).unwrap();
+    })
+    .await;
+    let go = h.dir.path().join("go");
+    let command = format!(
+        "printf 'key: {LIVE_KEY}\\n'; while [ ! -e {} ]; do sleep 0.02; done; echo end",
+        go.display()
+    );
+    h.server.push(Reply::sse(support::chat::tool_call(
+        "c1",
+        "bash",
+        json!({ "command": command }),
+    )));
+    h.server.push(Reply::sse(support::chat::text("done")));
+    h.prompt("go");
+    // The command waits until its output has been seen as a partial result.
+    let partial = loop {
+        if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = h.next_event().await {
+            let text = join_text(&partial_result.content);
+            if text.contains("key: ") {
+                break text;
+            }
+        }
+    };
+    std::fs::write(&go, "").unwrap();
+    let events = h.until_end().await;
+    assert!(partial.contains("key: [REDACTED]"), "{partial}");
+    assert!(!partial.contains(LIVE_KEY), "{partial}");
+    let result = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolExecutionEnd { result, .. } => Some(join_text(&result.content)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!result.contains(LIVE_KEY), "{result}");
+}

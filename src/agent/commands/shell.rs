@@ -49,7 +49,7 @@ impl Shared {
             tool_call_id,
             cwd,
             cancel,
-            on_update,
+            on_update: crate::tools::masked_updates(on_update),
             settings,
             hidden,
             files,
