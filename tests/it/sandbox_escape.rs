@@ -406,3 +406,30 @@ async fn the_agents_own_git_runs_nothing_a_command_planted() {
         "{diff}"
     );
 }
+
+/// The project files guarded are those the agent loads: up to the repository root as git
+/// finds it. A broken `.git` on the way (an empty directory, planted or left over) does not
+/// end the walk early, so a writable root above the working directory keeps the root's
+/// `.agent` read-only.
+#[tokio::test]
+async fn a_broken_git_below_the_root_does_not_hide_the_roots_agent_files() {
+    for user in User::both() {
+        let workspace = scratch(user);
+        let ws = workspace.path();
+        repository(ws);
+        std::fs::create_dir_all(ws.join(".agent/commands")).unwrap();
+        let app = ws.join("app");
+        std::fs::create_dir_all(app.join(".git")).unwrap();
+        give(ws, user);
+        let mut config = config(false);
+        config.writable_roots = vec![ws.to_path_buf()];
+        let command = "echo uid=$(id -u); echo x > ../.agent/commands/new.md; true";
+        let output = bash(user, &app, sandbox(&app, &config), command).await;
+        let text = text(&output);
+        support::sandbox::assert_ran_as(user, &text);
+        assert!(
+            !ws.join(".agent/commands/new.md").exists(),
+            "{user:?}: {text}"
+        );
+    }
+}

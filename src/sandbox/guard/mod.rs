@@ -219,17 +219,31 @@ fn unreadable(policy: &Policy, cwd: &Path, found: &walk::Found) -> Vec<PathBuf> 
     kept
 }
 
-/// The working directory and its ancestors up to the repository root (the nearest with a
-/// `.git`), as `extensions::sources` looks for project files.
+/// The working directory and its ancestors whose project files the agent may load: up to
+/// the repository root as git finds it (`crate::repository`, which `extensions::sources`
+/// and the context files use), and at least up to the nearest `.git` of any kind — a broken
+/// one (an empty directory a command planted) must not end the walk below the root.
 fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
+    let to_root = crate::repository::dirs_up_to_root(cwd);
+    let mut to_any_git = Vec::new();
     for dir in cwd.ancestors() {
-        dirs.push(dir.to_path_buf());
+        to_any_git.push(dir.to_path_buf());
         if dir.join(".git").symlink_metadata().is_ok() {
-            return dirs;
+            break;
         }
     }
-    vec![cwd.to_path_buf()]
+    if to_any_git
+        .last()
+        .is_none_or(|top| top.join(".git").symlink_metadata().is_err())
+    {
+        to_any_git = vec![cwd.to_path_buf()];
+    }
+    // Both lists run from `cwd` upwards: the longer one holds the other.
+    if to_root.len() >= to_any_git.len() {
+        to_root
+    } else {
+        to_any_git
+    }
 }
 
 /// Collects the guards.
