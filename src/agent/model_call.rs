@@ -93,14 +93,16 @@ impl Run {
             });
             tracing::warn!(attempt = retries, delay_ms = crate::time::millis(delay), error = %error, "retrying model call");
             self.shared.enter(RunState::Retrying);
+            // The wait can be ended (`abort_retry`) before anyone hears of it: a front end
+            // answering `auto_retry_start` at once must find it.
+            let wait = tokio_util::sync::CancellationToken::new();
+            lock(&self.shared.state).retry_wait = Some(wait.clone());
             self.shared.emit(AgentEvent::AutoRetryStart {
                 attempt: retries,
                 max_attempts: self.settings.retry.max_retries,
                 delay_ms: crate::time::millis(delay),
                 error_message: error.to_string(),
             });
-            let wait = tokio_util::sync::CancellationToken::new();
-            lock(&self.shared.state).retry_wait = Some(wait.clone());
             let ended = tokio::select! {
                 _ = self.cancel.cancelled() => Some(true),
                 _ = wait.cancelled() => Some(false),
