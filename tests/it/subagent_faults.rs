@@ -100,7 +100,19 @@ async fn a_child_whose_session_file_cannot_be_made_fails_and_the_parent_goes_on(
     assert_eq!(saved[1], "assistant:[task]");
     assert_eq!(saved[2], format!("toolResult:{text}"));
     assert_eq!(saved[3], "assistant:carried on");
-    let reopened = agent::session::open_file(&parent_path).await.unwrap();
+    // The engine's task may hold the session (and its lock) a moment after the handle is
+    // dropped: wait until the file is free.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let reopened = loop {
+        match agent::session::open_file(&parent_path).await {
+            Err(agent::session::SessionError::Locked(_))
+                if std::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            opened => break opened.unwrap(),
+        }
+    };
     assert_eq!(reopened.history.len(), 4);
     assert!(matches!(
         reopened.history.last().map(|(_, m)| m.as_ref()),
