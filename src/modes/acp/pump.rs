@@ -10,7 +10,8 @@ use super::turns::{Ticket, Turns};
 use crate::agent::Agent;
 use crate::protocol::command::PermissionMode;
 use crate::protocol::event::{
-    AgentEvent, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus, ToolResultPayload,
+    AgentEvent, ApprovalPreview, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus,
+    ToolResultPayload,
 };
 use crate::protocol::message::{Content, Message};
 use agent_client_protocol::v1::schema::{
@@ -128,8 +129,9 @@ impl Pump {
                 args,
                 reason,
                 agent_id,
+                preview,
                 ..
-            } => self.ask(tool_call_id, agent_id, tool_name, args, reason),
+            } => self.ask(tool_call_id, agent_id, tool_name, args, reason, preview),
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -314,6 +316,7 @@ impl Pump {
         tool_name: String,
         args: Value,
         reason: String,
+        preview: ApprovalPreview,
     ) {
         let Some(agent) = self.agent.upgrade() else {
             return;
@@ -331,6 +334,7 @@ impl Pump {
             args,
             reason,
             cwd: self.cwd.clone(),
+            preview,
         };
         tokio::spawn(permission::ask(
             self.link.clone(),
