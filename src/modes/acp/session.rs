@@ -12,18 +12,16 @@ use super::pump::Pump;
 use super::turns::{Ticket, Turns};
 use crate::agent::Agent;
 use crate::agent::commands::Control;
-use crate::agent::mentions::Attached;
 use crate::config::Settings;
-use crate::llm::client::Provider;
 use crate::mcp::McpManager;
 use crate::protocol::command::{Command, Delivery, ModelRef, ThinkingLevel, UserInput};
-use crate::protocol::message::{Content, now_millis};
+use crate::protocol::message::now_millis;
 use crate::protocol::outcome::{CommandError, Outcome};
 use crate::startup::Prepared;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, NoticeSeverity, PromptRequest, PromptResponse, SessionConfigOption, StopReason,
+    NoticeSeverity, PromptRequest, PromptResponse, SessionConfigOption, StopReason,
 };
 use futures_util::FutureExt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -43,9 +41,6 @@ pub struct Session {
     /// What the user is told once the editor has the session (`Server::announce_opening`).
     opening_notices: Mutex<Vec<String>>,
 }
-
-/// A custom command's model: the provider to call and the model.
-type CommandModel = (Arc<Provider>, crate::llm::model::ModelInfo);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -118,32 +113,13 @@ impl Session {
             });
             return;
         }
-        let mut blocks = request.prompt;
-        let prepared = self.expand_command(&mut blocks).and_then(|model| {
-            let timestamp = self.next_timestamp();
-            let message = prompt::expanded_user_message(&blocks, timestamp, |text| {
-                self.attach_mentions(text)
-            })?;
-            Ok((message, model))
-        });
-        let (message, model) = match prepared {
-            Ok(prepared) => prepared,
-            Err(why) => {
-                // Nothing reached the model: say why, and end the turn.
-                self.link.say(why);
-                if let Err(error) = responder.respond(PromptResponse::new(StopReason::EndTurn)) {
-                    tracing::debug!(%error, "a refused prompt's answer could not be sent");
-                }
-                return;
-            }
-        };
         // The client may cancel the request itself (`$/cancel_request`): that stops the run
         // as `session/cancel` does.
         let cancellation = responder.cancellation();
-        let session = Arc::downgrade(self);
+        let weak = Arc::downgrade(self);
         let watcher = tokio::spawn(async move {
             cancellation.cancelled().await;
-            if let Some(session) = session.upgrade() {
+            if let Some(session) = weak.upgrade() {
                 session.cancel();
             }
         });
@@ -151,61 +127,46 @@ impl Session {
             responder,
             watcher: Some(watcher),
         };
+        let timestamp = self.next_timestamp();
+        let command = Command::Prompt {
+            input: prompt::input(&request.prompt, timestamp),
+            delivery: Delivery::FollowUp,
+        };
+        // The turns stay locked until the ticket waits, so the pump cannot see the message
+        // enter the conversation first. Delivering a prompt takes effect at once.
         let mut turns = lock(&self.turns);
-        turns.wait(message.clone(), ticket);
-        // A command's own model holds for a run it starts; queued behind a run, the message
-        // keeps that run's model.
-        let message = match model {
-            Some(model) => match self.agent.prompt_with_model(message.clone(), Some(model)) {
-                Ok(()) => return,
-                Err(_) => message,
-            },
-            None => message,
-        };
-        self.agent.follow_up(message);
-    }
-
-    /// A prompt whose first text is `/name …` naming a custom command or skill: that text
-    /// replaced by the expansion, and the command's model if it names one. An unknown
-    /// `/name` is refused with the names there are (`//text` sends `/text`).
-    fn expand_command(&self, blocks: &mut [ContentBlock]) -> Result<Option<CommandModel>, String> {
-        use crate::extensions::Invocation;
-        let Some(ContentBlock::Text(first)) = blocks.first_mut() else {
-            return Ok(None);
-        };
-        match self.settings.extensions.invoke(&first.text) {
-            Invocation::Text(text) => {
-                first.text = text;
-                Ok(None)
+        let result = self
+            .agent
+            .execute(command, Control::new())
+            .now_or_never()
+            .unwrap_or_else(|| Err(CommandError::Session("the prompt was not delivered".into())));
+        match result {
+            Ok(outcome) => {
+                turns.wait(timestamp, ticket);
+                drop(turns);
+                if let Outcome::Accepted { skipped, .. } = outcome {
+                    for file in skipped {
+                        self.link.inform(
+                            NoticeSeverity::Warning,
+                            &format!("@{} was not attached: {}", file.path, file.reason),
+                        );
+                    }
+                }
             }
-            Invocation::Unknown(why) => Err(format!(
-                "{why}. This agent's own commands: {}.",
-                commands::names().join(", ")
-            )),
-            Invocation::Prompt { text, model, .. } => {
-                first.text = text;
-                let Some(model) = model else {
-                    return Ok(None);
+            Err(error) => {
+                drop(turns);
+                // Nothing reached the model: say why, and end the turn.
+                let why = match error {
+                    CommandError::UnknownCommand { message, .. } => format!(
+                        "{message}. This agent's own commands: {}.",
+                        commands::names().join(", ")
+                    ),
+                    other => other.to_string(),
                 };
-                let current = self.agent.snapshot().provider;
-                crate::modes::command_model(&self.settings, &current, &model).map(Some)
+                self.link.say(why);
+                ticket.answer(Ok(PromptResponse::new(StopReason::EndTurn)));
             }
         }
-    }
-
-    /// A text block the user typed, with what its `@path`s name attached after it; what was
-    /// named but not attached is told to the user.
-    fn attach_mentions(&self, text: &str) -> Result<Vec<Content>, String> {
-        let (message, attached) = self.agent.user_message(text).map_err(|e| e.to_string())?;
-        for what in attached {
-            if let Attached::Skipped { path, why } = what {
-                self.link.inform(
-                    NoticeSeverity::Warning,
-                    &format!("@{path} was not attached: {why}"),
-                );
-            }
-        }
-        Ok(message.content)
     }
 
     /// `session/cancel`: stop the run now (`Abort`). Its prompt is answered `cancelled` when
