@@ -136,3 +136,40 @@ async fn acp_settings_commands_prompts_approvals_and_cancel_are_engine_commands(
     assert_eq!(results[12], "abort ok", "{results:?}");
     assert_eq!(acp.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn acp_compact_reports_its_result_once() {
+    let env = env();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[compaction]\nkeep_recent_tokens = 10\n",
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text(&"long answer ".repeat(400))),
+        Reply::sse(chat::text("short summary")),
+    ])
+    .await;
+    let mut cmd = env.agent(&server, &["--mode", "acp"]);
+    cmd.env("RUST_LOG", "debug");
+    let mut acp = Acp::spawn(cmd).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    acp.prompt(&id, "tell me everything")
+        .await
+        .unwrap()
+        .unwrap();
+    let answer = acp.prompt(&id, "/compact").await.unwrap().unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let said = |u: &Value| u.to_string().contains("Compacted the conversation");
+    acp.until(said).await;
+    // The engine's compaction notice says it; the command does not say it again (the
+    // command's own text would come before its answer).
+    let told: Vec<Value> = acp.wire_updates().into_iter().filter(said).collect();
+    assert_eq!(told.len(), 1, "{told:#?}");
+    assert_eq!(server.bodies().len(), 2, "the summary was asked for");
+    assert_eq!(
+        commands(env.home.path()).last().unwrap(),
+        &json!({"type": "compact"})
+    );
+    assert_eq!(acp.exit_code().await, 0);
+}
