@@ -125,15 +125,25 @@ async fn acp_settings_commands_prompts_approvals_and_cancel_are_engine_commands(
         json!({"type": "abort"}),
         json!({"type": "set_permission_mode", "mode": "ask"}),
     ];
-    // The cancel is a notification: a request after it is handled after it.
+    // The cancel is a notification: a request after it is handled after it. The editor is
+    // told of the change after the answer (as the engine announces it): wait for that.
+    acp.drain();
     acp.request(SetSessionModeRequest::new(id.clone(), "ask"))
         .await
         .unwrap();
+    acp.until(|u| u["sessionUpdate"] == "config_option_update")
+        .await;
     assert_eq!(commands(home), expected);
+    // How each ended (in the order they finished, which for the approval, answered from
+    // its own task, need not be the order they began).
     let results = logged_results(home);
-    assert!(results[5].starts_with("compact err"), "{results:?}");
-    assert!(results[7].starts_with("prompt err"), "{results:?}");
-    assert_eq!(results[12], "abort ok", "{results:?}");
+    let ended = |result: &str| results.iter().filter(|r| r.starts_with(result)).count();
+    assert_eq!(results.len(), expected.len(), "{results:?}");
+    assert_eq!(ended("compact err"), 1, "{results:?}");
+    assert_eq!(ended("prompt err: no run is active"), 1, "{results:?}");
+    assert_eq!(ended("prompt ok"), 2, "{results:?}");
+    assert_eq!(ended("approve ok"), 1, "{results:?}");
+    assert_eq!(ended("abort ok"), 1, "{results:?}");
     assert_eq!(acp.exit_code().await, 0);
 }
 
