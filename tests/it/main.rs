@@ -19,6 +19,7 @@ mod checkpoint_faults;
 mod checkpoint_watch;
 mod checkpoints;
 mod cli;
+mod commands_acp;
 mod commands_rpc;
 mod compaction;
 mod conformance;

@@ -6,48 +6,50 @@
 
 use super::options;
 use super::session::Session;
+use crate::agent::commands::Control;
 use crate::extensions::Extensions;
-use crate::modes::start_new_session;
+use crate::protocol::command::Command as EngineCommand;
+use crate::protocol::outcome::{CommandError, Outcome};
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
     UnstructuredCommandInput,
 };
 
-struct Command {
+struct Builtin {
     name: &'static str,
     /// What the argument is, for commands that take one.
     input: Option<&'static str>,
     about: &'static str,
 }
 
-const COMMANDS: &[Command] = &[
-    Command {
+const COMMANDS: &[Builtin] = &[
+    Builtin {
         name: "compact",
         input: Some("what the summary should keep"),
         about: "Summarize the conversation to free context",
     },
-    Command {
+    Builtin {
         name: "new",
         input: None,
         about: "Start a new session here (the current one stays resumable)",
     },
-    Command {
+    Builtin {
         name: "model",
         input: Some("[provider/]model"),
         about: "Show or switch the model",
     },
-    Command {
+    Builtin {
         name: "thinking",
         input: Some("off, minimal, low, medium or high"),
         about: "Show or set the reasoning level",
     },
-    Command {
+    Builtin {
         name: "session",
         input: None,
         about: "This session's id, file and usage",
     },
-    Command {
+    Builtin {
         name: "help",
         input: None,
         about: "The commands",
@@ -92,93 +94,70 @@ pub fn available(extensions: &Extensions) -> SessionUpdate {
     ))
 }
 
-/// Run `/name arg`; the text is the answer shown to the user.
-pub async fn run(session: &Session, name: &str, arg: &str) -> Result<String, Error> {
+/// Run `/name arg` (the engine's command where there is one); the text is the answer shown
+/// to the user (`None`: the pump tells the user, as a compaction's notice).
+pub async fn run(session: &Session, name: &str, arg: &str) -> Result<Option<String>, Error> {
     let agent = &session.agent;
-    match name {
+    let execute = |command| agent.execute(command, Control::new());
+    Ok(Some(match name {
         "compact" => {
-            if agent.is_running() {
-                return Ok(busy());
-            }
-            let focus = (!arg.is_empty()).then(|| arg.to_string());
-            Ok(match agent.compact(focus).await {
-                Ok((before, after)) => {
-                    format!("Compacted the conversation: {before} → {after} tokens.")
-                }
+            let instructions = (!arg.is_empty()).then(|| arg.to_string());
+            match execute(EngineCommand::Compact { instructions }).await {
+                // The pump announces the compaction (`auto_compaction_end`).
+                Ok(_) => return Ok(None),
+                Err(CommandError::Busy) => busy(),
                 Err(e) => format!("Nothing was compacted: {e}"),
-            })
+            }
         }
         "new" => {
-            if agent.is_running() {
-                return Ok(busy());
+            let previous = agent.snapshot().session;
+            match execute(EngineCommand::NewSession).await {
+                Ok(Outcome::Session { session: now, .. }) => format!(
+                    "Started a new session ({}). The earlier one stays resumable: `agent -r {}`.",
+                    now.id, previous.id
+                ),
+                Ok(_) => String::new(),
+                Err(CommandError::Busy | CommandError::RunActive) => busy(),
+                Err(e) => return Err(super::internal_error(e.to_string())),
             }
-            let previous = session.info();
-            let persistent = previous.path.is_some();
-            let info = start_new_session(agent, &session.settings, persistent)
-                .await
-                .map_err(super::internal_error)?;
-            let text = format!(
-                "Started a new session ({}). The earlier one stays resumable: `agent -r {}`.",
-                info.id, previous.id
-            );
-            *session
-                .info
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = info;
-            Ok(text)
         }
         "model" if arg.is_empty() => {
             let state = agent.snapshot();
-            let choices: Vec<String> = session
-                .settings
-                .available_models((&state.provider, &state.model))
+            let choices: Vec<String> = agent
+                .available_models()
                 .iter()
-                .map(|choice| options::model_value(&choice.provider.name, &choice.model.id))
+                .map(|choice| options::model_value(&choice.provider, &choice.id))
                 .collect();
-            Ok(format!(
+            format!(
                 "Model: {}. Switch with /model [provider/]model; known: {}.",
                 options::model_value(&state.provider, &state.model),
                 choices.join(", ")
-            ))
+            )
         }
-        "model" => {
-            let label = session.set_model(arg).await?;
-            session.announce_options();
-            Ok(format!("Model: {label}."))
-        }
-        "thinking" if arg.is_empty() => Ok(format!(
+        "model" => format!("Model: {}.", session.set_model(arg).await?),
+        "thinking" if arg.is_empty() => format!(
             "Thinking: {}. Set it with /thinking off|minimal|low|medium|high.",
             agent.snapshot().thinking.as_str()
-        )),
-        "thinking" => {
-            let level = options::thinking_of(arg).ok_or_else(|| {
-                super::invalid_params(format!(
-                    "unknown reasoning level `{arg}` (off, minimal, low, medium, high)"
-                ))
-            })?;
-            agent.set_thinking(level).await;
-            session.announce_options();
-            Ok(format!("Thinking: {}.", level.as_str()))
-        }
+        ),
+        "thinking" => format!("Thinking: {}.", session.set_thinking(arg).await?.as_str()),
         "session" => {
-            let info = session.info();
             let state = agent.snapshot();
-            let file = info.path.map_or_else(
+            let file = state.session.path.as_ref().map_or_else(
                 || "not kept on disk".to_string(),
                 |path| path.display().to_string(),
             );
-            Ok(format!(
+            format!(
                 "Session {} · {file} · {} messages · {} tokens · ${:.4} · context {} of {} tokens",
-                info.id,
+                state.session.id,
                 state.message_count,
                 state.usage.total_tokens,
                 state.usage.cost.total,
                 state.context_tokens,
                 state.context_window
-            ))
+            )
         }
-        _ => Ok(help(&session.settings.extensions)),
-    }
+        _ => help(&session.settings.extensions),
+    }))
 }
 
 /// One line per command: ours, the custom ones, the skills.

@@ -171,9 +171,10 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
         )
         .on_receive_request(
             async move |request: SetSessionModeRequest, responder, _cx| {
-                let result = mode
-                    .session(&request.session_id)
-                    .and_then(|session| session.set_mode(&request.mode_id.to_string()));
+                let result = match mode.session(&request.session_id) {
+                    Ok(session) => session.set_mode(&request.mode_id.to_string()).await,
+                    Err(error) => Err(error),
+                };
                 responder.respond_with_result(result.map(|()| SetSessionModeResponse::new()))
             },
             on_receive_request!(),
@@ -201,9 +202,10 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
         )
         .on_receive_request(
             async move |request: SteerRequest, responder, _cx| {
-                let result = steer
-                    .session(&request.session_id)
-                    .and_then(|session| session.steer(request.message));
+                let result = match steer.session(&request.session_id) {
+                    Ok(session) => session.steer(request.message).await,
+                    Err(error) => Err(error),
+                };
                 responder.respond_with_result(result.map(|()| SteerResponse::default()))
             },
             on_receive_request!(),

@@ -4,8 +4,8 @@
 //! level (category `thought_level`).
 
 use crate::agent::Snapshot;
-use crate::config::Settings;
 use crate::llm::request::ThinkingLevel;
+use crate::protocol::outcome::ModelSummary;
 use crate::tools::permission::PermissionMode;
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
@@ -64,7 +64,8 @@ pub fn model_value(provider: &str, model: &str) -> String {
 }
 
 /// Every option with its current value.
-pub fn all(state: &Snapshot, settings: &Settings) -> Vec<SessionConfigOption> {
+/// `models`: the engine's available models (`Agent::available_models`).
+pub fn all(state: &Snapshot, models: &[ModelSummary]) -> Vec<SessionConfigOption> {
     let mode = SessionConfigOption::select(
         MODE,
         "Mode",
@@ -77,11 +78,10 @@ pub fn all(state: &Snapshot, settings: &Settings) -> Vec<SessionConfigOption> {
             .collect::<Vec<_>>(),
     )
     .category(SessionConfigOptionCategory::Mode);
-    let models = settings
-        .available_models((&state.provider, &state.model))
-        .into_iter()
+    let models = models
+        .iter()
         .map(|choice| {
-            let (provider, model) = (&choice.provider.name, &choice.model.id);
+            let (provider, model) = (&choice.provider, &choice.id);
             SessionConfigSelectOption::new(
                 model_value(provider, model),
                 format!("{model} ({provider})"),
@@ -109,14 +109,6 @@ pub fn all(state: &Snapshot, settings: &Settings) -> Vec<SessionConfigOption> {
     vec![mode, model, thinking]
 }
 
-/// The reasoning level an id names.
-pub fn thinking_of(id: &str) -> Option<ThinkingLevel> {
-    ThinkingLevel::value_variants()
-        .iter()
-        .copied()
-        .find(|level| level.as_str() == id)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,8 +119,6 @@ mod tests {
             assert_eq!(mode_of(mode.as_str()), Some(mode));
         }
         assert_eq!(mode_of("yolo"), None);
-        assert_eq!(thinking_of("high"), Some(ThinkingLevel::High));
-        assert_eq!(thinking_of("max"), None);
         let state = modes(PermissionMode::ReadOnly);
         assert_eq!(state.current_mode_id.to_string(), "read-only");
         assert_eq!(state.available_modes.len(), 4);

@@ -7,8 +7,10 @@
 
 use super::link::Link;
 use super::tool_view;
+use crate::agent::commands::Control;
 use crate::agent::{Agent, Approval};
-use crate::tools::builtin_tool;
+use crate::protocol::command::Command;
+use crate::protocol::event::ApprovalPreview;
 use agent_client_protocol::RequestCancellationHandle;
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
@@ -63,11 +65,13 @@ pub struct Request {
     pub args: Value,
     pub reason: String,
     pub cwd: PathBuf,
+    /// What the engine previewed of the call.
+    pub preview: ApprovalPreview,
 }
 
 /// Ask the editor, and hand its answer to the engine.
 pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Request) {
-    let preview = preview(&request).await;
+    let preview = preview_blocks(&request.preview);
     let mut content = vec![ToolCallContent::from(format!(
         "Needs approval: {}.",
         request.reason
@@ -136,8 +140,12 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
             )));
         }
     }
-    let asked_by = request.agent_id.as_deref();
-    if let Err(error) = agent.approve_for(asked_by, &request.tool_call_id, decision) {
+    let approve = Command::Approve {
+        tool_call_id: request.tool_call_id,
+        agent_id: request.agent_id,
+        decision,
+    };
+    if let Err(error) = agent.execute(approve, Control::new()).await {
         tracing::debug!(%error, "an approval came too late");
     }
 }
@@ -155,20 +163,15 @@ fn decision(outcome: &RequestPermissionOutcome) -> Approval {
     }
 }
 
-/// The diff a call would make, computed off the async threads (it reads the file).
-async fn preview(request: &Request) -> Vec<ToolCallContent> {
-    let Some(tool) = builtin_tool(&request.tool_name) else {
-        return Vec::new();
-    };
-    let Some(path) = tool_view::path(&request.tool_name, &request.args, &request.cwd) else {
-        return Vec::new();
-    };
-    let (args, cwd) = (request.args.clone(), request.cwd.clone());
-    let preview = tokio::task::spawn_blocking(move || tool.preview(&args, &cwd)).await;
+/// What the engine previewed of the call (`tool_approval_request.preview`): the diff a
+/// change to a file would make, or why it cannot be shown.
+fn preview_blocks(preview: &ApprovalPreview) -> Vec<ToolCallContent> {
     match preview {
-        Ok(Some(Ok(diff))) => tool_view::diff_blocks(&path, &diff),
-        Ok(Some(Err(why))) => vec![ToolCallContent::from(format!("No preview: {why}."))],
-        _ => Vec::new(),
+        ApprovalPreview::Diff { file, diff, .. } => tool_view::diff_blocks(file, diff),
+        ApprovalPreview::Unavailable { why, .. } => {
+            vec![ToolCallContent::from(format!("No preview: {why}."))]
+        }
+        ApprovalPreview::Command { .. } | ApprovalPreview::None => Vec::new(),
     }
 }
 

@@ -5,28 +5,29 @@
 //! with where it came from; what the model cannot take (audio, binary blobs) as a note
 //! saying it was left out.
 
-use crate::protocol::message::{Content, UserMessage};
+use crate::protocol::command::{InputPart, UserInput};
+use crate::protocol::message::Content;
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, ResourceLink};
 
-/// The user message the blocks make, stamped `timestamp`, with each text block the user
-/// typed replaced by what `expand_text` makes of it (its `@path`s attached:
-/// `agent::mentions`); the first error stops it.
-pub fn expanded_user_message<E>(
-    blocks: &[ContentBlock],
-    timestamp: i64,
-    mut expand_text: impl FnMut(&str) -> Result<Vec<Content>, E>,
-) -> Result<UserMessage, E> {
-    let mut message = UserMessage {
-        content: Vec::with_capacity(blocks.len()),
-        timestamp,
-    };
-    for block in blocks {
-        match block {
-            ContentBlock::Text(text) => message.content.extend(expand_text(&text.text)?),
-            other => message.content.push(content(other)),
-        }
+/// The blocks as the engine's input, stamped `timestamp`: each text block as text the
+/// engine expands (a leading `/command`, its `@path`s attached: `agent::mentions`), every
+/// other block as content.
+pub fn input(blocks: &[ContentBlock], timestamp: i64) -> UserInput {
+    let parts = blocks
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => InputPart::Text {
+                text: text.text.clone(),
+            },
+            other => InputPart::Content {
+                content: content(other),
+            },
+        })
+        .collect();
+    UserInput {
+        parts,
+        timestamp: Some(timestamp),
     }
-    Ok(message)
 }
 
 fn content(block: &ContentBlock) -> Content {
@@ -110,10 +111,20 @@ mod tests {
             )),
             ContentBlock::Audio(AudioContent::new("AAAA", "audio/wav")),
         ];
-        let message =
-            expanded_user_message(&blocks, 7, |text| Ok::<_, ()>(vec![Content::text(text)]))
-                .unwrap();
-        assert_eq!(message.timestamp, 7);
+        let input = input(&blocks, 7);
+        assert_eq!(input.timestamp, Some(7));
+        let message = crate::protocol::message::UserMessage {
+            content: input
+                .parts
+                .into_iter()
+                .map(|part| match part {
+                    InputPart::Text { text } => Content::text(text),
+                    InputPart::Content { content } => content,
+                    InputPart::Chip { label, .. } => Content::text(label),
+                })
+                .collect(),
+            timestamp: 7,
+        };
         assert_eq!(message.content[0], Content::text("fix the bug"));
         assert_eq!(
             message.content[1],

@@ -8,13 +8,16 @@ use super::permission::{self, Asking};
 use super::tool_view;
 use super::turns::{Ticket, Turns};
 use crate::agent::Agent;
+use crate::protocol::command::PermissionMode;
 use crate::protocol::event::{
-    AgentEvent, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus, ToolResultPayload,
+    AgentEvent, ApprovalPreview, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus,
+    ToolResultPayload,
 };
 use crate::protocol::message::{Content, Message};
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Cost, NoticeSeverity, PromptResponse, SessionUpdate, StopReason,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+    ConfigOptionUpdate, ContentBlock, ContentChunk, Cost, CurrentModeUpdate, NoticeSeverity,
+    PromptResponse, SessionUpdate, StopReason, ToolCall, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, UsageUpdate,
 };
 
 use serde_json::Value;
@@ -126,8 +129,9 @@ impl Pump {
                 args,
                 reason,
                 agent_id,
+                preview,
                 ..
-            } => self.ask(tool_call_id, agent_id, tool_name, args, reason),
+            } => self.ask(tool_call_id, agent_id, tool_name, args, reason, preview),
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -161,6 +165,9 @@ impl Pump {
                 &format!("Compaction failed: {error}"),
             ),
             AgentEvent::AgentEnd { status, error, .. } => self.run_ended(status, error),
+            AgentEvent::ConfigChanged {
+                permission_mode, ..
+            } => self.config_changed(permission_mode),
             AgentEvent::TodoUpdate { todos } => {
                 self.link.send(SessionUpdate::Plan(super::plan::from_todos(&todos)))
             }
@@ -309,6 +316,7 @@ impl Pump {
         tool_name: String,
         args: Value,
         reason: String,
+        preview: ApprovalPreview,
     ) {
         let Some(agent) = self.agent.upgrade() else {
             return;
@@ -326,6 +334,7 @@ impl Pump {
             args,
             reason,
             cwd: self.cwd.clone(),
+            preview,
         };
         tokio::spawn(permission::ask(
             self.link.clone(),
@@ -347,6 +356,22 @@ impl Pump {
     }
 
     /// Answer the prompt of the run's last turn: how it ended, as ACP says it.
+    /// The engine changed the model, thinking level or permission mode (whoever asked):
+    /// the editor is told the mode and every config option's value now.
+    fn config_changed(&self, mode: PermissionMode) {
+        self.link
+            .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                mode.as_str(),
+            )));
+        if let Some(agent) = self.agent.upgrade() {
+            let options = super::options::all(&agent.snapshot(), &agent.available_models());
+            self.link
+                .send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    options,
+                )));
+        }
+    }
+
     fn run_ended(&mut self, status: RunStatus, error: Option<String>) {
         let ended = self.turns().run_ended();
         let error = error.unwrap_or_default();

@@ -10,19 +10,20 @@ use super::permission::Asking;
 use super::prompt;
 use super::pump::Pump;
 use super::turns::{Ticket, Turns};
-use crate::agent::mentions::Attached;
-use crate::agent::{Agent, AgentError};
+use crate::agent::Agent;
+use crate::agent::commands::Control;
 use crate::config::Settings;
-use crate::llm::client::Provider;
 use crate::mcp::McpManager;
-use crate::protocol::message::{Content, UserMessage, now_millis};
-use crate::startup::{Prepared, SessionInfo};
+use crate::protocol::command::{Command, Delivery, ModelRef, ThinkingLevel, UserInput};
+use crate::protocol::message::now_millis;
+use crate::protocol::outcome::{CommandError, Outcome};
+use crate::startup::Prepared;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, NoticeSeverity, PromptRequest,
-    PromptResponse, SessionConfigOption, SessionUpdate, StopReason,
+    NoticeSeverity, PromptRequest, PromptResponse, SessionConfigOption, StopReason,
 };
+use futures_util::FutureExt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::task::JoinHandle;
 
@@ -31,8 +32,6 @@ pub struct Session {
     pub agent: Arc<Agent>,
     /// The settings for this session's directory (models are resolved with them).
     pub settings: Settings,
-    /// The engine session the messages are written to (`/new` changes it).
-    pub info: Mutex<SessionInfo>,
     turns: Arc<Mutex<Turns<Ticket>>>,
     /// The timestamp of the last message sent, so that no two are stamped alike.
     clock: Mutex<i64>,
@@ -42,9 +41,6 @@ pub struct Session {
     /// What the user is told once the editor has the session (`Server::announce_opening`).
     opening_notices: Mutex<Vec<String>>,
 }
-
-/// A custom command's model: the provider to call and the model.
-type CommandModel = (Arc<Provider>, crate::llm::model::ModelInfo);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -61,7 +57,7 @@ impl Session {
     ) -> Arc<Session> {
         let link = Arc::new(link);
         let agent = Arc::new(prepared.agent);
-        let (info, mcp) = (prepared.session, prepared.mcp);
+        let mcp = prepared.mcp;
         let turns = Arc::new(Mutex::new(Turns::default()));
         let pump = Pump::new(
             link.clone(),
@@ -75,7 +71,6 @@ impl Session {
             link,
             agent,
             settings,
-            info: Mutex::new(info),
             turns,
             clock: Mutex::new(0),
             pump,
@@ -87,11 +82,6 @@ impl Session {
     /// The notices of opening the session, once.
     pub fn take_opening_notices(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.opening_notices))
-    }
-
-    /// A new user message with a timestamp no other message of this session has.
-    pub fn stamp(&self, message: impl FnOnce(i64) -> UserMessage) -> UserMessage {
-        message(self.next_timestamp())
     }
 
     /// A timestamp no other message of this session has.
@@ -112,7 +102,9 @@ impl Session {
             tokio::spawn(async move {
                 let result = commands::run(&session, &name, &arg).await;
                 let answer = result.map(|text| {
-                    session.link.say(text);
+                    if let Some(text) = text {
+                        session.link.say(text);
+                    }
                     PromptResponse::new(StopReason::EndTurn)
                 });
                 if let Err(error) = responder.respond_with_result(answer) {
@@ -121,32 +113,13 @@ impl Session {
             });
             return;
         }
-        let mut blocks = request.prompt;
-        let prepared = self.expand_command(&mut blocks).and_then(|model| {
-            let timestamp = self.next_timestamp();
-            let message = prompt::expanded_user_message(&blocks, timestamp, |text| {
-                self.attach_mentions(text)
-            })?;
-            Ok((message, model))
-        });
-        let (message, model) = match prepared {
-            Ok(prepared) => prepared,
-            Err(why) => {
-                // Nothing reached the model: say why, and end the turn.
-                self.link.say(why);
-                if let Err(error) = responder.respond(PromptResponse::new(StopReason::EndTurn)) {
-                    tracing::debug!(%error, "a refused prompt's answer could not be sent");
-                }
-                return;
-            }
-        };
         // The client may cancel the request itself (`$/cancel_request`): that stops the run
         // as `session/cancel` does.
         let cancellation = responder.cancellation();
-        let session = Arc::downgrade(self);
+        let weak = Arc::downgrade(self);
         let watcher = tokio::spawn(async move {
             cancellation.cancelled().await;
-            if let Some(session) = session.upgrade() {
+            if let Some(session) = weak.upgrade() {
                 session.cancel();
             }
         });
@@ -154,127 +127,107 @@ impl Session {
             responder,
             watcher: Some(watcher),
         };
+        let timestamp = self.next_timestamp();
+        let command = Command::Prompt {
+            input: prompt::input(&request.prompt, timestamp),
+            delivery: Delivery::FollowUp,
+        };
+        // The turns stay locked until the ticket waits, so the pump cannot see the message
+        // enter the conversation first. Delivering a prompt takes effect at once.
         let mut turns = lock(&self.turns);
-        turns.wait(message.clone(), ticket);
-        // A command's own model holds for a run it starts; queued behind a run, the message
-        // keeps that run's model.
-        let message = match model {
-            Some(model) => match self.agent.prompt_with_model(message.clone(), Some(model)) {
-                Ok(()) => return,
-                Err(_) => message,
-            },
-            None => message,
-        };
-        self.agent.follow_up(message);
-    }
-
-    /// A prompt whose first text is `/name …` naming a custom command or skill: that text
-    /// replaced by the expansion, and the command's model if it names one. An unknown
-    /// `/name` is refused with the names there are (`//text` sends `/text`).
-    fn expand_command(&self, blocks: &mut [ContentBlock]) -> Result<Option<CommandModel>, String> {
-        use crate::extensions::Invocation;
-        let Some(ContentBlock::Text(first)) = blocks.first_mut() else {
-            return Ok(None);
-        };
-        match self.settings.extensions.invoke(&first.text) {
-            Invocation::Text(text) => {
-                first.text = text;
-                Ok(None)
+        let result = self
+            .agent
+            .execute(command, Control::new())
+            .now_or_never()
+            .unwrap_or_else(|| Err(CommandError::Session("the prompt was not delivered".into())));
+        match result {
+            Ok(outcome) => {
+                turns.wait(timestamp, ticket);
+                drop(turns);
+                if let Outcome::Accepted { skipped, .. } = outcome {
+                    for file in skipped {
+                        self.link.inform(
+                            NoticeSeverity::Warning,
+                            &format!("@{} was not attached: {}", file.path, file.reason),
+                        );
+                    }
+                }
             }
-            Invocation::Unknown(why) => Err(format!(
-                "{why}. This agent's own commands: {}.",
-                commands::names().join(", ")
-            )),
-            Invocation::Prompt { text, model, .. } => {
-                first.text = text;
-                let Some(model) = model else {
-                    return Ok(None);
+            Err(error) => {
+                drop(turns);
+                // Nothing reached the model: say why, and end the turn.
+                let why = match error {
+                    CommandError::UnknownCommand { message, .. } => format!(
+                        "{message}. This agent's own commands: {}.",
+                        commands::names().join(", ")
+                    ),
+                    other => other.to_string(),
                 };
-                let current = self.agent.snapshot().provider;
-                crate::modes::command_model(&self.settings, &current, &model).map(Some)
+                self.link.say(why);
+                ticket.answer(Ok(PromptResponse::new(StopReason::EndTurn)));
             }
         }
     }
 
-    /// A text block the user typed, with what its `@path`s name attached after it; what was
-    /// named but not attached is told to the user.
-    fn attach_mentions(&self, text: &str) -> Result<Vec<Content>, String> {
-        let (message, attached) = self.agent.user_message(text).map_err(|e| e.to_string())?;
-        for what in attached {
-            if let Attached::Skipped { path, why } = what {
-                self.link.inform(
-                    NoticeSeverity::Warning,
-                    &format!("@{path} was not attached: {why}"),
-                );
-            }
-        }
-        Ok(message.content)
-    }
-
-    /// `session/cancel`: stop the run now. Its prompt is answered `cancelled` when the run
-    /// has ended (every tool call answered); prompts still queued are answered at once.
+    /// `session/cancel`: stop the run now (`Abort`). Its prompt is answered `cancelled` when
+    /// the run has ended (every tool call answered); prompts still queued are answered at once.
     pub fn cancel(&self) {
-        let dropped = self.agent.abort();
+        let aborted = self
+            .agent
+            .execute(Command::Abort, Control::new())
+            .now_or_never();
+        let dropped = match aborted {
+            Some(Ok(Outcome::Aborted { queued })) => queued,
+            _ => Vec::new(),
+        };
         let tickets = lock(&self.turns).dropped(&dropped);
         for ticket in tickets {
             ticket.answer(Ok(PromptResponse::new(StopReason::Cancelled)));
         }
     }
 
-    /// `_agent/steer`: deliver a message to the run that is going.
-    pub fn steer(&self, text: String) -> Result<(), Error> {
-        let message = self.stamp(|timestamp| UserMessage {
-            timestamp,
-            ..UserMessage::text(text)
-        });
-        self.agent.steer_running(message).map_err(|e| match e {
-            AgentError::Idle => super::invalid_params(e.to_string()),
-            other => super::internal_error(other.to_string()),
-        })
+    /// `_agent/steer`: deliver a message to the run that is going (`Prompt`, delivered
+    /// `steer_running`: `Idle` when no run is going).
+    pub async fn steer(&self, text: String) -> Result<(), Error> {
+        let input = UserInput {
+            timestamp: Some(self.next_timestamp()),
+            ..UserInput::text(text)
+        };
+        let command = Command::Prompt {
+            input,
+            delivery: Delivery::SteerRunning,
+        };
+        match self.agent.execute(command, Control::new()).await {
+            Ok(_) => Ok(()),
+            Err(e @ CommandError::Idle) => Err(super::invalid_params(e.to_string())),
+            Err(other) => Err(super::internal_error(other.to_string())),
+        }
     }
 
     /// Every config option with its current value.
     pub fn options(&self) -> Vec<SessionConfigOption> {
-        options::all(&self.agent.snapshot(), &self.settings)
+        options::all(&self.agent.snapshot(), &self.agent.available_models())
     }
 
-    /// Switch the permission mode, and tell the editor (the mode, and the config options,
-    /// which show it too).
-    pub fn set_mode(&self, id: &str) -> Result<(), Error> {
+    /// Switch the permission mode (`SetPermissionMode`); the pump tells the editor when the
+    /// engine announces it (`config_changed`).
+    pub async fn set_mode(&self, id: &str) -> Result<(), Error> {
         let mode = options::mode_of(id).ok_or_else(|| {
             super::invalid_params(format!(
                 "unknown mode `{id}` (the modes are ask, auto, read-only and plan)"
             ))
         })?;
-        self.agent.set_permission_mode(mode);
-        self.link
-            .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                mode.as_str(),
-            )));
-        self.announce_options();
+        self.execute(Command::SetPermissionMode { mode }).await?;
         Ok(())
-    }
-
-    /// Send every config option's current value.
-    pub fn announce_options(&self) {
-        self.link
-            .send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-                self.options(),
-            )));
     }
 
     /// `session/set_config_option`: the mode, the model (`provider/model`) or the reasoning
     /// level (the answer carries every option's new value).
     pub async fn set_option(&self, id: &str, value: &str) -> Result<(), Error> {
         match id {
-            options::MODE => self.set_mode(value)?,
+            options::MODE => self.set_mode(value).await?,
             options::MODEL => drop(self.set_model(value).await?),
-            options::THINKING => {
-                let level = options::thinking_of(value).ok_or_else(|| {
-                    super::invalid_params(format!("unknown reasoning level `{value}`"))
-                })?;
-                self.agent.set_thinking(level).await;
-            }
+            options::THINKING => drop(self.set_thinking(value).await?),
             _ => {
                 return Err(super::invalid_params(format!(
                     "unknown config option `{id}`"
@@ -284,21 +237,35 @@ impl Session {
         Ok(())
     }
 
-    /// Use another model, `provider/model` or a model of the current provider.
+    /// Use another model, `provider/model` or a model of the current provider
+    /// (`SetModel`): its `provider/model`.
     pub async fn set_model(&self, value: &str) -> Result<String, Error> {
-        let current = self.agent.snapshot().provider;
-        let resolved = match value.split_once('/') {
-            Some((provider, model)) if self.settings.resolve_model(provider, model).is_ok() => {
-                self.settings.resolve_model(provider, model)
-            }
-            _ => self.settings.resolve_model(&current, value),
-        };
-        let (provider, model) = resolved.map_err(super::invalid_params)?;
-        let client = Provider::new(provider, self.settings.timeouts)
-            .map_err(|e| super::invalid_params(e.to_string()))?;
-        let label = options::model_value(&client.settings().name, &model.id);
-        self.agent.set_model(Arc::new(client), model).await;
-        Ok(label)
+        let model = ModelRef::Text(value.to_string());
+        match self.execute(Command::SetModel { model }).await? {
+            Outcome::Model { model, .. } => Ok(options::model_value(&model.provider, &model.id)),
+            _ => Ok(value.to_string()),
+        }
+    }
+
+    /// Use this reasoning level (`SetThinking`; the name in any case): the level in effect.
+    pub async fn set_thinking(&self, value: &str) -> Result<ThinkingLevel, Error> {
+        let level = ThinkingLevel::parse(value).ok_or_else(|| {
+            super::invalid_params(format!(
+                "unknown reasoning level `{value}` (off, minimal, low, medium, high)"
+            ))
+        })?;
+        match self.execute(Command::SetThinking { level }).await? {
+            Outcome::Thinking { level } => Ok(level),
+            _ => Ok(level),
+        }
+    }
+
+    /// Carry out `command`; its error as the editor's `invalid_params`.
+    pub async fn execute(&self, command: Command) -> Result<Outcome, Error> {
+        self.agent
+            .execute(command, Control::new())
+            .await
+            .map_err(|e| super::invalid_params(e.to_string()))
     }
 
     /// Stop everything and answer every prompt still open (the session is closed or the
@@ -315,9 +282,5 @@ impl Session {
         if let Some(lsp) = &self.settings.tool_settings.lsp {
             lsp.shut_down().await;
         }
-    }
-
-    pub fn info(&self) -> SessionInfo {
-        lock(&self.info).clone()
     }
 }

@@ -3,9 +3,9 @@
 //! engine's queue, and its turn begins when its message enters the conversation — which is
 //! also when the turn before it ends. The last turn ends with the run (`agent_end`).
 //!
-//! Prompts are recognised by their user message (content and timestamp; the session stamps
-//! each message it sends with a distinct timestamp), so a steering message, which enters
-//! the conversation the same way, never ends a turn.
+//! Prompts are recognised by their user message's timestamp (the session stamps each message
+//! it hands the engine with a distinct one; the engine builds the message), so a steering
+//! message, which enters the conversation the same way, never ends a turn.
 
 use crate::protocol::message::{AssistantMessage, StopReason as OurStop, UserMessage};
 use agent_client_protocol::v1::Responder;
@@ -35,7 +35,7 @@ impl Ticket {
 /// each with what answers it (`T`).
 pub struct Turns<T> {
     active: Option<T>,
-    waiting: VecDeque<(UserMessage, T)>,
+    waiting: VecDeque<(i64, T)>,
     /// How the active turn's last model call ended.
     stop: Option<StopReason>,
 }
@@ -52,14 +52,17 @@ impl<T> Default for Turns<T> {
 
 impl<T> Turns<T> {
     /// A prompt whose message was handed to the engine.
-    pub fn wait(&mut self, message: UserMessage, reply: T) {
-        self.waiting.push_back((message, reply));
+    pub fn wait(&mut self, timestamp: i64, reply: T) {
+        self.waiting.push_back((timestamp, reply));
     }
 
     /// A user message entered the conversation. If it is a waiting prompt's, that prompt's
     /// turn begins, and the turn it follows is returned to be answered with its stop reason.
     pub fn user_message(&mut self, message: &UserMessage) -> Option<(T, StopReason)> {
-        let index = self.waiting.iter().position(|(m, _)| m == message)?;
+        let index = self
+            .waiting
+            .iter()
+            .position(|(stamp, _)| *stamp == message.timestamp)?;
         let (_, starting) = self.waiting.remove(index)?;
         let ended = self.active.replace(starting);
         let stop = self.stop.take().unwrap_or(StopReason::EndTurn);
@@ -87,11 +90,11 @@ impl<T> Turns<T> {
     pub fn dropped(&mut self, messages: &[UserMessage]) -> Vec<T> {
         let mut dropped = Vec::new();
         let mut kept = VecDeque::new();
-        for (message, reply) in self.waiting.drain(..) {
-            if messages.contains(&message) {
+        for (stamp, reply) in self.waiting.drain(..) {
+            if messages.iter().any(|m| m.timestamp == stamp) {
                 dropped.push(reply);
             } else {
-                kept.push_back((message, reply));
+                kept.push_back((stamp, reply));
             }
         }
         self.waiting = kept;
@@ -130,9 +133,9 @@ mod tests {
     fn a_follow_up_ends_the_turn_before_it_and_the_run_ends_the_last() {
         let mut turns = Turns::default();
         let (first, second) = (message("first", 1), message("second", 2));
-        turns.wait(first.clone(), "first");
+        turns.wait(first.timestamp, "first");
         assert!(turns.user_message(&first).is_none(), "nothing was active");
-        turns.wait(second.clone(), "second");
+        turns.wait(second.timestamp, "second");
         turns.model_stopped(&stopped(OurStop::Length, false));
         assert!(turns.user_message(&message("a steer", 3)).is_none());
         assert_eq!(
@@ -148,8 +151,8 @@ mod tests {
     fn the_same_text_sent_twice_is_told_apart_by_its_timestamp() {
         let mut turns = Turns::default();
         let (a, b) = (message("go", 1), message("go", 2));
-        turns.wait(a.clone(), 'a');
-        turns.wait(b.clone(), 'b');
+        turns.wait(a.timestamp, 'a');
+        turns.wait(b.timestamp, 'b');
         turns.user_message(&a);
         assert_eq!(turns.dropped(&[b]), vec!['b']);
         assert_eq!(turns.take_all(), vec!['a']);
