@@ -81,16 +81,29 @@ pub(super) fn target_arch() -> Option<TargetArch> {
     }
 }
 
+/// The seccomp filter with the network off: `socket` of any family but unix fails with
+/// `EPERM`, and so does `io_uring_setup` (its operations would open sockets unseen).
 pub fn network_filter() -> Result<BpfProgram, String> {
+    sockets_only_of(&[libc::AF_UNIX])
+}
+
+/// A seccomp filter under which `socket` fails with `EPERM` for every address family but
+/// `families`, and `io_uring_setup` always does.
+pub(super) fn sockets_only_of(families: &[i32]) -> Result<BpfProgram, String> {
     let error = |e: seccompiler::BackendError| e.to_string();
     let arch = target_arch().ok_or_else(|| "no seccomp support for this CPU".to_string())?;
-    let unix = u64::try_from(libc::AF_UNIX).unwrap_or(1);
-    let not_unix = SeccompRule::new(vec![
-        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, unix).map_err(error)?,
-    ])
-    .map_err(error)?;
+    // One rule whose conditions must all hold: the family is none of those allowed.
+    let conditions = families
+        .iter()
+        .map(|family| {
+            let family = u64::try_from(*family).unwrap_or(u64::MAX);
+            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family)
+                .map_err(error)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let other_family = SeccompRule::new(conditions).map_err(error)?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![not_unix]);
+    rules.insert(libc::SYS_socket, vec![other_family]);
     // An empty list matches every call.
     rules.insert(libc::SYS_io_uring_setup, Vec::new());
     let eperm = u32::try_from(libc::EPERM).unwrap_or(1);

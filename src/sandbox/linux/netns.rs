@@ -20,11 +20,7 @@
 //! `Bridge::enter` makes system calls only (no allocation), for the child after fork.
 
 use super::last_errno;
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule,
-};
-use std::collections::BTreeMap;
+use seccompiler::BpfProgram;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// The port the proxy listens on inside the command's namespace. Any port is free in a
@@ -214,29 +210,5 @@ pub fn receive_listener(socket: BorrowedFd<'_>) -> std::io::Result<std::net::Tcp
 /// The seccomp filter under `allow_hosts`: `socket` of any family but unix, IPv4 and IPv6
 /// fails with `EPERM`, and so does `io_uring_setup`.
 pub fn loopback_filter() -> Result<BpfProgram, String> {
-    let error = |e: seccompiler::BackendError| e.to_string();
-    let arch = super::filters::target_arch()
-        .ok_or_else(|| "no seccomp support for this CPU".to_string())?;
-    let conditions = [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6]
-        .into_iter()
-        .map(|family| {
-            let family = u64::try_from(family).unwrap_or(u64::MAX);
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family)
-                .map_err(error)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let other_family = SeccompRule::new(conditions).map_err(error)?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![other_family]);
-    rules.insert(libc::SYS_io_uring_setup, Vec::new());
-    let eperm = u32::try_from(libc::EPERM).unwrap_or(1);
-    SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(eperm),
-        arch,
-    )
-    .map_err(error)?
-    .try_into()
-    .map_err(error)
+    super::filters::sockets_only_of(&[libc::AF_UNIX, libc::AF_INET, libc::AF_INET6])
 }
