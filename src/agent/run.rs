@@ -5,7 +5,6 @@
 use super::compaction::compact;
 use super::guard::LoopGuard;
 use super::state::{RunSettings, Shared, State, lock};
-use crate::llm::provider::Api;
 use crate::protocol::event::{AgentEvent, CompactionReason, NoticeLevel, RunState, RunStatus};
 use crate::protocol::message::{Message, StopReason, UserMessage};
 use crate::session::format::NewEntry;
@@ -258,7 +257,7 @@ impl Run {
     /// once (the requests go out without it).
     fn tell_search_unsupported(&mut self) {
         let api = self.settings.provider.settings().api;
-        let native = matches!(api, Api::Anthropic | Api::OpenaiResponses);
+        let native = api.wire().native_web_search();
         if self.settings.tool_settings.web.search.is_none() || native {
             return;
         }

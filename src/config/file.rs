@@ -1,9 +1,9 @@
 //! The on-disk `config.toml`, exactly as written by the user. Unknown keys are errors (a
 //! typo must not be silently ignored); every key is documented in `config.example.toml`.
 
-use crate::agent::queue::QueueMode;
 use crate::llm::provider::Api;
 use crate::llm::request::ThinkingLevel;
+use crate::protocol::rpc::QueueMode;
 use crate::tools::Execution;
 use crate::tools::permission::PermissionMode;
 use serde::Deserialize;

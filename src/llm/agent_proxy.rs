@@ -5,13 +5,41 @@
 //! and usage arrive with it) or `error` with what a direct connection would have reported.
 
 use super::error::{ProviderError, Retry, snippet};
+use super::provider::ProviderSettings;
 use super::request::{ModelRequest, ThinkingLevel};
 use super::stream_event::{StreamEvent, WireUsage};
+use super::wire::{WireApi, WireDecoder};
 use crate::protocol::event::AssistantMessageEvent;
 use crate::protocol::proxy::{
     ProxyTool, StreamContext, StreamEnd, StreamLine, StreamOptions, StreamRequest,
 };
+use serde_json::Value;
 use std::time::Duration;
+
+/// The `agent-proxy` wire API (registered in `llm::wire`).
+pub struct AgentProxy;
+
+impl WireApi for AgentProxy {
+    fn name(&self) -> &'static str {
+        "agent-proxy"
+    }
+
+    fn endpoint(&self, base_url: &str) -> String {
+        format!("{base_url}/v1/stream")
+    }
+
+    fn build_body(
+        &self,
+        request: &ModelRequest<'_>,
+        _provider: &ProviderSettings,
+    ) -> serde_json::Result<Vec<u8>> {
+        build_body(request)
+    }
+
+    fn decoder(&self) -> Box<dyn WireDecoder> {
+        Box::<ProxyDecoder>::default()
+    }
+}
 
 /// The `POST /v1/stream` body. The proxy prepares the history for its own provider's API.
 pub fn build_body(request: &ModelRequest<'_>) -> serde_json::Result<Vec<u8>> {
@@ -47,8 +75,8 @@ pub struct ProxyDecoder {
     thinking_pending: bool,
 }
 
-impl ProxyDecoder {
-    pub fn decode(
+impl WireDecoder for ProxyDecoder {
+    fn decode(
         &mut self,
         _event: &str,
         data: &str,
@@ -89,6 +117,20 @@ impl ProxyDecoder {
         Ok(())
     }
 
+    fn decode_whole(
+        &mut self,
+        _body: Value,
+        text: &str,
+        _out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        Err(ProviderError::Decode(format!(
+            "the proxy answered with a JSON body instead of an event stream: {}",
+            snippet(text)
+        )))
+    }
+}
+
+impl ProxyDecoder {
     /// The event that makes the local assembler emit this delta again.
     fn delta(&mut self, delta: AssistantMessageEvent, out: &mut Vec<StreamEvent>) {
         match delta {

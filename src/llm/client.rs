@@ -7,13 +7,13 @@
 use super::body::{self, BodyKind, ByteBody};
 use super::decoder::{Decoder, is_content};
 use super::error::{ProviderError, error_message};
-use super::provider::{Api, ProviderSettings};
+use super::provider::ProviderSettings;
 use super::replay;
 use super::request::ModelRequest;
 use super::stream_event::StreamEvent;
 use super::timeouts::{Timeouts, Watchdog};
 use super::transport::{self, Transport};
-use super::{agent_proxy, anthropic, openai_chat, openai_responses};
+use super::wire::WireApi;
 use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
@@ -46,14 +46,13 @@ impl Provider {
         &self.settings
     }
 
+    fn wire(&self) -> &'static dyn WireApi {
+        self.settings.api.wire()
+    }
+
     fn endpoint(&self) -> String {
-        let base = self.settings.base_url.trim_end_matches('/');
-        match self.settings.api {
-            Api::OpenaiChat => format!("{base}/chat/completions"),
-            Api::OpenaiResponses => format!("{base}/responses"),
-            Api::Anthropic => format!("{base}/v1/messages"),
-            Api::AgentProxy => format!("{base}/v1/stream"),
-        }
+        self.wire()
+            .endpoint(self.settings.base_url.trim_end_matches('/'))
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ProviderError> {
@@ -64,17 +63,21 @@ impl Provider {
             messages: &messages,
             ..*request
         };
-        let name = &self.settings.name;
-        let body = match self.settings.api {
-            Api::OpenaiChat => openai_chat::build_body(
-                &request,
-                openai_chat::OutputLimit::for_base_url(&self.settings.base_url),
-            ),
-            Api::Anthropic => anthropic::build_body(&request, name),
-            Api::OpenaiResponses => openai_responses::build_body(&request, name),
-            Api::AgentProxy => agent_proxy::build_body(&request),
-        };
-        body.map_err(|e| ProviderError::Decode(format!("could not encode the request: {e}")))
+        self.wire()
+            .build_body(&request, &self.settings)
+            .map_err(|e| ProviderError::Decode(format!("could not encode the request: {e}")))
+    }
+
+    /// An error the provider reported in the stream, with no code the shared table knows,
+    /// as the wire API judges it (`WireApi::classify`).
+    fn classified(&self, error: ProviderError) -> ProviderError {
+        match error {
+            ProviderError::Stream(mut error) if error.verdict.is_none() => {
+                error.verdict = self.wire().classify(&error);
+                ProviderError::Stream(error)
+            }
+            other => other,
+        }
     }
 
     /// Stream one model response, handing each decoded event to `on_event` in order.
@@ -89,7 +92,7 @@ impl Provider {
     ) -> Result<(), ProviderError> {
         self.stream_unmasked(request, cancel, on_event)
             .await
-            .map_err(ProviderError::redacted)
+            .map_err(|error| self.classified(error).redacted())
     }
 
     async fn stream_unmasked(

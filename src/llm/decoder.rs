@@ -1,26 +1,21 @@
-//! One decoder per wire API, chosen by the provider's `api`: SSE frames as they stream, or
-//! a whole JSON completion from a server that answered a streaming request without
-//! streaming. Both produce the same `StreamEvent`s.
+//! The decoder of one response: the framing every wire API shares (keep-alive frames,
+//! `[DONE]`, a whole JSON body parsed), around the decoder of the provider's API (its
+//! `WireApi::decoder`). SSE frames as they stream, or a whole JSON completion from a server
+//! that answered a streaming request without streaming; both produce the same `StreamEvent`s.
 
 use super::error::{ProviderError, snippet};
 use super::provider::Api;
 use super::stream_event::StreamEvent;
-use super::{agent_proxy, anthropic, openai_chat, openai_responses};
+use super::wire::WireDecoder;
 
-pub enum Decoder {
-    Chat(openai_chat::ChatDecoder),
-    Anthropic(anthropic::AnthropicDecoder),
-    Responses(openai_responses::ResponsesDecoder),
-    Proxy(agent_proxy::ProxyDecoder),
+pub struct Decoder {
+    api: Box<dyn WireDecoder>,
 }
 
 impl Decoder {
     pub fn new(api: Api) -> Self {
-        match api {
-            Api::OpenaiChat => Decoder::Chat(Default::default()),
-            Api::Anthropic => Decoder::Anthropic(Default::default()),
-            Api::OpenaiResponses => Decoder::Responses(Default::default()),
-            Api::AgentProxy => Decoder::Proxy(Default::default()),
+        Decoder {
+            api: api.wire().decoder(),
         }
     }
 
@@ -41,12 +36,7 @@ impl Decoder {
             out.push(StreamEvent::Done);
             return Ok(());
         }
-        match self {
-            Decoder::Chat(decoder) => decoder.decode(event, data, out),
-            Decoder::Anthropic(decoder) => decoder.decode(event, data, out),
-            Decoder::Responses(decoder) => decoder.decode(event, data, out),
-            Decoder::Proxy(decoder) => decoder.decode(event, data, out),
-        }
+        self.api.decode(event, data, out)
     }
 
     /// A whole response body: the API's non-streaming completion object (or an error
@@ -61,15 +51,7 @@ impl Decoder {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             ProviderError::Decode(format!("{e} in the JSON body {}", snippet(text)))
         })?;
-        match self {
-            Decoder::Chat(decoder) => decoder.decode_whole(value, out),
-            Decoder::Anthropic(decoder) => decoder.decode_whole(value, out),
-            Decoder::Responses(decoder) => decoder.decode_whole(value, out),
-            Decoder::Proxy(_) => Err(ProviderError::Decode(format!(
-                "the proxy answered with a JSON body instead of an event stream: {}",
-                snippet(text)
-            ))),
-        }
+        self.api.decode_whole(value, text, out)
     }
 }
 

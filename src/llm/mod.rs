@@ -1,7 +1,7 @@
 //! Provider-neutral model streaming: the request the loop builds, the events decoders
 //! produce, the assembler that turns them into a message, error classification, and the
-//! HTTP client with one decoder per wire API, the timeouts it enforces, and the history
-//! preparation every request gets.
+//! HTTP client, the timeouts it enforces, and the history preparation every request gets.
+//! Each wire API is one module behind the `WireApi` trait, registered in `wire.rs`.
 
 pub mod agent_proxy;
 pub mod anthropic;
@@ -23,4 +23,5 @@ pub mod sse;
 pub mod stream_event;
 pub mod timeouts;
 pub mod transport;
+pub mod wire;
 pub mod wire_text;

@@ -3,29 +3,18 @@
 //! redacts them and nothing here logs them.
 
 use super::error::ProviderError;
-use serde::Deserialize;
 use std::fmt;
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// A wire API, by name: the registration, its names and its implementations are in
+/// `llm::wire` (`Api::wire`, `Api::ALL`, `Api::as_str`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Api {
     OpenaiChat,
     OpenaiResponses,
     Anthropic,
     /// `agent proxy` (docs/protocol.md §8).
     AgentProxy,
-}
-
-impl Api {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Api::OpenaiChat => "openai-chat",
-            Api::OpenaiResponses => "openai-responses",
-            Api::Anthropic => "anthropic",
-            Api::AgentProxy => "agent-proxy",
-        }
-    }
 }
 
 #[derive(Clone)]

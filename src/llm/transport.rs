@@ -5,7 +5,7 @@
 //! how transport failures read.
 
 use super::error::ProviderError;
-use super::provider::{Api, ProviderSettings};
+use super::provider::ProviderSettings;
 use super::timeouts::Timeouts;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::sync::Once;
@@ -123,17 +123,15 @@ pub fn headers(settings: &ProviderSettings, key: Option<&str>) -> Result<HeaderM
             settings.name
         ))
     };
+    let wire = settings.api.wire();
     if let Some(key) = key {
-        let (name, value) = match settings.api {
-            Api::Anthropic => ("x-api-key", key.to_string()),
-            _ => ("authorization", format!("Bearer {key}")),
-        };
+        let (name, value) = wire.auth_header(key);
         let mut value = HeaderValue::from_str(&value).map_err(|_| bad_header("API key"))?;
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    if settings.api == Api::Anthropic {
-        headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
+    for (name, value) in wire.extra_headers() {
+        headers.insert(*name, HeaderValue::from_static(value));
     }
     for (name, value) in &settings.headers {
         let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_header(name))?;

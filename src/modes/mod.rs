@@ -103,15 +103,9 @@ pub fn command_model(
     current_provider: &str,
     model: &str,
 ) -> Result<(Arc<Provider>, crate::llm::model::ModelInfo), String> {
-    let resolved = match model.split_once('/') {
-        Some((provider, id)) if settings.resolve_model(provider, id).is_ok() => {
-            settings.resolve_model(provider, id)
-        }
-        _ => settings.resolve_model(current_provider, model),
-    }
-    .map_err(|e| format!("the command's model `{model}`: {e}"))?;
-    let provider = Provider::new(resolved.0, settings.timeouts).map_err(|e| e.to_string())?;
-    Ok((Arc::new(provider), resolved.1))
+    let models = crate::startup::models::SettingsModels::new(settings.clone());
+    crate::agent::commands::models::choose(model, current_provider, &models)
+        .map_err(|e| format!("the command's model `{model}`: {e}"))
 }
 
 /// Check a `-p` / `--mode json` prompt before anything is opened: one that starts with

@@ -138,6 +138,15 @@ pub fn session_choice(cli: &Cli) -> Result<Choice, String> {
     })
 }
 
+/// Open (or create) the session `choice` names, in the settings' session store and for their
+/// working directory.
+pub async fn open_session(
+    choice: Choice,
+    settings: &Settings,
+) -> Result<store::Opened, store::SessionError> {
+    store::open(choice, &settings.paths.sessions_dir, &settings.cwd).await
+}
+
 /// Open the session the command line asks for, settle the model (a resumed session keeps
 /// its own unless the command line chose one), and build the agent.
 pub async fn prepare(
@@ -146,7 +155,7 @@ pub async fn prepare(
     can_ask: bool,
 ) -> Result<Prepared, String> {
     let choice = session_choice(cli)?;
-    let opened = store::open(choice, &settings.paths.sessions_dir, &settings.cwd)
+    let opened = open_session(choice, settings)
         .await
         .map_err(|e| e.to_string())?;
     let opening = Opening::new(settings, opened, cli.thinking.is_some()).await?;

@@ -74,6 +74,50 @@ pub fn file_of_call<'a>(name: &str, args: &'a Value) -> Option<(&'a str, bool)> 
     }
 }
 
+/// What kind of work a call does, as a front end groups calls (an editor's icon).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallKind {
+    /// It runs a command.
+    Execute,
+    /// It changes the file at its path.
+    Edit,
+    /// It returns a file's contents.
+    Read,
+    /// It searches or lists under its path.
+    Search,
+    /// It reaches the network.
+    Fetch,
+    Other,
+}
+
+/// The kind of work a call of `name` does, from the tool's own descriptions.
+pub fn call_kind(name: &str) -> CallKind {
+    // The only tool that reaches the network; nothing it says of itself tells that.
+    if name == "web_fetch" {
+        return CallKind::Fetch;
+    }
+    let Some(tool) = super::builtin(name) else {
+        return CallKind::Other;
+    };
+    match (tool.subject(), tool.read_only(), tool.output_kind()) {
+        (Subject::Command(_), _, _) => CallKind::Execute,
+        (Subject::Path(_), false, _) => CallKind::Edit,
+        (_, true, OutputKind::FileContents) => CallKind::Read,
+        (Subject::Path(_), true, _) => CallKind::Search,
+        _ => CallKind::Other,
+    }
+}
+
+/// The path a call of the built-in tool `name` works on, as its arguments give it (not
+/// empty); `None` for a tool whose subject is not a path.
+pub fn path_of_call<'a>(name: &str, args: &'a Value) -> Option<&'a str> {
+    let tool = super::builtin(name)?;
+    let Subject::Path(_) = tool.subject() else {
+        return None;
+    };
+    tool.subject().value(args).filter(|p| !p.is_empty())
+}
+
 /// The `details.denied` value of a call that was not allowed to run: why not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Denial {

@@ -251,6 +251,10 @@ pub const ALL_TOOLS: &[&str] = &[
     "web_fetch",
 ];
 
+/// The name of the sub-agent tool: not a built-in (the engine adds it when sub-agents are on,
+/// `agent::children::task`), but a name the config and the tool lists accept.
+pub const TASK_TOOL: &str = "task";
+
 /// `names` with the tools that come with `bash` (reading and stopping background shells)
 /// added after it, when it is there and they are not.
 pub fn with_companions(mut names: Vec<String>) -> Vec<String> {

@@ -60,6 +60,7 @@ mod secrets;
 mod session_faults;
 mod sessions;
 mod states;
+mod structure;
 mod subagent_faults;
 mod subagents;
 mod time_travel;

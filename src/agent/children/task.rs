@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
-pub const TASK_TOOL: &str = "task";
+pub use crate::tools::TASK_TOOL;
 
 #[derive(Deserialize)]
 struct TaskArgs {

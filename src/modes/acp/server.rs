@@ -10,7 +10,7 @@ use super::replay;
 use super::session::Session;
 use crate::config::Settings;
 use crate::mcp::McpManager;
-use crate::session::{self, Choice};
+use crate::session::Choice;
 use crate::startup::{self, Opening};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
@@ -139,7 +139,7 @@ impl Server {
     ) -> Result<(NewSessionResponse, Arc<Session>), Error> {
         self.usable()?;
         let settings = self.settings_for(request.cwd)?;
-        let opened = session::open(Choice::New, &settings.paths.sessions_dir, &settings.cwd)
+        let opened = startup::open_session(Choice::New, &settings)
             .await
             .map_err(|e| super::internal_error(e.to_string()))?;
         let mut settings = settings;
@@ -172,13 +172,9 @@ impl Server {
         if let Some(session) = open_here {
             close(&session).await;
         }
-        let opened = session::open(
-            Choice::Resume(wanted.clone()),
-            &settings.paths.sessions_dir,
-            &settings.cwd,
-        )
-        .await
-        .map_err(|e| super::invalid_params(e.to_string()))?;
+        let opened = startup::open_session(Choice::Resume(wanted.clone()), &settings)
+            .await
+            .map_err(|e| super::invalid_params(e.to_string()))?;
         if opened.id != wanted {
             return Err(super::invalid_params(format!(
                 "no session has the id `{wanted}` (it is the beginning of {})",

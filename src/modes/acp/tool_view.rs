@@ -1,12 +1,11 @@
 //! How a tool call looks to an editor: its kind (read, edit, search, execute…), title,
 //! locations (the file and line it works on), and content (text, images, or `diff` blocks
 //! for calls that change a file). Everything is read from the tools' own descriptions
-//! (`Tool::subject`, `read_only`, `output_kind`, `summarize`) and from their results'
+//! (`tools::meta`: the kind of call, its path, its summary) and from their results'
 //! `details`, so no tool is known here by name.
 
 use crate::protocol::message::Content as OurContent;
-use crate::tools::meta::summarize_call;
-use crate::tools::{OutputKind, Subject, builtin_tool};
+use crate::tools::meta::{CallKind, call_kind, path_of_call, summarize_call};
 use agent_client_protocol::v1::schema::{
     ContentBlock, Diff, ImageContent, ToolCallContent, ToolCallLocation, ToolKind,
 };
@@ -15,19 +14,13 @@ use std::path::{Path, PathBuf};
 
 /// What kind of work a call of `name` does.
 pub fn kind(name: &str) -> ToolKind {
-    // The only tool that reaches the network; nothing it says of itself tells that.
-    if name == "web_fetch" {
-        return ToolKind::Fetch;
-    }
-    let Some(tool) = builtin_tool(name) else {
-        return ToolKind::Other;
-    };
-    match (tool.subject(), tool.read_only(), tool.output_kind()) {
-        (Subject::Command(_), _, _) => ToolKind::Execute,
-        (Subject::Path(_), false, _) => ToolKind::Edit,
-        (_, true, OutputKind::FileContents) => ToolKind::Read,
-        (Subject::Path(_), true, _) => ToolKind::Search,
-        _ => ToolKind::Other,
+    match call_kind(name) {
+        CallKind::Execute => ToolKind::Execute,
+        CallKind::Edit => ToolKind::Edit,
+        CallKind::Read => ToolKind::Read,
+        CallKind::Search => ToolKind::Search,
+        CallKind::Fetch => ToolKind::Fetch,
+        CallKind::Other => ToolKind::Other,
     }
 }
 
@@ -43,11 +36,7 @@ pub fn title(name: &str, args: &Value) -> String {
 
 /// The file a call works on, absolute, if it works on one.
 pub fn path(name: &str, args: &Value, cwd: &Path) -> Option<PathBuf> {
-    let tool = builtin_tool(name)?;
-    let Subject::Path(_) = tool.subject() else {
-        return None;
-    };
-    let raw = tool.subject().value(args).filter(|p| !p.is_empty())?;
+    let raw = path_of_call(name, args)?;
     Some(crate::tools::path::resolve(cwd, raw))
 }
 
