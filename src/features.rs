@@ -51,4 +51,27 @@ mod tests {
             "this build has no ACP support: rebuild with --features acp"
         );
     }
+
+    #[test]
+    fn a_tool_left_out_of_the_build_is_named_with_its_feature() {
+        let tools = crate::tools::Tools::check_names(&["read", "web_fetch"], &[]);
+        let rule = crate::tools::rules::RuleSet::parse(
+            &["web_fetch".to_string()],
+            &[],
+            &[],
+            std::path::Path::new("/"),
+        );
+        if cfg!(feature = "web") {
+            assert_eq!(tool_left_out("web_fetch"), None);
+            assert!(tools.is_ok());
+            assert!(rule.is_ok());
+        } else {
+            assert_eq!(tool_left_out("web_fetch"), Some(WEB));
+            let why = tools.unwrap_err();
+            assert!(why.contains("rebuild with --features web"), "{why}");
+            let why = rule.err().unwrap().message;
+            assert!(why.contains("rebuild with --features web"), "{why}");
+        }
+        assert_eq!(tool_left_out("no_such_tool"), None);
+    }
 }

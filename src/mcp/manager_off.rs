@@ -97,3 +97,27 @@ impl ToolSource for McpManager {
         Box::pin(async {})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configured_servers_are_told_once_that_the_build_has_no_mcp() {
+        let table: crate::mcp::config::ServerTable =
+            toml::from_str("command = \"server\"").unwrap();
+        let config = table.resolve("files").unwrap();
+        let manager =
+            McpManager::configure(vec![config], "/".into(), Vec::new(), Sandbox::default())
+                .unwrap();
+        let notices = manager.take_notices();
+        assert_eq!(notices.len(), 1);
+        assert!(notices[0].contains("files"), "{notices:?}");
+        assert!(
+            notices[0].contains("rebuild with --features mcp"),
+            "{notices:?}"
+        );
+        assert!(manager.take_notices().is_empty());
+        assert!(manager.views().is_empty());
+    }
+}
