@@ -1,4 +1,4 @@
-//! The optional parts of this build (cargo features, all on by default; README, "Building"),
+//! The optional parts of this build (cargo features, all on by default; README, "Build features"),
 //! and what a user who asks for a part that was left out is told: which part, and the
 //! feature to rebuild with — never an unknown subcommand or tool without a word.
 
