@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod context_files;
 pub mod extensions;
+pub mod features;
 pub mod file_size_limit;
 pub mod llm;
 pub mod logging;

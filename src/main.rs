@@ -65,6 +65,11 @@ fn main() -> ExitCode {
         return ExitCode::from(agent::proxy::run(settings, args));
     }
     let front_end = cli.front_end();
+    #[cfg(not(feature = "acp"))]
+    if front_end == FrontEnd::Acp {
+        eprintln!("agent: {}", agent::features::ACP.missing());
+        return ExitCode::from(2);
+    }
     if let Some(given) = cli.acp_conflict() {
         eprintln!(
             "agent: {given} does not go with --mode acp: the editor opens the sessions and sends the prompts"
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async move {
+        #[cfg(feature = "acp")]
         if front_end == FrontEnd::Acp {
             // Sessions are opened by the editor, each in its own directory.
             return modes::acp::run(settings, cli.thinking.is_some()).await;

@@ -6,198 +6,42 @@
 //! only as a `ToolSource`, front ends read its `views` for `/mcp` and `get_state`.
 
 pub mod config;
+// A build without the `mcp` feature has the same `McpManager`, which starts no server and
+// says so (`manager_off.rs`), and none of the client below.
+#[cfg(feature = "mcp")]
 mod connect;
+#[cfg(feature = "mcp")]
 mod content;
+#[cfg(feature = "mcp")]
 mod http;
+#[cfg_attr(not(feature = "mcp"), path = "manager_off.rs")]
+mod manager;
 pub mod names;
+#[cfg(feature = "mcp")]
 mod oversized;
+#[cfg(feature = "mcp")]
 mod progress;
+#[cfg(feature = "mcp")]
 pub mod server;
+#[cfg(feature = "mcp")]
 mod sse_events;
+#[cfg(feature = "mcp")]
 mod stdio;
+#[cfg(feature = "mcp")]
 mod tool;
+#[cfg(feature = "mcp")]
 mod transport;
+pub mod view;
+/// The old path of the view types, in a build without the client.
+#[cfg(not(feature = "mcp"))]
+pub mod server {
+    pub use super::view::{ServerView, Status, ToolView};
+}
 
-use crate::sandbox::Sandbox;
-use crate::tools::Tool;
-use crate::tools::source::ToolSource;
-use config::ServerConfig;
-use futures_util::future::BoxFuture;
-use server::{Changes, Server, ServerView, Status};
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
+pub use manager::McpManager;
+#[cfg(feature = "mcp")]
 pub use transport::SpawnEnv;
-
-pub struct McpManager {
-    servers: Vec<Arc<Server>>,
-    changes: Arc<Changes>,
-    /// The servers' first starts were spawned (`launch`).
-    launched: AtomicBool,
-    /// The runtime the servers run on (the one `configure` was called in).
-    runtime: Option<tokio::runtime::Handle>,
-}
-
-impl McpManager {
-    /// A manager without servers.
-    pub fn empty() -> Arc<McpManager> {
-        Arc::new(McpManager {
-            servers: Vec::new(),
-            changes: Arc::default(),
-            launched: AtomicBool::new(false),
-            runtime: None,
-        })
-    }
-
-    /// Start every enabled server in the background (call inside the runtime); returns at
-    /// once. Stdio servers with `sandbox = true` run inside `sandbox`.
-    pub fn start(
-        configs: Vec<ServerConfig>,
-        cwd: PathBuf,
-        hidden_env: Vec<String>,
-        sandbox: Sandbox,
-    ) -> Result<Arc<McpManager>, String> {
-        let manager = McpManager::configure(configs, cwd, hidden_env, sandbox)?;
-        manager.launch();
-        Ok(manager)
-    }
-
-    /// The servers, not started yet (call inside the runtime): `launch` starts them, and so
-    /// does a run that begins before (it waits for them as for servers still starting).
-    /// They show as `starting` meanwhile.
-    pub fn configure(
-        configs: Vec<ServerConfig>,
-        cwd: PathBuf,
-        hidden_env: Vec<String>,
-        sandbox: Sandbox,
-    ) -> Result<Arc<McpManager>, String> {
-        if configs.is_empty() {
-            return Ok(McpManager::empty());
-        }
-        let env = SpawnEnv::new(cwd, hidden_env, sandbox)?;
-        let changes: Arc<Changes> = Arc::default();
-        let mut configs = configs;
-        configs.sort_by(|a, b| a.name.cmp(&b.name));
-        let names: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
-        let parts = names::server_parts(&names);
-        let servers: Vec<Arc<Server>> = configs
-            .into_iter()
-            .zip(parts)
-            .map(|(config, part)| Server::new(config, part, env.clone(), changes.clone()))
-            .collect();
-        Ok(Arc::new(McpManager {
-            servers,
-            changes,
-            launched: AtomicBool::new(false),
-            runtime: tokio::runtime::Handle::try_current().ok(),
-        }))
-    }
-
-    /// Start every enabled server in the background, in parallel; returns at once. Only
-    /// the first call does anything.
-    pub fn launch(&self) {
-        let Some(runtime) = &self.runtime else {
-            return;
-        };
-        if self.launched.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        tracing::debug!(servers = self.servers.len(), "starting the MCP servers");
-        for server in &self.servers {
-            runtime.spawn(server.clone().start());
-        }
-    }
-
-    /// Every configured server, in name order.
-    pub fn views(&self) -> Vec<ServerView> {
-        self.servers.iter().map(|s| s.view()).collect()
-    }
-
-    /// `(ready, enabled)` server counts, for a status line; `None` without enabled servers.
-    pub fn readiness(&self) -> Option<(usize, usize)> {
-        let enabled = self.servers.iter().filter(|s| s.config.enabled).count();
-        let ready = self
-            .servers
-            .iter()
-            .filter(|s| s.status() == Status::Ready)
-            .count();
-        (enabled > 0).then_some((ready, enabled))
-    }
-
-    /// Changes whenever any server's status or tools change.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
-        self.changes.any.subscribe()
-    }
-
-    /// Why servers failed to start, each once (whoever asks first tells the user).
-    pub fn take_notices(&self) -> Vec<String> {
-        self.servers
-            .iter()
-            .filter_map(|server| {
-                server.take_notice().map(|why| {
-                    format!(
-                        "MCP server `{}` is not available: {why}. Going on without its tools (/mcp shows the servers).",
-                        server.name()
-                    )
-                })
-            })
-            .collect()
-    }
-
-    /// End every server (in parallel), each stdio server's process group included. Bounded:
-    /// a server that will not stop is killed.
-    pub async fn shut_down(&self) {
-        let ending = self.servers.iter().map(|server| server.shut_down());
-        let _ = tokio::time::timeout(
-            Duration::from_secs(3),
-            futures_util::future::join_all(ending),
-        )
-        .await;
-    }
-}
-
-impl ToolSource for McpManager {
-    fn generation(&self) -> u64 {
-        self.changes.tools.load(Ordering::SeqCst)
-    }
-
-    fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.servers.iter().flat_map(|s| s.tools()).collect()
-    }
-
-    fn settle<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, Vec<String>> {
-        Box::pin(async move {
-            // A run that begins before the front end started the servers starts them.
-            self.launch();
-            let starting = self
-                .servers
-                .iter()
-                .filter(|s| s.status() == Status::Starting)
-                .map(|s| s.settled());
-            tokio::select! {
-                _ = cancel.cancelled() => {}
-                _ = futures_util::future::join_all(starting) => {}
-            }
-            self.take_notices()
-        })
-    }
-
-    fn catch_up<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            self.launch();
-            let lists = self.servers.iter().map(|server| {
-                tokio::time::timeout(server.config.startup_timeout, server.lists_caught_up())
-            });
-            tokio::select! {
-                _ = cancel.cancelled() => {}
-                _ = futures_util::future::join_all(lists) => {}
-            }
-        })
-    }
-}
+use view::ServerView;
 
 /// The servers as `get_state.data.mcpServers`: `[{name, status, transport, tools: [names],
 /// error?}]`.

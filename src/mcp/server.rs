@@ -8,33 +8,13 @@ use super::config::ServerConfig;
 use super::connect::{Connected, Connection, ListSync, connect};
 use super::tool::McpTool;
 use super::transport::{self, SpawnEnv, StderrTail};
+pub use super::view::{ServerView, Status, ToolView};
 use crate::tools::Tool;
-use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Starting,
-    Ready,
-    Failed,
-    Disabled,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Starting => "starting",
-            Status::Ready => "ready",
-            Status::Failed => "failed",
-            Status::Disabled => "disabled",
-        }
-    }
-}
 
 /// What the manager hears from its servers: the offered tools changed (for the engine), or
 /// anything changed (for front ends).
@@ -53,26 +33,6 @@ impl Changes {
         self.tools.fetch_add(1, Ordering::SeqCst);
         self.status_changed();
     }
-}
-
-/// A server as front ends show it.
-#[derive(Clone, Debug)]
-pub struct ServerView {
-    pub name: String,
-    pub status: Status,
-    pub transport: &'static str,
-    pub tools: Vec<ToolView>,
-    pub error: Option<String>,
-}
-
-#[derive(Clone, Debug)]
-pub struct ToolView {
-    /// As offered to the model.
-    pub name: String,
-    /// The server's own name for it.
-    pub original: String,
-    pub description: String,
-    pub read_only: bool,
 }
 
 pub struct Server {

@@ -36,6 +36,7 @@ pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(pieces.join(" "))
 }
 
+#[cfg(feature = "acp")]
 pub mod acp;
 mod headless;
 pub mod json;

@@ -248,6 +248,7 @@ pub const ALL_TOOLS: &[&str] = &[
     "find",
     "ls",
     "todo_write",
+    #[cfg(feature = "web")]
     "web_fetch",
 ];
 
@@ -283,6 +284,7 @@ fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
         "find" => Arc::new(find::FindTool),
         "ls" => Arc::new(ls::LsTool),
         todo::NAME => Arc::new(todo::TodoWriteTool),
+        #[cfg(feature = "web")]
         "web_fetch" => Arc::new(web::WebFetchTool),
         // Not in `ALL_TOOLS`: offered when a language server can run here (`modes`).
         lsp::NAME => Arc::new(lsp::LspTool),
@@ -315,21 +317,22 @@ impl Tools {
     /// names the known ones, and `also`: the names a caller accepts beside them (the
     /// engine's `task`).
     pub fn check_names<S: AsRef<str>>(names: &[S], also: &[&str]) -> Result<(), String> {
-        match names.iter().find(|n| builtin(n.as_ref()).is_none()) {
-            Some(unknown) => {
-                let known: Vec<&str> = ALL_TOOLS
-                    .iter()
-                    .copied()
-                    .chain(also.iter().copied())
-                    .collect();
-                Err(format!(
-                    "unknown tool `{}` (available: {})",
-                    unknown.as_ref(),
-                    known.join(", ")
-                ))
-            }
-            None => Ok(()),
+        let Some(unknown) = names.iter().find(|n| builtin(n.as_ref()).is_none()) else {
+            return Ok(());
+        };
+        let unknown = unknown.as_ref();
+        if let Some(feature) = crate::features::tool_left_out(unknown) {
+            return Err(format!("tool `{unknown}`: {}", feature.missing()));
         }
+        let known: Vec<&str> = ALL_TOOLS
+            .iter()
+            .copied()
+            .chain(also.iter().copied())
+            .collect();
+        Err(format!(
+            "unknown tool `{unknown}` (available: {})",
+            known.join(", ")
+        ))
     }
 
     /// The built-in tools named in `names`, each schema compiled once; an unknown name is an

@@ -65,6 +65,9 @@ impl Rule {
             Some(builtin) => builtin.subject(),
             None if is_mcp_tool_pattern(tool) => Subject::None,
             None => {
+                if let Some(feature) = crate::features::tool_left_out(tool) {
+                    return Err(format!("`{trimmed}`: {}", feature.missing()));
+                }
                 return Err(format!(
                     "`{trimmed}` names no tool (known: {}, and MCP tools as `{MCP_TOOL_PREFIX}server__tool`, \
                      where `*` matches anything)",

@@ -36,6 +36,10 @@
 //! as visible symbols, and widths down to 0 are accepted (treated as 1; lines then overflow).
 
 mod code;
+#[cfg(feature = "syntect")]
+mod highlight;
+#[cfg(not(feature = "syntect"))]
+#[path = "highlight_off.rs"]
 mod highlight;
 mod segment;
 mod stream;

@@ -164,6 +164,10 @@ fn block_quotes_wrap_inside_their_bar() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "syntect"),
+    ignore = "highlighting needs the syntect feature"
+)]
 fn code_blocks_have_a_gutter_and_highlighting() {
     let md = "```rust\nfn main() {\n\tlet s = \"hi\";\n}\n```\n\n    indented\n\n```nosuchlang\nplain text\n```";
     assert_eq!(
