@@ -87,9 +87,46 @@ impl Provider {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<(), ProviderError> {
-        self.stream_unmasked(request, cancel, on_event)
+        let result = match self.stream_unmasked(request, cancel, on_event).await {
+            // A token `agent login` stored was refused: renew it (once across agents) and
+            // ask again, or say to sign in again — never a bare 401.
+            Err(ProviderError::Http { status: 401, .. }) if self.settings_use_stored_key() => {
+                match self.renew_stored_key().await {
+                    Ok(()) => self.stream_unmasked(request, cancel, on_event).await,
+                    Err(e) => Err(e),
+                }
+            }
+            result => result,
+        };
+        result.map_err(ProviderError::redacted)
+    }
+
+    /// Whether requests use what `agent login` stored (no flag, command or variable key).
+    fn settings_use_stored_key(&self) -> bool {
+        let settings = &self.settings;
+        settings.api_key.as_deref().is_none_or(str::is_empty)
+            && settings.api_key_command.is_none()
+            && settings
+                .api_key_env
+                .as_deref()
+                .and_then(crate::secrets::env_key)
+                .is_none_or(|key| key.trim().is_empty())
+    }
+
+    /// After a 401 with a stored key: renew it, or the error that says to sign in again.
+    async fn renew_stored_key(&self) -> Result<(), ProviderError> {
+        let name = &self.settings.name;
+        let sent = crate::auth::requests::provider_key(name)
             .await
-            .map_err(ProviderError::redacted)
+            .map_err(|e| ProviderError::SignIn(e.to_string()))?
+            .unwrap_or_default();
+        match crate::auth::requests::after_rejection(name, &sent).await {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(ProviderError::SignIn(format!(
+                "provider `{name}` refused the stored credential: sign in again: agent login --provider {name}"
+            ))),
+            Err(e) => Err(ProviderError::SignIn(e.to_string())),
+        }
     }
 
     async fn stream_unmasked(

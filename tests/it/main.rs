@@ -14,6 +14,8 @@ mod acp_extensions;
 mod acp_mcp;
 mod acp_node;
 mod acp_tools;
+mod auth;
+mod auth_flows;
 mod background;
 mod checkpoint_faults;
 mod checkpoint_watch;
