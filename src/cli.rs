@@ -219,6 +219,16 @@ pub enum McpAction {
         /// The server's name
         name: String,
     },
+    /// Sign in to a streamable-HTTP server that asks for OAuth (opens a browser)
+    Login {
+        /// The server's name
+        name: String,
+    },
+    /// Forget the sign-in of a server
+    Logout {
+        /// The server's name
+        name: String,
+    },
 }
 
 impl Cli {

@@ -153,7 +153,7 @@ fn show_code(url: &str, code: &str) {
     eprintln!("Waiting for the sign-in to be approved…");
 }
 
-async fn open_browser(url: String) {
+pub(crate) async fn open_browser(url: String) {
     eprintln!(
         "Open this address to sign in (a browser is being started if there is one):\n\n  {url}\n"
     );

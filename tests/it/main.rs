@@ -16,6 +16,7 @@ mod acp_node;
 mod acp_tools;
 mod auth;
 mod auth_flows;
+mod auth_mcp;
 mod background;
 mod checkpoint_faults;
 mod checkpoint_watch;

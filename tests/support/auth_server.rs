@@ -43,6 +43,12 @@ pub struct State {
     pub issuer: String,
     /// An `id_token` to add to minted tokens.
     pub id_token: Option<String>,
+    /// Access tokens a resource server should refuse from now on.
+    pub revoked: Vec<String>,
+    /// The protected resource (an MCP server's URL) whose metadata this server publishes.
+    pub resource: String,
+    /// Dynamic client registrations received.
+    pub registrations: usize,
 }
 
 #[derive(Clone)]
@@ -81,6 +87,24 @@ impl AuthServer {
             }
         });
         AuthServer { url, state }
+    }
+
+    /// Whether `token` is an access token this server minted and still honours: the last
+    /// one minted, unless `revoked` says otherwise.
+    pub fn honours(&self, token: &str) -> bool {
+        self.with(|s| {
+            token == format!("at-minted-{}-abcdef", s.minted)
+                && !s.revoked.contains(&token.to_string())
+        })
+    }
+
+    /// The `WWW-Authenticate` challenge a resource server of this authorization server
+    /// answers with.
+    pub fn challenge(&self) -> String {
+        format!(
+            r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource""#,
+            self.url
+        )
     }
 
     pub fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
@@ -275,6 +299,48 @@ async fn answer(
             )
         }
         "/user" => reply(200, json!({"login": "octo-tester"})),
+        p if p.starts_with("/.well-known/oauth-protected-resource") => {
+            let state = state.lock().unwrap();
+            reply(
+                200,
+                json!({
+                    "resource": state.resource,
+                    "authorization_servers": [state.issuer],
+                    "bearer_methods_supported": ["header"],
+                }),
+            )
+        }
+        "/.well-known/oauth-authorization-server" => {
+            let issuer = state.lock().unwrap().issuer.clone();
+            reply(
+                200,
+                json!({
+                    "issuer": issuer,
+                    "authorization_endpoint": format!("{issuer}/authorize"),
+                    "token_endpoint": format!("{issuer}/token"),
+                    "registration_endpoint": format!("{issuer}/register"),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "refresh_token"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                }),
+            )
+        }
+        "/register" => {
+            let mut state = state.lock().unwrap();
+            state.registrations += 1;
+            let registered: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            reply(
+                201,
+                json!({
+                    "client_id": format!("registered-{}", state.registrations),
+                    "redirect_uris": registered["redirect_uris"],
+                    "token_endpoint_auth_method": "none",
+                    "grant_types": ["authorization_code", "refresh_token"],
+                    "response_types": ["code"],
+                }),
+            )
+        }
         _ => reply(404, json!({"error": "not_found"})),
     }
 }
