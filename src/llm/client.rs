@@ -90,9 +90,13 @@ impl Provider {
         let result = match self.stream_unmasked(request, cancel, on_event).await {
             // A token `agent login` stored was refused: renew it (once across agents) and
             // ask again, or say to sign in again — never a bare 401.
-            Err(ProviderError::Http { status: 401, .. }) if self.settings_use_stored_key() => {
+            Err(error @ ProviderError::Http { status: 401, .. })
+                if self.settings_use_stored_key() =>
+            {
                 match self.renew_stored_key().await {
-                    Ok(()) => self.stream_unmasked(request, cancel, on_event).await,
+                    Ok(true) => self.stream_unmasked(request, cancel, on_event).await,
+                    // Nothing stored was sent: the 401 as it came.
+                    Ok(false) => Err(error),
                     Err(e) => Err(e),
                 }
             }
@@ -113,19 +117,20 @@ impl Provider {
                 .is_none_or(|key| key.trim().is_empty())
     }
 
-    /// After a 401 with a stored key: renew it, or the error that says to sign in again.
-    async fn renew_stored_key(&self) -> Result<(), ProviderError> {
+    /// After a 401: renew the stored key that was sent (`true`: ask again), `false` when
+    /// nothing stored was sent, or the error that says to sign in again.
+    async fn renew_stored_key(&self) -> Result<bool, ProviderError> {
         let name = &self.settings.name;
-        let sent = crate::auth::requests::provider_key(name)
+        let sign_in = |e: crate::auth::AuthError| ProviderError::SignIn(e.to_string());
+        let Some(sent) = crate::auth::requests::provider_key(name)
             .await
-            .map_err(|e| ProviderError::SignIn(e.to_string()))?
-            .unwrap_or_default();
+            .map_err(sign_in)?
+        else {
+            return Ok(false);
+        };
         match crate::auth::requests::after_rejection(name, &sent).await {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(ProviderError::SignIn(format!(
-                "provider `{name}` refused the stored credential: sign in again: agent login --provider {name}"
-            ))),
-            Err(e) => Err(ProviderError::SignIn(e.to_string())),
+            Ok(renewed) => Ok(renewed.is_some()),
+            Err(e) => Err(sign_in(e)),
         }
     }
 

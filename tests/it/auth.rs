@@ -193,3 +193,54 @@ async fn a_revoked_sign_in_says_to_sign_in_again() {
     assert!(!out.stderr.contains("at-original-abcdef"), "{}", out.stderr);
     assert_eq!(server.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_model_cannot_read_a_stored_key() {
+    const STORED: &str = "sk-stored-never-shown-42";
+    let e = env();
+    let file = e.home.path().join("auth.json");
+    std::fs::write(
+        &file,
+        json!({"credentials": {"provider/openai": {"type": "api_key", "key": STORED}}}).to_string(),
+    )
+    .unwrap();
+    // The model reads the credentials file, its own environment and its parent's.
+    let attack = format!(
+        "cat '{}'; env; tr '\\0' '\\n' < /proc/$PPID/environ; grep -r {} '{}' 2>&1 | head",
+        file.display(),
+        &STORED[..12],
+        e.home.path().display()
+    );
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": attack}))),
+        Reply::sse(chat::text("done")),
+    ])
+    .await;
+    let mut cmd = e.agent(
+        &server,
+        &["--mode", "json", "--permission-mode", "auto", "go"],
+    );
+    cmd.env("AGENT_CREDENTIAL_STORE", "file");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {STORED}").as_str()),
+        "the stored key is used"
+    );
+    assert!(out.stdout.contains("tool_execution_end"), "{}", out.stdout);
+    assert!(!out.stdout.contains(STORED), "events: {}", out.stdout);
+    assert!(!out.stderr.contains(STORED));
+    let next = requests[1].body.to_string();
+    assert!(!next.contains(STORED), "{next}");
+    for session in e.session_files() {
+        let text = std::fs::read_to_string(&session).unwrap();
+        assert!(
+            !text.contains(STORED),
+            "{} holds the key",
+            session.display()
+        );
+    }
+}

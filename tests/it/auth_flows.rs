@@ -18,6 +18,7 @@ use std::time::Duration;
 fn browser(forged_state: Option<&'static str>) -> impl FnOnce(String) -> std::future::Ready<()> {
     move |url: String| {
         tokio::spawn(async move {
+            let _ = rustls::crypto::ring::default_provider().install_default();
             let client = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()

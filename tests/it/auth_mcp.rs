@@ -57,6 +57,7 @@ async fn login(e: &Env) {
             break format!("http{url}");
         }
     };
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let browser = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
