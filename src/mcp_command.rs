@@ -150,6 +150,7 @@ fn login(path: &Path, name: &str) -> Result<(), String> {
     let server = table
         .resolve(name)
         .map_err(|e| format!("`{}`: {}", e.key, e.message))?;
+    let client_id = table.oauth_client_id.clone();
     let Transport::Http { url, .. } = &server.transport else {
         return Err(format!(
             "MCP server `{name}` runs as a local command: only streamable-HTTP servers sign in"
@@ -166,7 +167,7 @@ fn login(path: &Path, name: &str) -> Result<(), String> {
             store.clone(),
             name,
             url.as_str(),
-            None,
+            client_id.as_deref(),
             crate::auth::command::open_browser,
         ))
         .map_err(|e| e.to_string())?;

@@ -31,10 +31,10 @@ async fn protected_server(auth: &AuthServer) -> String {
     url
 }
 
-fn configure(e: &Env, url: &str) {
+fn configure(e: &Env, url: &str, extra: &str) {
     std::fs::write(
         e.home.path().join("config.toml"),
-        format!("[mcp_servers.remote]\nurl = \"{url}\"\n"),
+        format!("[mcp_servers.remote]\nurl = \"{url}\"\n{extra}"),
     )
     .unwrap();
 }
@@ -79,7 +79,7 @@ async fn a_server_asking_for_oauth_needs_login_then_works_and_renews_mid_session
     let auth = AuthServer::start().await;
     let url = protected_server(&auth).await;
     let e = env();
-    configure(&e, &url);
+    configure(&e, &url, "");
 
     // Before signing in: the server is reported as needing it.
     let server = FakeServer::start(vec![Reply::sse(chat::text("no tools"))]).await;
@@ -139,4 +139,19 @@ async fn a_server_asking_for_oauth_needs_login_then_works_and_renews_mid_session
     assert_eq!(out.code, 0, "{}", out.stderr);
     let saved = std::fs::read_to_string(e.home.path().join("auth.json")).unwrap();
     assert!(!saved.contains("mcp/remote"), "{saved}");
+}
+
+#[tokio::test]
+async fn a_configured_client_id_signs_in_where_registration_is_not_offered() {
+    let auth = AuthServer::start().await;
+    auth.with(|s| s.no_registration = true);
+    let url = protected_server(&auth).await;
+    let e = env();
+    configure(&e, &url, "oauth_client_id = \"preset-client\"\n");
+    login(&e).await;
+    auth.with(|s| {
+        assert_eq!(s.registrations, 0);
+        assert_eq!(s.authorized_clients, ["preset-client"]);
+        assert_eq!(s.verified, 1);
+    });
 }

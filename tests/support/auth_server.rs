@@ -47,6 +47,10 @@ pub struct State {
     pub revoked: Vec<String>,
     /// The protected resource (an MCP server's URL) whose metadata this server publishes.
     pub resource: String,
+    /// Offer no dynamic client registration (clients come configured).
+    pub no_registration: bool,
+    /// The client ids authorizations were asked for.
+    pub authorized_clients: Vec<String>,
     /// Dynamic client registrations received.
     pub registrations: usize,
 }
@@ -175,6 +179,9 @@ async fn answer(
                 Some("S256")
             );
             let mut state = state.lock().unwrap();
+            state
+                .authorized_clients
+                .push(query.get("client_id").cloned().unwrap_or_default());
             let code = format!("code-{}", state.codes.len() + 1);
             let redirect = query["redirect_uri"].clone();
             state.codes.insert(
@@ -311,14 +318,17 @@ async fn answer(
             )
         }
         "/.well-known/oauth-authorization-server" => {
-            let issuer = state.lock().unwrap().issuer.clone();
+            let (issuer, no_registration) = {
+                let state = state.lock().unwrap();
+                (state.issuer.clone(), state.no_registration)
+            };
             reply(
                 200,
                 json!({
                     "issuer": issuer,
                     "authorization_endpoint": format!("{issuer}/authorize"),
                     "token_endpoint": format!("{issuer}/token"),
-                    "registration_endpoint": format!("{issuer}/register"),
+                    "registration_endpoint": (!no_registration).then(|| format!("{issuer}/register")),
                     "response_types_supported": ["code"],
                     "grant_types_supported": ["authorization_code", "refresh_token"],
                     "code_challenge_methods_supported": ["S256"],
