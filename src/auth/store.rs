@@ -111,12 +111,11 @@ impl Store {
             ))
         };
         file_store::create_private_dir(&self.home).map_err(fail)?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.home.join("auth.lock"))
-            .map_err(fail)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(self.home.join("auth.lock")).map_err(fail)?;
         file.lock().map_err(fail)?;
         Ok(StoreLock { _file: file })
     }
@@ -231,6 +230,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::file_only(dir.path());
         let lock = store.lock().unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let lock_file = std::fs::metadata(dir.path().join("auth.lock")).unwrap();
+            assert_eq!(lock_file.permissions().mode() & 0o777, 0o600);
+        }
         let key = Credential::ApiKey {
             key: "sk-round-trip-1234".into(),
         };
