@@ -135,6 +135,45 @@ pub enum Subcommands {
     /// "agent-proxy"` on their side); clients authenticate with a bearer token from
     /// AGENT_PROXY_TOKENS
     Proxy(ProxyArgs),
+    /// Sign in to a provider: an account (chatgpt, copilot) or an API key typed without
+    /// echo (any provider); kept in the OS keyring, else $AGENT_HOME/auth.json
+    Login(LoginArgs),
+    /// Remove stored credentials (of one provider, or of every provider)
+    Logout(LogoutArgs),
+    /// Stored credentials: who is signed in, where, until when (never the secret)
+    Auth(AuthArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The provider to sign in to
+    #[arg(long, value_name = "NAME")]
+    pub provider: String,
+    /// Sign in with a code entered on another device (no browser here, e.g. over SSH)
+    #[arg(long)]
+    pub device: bool,
+    /// Store an API key even for a provider that offers an account sign-in
+    #[arg(long = "api-key")]
+    pub api_key: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The provider to sign out of (all providers without it)
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AuthArgs {
+    #[command(subcommand)]
+    pub action: AuthAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuthAction {
+    /// Who is signed in to what, where the credential is kept, when it expires
+    Status,
 }
 
 #[derive(Debug, Args)]
@@ -177,6 +216,16 @@ pub enum McpAction {
     },
     /// Remove a server
     Remove {
+        /// The server's name
+        name: String,
+    },
+    /// Sign in to a streamable-HTTP server that asks for OAuth (opens a browser)
+    Login {
+        /// The server's name
+        name: String,
+    },
+    /// Forget the sign-in of a server
+    Logout {
         /// The server's name
         name: String,
     },

@@ -3,6 +3,7 @@
 //! only parses the command line and picks a front end.
 
 pub mod agent;
+pub mod auth;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;

@@ -44,6 +44,16 @@ fn main() -> ExitCode {
     if let Some(Subcommands::Mcp(args)) = &cli.command {
         return ExitCode::from(agent::mcp_command::run(args, cli.config.as_deref()));
     }
+    match &cli.command {
+        Some(Subcommands::Login(args)) => return ExitCode::from(agent::auth::command::login(args)),
+        Some(Subcommands::Logout(args)) => {
+            return ExitCode::from(agent::auth::command::logout(args));
+        }
+        Some(Subcommands::Auth(args)) => {
+            return ExitCode::from(agent::auth::command::auth(&args.action));
+        }
+        _ => {}
+    }
     let mut settings = match agent::config::load(&cli) {
         Ok(settings) => settings,
         Err(e) => {

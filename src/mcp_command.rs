@@ -43,6 +43,8 @@ pub fn run(args: &McpArgs, config: Option<&Path>) -> u8 {
         McpAction::Remove { name } => edit(&path, |text| mcp_edit::remove(text, name)).map(|()| {
             println!("Removed MCP server `{name}` from {}.", path.display());
         }),
+        McpAction::Login { name } => login(&path, name),
+        McpAction::Logout { name } => logout(name),
     };
     match result {
         Ok(()) => 0,
@@ -133,5 +135,61 @@ pub fn edit(
     }
     file.persist(path)
         .map_err(|e| format!("cannot replace {}: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+/// `agent mcp login NAME`: the server's OAuth sign-in (`auth::mcp`).
+fn login(path: &Path, name: &str) -> Result<(), String> {
+    let text = read(path)?;
+    let servers =
+        mcp_edit::list(&text).map_err(|e| format!("config error in {}: {e}", path.display()))?;
+    let (_, table) = servers
+        .into_iter()
+        .find(|(server, _)| server == name)
+        .ok_or_else(|| format!("no MCP server `{name}` in {}", path.display()))?;
+    let server = table
+        .resolve(name)
+        .map_err(|e| format!("`{}`: {}", e.key, e.message))?;
+    let client_id = table.oauth_client_id.clone();
+    let Transport::Http { url, .. } = &server.transport else {
+        return Err(format!(
+            "MCP server `{name}` runs as a local command: only streamable-HTTP servers sign in"
+        ));
+    };
+    let home = crate::config::paths().map_err(|e| e.to_string())?.home;
+    let store = std::sync::Arc::new(crate::auth::store::Store::open(&home));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime
+        .block_on(crate::auth::mcp::login(
+            store.clone(),
+            name,
+            url.as_str(),
+            client_id.as_deref(),
+            crate::auth::command::open_browser,
+        ))
+        .map_err(|e| e.to_string())?;
+    println!(
+        "Signed in to MCP server `{name}`; the tokens are in {}.",
+        store.describe()
+    );
+    Ok(())
+}
+
+/// `agent mcp logout NAME`.
+fn logout(name: &str) -> Result<(), String> {
+    let home = crate::config::paths().map_err(|e| e.to_string())?.home;
+    let store = crate::auth::store::Store::open(&home);
+    let lock = store.lock().map_err(|e| e.to_string())?;
+    if store
+        .remove(&lock, &crate::auth::store::mcp_id(name))
+        .map_err(|e| e.to_string())?
+    {
+        println!("Signed out of MCP server `{name}`.");
+    } else {
+        println!("No sign-in was stored for MCP server `{name}`.");
+    }
     Ok(())
 }

@@ -39,6 +39,23 @@ pub const BUILTIN_PROVIDERS: &[BuiltinProvider] = &[
         api_key_env: Some("OPENAI_API_KEY"),
         default_model: Some("gpt-5"),
     },
+    // Accounts signed in with `agent login` (src/auth, docs/auth.md): no key variable.
+    BuiltinProvider {
+        name: "chatgpt",
+        api: Api::OpenaiResponses,
+        base_url: "https://chatgpt.com/backend-api/codex",
+        base_url_env: None,
+        api_key_env: None,
+        default_model: Some("gpt-5"),
+    },
+    BuiltinProvider {
+        name: "copilot",
+        api: Api::OpenaiChat,
+        base_url: "https://api.githubcopilot.com",
+        base_url_env: None,
+        api_key_env: None,
+        default_model: Some("gpt-4.1"),
+    },
     BuiltinProvider {
         name: "openrouter",
         api: Api::OpenaiChat,

@@ -67,12 +67,18 @@ impl Settings {
 }
 
 /// Whether requests to `provider` could be authenticated: a key given, a command to fetch
-/// one, a variable that holds one, or none needed (local servers).
+/// one, a variable that holds one, none needed (local servers), or one `agent login`
+/// stored (the account providers, `chatgpt` and `copilot`, need that).
 fn has_key(provider: &ProviderSettings) -> bool {
+    let account = crate::auth::command::ACCOUNT_PROVIDERS
+        .iter()
+        .any(|(name, _)| *name == provider.name);
     provider.api_key.as_deref().is_some_and(|k| !k.is_empty())
         || provider.api_key_command.is_some()
         || match &provider.api_key_env {
-            None => true,
+            None if !account => true,
+            None => false,
             Some(var) => crate::secrets::env_key(var).is_some_and(|v| !v.is_empty()),
         }
+        || crate::auth::requests::has_stored(&provider.name)
 }

@@ -90,9 +90,51 @@ impl Provider {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<(), ProviderError> {
-        self.stream_unmasked(request, cancel, on_event)
+        let result = match self.stream_unmasked(request, cancel, on_event).await {
+            // A token `agent login` stored was refused: renew it (once across agents) and
+            // ask again, or say to sign in again — never a bare 401.
+            Err(error @ ProviderError::Http { status: 401, .. })
+                if self.settings_use_stored_key() =>
+            {
+                match self.renew_stored_key().await {
+                    Ok(true) => self.stream_unmasked(request, cancel, on_event).await,
+                    // Nothing stored was sent: the 401 as it came.
+                    Ok(false) => Err(error),
+                    Err(e) => Err(e),
+                }
+            }
+            result => result,
+        };
+        result.map_err(|error| self.classified(error).redacted())
+    }
+
+    /// Whether requests use what `agent login` stored (no flag, command or variable key).
+    fn settings_use_stored_key(&self) -> bool {
+        let settings = &self.settings;
+        settings.api_key.as_deref().is_none_or(str::is_empty)
+            && settings.api_key_command.is_none()
+            && settings
+                .api_key_env
+                .as_deref()
+                .and_then(crate::secrets::env_key)
+                .is_none_or(|key| key.trim().is_empty())
+    }
+
+    /// After a 401: renew the stored key that was sent (`true`: ask again), `false` when
+    /// nothing stored was sent, or the error that says to sign in again.
+    async fn renew_stored_key(&self) -> Result<bool, ProviderError> {
+        let name = &self.settings.name;
+        let sign_in = |e: crate::auth::AuthError| ProviderError::SignIn(e.to_string());
+        let Some(sent) = crate::auth::requests::provider_key(name)
             .await
-            .map_err(|error| self.classified(error).redacted())
+            .map_err(sign_in)?
+        else {
+            return Ok(false);
+        };
+        match crate::auth::requests::after_rejection(name, &sent).await {
+            Ok(renewed) => Ok(renewed.is_some()),
+            Err(e) => Err(sign_in(e)),
+        }
     }
 
     async fn stream_unmasked(

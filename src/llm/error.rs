@@ -37,6 +37,10 @@ pub enum ProviderError {
     Stream(StreamError),
     #[error("no API key for provider `{provider}`: set {how}")]
     MissingKey { provider: String, how: String },
+    /// The credential `agent login` stored cannot be used (expired or revoked and not
+    /// renewable, or the store failed): the text says what to run.
+    #[error("{0}")]
+    SignIn(String),
     #[error("the api_key_command of provider `{provider}` failed: {detail}")]
     KeyCommand { provider: String, detail: String },
     #[error("the provider sent a response that could not be read: {0}")]
@@ -125,6 +129,7 @@ impl ProviderError {
                 provider,
                 detail: mask(detail),
             },
+            ProviderError::SignIn(text) => ProviderError::SignIn(mask(text)),
             ProviderError::Decode(text) => ProviderError::Decode(mask(text)),
             ProviderError::UnexpectedBody(text) => ProviderError::UnexpectedBody(mask(text)),
             ProviderError::Setup(text) => ProviderError::Setup(mask(text)),

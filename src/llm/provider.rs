@@ -75,6 +75,12 @@ impl ProviderSettings {
             crate::secrets::register(&key);
             return Ok(Some(key.trim().to_string()));
         }
+        // Last, what `agent login` stored (a token renewed first when about to expire).
+        match crate::auth::requests::provider_key(&self.name).await {
+            Ok(Some(key)) => return Ok(Some(key)),
+            Ok(None) => {}
+            Err(e) => return Err(ProviderError::SignIn(e.to_string())),
+        }
         if self.is_hosted() {
             return Err(ProviderError::MissingKey {
                 provider: self.name.clone(),
@@ -96,6 +102,9 @@ impl ProviderSettings {
         if given || from_env || self.api_key_command.is_some() || !self.is_hosted() {
             return None;
         }
+        if crate::auth::requests::has_stored(&self.name) {
+            return None;
+        }
         Some(format!(
             "provider `{}` needs an API key: set {}",
             self.name,
@@ -106,10 +115,13 @@ impl ProviderSettings {
     /// How to supply a key, for error messages.
     pub fn key_instructions(&self) -> String {
         match &self.api_key_env {
-            Some(var) => format!("the {var} environment variable (or pass --api-key)"),
-            None => format!(
-                "api_key_env or api_key_command in [providers.{}] of config.toml (or pass --api-key)",
+            Some(var) => format!(
+                "the {var} environment variable, pass --api-key, or run `agent login --provider {}`",
                 self.name
+            ),
+            None => format!(
+                "api_key_env or api_key_command in [providers.{}] of config.toml, pass --api-key, or run `agent login --provider {}`",
+                self.name, self.name
             ),
         }
     }

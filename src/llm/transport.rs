@@ -133,7 +133,10 @@ pub fn headers(settings: &ProviderSettings, key: Option<&str>) -> Result<HeaderM
     for (name, value) in wire.extra_headers() {
         headers.insert(*name, HeaderValue::from_static(value));
     }
-    for (name, value) in &settings.headers {
+    // The headers that go with an account `agent login` stored (only once its token was
+    // handed out for this provider).
+    let signed_in = crate::auth::requests::credential_headers(&settings.name);
+    for (name, value) in signed_in.iter().chain(&settings.headers) {
         let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_header(name))?;
         let mut header_value = HeaderValue::from_str(value).map_err(|_| bad_header(name))?;
         header_value.set_sensitive(true);

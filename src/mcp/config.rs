@@ -34,6 +34,9 @@ pub struct ServerTable {
     pub disabled_tools: Option<Vec<String>>,
     /// Run a stdio server inside the command sandbox (`[sandbox]`).
     pub sandbox: Option<bool>,
+    /// The client id `agent mcp login` signs in with, for an authorization server that
+    /// offers no dynamic client registration (docs/auth.md).
+    pub oauth_client_id: Option<String>,
 }
 
 /// How to reach a server.
@@ -132,9 +135,10 @@ impl ServerTable {
                 if command.trim().is_empty() {
                     return Err(error("command", "is empty".to_string()));
                 }
-                for field in ["bearer_token_env", "http_headers"] {
+                for field in ["bearer_token_env", "http_headers", "oauth_client_id"] {
                     let set = match field {
                         "bearer_token_env" => self.bearer_token_env.is_some(),
+                        "oauth_client_id" => self.oauth_client_id.is_some(),
                         _ => !self.http_headers.is_empty(),
                     };
                     if set {

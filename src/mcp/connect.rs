@@ -212,7 +212,25 @@ pub async fn connect(
     env: &SpawnEnv,
     tail: &StderrTail,
 ) -> Result<Connected, String> {
-    let opened = transport::open(server.name(), &server.config.transport, env, tail)?;
+    // A server signed in to (`agent mcp login`) and given no token of its own by the config.
+    let signed_in = match (&server.config.transport, crate::auth::requests::store()) {
+        (
+            super::config::Transport::Http {
+                url,
+                bearer_token_env: None,
+                ..
+            },
+            Some(store),
+        ) => crate::auth::mcp::authorized(store, server.name(), url.as_str()).await?,
+        _ => None,
+    };
+    let opened = transport::open(
+        server.name(),
+        &server.config.transport,
+        env,
+        tail,
+        signed_in,
+    )?;
     let progress = Arc::new(ProgressRouter::default());
     let lists = server.lists();
     let (list_changed, mut changes) = mpsc::unbounded_channel();
@@ -228,9 +246,21 @@ pub async fn connect(
                 Observed::new(transport, server.name(), &progress, &lists, &list_changed);
             (Handler.serve(observed).await, None)
         }
+        Opened::HttpSignedIn(transport) => {
+            let observed =
+                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
+            (Handler.serve(observed).await, None)
+        }
     };
-    let running: RunningService<RoleClient, Handler> =
-        running.map_err(|e| handshake_error(&e.to_string()))?;
+    let running: RunningService<RoleClient, Handler> = running.map_err(|e| {
+        let error = e.to_string();
+        // The server answered 401: it wants an OAuth sign-in (or a renewed one).
+        if error.contains("Auth required") || error.contains("authorization required") {
+            crate::auth::mcp::needs_login(server.name())
+        } else {
+            handshake_error(&error)
+        }
+    })?;
     let peer = running.peer().clone();
     let offers_tools = peer
         .peer_info()

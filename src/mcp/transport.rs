@@ -14,6 +14,7 @@ pub use crate::tools::process::server_child::StderrTail;
 use crate::tools::process::server_child::{die_with_agent, read_stderr};
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -66,6 +67,9 @@ pub enum Opened {
         group: Option<i32>,
     },
     Http(StreamableHttpClientTransport<BoundedHttp>),
+    /// A server signed in to with `agent mcp login`: rmcp's client adds (and renews) the
+    /// token kept for it (`auth::mcp`).
+    HttpSignedIn(StreamableHttpClientTransport<AuthClient<BoundedHttp>>),
 }
 
 /// Open the transport of `server`; stderr of a stdio server goes to `tail` and the log.
@@ -74,6 +78,7 @@ pub fn open(
     transport: &Transport,
     env: &SpawnEnv,
     tail: &StderrTail,
+    signed_in: Option<AuthorizationManager>,
 ) -> Result<Opened, String> {
     match transport {
         Transport::Stdio {
@@ -148,10 +153,14 @@ pub fn open(
                 custom.insert(name, value);
             }
             config = config.custom_headers(custom);
-            Ok(Opened::Http(StreamableHttpClientTransport::with_client(
-                BoundedHttp::new(env.http.clone(), server),
-                config,
-            )))
+            let http = BoundedHttp::new(env.http.clone(), server);
+            Ok(match signed_in {
+                Some(manager) => Opened::HttpSignedIn(StreamableHttpClientTransport::with_client(
+                    AuthClient::new(http, manager),
+                    config,
+                )),
+                None => Opened::Http(StreamableHttpClientTransport::with_client(http, config)),
+            })
         }
     }
 }

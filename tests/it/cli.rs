@@ -160,7 +160,7 @@ async fn a_missing_key_for_a_hosted_provider_names_the_variable() {
     cmd.args(["-p", "hi"]);
     let out = run(cmd).await;
     assert_eq!(out.code, 1);
-    assert!(out.stderr.trim_end().ends_with("no API key for provider `openai`: set the OPENAI_API_KEY environment variable (or pass --api-key)"), "{}", out.stderr);
+    assert!(out.stderr.trim_end().ends_with("no API key for provider `openai`: set the OPENAI_API_KEY environment variable, pass --api-key, or run `agent login --provider openai`"), "{}", out.stderr);
 }
 
 #[tokio::test]

@@ -285,6 +285,19 @@ pub async fn serve_http_with(
     marks: Option<PathBuf>,
     mode: HttpMode,
 ) -> String {
+    let guard: Guard = Arc::new(move |given: Option<&str>| {
+        let expected = token.map(|t| format!("Bearer {t}"));
+        (expected.is_some() && given.map(str::to_string) != expected).then(String::new)
+    });
+    serve_http_guarded(guard, marks, mode).await
+}
+
+/// Decides from a request's `Authorization` header whether it is refused: `Some(challenge)`
+/// answers 401 with that `WWW-Authenticate` header (none when it is empty).
+pub type Guard = Arc<dyn Fn(Option<&str>) -> Option<String> + Send + Sync>;
+
+/// `serve_http_with`, letting `guard` decide which requests are authorized.
+pub async fn serve_http_guarded(guard: Guard, marks: Option<PathBuf>, mode: HttpMode) -> String {
     let config = StreamableHttpServerConfig::default()
         .with_json_response(mode.json)
         .with_legacy_session_mode(!mode.json);
@@ -303,24 +316,29 @@ pub async fn serve_http_with(
             };
             let inner = TowerToHyperService::new(service.clone());
             let stray_sent = stray_sent.clone();
+            let guard = guard.clone();
             let guarded = hyper::service::service_fn(
                 move |request: hyper::Request<hyper::body::Incoming>| {
                     let inner = inner.clone();
                     let stray_sent = stray_sent.clone();
+                    let guard = guard.clone();
                     async move {
-                        let expected = token.map(|t| format!("Bearer {t}"));
                         let given = request
                             .headers()
                             .get(hyper::header::AUTHORIZATION)
                             .and_then(|v| v.to_str().ok())
                             .map(str::to_string);
-                        if expected.is_some() && given != expected {
+                        if let Some(challenge) = guard(given.as_deref()) {
                             let body = http_body_util::Full::new(bytes::Bytes::from_static(
                                 b"unauthorized",
                             ))
                             .map_err(|never| match never {})
                             .boxed();
-                            return Ok(hyper::Response::builder().status(401).body(body).unwrap());
+                            let mut refused = hyper::Response::builder().status(401);
+                            if !challenge.is_empty() {
+                                refused = refused.header("www-authenticate", challenge);
+                            }
+                            return Ok(refused.body(body).unwrap());
                         }
                         let is_post = request.method() == hyper::Method::POST;
                         let response = match hyper::service::Service::call(&inner, request).await {

@@ -7,6 +7,7 @@
 
 pub mod acp;
 pub mod anthropic;
+pub mod auth_server;
 pub mod chat;
 pub mod commands;
 pub mod corpus;

@@ -1,0 +1,100 @@
+//! What a model request asks of the credential store: the key of a provider nobody gave a
+//! key by flag, variable or command (`llm::provider` asks here last), the headers that go
+//! with a signed-in account, and a fresh token after a server refused one. The store is
+//! opened once per process, under the agent's home (`config::paths`).
+
+use super::credential::Credential;
+use super::error::AuthError;
+use super::refresh::{self, Subject};
+use super::store::{Store, provider_id};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+
+static STORE: OnceLock<Option<Arc<Store>>> = OnceLock::new();
+/// Header names and values.
+type Headers = Vec<(String, String)>;
+/// The headers of the credential each provider last used (non-secret).
+static HEADERS: RwLock<Option<HashMap<String, Headers>>> = RwLock::new(None);
+
+/// The process's credential store, if the agent has a home.
+pub fn store() -> Option<Arc<Store>> {
+    STORE
+        .get_or_init(|| {
+            crate::config::paths()
+                .ok()
+                .map(|paths| Arc::new(Store::open(&paths.home)))
+        })
+        .clone()
+}
+
+/// Whether a credential is stored for `provider` (a cheap check for "is a key missing").
+pub fn has_stored(provider: &str) -> bool {
+    store().is_some_and(|store| matches!(store.load(&provider_id(provider)), Ok(Some(_))))
+}
+
+/// The stored key or access token of `provider`, renewed first when it is about to
+/// expire; `None` when nothing is stored.
+pub async fn provider_key(provider: &str) -> Result<Option<String>, AuthError> {
+    key_for(provider, None).await
+}
+
+/// A server refused `key`: renew it (once across agents) and return the new one, or say
+/// to sign in again. `None` when `key` did not come from the store.
+pub async fn after_rejection(provider: &str, key: &str) -> Result<Option<String>, AuthError> {
+    let Some(store) = store() else {
+        return Ok(None);
+    };
+    let id = provider_id(provider);
+    let loaded = {
+        let (store, id) = (store.clone(), id.clone());
+        tokio::task::spawn_blocking(move || store.load(&id))
+            .await
+            .map_err(|e| AuthError::store(e.to_string()))??
+    };
+    match loaded {
+        Some((Credential::Oauth(tokens), _)) if tokens.access_token == key => {
+            key_for(provider, Some(key)).await
+        }
+        Some((Credential::ApiKey { key: stored }, _)) if stored == key => {
+            Err(AuthError::SignInAgain {
+                what: format!("provider `{provider}`"),
+                why: "the server refused the stored API key".to_string(),
+                command: format!("agent login --provider {provider}"),
+            })
+        }
+        _ => Ok(None),
+    }
+}
+
+async fn key_for(provider: &str, rejected: Option<&str>) -> Result<Option<String>, AuthError> {
+    let Some(store) = store() else {
+        return Ok(None);
+    };
+    let subject = Subject::provider(provider);
+    let credential = refresh::usable(store, &provider_id(provider), &subject, rejected).await?;
+    let (key, headers) = match credential {
+        Some(Credential::ApiKey { key }) => (Some(key), Vec::new()),
+        Some(Credential::Oauth(tokens)) => (
+            Some(tokens.access_token),
+            tokens.headers.into_iter().collect(),
+        ),
+        _ => (None, Vec::new()),
+    };
+    HEADERS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(provider.to_string(), headers);
+    Ok(key)
+}
+
+/// The headers that go with `provider`'s stored sign-in (an account id, an integration
+/// id), as of the last key handed out.
+pub fn credential_headers(provider: &str) -> Vec<(String, String)> {
+    HEADERS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|headers| headers.get(provider).cloned())
+        .unwrap_or_default()
+}
