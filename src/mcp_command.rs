@@ -156,6 +156,18 @@ fn login(path: &Path, name: &str) -> Result<(), String> {
             "MCP server `{name}` runs as a local command: only streamable-HTTP servers sign in"
         ));
     };
+    #[cfg(not(feature = "mcp"))]
+    {
+        let _ = (url, client_id);
+        Err(crate::features::MCP.missing())
+    }
+    #[cfg(feature = "mcp")]
+    sign_in(name, url.as_str(), client_id.as_deref())
+}
+
+/// The OAuth sign-in itself, with the tokens kept in the credential store.
+#[cfg(feature = "mcp")]
+fn sign_in(name: &str, url: &str, client_id: Option<&str>) -> Result<(), String> {
     let home = crate::config::paths().map_err(|e| e.to_string())?.home;
     let store = std::sync::Arc::new(crate::auth::store::Store::open(&home));
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -166,8 +178,8 @@ fn login(path: &Path, name: &str) -> Result<(), String> {
         .block_on(crate::auth::mcp::login(
             store.clone(),
             name,
-            url.as_str(),
-            client_id.as_deref(),
+            url,
+            client_id,
             crate::auth::command::open_browser,
         ))
         .map_err(|e| e.to_string())?;

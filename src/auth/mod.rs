@@ -15,6 +15,7 @@ mod file_store;
 pub mod http;
 mod keyring_store;
 pub mod loopback;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod oauth;
 pub mod refresh;
