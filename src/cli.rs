@@ -135,6 +135,31 @@ pub enum Subcommands {
     /// "agent-proxy"` on their side); clients authenticate with a bearer token from
     /// AGENT_PROXY_TOKENS
     Proxy(ProxyArgs),
+    /// List this directory's sessions, the live ones (served by a running agent) first
+    Sessions(SessionsArgs),
+    /// Attach to a live session: JSON lines on stdin go to it, its events come out on
+    /// stdout (docs/protocol.md §4.7)
+    Attach(AttachArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Only the live sessions
+    #[arg(long)]
+    pub live: bool,
+    /// One JSON array instead of lines
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The live session's id (a prefix is enough; none: the only live session), or the
+    /// path of its socket
+    pub id: Option<String>,
+    /// Replay only the messages after this session entry
+    #[arg(long, value_name = "ENTRY")]
+    pub since: Option<String>,
 }
 
 #[derive(Debug, Args)]

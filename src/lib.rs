@@ -9,6 +9,7 @@ pub mod config;
 pub mod context_files;
 pub mod extensions;
 pub mod file_size_limit;
+pub mod live;
 pub mod llm;
 pub mod logging;
 pub mod lsp;

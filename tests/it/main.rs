@@ -32,6 +32,7 @@ mod hooks;
 mod hooks_faults;
 mod hooks_project;
 mod hooks_sandbox;
+mod live;
 mod lsp;
 mod lsp_real;
 mod mcp;
