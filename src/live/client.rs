@@ -1,4 +1,4 @@
-//! A client of a live session (docs/protocol.md §4.7), for a front end that drives a
+//! A client of a live session (docs/protocol.md §4.5), for a front end that drives a
 //! session another process runs: `connect` gives a `LiveClient` that sends engine commands
 //! (`execute`, answered with the command's `Outcome` as JSON) or any RPC line (`request`),
 //! and a `LiveEvents` stream of what the session says: the replay of `attach`, then every

@@ -2,7 +2,7 @@
 //! ones — served by a running agent — first, with their state and clients), and
 //! `agent attach [ID]` bridges a live session to this terminal as JSON lines: what is
 //! typed on stdin goes to the session's socket, what the session says comes out on stdout
-//! (docs/protocol.md §4.7). The interface as a client of a live session comes later.
+//! (docs/protocol.md §4.5). The interface as a client of a live session comes later.
 
 use super::client::LiveClient;
 use super::server::{clean_stale, run_dir};

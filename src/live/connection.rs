@@ -1,6 +1,6 @@
 //! One client of a live session: the RPC protocol on its socket (each line carried out by
 //! the RPC's own command mapping, `modes::rpc::commands`), plus `attach`, `detach` and
-//! `list_clients` (docs/protocol.md §4.7). As in `--mode rpc`, a command that takes time is
+//! `list_clients` (docs/protocol.md §4.5). As in `--mode rpc`, a command that takes time is
 //! finished before the client's next one is taken up, and its `abort` overtakes it. A
 //! client that goes away stops nothing: what it sent is still carried out.
 

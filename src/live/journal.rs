@@ -3,7 +3,7 @@
 //! and deltas, tool executions, approval requests and their resolution), then the last
 //! todo list and queue. It is a fold over the very event stream the hub fans out, so a
 //! replay taken between two events, followed by the events after it, has no gap and no
-//! duplicate (docs/protocol.md §4.7).
+//! duplicate (docs/protocol.md §4.5).
 
 use crate::protocol::event::AgentEvent;
 use crate::protocol::message::Message;

@@ -1,4 +1,4 @@
-//! Live sessions (docs/protocol.md §4.7): every running `agent` serves its session on a
+//! Live sessions (docs/protocol.md §4.5): every running `agent` serves its session on a
 //! unix socket only its user can open, speaking the RPC protocol plus `attach`, `detach`,
 //! `list_clients` and `execute`, so that other terminals (and later the interface and a
 //! browser) can watch and drive the same run. `server` owns the socket, `hub` the fan-out

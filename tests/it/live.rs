@@ -1,4 +1,4 @@
-//! Live sessions (docs/protocol.md §4.7): a real `agent --mode rpc` serves its session on
+//! Live sessions (docs/protocol.md §4.5): a real `agent --mode rpc` serves its session on
 //! its socket; clients connect to it as other terminals would — several on one run,
 //! approving, aborting, detaching and coming back mid-stream — and the socket is attacked
 //! as another user.

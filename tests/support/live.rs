@@ -1,4 +1,4 @@
-//! A client of a live session's socket (docs/protocol.md §4.7), line by line, as another
+//! A client of a live session's socket (docs/protocol.md §4.5), line by line, as another
 //! terminal would be; and where a running agent serves its session.
 
 use serde_json::{Value, json};
