@@ -343,3 +343,47 @@ async fn live_stale_sockets_are_cleaned_up_and_live_ones_listed() {
     assert!(listed.stdout.trim().is_empty(), "{}", listed.stdout);
     assert!(!path.exists());
 }
+
+#[tokio::test]
+async fn live_the_interface_serves_its_session_too() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("hello from afar"))]).await;
+    let mut tui = env.start(&server, &[]);
+    tui.wait_until_idle().await;
+    let run = env.home.path().join("run");
+    let socket_in_run = || {
+        std::fs::read_dir(&run)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "sock"))
+    };
+    let mut tries = 0;
+    let path = loop {
+        if let Some(path) = socket_in_run() {
+            break path;
+        }
+        tries += 1;
+        assert!(tries < 2000, "the interface does not serve its session");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let mut client = Socket::connect(&path).await;
+    client.attach("a", None).await;
+    // A prompt from elsewhere runs in the interface's session, on both screens.
+    client
+        .send(json!({"id": "p", "type": "prompt", "message": "say hello"}))
+        .await;
+    let end = client.until(|l| l["type"] == "agent_end").await;
+    assert!(
+        end.iter().any(|l| l["type"] == "message_end"
+            && l["message"]["content"][0]["text"] == "hello from afar"),
+        "{end:?}"
+    );
+    tui.wait_for_text("hello from afar").await;
+    // Quitting the interface ends the client's attachment with a reason.
+    tui.send(b"\x04");
+    let quit = client.until(|l| l["type"] == "live_end").await;
+    assert!(quit.last().unwrap()["reason"].is_string());
+    tui.exit_code().await;
+    assert!(!path.exists());
+}
