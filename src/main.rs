@@ -102,6 +102,7 @@ fn main() -> ExitCode {
     if let Some(Subcommands::Proxy(args)) = &cli.command {
         return ExitCode::from(agent::proxy::run(settings, args));
     }
+
     let front_end = cli.front_end();
     if let Some(given) = cli.acp_conflict() {
         eprintln!(
@@ -135,6 +136,9 @@ fn main() -> ExitCode {
     // SAFETY: single-threaded still: the async runtime starts below.
     unsafe {
         agent::tools::process::forkserver::start();
+    }
+    if let Some(Subcommands::Serve(args)) = &cli.command {
+        return ExitCode::from(agent::live::serve::run(settings, args));
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

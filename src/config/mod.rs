@@ -86,6 +86,10 @@ pub struct Settings {
     pub sandbox: crate::sandbox::SandboxConfig,
     /// `[proxy]`, for `agent proxy`.
     pub proxy: file::ProxyConfig,
+    /// `[serve]`, for `agent serve`.
+    pub serve: file::ServeConfig,
+    /// `notify`: the command told when a run ends or waits for approval.
+    pub notify: Option<Vec<String>>,
     /// Custom commands and skills of the project and the user (docs/extensions.md).
     pub extensions: std::sync::Arc<crate::extensions::Extensions>,
     /// The hooks of `[[hooks.EVENT]]`.
@@ -508,6 +512,8 @@ fn resolve(
         sandbox,
         config_path: config_path.to_path_buf(),
         proxy: file.proxy,
+        serve: file.serve,
+        notify: file.notify,
         agents,
         extensions,
         hooks,

@@ -88,10 +88,22 @@ impl Hub {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Fold in and fan out the engine's events until it has no more.
-    pub(super) async fn pump(self: Arc<Self>, mut events: mpsc::UnboundedReceiver<AgentEvent>) {
-        while let Some(event) = events.recv().await {
-            self.publish(&event);
+    /// Fold in and fan out the engine's events until it has no more or the live session
+    /// ends (`closing`: the hub's handle on the engine must go then, or the engine would
+    /// outlive its owner — and keep its session file locked).
+    pub(super) async fn pump(
+        self: Arc<Self>,
+        mut events: mpsc::UnboundedReceiver<AgentEvent>,
+        closing: tokio_util::sync::CancellationToken,
+    ) {
+        loop {
+            tokio::select! {
+                () = closing.cancelled() => return,
+                event = events.recv() => match event {
+                    Some(event) => self.publish(&event),
+                    None => return,
+                },
+            }
         }
     }
 

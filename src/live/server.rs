@@ -75,7 +75,8 @@ pub fn serve(
     let listener = bind(&path, &id)?;
     let (renames_tx, renames) = mpsc::unbounded_channel();
     let hub = Hub::new(agent.clone(), renames_tx);
-    tokio::spawn(hub.clone().pump(events));
+    let closing = CancellationToken::new();
+    tokio::spawn(hub.clone().pump(events, closing.clone()));
     let path = Arc::new(Mutex::new(path));
     tokio::spawn(follow_renames(dir, path.clone(), renames));
     let context = Arc::new(Context {
@@ -83,7 +84,6 @@ pub fn serve(
         mcp,
         settings: settings.clone(),
     });
-    let closing = CancellationToken::new();
     let (connections, done) = mpsc::channel(1);
     tokio::spawn(accept(
         listener,

@@ -58,6 +58,7 @@ mod sandbox_egress_hosts;
 mod sandbox_escape;
 mod sandbox_secrets;
 mod secrets;
+mod serve;
 mod session_faults;
 mod sessions;
 mod states;
