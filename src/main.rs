@@ -174,6 +174,12 @@ fn main() -> ExitCode {
         };
         let mcp = prepared.mcp.clone();
         let lsp = settings.tool_settings.lsp.clone();
+        // The user's `notify` command hears when a run ends or waits for approval.
+        let notifier = startup::notify::Notifier::start(
+            &prepared.agent,
+            settings.notify.as_deref(),
+            settings.cwd.clone(),
+        );
         // Every session can be attached from elsewhere while this process runs.
         let live = match agent::live::serve(&prepared.agent, &settings, mcp.clone()) {
             Ok(live) => Some(live),
@@ -208,6 +214,9 @@ fn main() -> ExitCode {
                 (_, None) => 2,
             }
         };
+        if let Some(notifier) = notifier {
+            notifier.finish().await;
+        }
         if let Some(live) = live {
             live.shutdown("the session's process exited").await;
         }

@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod hooks;
 pub mod models;
+pub mod notify;
 mod session;
 
 use crate::agent::Agent;

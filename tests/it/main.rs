@@ -38,6 +38,7 @@ mod lsp_real;
 mod mcp;
 mod mcp_cli;
 mod mcp_real;
+mod notify;
 mod permissions;
 mod processes;
 mod provider_bodies;

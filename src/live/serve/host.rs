@@ -16,6 +16,7 @@ use tokio::sync::Mutex;
 
 struct Hosted {
     agent: Agent,
+    notifier: Option<crate::startup::notify::Notifier>,
     live: LiveServer,
     mcp: Arc<McpManager>,
     lsp: Option<Arc<crate::lsp::Lsp>>,
@@ -50,6 +51,11 @@ impl Host {
         let mcp = prepared.mcp.clone();
         mcp.launch();
         let live = serve(&prepared.agent, &settings, mcp.clone()).map_err(|e| e.to_string())?;
+        let notifier = crate::startup::notify::Notifier::start(
+            &prepared.agent,
+            settings.notify.as_deref(),
+            settings.cwd.clone(),
+        );
         let id = prepared.agent.snapshot().session.id;
         let socket = live.path();
         if let Some(prompt) = prompt {
@@ -63,6 +69,7 @@ impl Host {
         }
         self.sessions.lock().await.push(Hosted {
             agent: prepared.agent,
+            notifier,
             live,
             mcp,
             lsp: settings.tool_settings.lsp.clone(),
@@ -119,6 +126,9 @@ async fn end(hosted: Hosted, reason: &str) {
     hosted.agent.abort();
     hosted.agent.wait_for_idle().await;
     hosted.agent.session_end("exit").await;
+    if let Some(notifier) = hosted.notifier {
+        notifier.finish().await;
+    }
     hosted.live.shutdown(reason).await;
     hosted.mcp.shut_down().await;
     if let Some(lsp) = hosted.lsp {
