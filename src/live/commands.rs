@@ -192,14 +192,8 @@ pub async fn attach(home: &Path, id: Option<&str>, since: Option<&str>) -> u8 {
     if let Some(since) = since {
         first["since"] = json!(since);
     }
-    if write
-        .write_all(format!("{first}\n").as_bytes())
-        .await
-        .is_err()
-    {
-        eprintln!("agent: the live session closed the connection");
-        return 1;
-    }
+    // When the session refuses the connection, it says why: that is read below.
+    let _ = write.write_all(format!("{first}\n").as_bytes()).await;
     tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(line)) = stdin.next_line().await {

@@ -187,29 +187,28 @@ impl Hub {
                     .position(|(entry, _)| entry.as_deref() == Some(since))
             })
             .map(|at| at + 1);
-        let replayed: Vec<Value> = messages[start.unwrap_or(0)..]
+        // Serialized straight from the messages (no JSON tree in between): a long session
+        // is replayed in one pass.
+        let replayed: Vec<Replayed<'_>> = messages[start.unwrap_or(0)..]
             .iter()
-            .map(|(entry, message)| {
-                let mut value = serde_json::to_value(message.as_ref()).unwrap_or(Value::Null);
-                if let Some(fields) = value.as_object_mut() {
-                    fields.insert("entryId".into(), json!(entry));
-                }
-                value
+            .map(|(entry, message)| Replayed {
+                message: message.as_ref(),
+                entry_id: entry.as_deref(),
             })
             .collect();
-        let answer = line(&json!({
-            "type": "response",
-            "id": id,
-            "command": "attach",
-            "success": true,
-            "data": {
-                "sessionId": inner.session_id,
-                "clientId": client_id,
-                "since": start.and(since),
-                "messages": replayed,
-                "isStreaming": inner.journal.running(),
+        let answer = line(&AttachAnswer {
+            kind: "response",
+            id,
+            command: "attach",
+            success: true,
+            data: AttachData {
+                session_id: &inner.session_id,
+                client_id,
+                since: start.and(since),
+                messages: replayed,
+                is_streaming: inner.journal.running(),
             },
-        }));
+        });
         let replay: Vec<Arc<str>> = std::iter::once(answer)
             .chain(inner.journal.replay_lines().cloned())
             .collect();
@@ -312,6 +311,36 @@ impl Inner {
             _ => Vec::new(),
         }
     }
+}
+
+/// A replayed message: the message with its session entry.
+#[derive(Serialize)]
+struct Replayed<'a> {
+    #[serde(flatten)]
+    message: &'a crate::protocol::message::Message,
+    #[serde(rename = "entryId")]
+    entry_id: Option<&'a str>,
+}
+
+/// `attach`'s answer.
+#[derive(Serialize)]
+struct AttachAnswer<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: Option<Value>,
+    command: &'static str,
+    success: bool,
+    data: AttachData<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AttachData<'a> {
+    session_id: &'a str,
+    client_id: u64,
+    since: Option<&'a str>,
+    messages: Vec<Replayed<'a>>,
+    is_streaming: bool,
 }
 
 /// The engine's context with the session entry of each message (`None`: not on disk).

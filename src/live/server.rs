@@ -220,6 +220,42 @@ async fn follow_renames(
     }
 }
 
+/// Whether process `pid` descends from this one: a command the agent started (a tool's
+/// process, sandboxed or not) must never drive its own agent — approve its own calls, change
+/// the permission mode, run the user's shell.
+fn started_by_us(pid: i32) -> bool {
+    let me = i64::from(std::process::id());
+    let mut current = i64::from(pid);
+    // Far deeper than any real process tree; a loop in /proc cannot hold us.
+    for _ in 0..256 {
+        match parent_of(current) {
+            Some(parent) if parent == me => return true,
+            Some(parent) if parent > 1 => current = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The parent of `pid` from `/proc/PID/stat` (after the command name, which may hold
+/// anything, comes the state and then the parent's pid).
+fn parent_of(pid: i64) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+async fn refuse(stream: tokio::net::UnixStream) {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = stream;
+    let line = serde_json::json!({
+        "type": "live_end",
+        "reason": "refused: a command this agent started cannot drive its session",
+    });
+    let _ = stream.write_all(format!("{line}\n").as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
 async fn accept(
     listener: UnixListener,
     hub: Arc<Hub>,
@@ -240,6 +276,12 @@ async fn accept(
         };
         if hub.is_closed() {
             return;
+        }
+        if let Some(pid) = stream.peer_cred().ok().and_then(|c| c.pid())
+            && started_by_us(pid)
+        {
+            tokio::spawn(refuse(stream));
+            continue;
         }
         let (hub, context, closing, held) = (
             hub.clone(),

@@ -387,3 +387,52 @@ async fn live_the_interface_serves_its_session_too() {
     tui.exit_code().await;
     assert!(!path.exists());
 }
+
+/// A command the model runs tries to drive its own agent through the socket (to approve its
+/// own calls): what the command printed.
+async fn own_command_attacks(sandbox: &str) -> String {
+    let env = env();
+    let home = env.home.path().display().to_string();
+    // The socket's name is only known once the agent runs: the command finds it.
+    let attack = format!(
+        "for s in {home}/run/*.sock; do timeout 10 {} attach \"$s\" </dev/null; echo \"exit=$?\"; done",
+        env!("CARGO_BIN_EXE_agent")
+    );
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("c1", "bash", json!({"command": attack}))),
+        Reply::sse(chat::text("tried")),
+    ])
+    .await;
+    let args = [
+        "--mode",
+        "rpc",
+        "--permission-mode",
+        "auto",
+        "--sandbox",
+        sandbox,
+    ];
+    let mut rpc = Rpc::spawn(env.agent(&server, &args));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "go"}))
+        .await;
+    let lines = rpc.until(|l| l["type"] == "tool_execution_end").await;
+    let end = lines.last().unwrap();
+    let output = end["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(rpc.exit_code().await, 0);
+    output
+}
+
+#[tokio::test]
+async fn live_a_command_the_agent_runs_cannot_drive_its_session() {
+    // Unsandboxed, the socket is reachable: the agent refuses its own descendants.
+    let output = own_command_attacks("off").await;
+    assert!(output.contains("exit="), "{output}");
+    assert!(!output.contains("\"command\":\"attach\""), "{output}");
+    assert!(output.contains("refused"), "{output}");
+    // Sandboxed, `$AGENT_HOME/run` is not even there for it.
+    let output = own_command_attacks("workspace-write").await;
+    assert!(!output.contains("\"command\":\"attach\""), "{output}");
+}

@@ -33,9 +33,13 @@ fn configure(env: &Env, upstream: &FakeServer) {
 
 async fn start(env: &Env, upstream: &FakeServer) -> Serve {
     configure(env, upstream);
+    start_with(env, &["--listen", "127.0.0.1:0"], "http").await
+}
+
+/// `agent serve ARGS` with the config as it is; ready once it says where it listens.
+async fn start_with(env: &Env, args: &[&str], scheme: &str) -> Serve {
     let mut cmd = support::process::command(env.home.path(), env.cwd.path());
-    cmd.args(["serve", "--listen", "127.0.0.1:0"])
-        .env("AGENT_SERVE_TOKENS", TOKEN);
+    cmd.arg("serve").args(args).env("AGENT_SERVE_TOKENS", TOKEN);
     let mut child = cmd.spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
     let mut first = String::new();
@@ -48,7 +52,7 @@ async fn start(env: &Env, upstream: &FakeServer) -> Serve {
     .unwrap();
     let addr = first
         .trim()
-        .strip_prefix("agent serve: listening on http://")
+        .strip_prefix(&format!("agent serve: listening on {scheme}://"))
         .unwrap_or_else(|| panic!("unexpected first line: {first}"))
         .to_string();
     Serve {
@@ -309,4 +313,79 @@ async fn serve_hosts_a_session_started_with_a_prompt_and_resumes_it() {
         texts.starts_with(&["first", "one", "second", "two"]),
         "{texts:?}"
     );
+}
+
+#[tokio::test]
+async fn serve_speaks_tls_with_the_configured_certificate() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    let env = env();
+    let upstream = FakeServer::start(vec![]).await;
+    let (cert, key) = (
+        env.home.path().join("cert.pem"),
+        env.home.path().join("key.pem"),
+    );
+    let made = tokio::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .await;
+    if !made.is_ok_and(|out| out.status.success()) {
+        support::skip::skip("no openssl to make a certificate");
+        return;
+    }
+    configure(&env, &upstream);
+    let mut config = std::fs::read_to_string(env.home.path().join("config.toml")).unwrap();
+    config.push_str(&format!(
+        "[serve]\ntls_cert = '{}'\ntls_key = '{}'\n",
+        cert.display(),
+        key.display()
+    ));
+    std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+    let serve = start_with(&env, &["--listen", "127.0.0.1:0"], "https").await;
+    // A client that trusts the certificate gets answers over TLS.
+    let mut roots = rustls::RootCertStore::empty();
+    for der in CertificateDer::pem_file_iter(&cert).unwrap() {
+        roots.add(der.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let client = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
+    let tcp = TcpStream::connect(&serve.addr).await.unwrap();
+    let name = ServerName::try_from("localhost").unwrap();
+    let mut tls = connector.connect(name, tcp).await.unwrap();
+    let request = format!(
+        "GET /v1/sessions HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {TOKEN}\r\nconnection: close\r\n\r\n",
+        serve.addr
+    );
+    tls.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // Plain HTTP gets no answer.
+    let mut plain = send(&serve.addr, "GET", "/healthz", &[], "").await;
+    let mut bytes = Vec::new();
+    let _ = plain.read_to_end(&mut bytes).await;
+    assert!(!String::from_utf8_lossy(&bytes).contains("HTTP/1.1 200"));
+    // Beyond loopback, TLS and a token are enough.
+    let wide = start_with(&env, &["--listen", "0.0.0.0:0"], "https").await;
+    assert!(wide.addr.starts_with("0.0.0.0:"), "{}", wide.addr);
 }
