@@ -142,6 +142,48 @@ pub enum Subcommands {
     Logout(LogoutArgs),
     /// Stored credentials: who is signed in, where, until when (never the secret)
     Auth(AuthArgs),
+    /// List this directory's sessions, the live ones (served by a running agent) first
+    Sessions(SessionsArgs),
+    /// Attach to a live session: JSON lines on stdin go to it, its events come out on
+    /// stdout (docs/protocol.md §4.7)
+    Attach(AttachArgs),
+    /// Keep sessions running with no terminal and reach every live session over HTTP
+    /// (docs/protocol.md §4.6)
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on (anything but loopback needs AGENT_SERVE_TOKENS and
+    /// TLS, or --insecure-no-tls on a private address)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8788")]
+    pub listen: String,
+    /// Plain HTTP on a private (not loopback) address
+    #[arg(long = "insecure-no-tls")]
+    pub insecure_no_tls: bool,
+    /// Another name of this server accepted in Host and Origin headers (repeatable)
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Only the live sessions
+    #[arg(long)]
+    pub live: bool,
+    /// One JSON array instead of lines
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The live session's id (a prefix is enough; none: the only live session), or the
+    /// path of its socket
+    pub id: Option<String>,
+    /// Replay only the messages after this session entry
+    #[arg(long, value_name = "ENTRY")]
+    pub since: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ pub mod context_files;
 pub mod extensions;
 pub mod features;
 pub mod file_size_limit;
+pub mod live;
 pub mod llm;
 pub mod logging;
 pub mod lsp;

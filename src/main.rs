@@ -25,6 +25,32 @@ fn parse_command_line() -> Cli {
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
+/// Run a live-session subcommand (`agent attach`, `agent sessions`), which needs only the
+/// agent's directories, on a small runtime of its own.
+fn live_command<F, Fut>(run: F) -> u8
+where
+    F: FnOnce(agent::config::Paths) -> Fut,
+    Fut: std::future::Future<Output = u8>,
+{
+    let paths = match agent::config::paths() {
+        Ok(paths) => paths,
+        Err(e) => {
+            eprintln!("agent: {e}");
+            return 1;
+        }
+    };
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(run(paths)),
+        Err(e) => {
+            eprintln!("agent: cannot start the async runtime: {e}");
+            1
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // The agent runs each command below a copy of itself (see tools::process).
     if let Some(code) = agent::tools::process::supervisor::run_if_asked() {
@@ -52,6 +78,22 @@ fn main() -> ExitCode {
         Some(Subcommands::Auth(args)) => {
             return ExitCode::from(agent::auth::command::auth(&args.action));
         }
+        Some(Subcommands::Attach(args)) => {
+            return ExitCode::from(live_command(|paths| async move {
+                agent::live::commands::attach(
+                    &paths.home,
+                    args.id.as_deref(),
+                    args.since.as_deref(),
+                )
+                .await
+            }));
+        }
+        Some(Subcommands::Sessions(args)) => {
+            return ExitCode::from(live_command(|paths| async move {
+                let cwd = std::env::current_dir().unwrap_or_default();
+                agent::live::commands::sessions(&paths, &cwd, args.live, args.json).await
+            }));
+        }
         _ => {}
     }
     let mut settings = match agent::config::load(&cli) {
@@ -74,6 +116,7 @@ fn main() -> ExitCode {
     if let Some(Subcommands::Proxy(args)) = &cli.command {
         return ExitCode::from(agent::proxy::run(settings, args));
     }
+
     let front_end = cli.front_end();
     #[cfg(not(feature = "acp"))]
     if front_end == FrontEnd::Acp {
@@ -113,6 +156,9 @@ fn main() -> ExitCode {
     unsafe {
         agent::tools::process::forkserver::start();
     }
+    if let Some(Subcommands::Serve(args)) = &cli.command {
+        return ExitCode::from(agent::live::serve::run(settings, args));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -148,6 +194,20 @@ fn main() -> ExitCode {
         };
         let mcp = prepared.mcp.clone();
         let lsp = settings.tool_settings.lsp.clone();
+        // The user's `notify` command hears when a run ends or waits for approval.
+        let notifier = startup::notify::Notifier::start(
+            &prepared.agent,
+            settings.notify.as_deref(),
+            settings.cwd.clone(),
+        );
+        // Every session can be attached from elsewhere while this process runs.
+        let live = match agent::live::serve(&prepared.agent, &settings, mcp.clone()) {
+            Ok(live) => Some(live),
+            Err(error) => {
+                tracing::warn!(%error, "the session is not served live");
+                None
+            }
+        };
         let code = if front_end == FrontEnd::Interactive {
             let start = agent::tui::Start {
                 prompt: Some(cli.prompt.join(" ")),
@@ -174,6 +234,12 @@ fn main() -> ExitCode {
                 (_, None) => 2,
             }
         };
+        if let Some(notifier) = notifier {
+            notifier.finish().await;
+        }
+        if let Some(live) = live {
+            live.shutdown("the session's process exited").await;
+        }
         // Every MCP server ends with the agent, stdio servers' process groups included.
         mcp.shut_down().await;
         // So does every language server, with everything it started.

@@ -4,7 +4,8 @@
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
 //! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
 //! at once, what language-server diagnostics add to an edit, what the sandbox adds to a
-//! command, and a connection's cost through the sandbox's egress proxy. It starts its own
+//! command, a connection's cost through the sandbox's egress proxy, and a live session's
+//! `attach` replay and fan-out to several clients. It starts its own
 //! loopback model server (and MCP server) and needs nothing but
 //! the repository:
 //!
@@ -26,6 +27,7 @@ mod egress;
 mod exit;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
+mod live;
 mod lsp;
 #[allow(dead_code)]
 #[path = "../../tests/fixtures/lsp_server.rs"]
@@ -735,6 +737,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "sandbox") {
             sandbox::run(&bench).await?;
+        }
+        if want(&args, "live") {
+            live::run(&bench).await?;
         }
         Ok(())
     })

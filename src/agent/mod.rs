@@ -183,6 +183,9 @@ pub struct Snapshot {
 
 pub struct Agent {
     shared: Arc<Shared>,
+    /// Whether dropping this handle aborts the run: the owner's does; a `client_handle`
+    /// (a live session's client, `crate::live`) does not.
+    owner: bool,
 }
 
 impl Agent {
@@ -252,6 +255,7 @@ impl Agent {
             .unwrap_or_else(crate::session::new_id);
         let (idle, _) = watch::channel(true);
         let agent = Agent {
+            owner: true,
             shared: Arc::new(Shared {
                 state: Mutex::new(state),
                 streaming: Mutex::new(None),
@@ -274,6 +278,16 @@ impl Agent {
             children.set_parent(&agent.shared);
         }
         agent
+    }
+
+    /// Another handle on this engine, for a client besides its owner (a live session's,
+    /// `crate::live`): it executes commands and subscribes like the owner's, but dropping it
+    /// stops nothing.
+    pub fn client_handle(&self) -> Agent {
+        Agent {
+            shared: self.shared.clone(),
+            owner: false,
+        }
     }
 
     /// A new stream of every event from now on.
@@ -624,6 +638,9 @@ pub(crate) fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
 impl Drop for Agent {
     /// No run outlives its handle: dropping the agent aborts it (killing its tools).
     fn drop(&mut self) {
+        if !self.owner {
+            return;
+        }
         if let Some(cancel) = lock(&self.shared.state).cancel.take() {
             cancel.cancel();
         }

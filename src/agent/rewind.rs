@@ -94,6 +94,21 @@ impl Agent {
             .collect()
     }
 
+    /// The session entry of `message` when the context holds this very message (looked
+    /// for from the newest): its id, empty when not kept on disk; `None` for a message the
+    /// context does not hold (a failed attempt that was retried).
+    pub fn entry_of(&self, message: &Arc<Message>) -> Option<String> {
+        let state = lock(&self.shared.state);
+        let history = &state.history;
+        history
+            .ids()
+            .iter()
+            .zip(history.messages().iter())
+            .rev()
+            .find(|(_, m)| Arc::ptr_eq(m, message))
+            .map(|(id, _)| id.clone())
+    }
+
     /// The checkpoints a rewind can go back to: for each user message in the context whose
     /// tools changed (or could have changed) files, the state before they ran.
     pub fn checkpoints(&self) -> Vec<CheckpointInfo> {

@@ -54,6 +54,12 @@ pub struct FileConfig {
     /// `[proxy]`: `agent proxy`'s tokens and limits.
     #[serde(default)]
     pub proxy: ProxyConfig,
+    /// `[serve]`: `agent serve`'s certificate (docs/protocol.md §4.6).
+    #[serde(default)]
+    pub serve: ServeConfig,
+    /// A command (program and arguments) run with a JSON description appended when a run
+    /// ends or waits for approval (docs/protocol.md §4.7).
+    pub notify: Option<Vec<String>>,
     /// `[web]`: what `web_fetch` may reach.
     #[serde(default)]
     pub web: super::web::WebConfig,
@@ -99,6 +105,15 @@ pub struct ProxyConfig {
     pub idle_timeout_secs: Option<f64>,
     /// Seconds a client has to send a `/v1/stream` request's body.
     pub body_timeout_secs: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeConfig {
+    /// PEM files of the certificate chain and its private key: with both, `agent serve`
+    /// speaks HTTPS.
+    pub tls_cert: Option<std::path::PathBuf>,
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]

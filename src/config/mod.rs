@@ -83,6 +83,10 @@ pub struct Settings {
     pub sandbox: crate::sandbox::SandboxConfig,
     /// `[proxy]`, for `agent proxy`.
     pub proxy: file::ProxyConfig,
+    /// `[serve]`, for `agent serve`.
+    pub serve: file::ServeConfig,
+    /// `notify`: the command told when a run ends or waits for approval.
+    pub notify: Option<Vec<String>>,
     /// Custom commands and skills of the project and the user (docs/extensions.md).
     pub extensions: std::sync::Arc<crate::extensions::Extensions>,
     /// The hooks of `[[hooks.EVENT]]`.

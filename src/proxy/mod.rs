@@ -3,7 +3,7 @@
 //! It owns the routes (`GET /healthz`, `GET /v1/models`, `POST /v1/stream`), bearer-token
 //! authentication and the request limits; `relay` owns the stream itself.
 
-mod auth;
+pub(crate) mod auth;
 mod relay;
 
 use crate::config::Settings;

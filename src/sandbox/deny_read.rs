@@ -18,8 +18,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// What a security-minded user expects no command to read, and the agent's own
-/// credentials (`$AGENT_HOME/auth.json`).
+/// What a security-minded user expects no command to read, the agent's own credentials
+/// (`$AGENT_HOME/auth.json`), and the live sessions' sockets (`$AGENT_HOME/run`: a command
+/// that reached its agent's socket could approve its own calls).
 pub const DEFAULT_DENY: &[&str] = &[
     "~/.ssh",
     "~/.aws",
@@ -28,6 +29,7 @@ pub const DEFAULT_DENY: &[&str] = &[
     "~/.netrc",
     "~/.docker/config.json",
     "$AGENT_HOME/auth.json",
+    "$AGENT_HOME/run",
     ".env",
     ".env.*",
 ];

@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod hooks;
 pub mod models;
+pub mod notify;
 mod session;
 
 use crate::agent::Agent;
@@ -155,10 +156,22 @@ pub async fn prepare(
     can_ask: bool,
 ) -> Result<Prepared, String> {
     let choice = session_choice(cli)?;
+    prepare_choice(choice, settings, can_ask, cli.thinking.is_some()).await
+}
+
+/// `prepare` for a session chosen otherwise than by the command line (`agent serve`
+/// starts and resumes sessions on request); `thinking_from_flags`: the reasoning level was
+/// chosen on the command line.
+pub async fn prepare_choice(
+    choice: Choice,
+    settings: &mut Settings,
+    can_ask: bool,
+    thinking_from_flags: bool,
+) -> Result<Prepared, String> {
     let opened = open_session(choice, settings)
         .await
         .map_err(|e| e.to_string())?;
-    let opening = Opening::new(settings, opened, cli.thinking.is_some()).await?;
+    let opening = Opening::new(settings, opened, thinking_from_flags).await?;
     attach_lsp(settings);
     // Started by the front end (`McpManager::launch`): the interface waits for its first
     // frame, the others start them at once.

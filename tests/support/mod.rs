@@ -19,6 +19,7 @@ pub mod gate;
 pub mod harness;
 pub mod hooks;
 pub mod litellm;
+pub mod live;
 pub mod mcp_fixture;
 pub mod process;
 pub mod proxy;

@@ -83,6 +83,8 @@ pub(super) fn resolve(
         sandbox,
         config_path: config_path.to_path_buf(),
         proxy: file.proxy,
+        serve: file.serve,
+        notify: file.notify,
         agents,
         extensions,
         hooks,

@@ -270,5 +270,12 @@ fn open(
     let prepared = opening
         .build(&settings, true, manager)
         .map_err(super::internal_error)?;
+    // The user's `notify` command hears of this session's runs too (the watcher lives as
+    // long as the engine).
+    drop(crate::startup::notify::Notifier::start(
+        &prepared.agent,
+        settings.notify.as_deref(),
+        settings.cwd.clone(),
+    ));
     Ok(Session::start(link, prepared, settings, notices))
 }

@@ -20,10 +20,10 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// A line's `data` (`None`: no `data`), or its error.
-pub(super) type Answer = Result<Option<Value>, String>;
+pub(crate) type Answer = Result<Option<Value>, String>;
 
 /// How a command was taken up.
-pub(super) enum Started {
+pub(crate) enum Started {
     /// It took effect at once.
     Done(Answer),
     /// It takes time: its result, and what stops it.
@@ -36,7 +36,7 @@ pub(super) enum Started {
 }
 
 /// Take up the line `command` (of type `kind`).
-pub(super) fn start(context: &Arc<Context>, kind: &str, command: Command) -> Started {
+pub(crate) fn start(context: &Arc<Context>, kind: &str, command: Command) -> Started {
     match command.request() {
         Err(why) => Started::Done(Err(why)),
         Ok(Request::Engine(command)) => execute(context, kind, command),

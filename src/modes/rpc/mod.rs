@@ -15,9 +15,9 @@
 
 mod actions;
 mod answers;
-mod commands;
+pub(crate) mod commands;
 mod queries;
-pub(super) mod reader;
+pub(crate) mod reader;
 mod time_travel;
 
 use crate::agent::Agent;
@@ -44,13 +44,13 @@ enum Input {
     End,
 }
 
-/// What the command handlers share.
-struct Context {
-    agent: Arc<Agent>,
+/// What the command handlers share (a live session's clients too: `crate::live`).
+pub(crate) struct Context {
+    pub(crate) agent: Arc<Agent>,
     /// The MCP servers, for `get_state`.
-    mcp: Arc<McpManager>,
+    pub(crate) mcp: Arc<McpManager>,
     /// For `get_commands`, the language servers, and where `export_html` writes.
-    settings: Settings,
+    pub(crate) settings: Settings,
 }
 
 /// A line read from stdin, waiting for its turn.

@@ -1,0 +1,234 @@
+//! The live sessions' subcommands: `agent sessions [--live]` lists the sessions (the live
+//! ones — served by a running agent — first, with their state and clients), and
+//! `agent attach [ID]` bridges a live session to this terminal as JSON lines: what is
+//! typed on stdin goes to the session's socket, what the session says comes out on stdout
+//! (docs/protocol.md §4.5). The interface as a client of a live session comes later.
+
+use super::client::LiveClient;
+use super::server::{clean_stale, run_dir};
+use crate::config::Paths;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+/// How long `sessions --live` waits for a session to describe itself.
+const ASK_WAIT: Duration = Duration::from_secs(5);
+
+/// A live session as `sessions --live` shows it.
+struct Live {
+    id: String,
+    socket: PathBuf,
+    state: Option<Value>,
+    clients: usize,
+}
+
+/// The sockets of the live sessions (stale ones are removed first).
+fn live_sockets(home: &Path) -> Vec<(String, PathBuf)> {
+    let dir = run_dir(home);
+    clean_stale(&dir);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut sockets: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let path = entry.path();
+            let id = path
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".sock")?
+                .to_string();
+            Some((id, path))
+        })
+        .collect();
+    sockets.sort();
+    sockets
+}
+
+async fn describe(id: String, socket: PathBuf) -> Live {
+    let ask = async {
+        let (client, _events) = LiveClient::connect(&socket).await.ok()?;
+        let state = client.request(json!({"type": "get_state"})).await.ok();
+        let clients = client
+            .request(json!({"type": "list_clients"}))
+            .await
+            .ok()
+            .and_then(|data| data["clients"].as_array().map(Vec::len))
+            // Not counting the one asking.
+            .map_or(0, |n| n.saturating_sub(1));
+        Some((state, clients))
+    };
+    let (state, clients) = tokio::time::timeout(ASK_WAIT, ask)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or((None, 0));
+    Live {
+        id,
+        socket,
+        state,
+        clients,
+    }
+}
+
+/// `agent sessions [--live] [--json]`.
+pub async fn sessions(paths: &Paths, cwd: &Path, live_only: bool, as_json: bool) -> u8 {
+    let mut live = Vec::new();
+    for (id, socket) in live_sockets(&paths.home) {
+        live.push(describe(id, socket).await);
+    }
+    let saved = if live_only {
+        Vec::new()
+    } else {
+        crate::session::store::list_for(&paths.sessions_dir, cwd)
+            .into_iter()
+            .filter(|s| !live.iter().any(|l| l.id == s.id))
+            .collect()
+    };
+    if as_json {
+        let live: Vec<Value> = live
+            .iter()
+            .map(|l| {
+                json!({
+                    "id": l.id,
+                    "live": true,
+                    "socket": l.socket,
+                    "state": l.state.as_ref().map(|s| &s["state"]),
+                    "model": l.state.as_ref().map(|s| &s["model"]),
+                    "sessionFile": l.state.as_ref().map(|s| &s["sessionFile"]),
+                    "sessionName": l.state.as_ref().map(|s| &s["sessionName"]),
+                    "clients": l.clients,
+                })
+            })
+            .collect();
+        let saved = saved
+            .iter()
+            .map(|s| json!({"id": s.id, "live": false, "sessionFile": s.path}));
+        let all: Vec<Value> = live.into_iter().chain(saved).collect();
+        println!("{}", Value::Array(all));
+        return 0;
+    }
+    if live.is_empty() && live_only {
+        eprintln!("agent: no live session (every running agent serves its session)");
+    }
+    for l in &live {
+        let field = |name: &str| {
+            l.state
+                .as_ref()
+                .and_then(|s| s[name].as_str())
+                .unwrap_or("?")
+                .to_string()
+        };
+        println!(
+            "{}  live  {}  {}  {} client(s)  {}",
+            l.id,
+            field("state"),
+            field("model"),
+            l.clients,
+            l.state
+                .as_ref()
+                .and_then(|s| s["sessionName"].as_str().or(s["sessionFile"].as_str()))
+                .unwrap_or("")
+        );
+    }
+    for s in &saved {
+        println!("{}  saved  {}", s.id, s.path.display());
+    }
+    0
+}
+
+/// The live session `id` names (a prefix is enough, or the socket's path); with none, the
+/// only one there is.
+fn pick(home: &Path, id: Option<&str>) -> Result<PathBuf, String> {
+    if let Some(path) = id.filter(|id| id.contains('/')) {
+        return Ok(PathBuf::from(path));
+    }
+    let sockets = live_sockets(home);
+    let matching: Vec<&(String, PathBuf)> = sockets
+        .iter()
+        .filter(|(live, _)| id.is_none_or(|id| live.starts_with(id)))
+        .collect();
+    match (matching.as_slice(), id) {
+        ([(_, socket)], _) => Ok(socket.clone()),
+        ([], Some(id)) => Err(format!(
+            "no live session `{id}` (`agent sessions --live` lists them)"
+        )),
+        ([], None) => Err("no live session (every running agent serves its session)".into()),
+        (_, _) => {
+            let ids: Vec<&str> = matching.iter().map(|(id, _)| id.as_str()).collect();
+            Err(format!(
+                "several live sessions match; give one of: {}",
+                ids.join(", ")
+            ))
+        }
+    }
+}
+
+/// `agent attach [ID] [--since ENTRY]`: stdin lines to the session, its lines to stdout,
+/// starting with `attach`. Ends when the session does (0 when it said why, 1 when its
+/// process vanished); the end of stdin only stops the sending.
+pub async fn attach(home: &Path, id: Option<&str>, since: Option<&str>) -> u8 {
+    let socket = match pick(home, id) {
+        Ok(socket) => socket,
+        Err(why) => {
+            eprintln!("agent: {why}");
+            return 2;
+        }
+    };
+    let stream = match UnixStream::connect(&socket).await {
+        Ok(stream) => stream,
+        Err(e) => {
+            eprintln!(
+                "agent: cannot reach the live session at {}: {e}",
+                socket.display()
+            );
+            return 1;
+        }
+    };
+    let (read, mut write) = stream.into_split();
+    let mut first = json!({"type": "attach", "id": "attach"});
+    if let Some(since) = since {
+        first["since"] = json!(since);
+    }
+    // When the session refuses the connection, it says why: that is read below.
+    let _ = write.write_all(format!("{first}\n").as_bytes()).await;
+    tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = stdin.next_line().await {
+            if write
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        // Keep the connection (and the stream) open: only the sending is over.
+        std::future::pending::<()>().await;
+        drop(write);
+    });
+    let mut lines = BufReader::new(read).lines();
+    let mut stdout = tokio::io::stdout();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let ended = serde_json::from_str::<Value>(&line)
+            .ok()
+            .filter(|v| v["type"] == "live_end")
+            .map(|v| v["reason"].as_str().unwrap_or("ended").to_string());
+        if stdout
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .and(stdout.flush().await)
+            .is_err()
+        {
+            return 1;
+        }
+        if let Some(reason) = ended {
+            eprintln!("agent: the live session ended: {reason}");
+            return 0;
+        }
+    }
+    eprintln!("agent: the live session's process went away without a word");
+    1
+}
