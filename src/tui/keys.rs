@@ -6,7 +6,9 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
+use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
+use crate::protocol::outcome::Outcome;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
@@ -61,19 +63,20 @@ impl App {
             self.view_key(key);
             return KeyOutcome::Handled;
         }
+        // esc esc on an empty composer while idle: /rewind. Any other key in between
+        // starts over.
+        let armed = std::mem::take(&mut self.esc_armed);
+        // The approval dialog is drawn over a picker or menu: it takes the keys too.
+        if self.approval.is_some() {
+            self.approval_key(key);
+            return KeyOutcome::Handled;
+        }
         if self.picker.is_some() {
             self.picker_key(key);
             return KeyOutcome::Handled;
         }
         if self.menu.is_some() {
             self.menu_key(key);
-            return KeyOutcome::Handled;
-        }
-        // esc esc on an empty composer while idle: /rewind. Any other key in between
-        // starts over.
-        let armed = std::mem::take(&mut self.esc_armed);
-        if self.approval.is_some() {
-            self.approval_key(key);
             return KeyOutcome::Handled;
         }
         let completing = !self.popup_closed
@@ -113,7 +116,10 @@ impl App {
                 self.paste_clipboard_image()
             }
             KeyCode::Up if alt => {
-                if let Some(message) = self.agent.unqueue_last() {
+                if let Some(Ok(Outcome::Unqueued {
+                    message: Some(message),
+                })) = self.execute_now(Command::UnqueueLast)
+                {
                     let text = message.plain_text();
                     let current = self.composer.text();
                     self.composer.set_text(&if current.is_empty() {
@@ -203,30 +209,20 @@ impl App {
             self.composer.set_text(&text);
             return self.warning(&problem);
         }
-        let images = self.composer.images_in(&text);
-        let message = match self.agent.user_message_with(&text, &images) {
-            Ok((message, attached)) => {
-                self.note_attachments(&attached);
-                message
-            }
-            Err(e) => {
-                // Nothing is sent: the prompt comes back to be changed.
-                self.composer.set_text(&text);
-                return self.warning(&e.to_string());
-            }
-        };
-        if self.is_working() {
-            self.agent.steer(message);
-        } else if let Err(crate::agent::AgentError::Busy) = self.agent.prompt(message.clone()) {
-            self.agent.steer(message);
-        }
+        // While the agent works it is steered; when idle the message starts a run.
+        self.send_prompt(text, Delivery::Steer);
     }
 
     /// esc: stop the run; queued messages come back to the composer so nothing is lost.
     pub(super) fn interrupt(&mut self) {
         self.shell_cancel.cancel();
         self.shell_cancel = tokio_util::sync::CancellationToken::new();
-        let queued = self.agent.abort();
+        if !self.agent.is_running() {
+            return;
+        }
+        let Some(Ok(Outcome::Aborted { queued })) = self.execute_now(Command::Abort) else {
+            return;
+        };
         if queued.is_empty() {
             return;
         }

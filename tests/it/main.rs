@@ -21,6 +21,7 @@ mod checkpoints;
 mod cli;
 mod commands_acp;
 mod commands_rpc;
+mod commands_tui;
 mod compaction;
 mod conformance;
 mod e2e;
