@@ -89,9 +89,8 @@ impl App {
             AgentEvent::ToolExecutionStart {
                 tool_name, args, ..
             } => {
-                let summary = crate::tools::builtin_tool(&tool_name)
-                    .map(|tool| tool.summarize(&args))
-                    .unwrap_or_default();
+                let summary =
+                    crate::tools::meta::builtin_summary(&tool_name, &args).unwrap_or_default();
                 Some(format!("{tool_name} {summary}").trim().to_string())
             }
             AgentEvent::ToolApprovalRequest { .. } => Some("waiting for approval".to_string()),

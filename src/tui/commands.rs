@@ -277,6 +277,7 @@ impl App {
 
     fn help(&mut self) {
         let theme = self.theme;
+        let extensions = &self.settings.extensions;
         let mut rows = vec![
             cells::blank(),
             Line::from(Span::styled("Commands", theme.bold())),
@@ -288,55 +289,14 @@ impl App {
                 Span::raw(command.help),
             ]));
         }
-        let custom: Vec<_> = self
-            .settings
-            .extensions
-            .commands
-            .iter()
-            .filter(|c| !is_builtin(&c.name))
-            .collect();
-        if !custom.is_empty() {
-            rows.push(cells::blank());
-            rows.push(Line::from(Span::styled("Custom commands", theme.bold())));
-            // Names can be long (`frontend:review`): the columns fit the longest.
-            let name_width = custom
-                .iter()
-                .map(|c| c.name.len())
-                .max()
-                .unwrap_or(0)
-                .max(10);
-            let hint_width = custom
-                .iter()
-                .filter_map(|c| c.argument_hint.as_ref().map(String::len))
-                .max()
-                .unwrap_or(0)
-                .max(19);
-            for command in custom {
-                rows.push(Line::from(vec![
-                    Span::styled(format!("  /{:<name_width$} ", command.name), theme.accent()),
-                    Span::styled(
-                        format!(
-                            "{:<hint_width$} ",
-                            command.argument_hint.as_deref().unwrap_or("")
-                        ),
-                        theme.dim(),
-                    ),
-                    Span::raw(command.summary()),
-                ]));
-            }
-        }
-        if !self.settings.extensions.skills.is_empty() {
+        rows.extend(custom_command_rows(extensions, &theme));
+        if !extensions.skills.is_empty() {
+            let names: Vec<&str> = extensions.skills.iter().map(|s| s.name.as_str()).collect();
             rows.push(Line::from(vec![
                 Span::styled("  /skill:NAME ", theme.accent()),
                 Span::raw(format!(
                     "use a skill now ({}; /skills lists them)",
-                    self.settings
-                        .extensions
-                        .skills
-                        .iter()
-                        .map(|s| s.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    names.join(", ")
                 )),
             ]));
         }
@@ -344,34 +304,7 @@ impl App {
             Span::styled("  !command   ", theme.accent()),
             Span::raw("run a shell command (the output is not sent to the model)"),
         ]));
-        rows.push(cells::blank());
-        rows.push(Line::from(Span::styled("Keys", theme.bold())));
-        for (keys, what) in [
-            ("enter", "send; while the agent works, steer it"),
-            ("alt+enter", "queue a follow-up for when it is done"),
-            ("shift+enter, ctrl+j", "new line"),
-            (
-                "esc",
-                "stop the agent (queued messages come back to the composer)",
-            ),
-            ("esc esc", "rewind (on an empty composer, while idle)"),
-            ("ctrl+c", "stop the agent; when idle clear, twice to quit"),
-            ("ctrl+d", "quit (on an empty composer)"),
-            ("alt+↑", "edit the last queued message"),
-            ("↑ ↓", "earlier prompts"),
-            ("ctrl+t", "show or hide thinking"),
-            ("ctrl+o", "transcript view (esc closes)"),
-            (
-                "ctrl+g",
-                "agent view: a sub-agent's transcript as it streams; s steer, x stop, tab next",
-            ),
-            ("ctrl+z", "suspend"),
-        ] {
-            rows.push(Line::from(vec![
-                Span::styled(format!("  {keys:<22}"), theme.accent()),
-                Span::raw(what),
-            ]));
-        }
+        rows.extend(key_rows(&theme));
         self.push_rows(rows);
     }
 
@@ -512,6 +445,84 @@ impl App {
             super::status::tokens(state.context_window)
         ));
     }
+}
+
+/// `/help`'s custom commands, their columns fitted to the longest name and hint.
+fn custom_command_rows(extensions: &Extensions, theme: &super::theme::Theme) -> Vec<Line<'static>> {
+    let custom: Vec<_> = extensions
+        .commands
+        .iter()
+        .filter(|c| !is_builtin(&c.name))
+        .collect();
+    if custom.is_empty() {
+        return Vec::new();
+    }
+    let mut rows = vec![
+        cells::blank(),
+        Line::from(Span::styled("Custom commands", theme.bold())),
+    ];
+    // Names can be long (`frontend:review`): the columns fit the longest.
+    let name_width = custom
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    let hint_width = custom
+        .iter()
+        .filter_map(|c| c.argument_hint.as_ref().map(String::len))
+        .max()
+        .unwrap_or(0)
+        .max(19);
+    for command in custom {
+        rows.push(Line::from(vec![
+            Span::styled(format!("  /{:<name_width$} ", command.name), theme.accent()),
+            Span::styled(
+                format!(
+                    "{:<hint_width$} ",
+                    command.argument_hint.as_deref().unwrap_or("")
+                ),
+                theme.dim(),
+            ),
+            Span::raw(command.summary()),
+        ]));
+    }
+    rows
+}
+
+/// `/help`'s keys.
+fn key_rows(theme: &super::theme::Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![
+        cells::blank(),
+        Line::from(Span::styled("Keys", theme.bold())),
+    ];
+    for (keys, what) in [
+        ("enter", "send; while the agent works, steer it"),
+        ("alt+enter", "queue a follow-up for when it is done"),
+        ("shift+enter, ctrl+j", "new line"),
+        (
+            "esc",
+            "stop the agent (queued messages come back to the composer)",
+        ),
+        ("esc esc", "rewind (on an empty composer, while idle)"),
+        ("ctrl+c", "stop the agent; when idle clear, twice to quit"),
+        ("ctrl+d", "quit (on an empty composer)"),
+        ("alt+↑", "edit the last queued message"),
+        ("↑ ↓", "earlier prompts"),
+        ("ctrl+t", "show or hide thinking"),
+        ("ctrl+o", "transcript view (esc closes)"),
+        (
+            "ctrl+g",
+            "agent view: a sub-agent's transcript as it streams; s steer, x stop, tab next",
+        ),
+        ("ctrl+z", "suspend"),
+    ] {
+        rows.push(Line::from(vec![
+            Span::styled(format!("  {keys:<22}"), theme.accent()),
+            Span::raw(what),
+        ]));
+    }
+    rows
 }
 
 #[cfg(test)]

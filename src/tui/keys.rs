@@ -28,72 +28,98 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.dirty = true;
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if let Some(outcome) = self.global_key(key) {
+            return outcome;
+        }
+        if self.view_key_if_open(key) {
+            return KeyOutcome::Handled;
+        }
+        // esc esc on an empty composer while idle: /rewind. Any other key in between
+        // starts over.
+        let armed = std::mem::take(&mut self.esc_armed);
+        if self.dialog_key(key) {
+            return KeyOutcome::Handled;
+        }
+        self.composer_key(key, armed)
+    }
+
+    /// ctrl+c, ctrl+z, ctrl+t, ctrl+o and ctrl+g, whatever is open.
+    fn global_key(&mut self, key: KeyEvent) -> Option<KeyOutcome> {
+        if !key.modifiers.contains(KeyModifiers::CONTROL) {
+            return None;
+        }
         match key.code {
-            KeyCode::Char('c') if ctrl => {
-                self.ctrl_c();
-                return KeyOutcome::Handled;
-            }
-            KeyCode::Char('z') if ctrl => return KeyOutcome::Suspend,
-            KeyCode::Char('t') if ctrl => {
-                self.toggle_thinking();
-                return KeyOutcome::Handled;
-            }
-            KeyCode::Char('o') if ctrl => {
-                self.toggle_view();
-                return KeyOutcome::Handled;
-            }
-            KeyCode::Char('g') if ctrl => {
+            KeyCode::Char('c') => self.ctrl_c(),
+            KeyCode::Char('z') => return Some(KeyOutcome::Suspend),
+            KeyCode::Char('t') => self.toggle_thinking(),
+            KeyCode::Char('o') => self.toggle_view(),
+            KeyCode::Char('g') => {
                 if self.agent_focus.is_some() && self.view.is_some() {
                     self.agent_focus = None;
                     self.view = None;
                 } else {
                     self.open_agent_view(None);
                 }
-                return KeyOutcome::Handled;
             }
-            _ => {}
+            _ => return None,
         }
+        Some(KeyOutcome::Handled)
+    }
+
+    /// A key for the agent view or the transcript view, when one is open.
+    fn view_key_if_open(&mut self, key: KeyEvent) -> bool {
         if self.agent_focus.is_some() && self.view.is_some() {
             self.agent_view_key(key);
-            return KeyOutcome::Handled;
-        }
-        if self.view.is_some() {
+        } else if self.view.is_some() {
             self.view_key(key);
-            return KeyOutcome::Handled;
+        } else {
+            return false;
         }
-        // esc esc on an empty composer while idle: /rewind. Any other key in between
-        // starts over.
-        let armed = std::mem::take(&mut self.esc_armed);
-        // The approval dialog is drawn over a picker or menu: it takes the keys too.
+        true
+    }
+
+    /// A key for the approval dialog, the session picker or a menu, when one is open. The
+    /// approval dialog is drawn over a picker or menu: it takes the keys too.
+    fn dialog_key(&mut self, key: KeyEvent) -> bool {
         if self.approval.is_some() {
             self.approval_key(key);
-            return KeyOutcome::Handled;
-        }
-        if self.picker.is_some() {
+        } else if self.picker.is_some() {
             self.picker_key(key);
-            return KeyOutcome::Handled;
-        }
-        if self.menu.is_some() {
+        } else if self.menu.is_some() {
             self.menu_key(key);
-            return KeyOutcome::Handled;
+        } else {
+            return false;
         }
+        true
+    }
+
+    /// A key for the `@` picker while it is open: `Some` when it took it.
+    fn mention_key(&mut self, key: KeyEvent) -> Option<KeyOutcome> {
+        // enter on a word that already names the highlighted path sends the prompt.
+        if !self.mention_open() || (key.code == KeyCode::Enter && self.mention_is_exact()) {
+            return None;
+        }
+        let plain = key.modifiers.is_empty();
+        match key.code {
+            KeyCode::Up if plain => Some(self.handled(|app| app.mention_up())),
+            KeyCode::Down if plain => Some(self.handled(|app| app.mention_down())),
+            KeyCode::Tab | KeyCode::Enter if plain => {
+                Some(self.handled(|app| app.choose_mention()))
+            }
+            KeyCode::Esc => Some(self.handled(|app| app.dismiss_mention())),
+            _ => None,
+        }
+    }
+
+    /// A key for the composer: completion, esc, the composer's own keys.
+    fn composer_key(&mut self, key: KeyEvent, armed: bool) -> KeyOutcome {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
         let completing = !self.popup_closed
             && !completions(self.composer.single_line(), &self.settings.extensions).is_empty();
         let before = self.composer.single_line().to_string();
-        // enter on a word that already names the highlighted path sends the prompt.
-        if self.mention_open() && !(key.code == KeyCode::Enter && self.mention_is_exact()) {
-            let plain = key.modifiers.is_empty();
-            match key.code {
-                KeyCode::Up if plain => return self.handled(|app| app.mention_up()),
-                KeyCode::Down if plain => return self.handled(|app| app.mention_down()),
-                KeyCode::Tab | KeyCode::Enter if plain => {
-                    return self.handled(|app| app.choose_mention());
-                }
-                KeyCode::Esc => return self.handled(|app| app.dismiss_mention()),
-                _ => {}
-            }
+        if let Some(outcome) = self.mention_key(key) {
+            return outcome;
         }
         match key.code {
             // Esc closes the command popup first; with nothing open it stops the agent.

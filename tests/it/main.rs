@@ -61,6 +61,7 @@ mod secrets;
 mod session_faults;
 mod sessions;
 mod states;
+mod structure_tui;
 mod subagent_faults;
 mod subagents;
 mod time_travel;
