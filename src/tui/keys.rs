@@ -15,6 +15,14 @@ use std::time::{Duration, Instant};
 /// How long after a first ctrl+c a second one quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(1);
 
+/// A dialog over the composer (`App::top_dialog`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    Approval,
+    Picker,
+    Menu,
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum KeyOutcome {
     Handled,
@@ -78,19 +86,30 @@ impl App {
         true
     }
 
-    /// A key for the approval dialog, the session picker or a menu, when one is open. The
-    /// approval dialog is drawn over a picker or menu: it takes the keys too.
+    /// A key for the dialog on top (`top_dialog`: the one drawn), when one is open.
     fn dialog_key(&mut self, key: KeyEvent) -> bool {
-        if self.approval.is_some() {
-            self.approval_key(key);
-        } else if self.picker.is_some() {
-            self.picker_key(key);
-        } else if self.menu.is_some() {
-            self.menu_key(key);
-        } else {
-            return false;
+        match self.top_dialog() {
+            Some(Dialog::Approval) => self.approval_key(key),
+            Some(Dialog::Picker) => self.picker_key(key),
+            Some(Dialog::Menu) => self.menu_key(key),
+            None => return false,
         }
         true
+    }
+
+    /// The dialog over the composer that is drawn and gets the keys: an approval over the
+    /// session picker over a menu (a hook-trust question, `/rewind`'s list) — one order for
+    /// both, so the dialog seen is the one that answers (D23).
+    pub fn top_dialog(&self) -> Option<Dialog> {
+        if self.approval.is_some() {
+            Some(Dialog::Approval)
+        } else if self.picker.is_some() {
+            Some(Dialog::Picker)
+        } else if self.menu.is_some() {
+            Some(Dialog::Menu)
+        } else {
+            None
+        }
     }
 
     /// A key for the `@` picker while it is open: `Some` when it took it.
@@ -205,7 +224,7 @@ impl App {
         self.dirty = true;
         if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
             message.push_str(&text.replace(['\r', '\n'], " "));
-        } else if self.picker.is_none() && self.menu.is_none() {
+        } else if matches!(self.top_dialog(), None | Some(Dialog::Approval)) {
             // Pasted image files (a terminal's drag and drop pastes their paths): chips.
             if !self.paste_image_paths(text) {
                 self.composer.insert(text);

@@ -6,6 +6,7 @@
 use super::app::{App, Phase, ToolState};
 use super::cells;
 use super::commands::completions;
+use super::keys::Dialog;
 use super::screen::clamp_u16;
 use super::status::status_line;
 use super::wrap::wrap_text;
@@ -247,34 +248,31 @@ impl App {
 
     fn bottom_rows(&self, width: u16, max_height: u16) -> (u16, Vec<Line<'static>>) {
         let theme = &self.theme;
-        // The dialog may take the whole area but the status line and a blank row.
-        if let Some(dialog) = self.approval_rows(width, max_height.saturating_sub(2)) {
-            return dialog;
+        let rows = match self.top_dialog() {
+            // The dialog may take the whole area but the status line and a blank row.
+            Some(Dialog::Approval) => {
+                return self
+                    .approval_rows(width, max_height.saturating_sub(2))
+                    .unwrap_or_default();
+            }
+            Some(Dialog::Picker) => self.picker.as_ref().map(|p| p.rows(width, theme)),
+            Some(Dialog::Menu) => self.menu.as_ref().map(|m| m.rows(width, theme)),
+            None => None,
+        };
+        match rows {
+            Some(rows) => (clamp_u16(rows.len()), rows),
+            None => (self.composer.height(width), Vec::new()),
         }
-        if let Some(picker) = &self.picker {
-            let rows = picker.rows(width, theme);
-            return (clamp_u16(rows.len()), rows);
-        }
-        if let Some(menu) = &self.menu {
-            let rows = menu.rows(width, theme);
-            return (clamp_u16(rows.len()), rows);
-        }
-        (self.composer.height(width), Vec::new())
     }
 
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
+        let dialog = self.top_dialog().is_some();
         if let Some(mention) = &self.mention
-            && self.approval.is_none()
-            && self.picker.is_none()
-            && self.menu.is_none()
+            && !dialog
         {
             return mention.rows(width, &self.theme);
         }
-        if self.approval.is_some()
-            || self.picker.is_some()
-            || self.menu.is_some()
-            || self.popup_closed
-        {
+        if dialog || self.popup_closed {
             return Vec::new();
         }
         let matches = completions(self.composer.single_line(), &self.settings.extensions);
