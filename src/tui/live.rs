@@ -64,8 +64,22 @@ fn elapsed(since: Instant) -> String {
 impl App {
     /// Rows above the composer: the work in progress.
     fn upper_rows(&self, width: u16) -> Vec<Line<'static>> {
-        let theme = &self.theme;
         let mut rows = Vec::new();
+        self.stream_rows(&mut rows, width);
+        self.tool_rows(&mut rows, width);
+        self.shell_rows(&mut rows, width);
+        self.working_rows(&mut rows, width);
+        self.queue_rows(&mut rows, width);
+        // One blank row always separates the conversation from the composer.
+        if rows.is_empty() || rows.last().is_some_and(|r| r.width() > 0) {
+            rows.push(cells::blank());
+        }
+        rows
+    }
+
+    /// The answer streaming now: the end of its thinking, the rows of its text not yet final.
+    fn stream_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         if let Some(stream) = &self.stream {
             if let Some(thinking) = &stream.thinking {
                 // Only the last rows show: wrap only the end of a long text.
@@ -94,6 +108,11 @@ impl App {
                 rows.extend(tail);
             }
         }
+    }
+
+    /// The tool calls being written or running (not the one the approval dialog shows), with their sub-agents and live output.
+    fn tool_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         let streaming = self
             .tools
             .iter()
@@ -148,6 +167,11 @@ impl App {
                 ]));
             }
         }
+    }
+
+    /// The user's `!` commands running, with their live output.
+    fn shell_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         for run in &self.shells {
             rows.push(cells::blank());
             rows.push(Line::from(vec![
@@ -179,6 +203,11 @@ impl App {
                 ]));
             }
         }
+    }
+
+    /// The task list and the working line: what the run does now, for how long.
+    fn working_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         if self.working.is_some() {
             rows.extend(super::todo_panel::rows(&self.todos, width, theme));
         }
@@ -217,6 +246,11 @@ impl App {
                 ),
             ]));
         }
+    }
+
+    /// The messages queued for the run (steering, follow-ups).
+    fn queue_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         if !self.steering.is_empty() || !self.follow_up.is_empty() {
             rows.push(cells::blank());
             let queued = self
@@ -239,11 +273,6 @@ impl App {
                 theme.dim(),
             )));
         }
-        // One blank row always separates the conversation from the composer.
-        if rows.is_empty() || rows.last().is_some_and(|r| r.width() > 0) {
-            rows.push(cells::blank());
-        }
-        rows
     }
 
     fn bottom_rows(&self, width: u16, max_height: u16) -> (u16, Vec<Line<'static>>) {

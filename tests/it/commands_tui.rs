@@ -375,7 +375,8 @@ async fn an_approval_over_the_trust_menu_takes_the_keys() {
     ])
     .await;
     let mut tui = env.start_with(&server, &["go"], &[("AGENT_APPROVAL_GRACE_MS", "0")]);
-    tui.wait_for_text("Run this project's hooks?").await;
+    // The question is asked (the dialog may cover its menu at once).
+    tui.wait_for_text("define hooks").await;
     tui.wait_for_text("touch approved").await;
     tui.enter();
     tui.wait_for_text("All done.").await;
