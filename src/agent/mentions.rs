@@ -19,28 +19,7 @@ pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 /// Directory entries listed at most.
 const MAX_ENTRIES: usize = 500;
 
-/// What one `@path` became.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Attached {
-    File {
-        path: String,
-        bytes: u64,
-    },
-    Directory {
-        path: String,
-        entries: usize,
-    },
-    Image {
-        path: String,
-        width: usize,
-        height: usize,
-    },
-    /// Named an existing file that is not attached, and why.
-    Skipped {
-        path: String,
-        why: String,
-    },
-}
+pub use crate::protocol::outcome::Attached;
 
 /// An image a front end put in the text as `label` (the interface's `[image: name W×H]`
 /// chip): attached like `@path` when the text holds the label.

@@ -1,8 +1,7 @@
 //! The headless front ends: `-p` (print), `--mode json`, `--mode rpc` and `--mode acp` (an
 //! Agent Client Protocol server for editors). What they share beyond start-up (which is
 //! `crate::startup`'s): how the prompt of `-p` is read, how signals and output lines are
-//! handled, and a few operations the interface still calls from here until it sends engine
-//! commands itself.
+//! handled.
 
 /// A line on stderr for the user. Unlike `eprintln!`, a stderr that is gone (the terminal
 /// hung up) is no panic: the line is dropped and the run still ends as it should. It is one
@@ -45,36 +44,9 @@ pub mod print;
 pub mod rpc;
 mod signals;
 
-use crate::agent::Agent;
-use crate::agent::commands::Control;
 use crate::cli::Cli;
 use crate::config::Settings;
-use crate::llm::client::Provider;
-use crate::protocol::command::Command;
-use crate::protocol::outcome::Outcome;
 use std::io::{IsTerminal, Read};
-use std::sync::Arc;
-
-pub use crate::startup::SessionInfo;
-
-/// Start over in a new session (kept on disk unless the current one is not), noting the
-/// current model in it: the engine's `NewSession`, for the interface until it sends engine
-/// commands itself (`settings` and `persistent` are what the engine knows already). Only
-/// while idle.
-pub async fn start_new_session(
-    agent: &Agent,
-    _settings: &Settings,
-    _persistent: bool,
-) -> Result<SessionInfo, String> {
-    match agent.execute(Command::NewSession, Control::new()).await {
-        Ok(Outcome::Session { session, .. }) => Ok(SessionInfo {
-            id: session.id,
-            path: session.path,
-        }),
-        Ok(other) => Err(format!("internal error: a new session answered {other:?}")),
-        Err(error) => Err(error.to_string()),
-    }
-}
 
 /// The prompt of `-p` / `--mode json`: the PROMPT words, or stdin for `-` or when stdin is
 /// piped and no PROMPT was given. `Err` is a usage error.
@@ -95,18 +67,6 @@ pub fn read_prompt(cli: &Cli) -> Result<String, String> {
         return Err("no prompt: give one as an argument, or pipe it on stdin".to_string());
     }
     Ok(prompt)
-}
-
-/// A custom command's `model` (`provider/model`, or a model of `current_provider`) as the
-/// provider to call it with.
-pub fn command_model(
-    settings: &Settings,
-    current_provider: &str,
-    model: &str,
-) -> Result<(Arc<Provider>, crate::llm::model::ModelInfo), String> {
-    let models = crate::startup::models::SettingsModels::new(settings.clone());
-    crate::agent::commands::models::choose(model, current_provider, &models)
-        .map_err(|e| format!("the command's model `{model}`: {e}"))
 }
 
 /// Check a `-p` / `--mode json` prompt before anything is opened: one that starts with

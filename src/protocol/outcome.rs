@@ -89,6 +89,34 @@ pub struct ShellResult {
     pub details: Option<Value>,
 }
 
+/// What one `@path` became.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Attached {
+    File {
+        path: String,
+        bytes: u64,
+    },
+    Directory {
+        path: String,
+        entries: usize,
+    },
+    Image {
+        path: String,
+        width: usize,
+        height: usize,
+    },
+    /// Named an existing file that is not attached, and why.
+    Skipped {
+        path: String,
+        why: String,
+    },
+}
+
 /// What a command did.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(
@@ -97,9 +125,11 @@ pub struct ShellResult {
     rename_all_fields = "camelCase"
 )]
 pub enum Outcome {
-    /// The message was delivered (`started`: it started a run); `skipped` are `@path`s that
-    /// named files not attached, and why; `command` the custom command or skill it invoked.
+    /// The message was delivered (`started`: it started a run); `attached` is what its
+    /// `@path`s and image chips became, in order (`skipped` repeats those not attached, and
+    /// why); `command` the custom command or skill it invoked.
     Accepted {
+        attached: Vec<Attached>,
         skipped: Vec<SkippedFile>,
         command: Option<String>,
         started: bool,

@@ -6,9 +6,9 @@
 use super::app::{App, Phase};
 use super::screen::Painted;
 use super::transcript::{Entry, Log, View};
+use crate::protocol::command::Command;
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunStatus};
 use crate::protocol::message::Message;
-use crate::protocol::message::UserMessage;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::text::{Line, Span};
@@ -89,9 +89,8 @@ impl App {
             AgentEvent::ToolExecutionStart {
                 tool_name, args, ..
             } => {
-                let summary = crate::tools::builtin_tool(&tool_name)
-                    .map(|tool| tool.summarize(&args))
-                    .unwrap_or_default();
+                let summary =
+                    crate::tools::meta::builtin_summary(&tool_name, &args).unwrap_or_default();
                 Some(format!("{tool_name} {summary}").trim().to_string())
             }
             AgentEvent::ToolApprovalRequest { .. } => Some("waiting for approval".to_string()),
@@ -207,9 +206,11 @@ impl App {
                 KeyCode::Enter => {
                     let text = std::mem::take(steer);
                     focus.steer = None;
-                    let id = focus.agent_id.clone();
+                    let agent_id = focus.agent_id.clone();
                     if !text.trim().is_empty()
-                        && let Err(error) = self.agent.steer_agent(&id, UserMessage::text(text))
+                        && let Some(Err(error)) =
+                            self.execute_now(Command::SteerAgent { agent_id, text })
+                        && let Some(focus) = self.agent_focus.as_mut()
                     {
                         focus.status = error.to_string();
                     }
@@ -230,8 +231,10 @@ impl App {
             }
             KeyCode::Char('s') => focus.steer = Some(String::new()),
             KeyCode::Char('x') => {
-                let id = focus.agent_id.clone();
-                if let Err(error) = self.agent.abort_agent(&id) {
+                let agent_id = focus.agent_id.clone();
+                if let Some(Err(error)) = self.execute_now(Command::AbortAgent { agent_id })
+                    && let Some(focus) = self.agent_focus.as_mut()
+                {
                     focus.status = error.to_string();
                 }
             }

@@ -9,7 +9,6 @@ use super::theme::Theme;
 use super::transcript::Entry;
 use crate::agent::Agent;
 use crate::config::Settings;
-use crate::startup::SessionInfo;
 
 use crate::protocol::message::Message;
 use ratatui::text::Line;
@@ -28,14 +27,12 @@ pub enum TaskResult {
     Error(String),
     /// A `!command` printed something or ended.
     Shell(super::shell::ShellEvent),
-    /// The model or thinking level changed: refresh the status line.
-    Settings,
-    /// Another session is now the current one: replay its transcript.
-    SessionSwitched(SessionInfo, String),
+    /// A slow engine command ended: what to do with its result.
+    Command(super::engine::After, super::engine::CommandResult),
     /// A manual compaction ended.
     Idle,
-    /// A rewind, fork or branch switch ended, or the session tree was read.
-    TimeTravel(super::rewind::TimeTravel),
+    /// The session tree was read (`/tree`).
+    Tree(Result<crate::session::tree::SessionTree, String>),
     /// The `@` picker's matches for a query.
     Mentions(String, Vec<String>),
     /// `/diff`'s changes were read (or why they could not be).
@@ -88,7 +85,6 @@ pub enum Phase {
 pub struct App {
     pub agent: Arc<Agent>,
     pub settings: Arc<Settings>,
-    pub session: SessionInfo,
     pub theme: Theme,
     pub width: u16,
     pub composer: Composer,
@@ -164,7 +160,6 @@ impl App {
     pub fn new(
         agent: Arc<Agent>,
         settings: Arc<Settings>,
-        session: SessionInfo,
         theme: Theme,
         width: u16,
         tasks: mpsc::UnboundedSender<TaskResult>,
@@ -173,7 +168,6 @@ impl App {
         App {
             agent,
             settings,
-            session,
             theme,
             width,
             composer,
@@ -303,25 +297,17 @@ impl App {
             TaskResult::Warning(text) => self.warning(&text),
             TaskResult::Error(text) => self.error(&text),
             TaskResult::Shell(event) => self.on_shell(event),
-            TaskResult::Settings => self.dirty = true,
             TaskResult::Idle => {
                 if !self.agent.is_running() {
                     self.working = None;
                 }
                 self.dirty = true;
             }
-            TaskResult::TimeTravel(result) => self.on_time_travel(result),
+            TaskResult::Command(after, result) => self.on_command(after, result),
+            TaskResult::Tree(tree) => self.on_tree(tree),
             TaskResult::Mentions(query, found) => self.on_mentions(query, found),
             TaskResult::Diff(result) => self.show_diff(result),
             TaskResult::ClipboardImage(saved) => self.on_clipboard_image(saved),
-            TaskResult::SessionSwitched(info, note) => {
-                self.session = info;
-                self.todos.clear();
-                self.log.clear();
-                self.replay(200);
-                let resumed = self.resumed_note(&self.session.id.clone());
-                self.notice(&resumed.unwrap_or(note));
-            }
         }
     }
 
@@ -381,24 +367,12 @@ impl App {
 
     /// shift+tab: the next permission mode, ask → auto → plan → read-only → ask.
     pub fn cycle_permission_mode(&mut self) {
-        use crate::agent::commands::Control;
         use crate::protocol::command::{Command, PermissionMode};
-        use futures_util::FutureExt;
         let next = self.agent.snapshot().permission_mode.next();
-        let agent = self.agent.clone();
-        let mut set = Box::pin(async move {
-            agent
-                .execute(Command::SetPermissionMode { mode: next }, Control::new())
-                .await
-        });
         // The engine changes the mode without waiting: done before the next key is read,
-        // so two quick presses move two steps. (Were it ever to wait, it finishes on its own.)
-        match (&mut set).now_or_never() {
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return self.warning(&e.to_string()),
-            None => {
-                tokio::spawn(set);
-            }
+        // so two quick presses move two steps.
+        if let Some(Err(e)) = self.execute_now(Command::SetPermissionMode { mode: next }) {
+            return self.warning(&e.to_string());
         }
         self.set_hint(match next {
             PermissionMode::Ask => "ask mode: changes and commands wait for your approval",

@@ -381,12 +381,12 @@ impl App {
         {
             view.since = Instant::now();
         }
-        let asked_by = approval.agent_id.as_deref();
-        if self
-            .agent
-            .approve_for(asked_by, &approval.tool_call_id, decision)
-            .is_err()
-        {
+        let answer = crate::protocol::command::Command::Approve {
+            tool_call_id: approval.tool_call_id.clone(),
+            agent_id: approval.agent_id.clone(),
+            decision,
+        };
+        if let Some(Err(_)) = self.execute_now(answer) {
             self.set_hint("that request is no longer waiting");
         }
         self.open_next_approval(&approval);

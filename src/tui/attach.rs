@@ -188,24 +188,15 @@ impl App {
         ))
     }
 
-    /// alt+enter: `text` queued as a follow-up, its `@path`s attached.
+    /// alt+enter: `text` queued as a follow-up (a custom command or skill expanded), its
+    /// `@path`s attached; when idle it starts a run.
     pub fn follow_up_text(&mut self, text: String) {
         if let Some(problem) = self.unknown_chips(&text) {
             self.composer.set_text(&text);
             self.warning(&problem);
             return;
         }
-        let images = self.composer.images_in(&text);
-        match self.agent.user_message_with(&text, &images) {
-            Ok((message, attached)) => {
-                self.note_attachments(&attached);
-                self.agent.follow_up(message);
-            }
-            Err(e) => {
-                self.composer.set_text(&text);
-                self.warning(&e.to_string());
-            }
-        }
+        self.send_prompt(text, crate::protocol::command::Delivery::FollowUp);
     }
 }
 

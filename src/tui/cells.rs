@@ -142,10 +142,7 @@ fn tool_of(name: &str) -> &str {
 
 /// The whole command line of a call to a tool that runs one (bash, a `!` command).
 pub fn full_command<'a>(name: &str, args: &'a Value) -> Option<&'a str> {
-    match crate::tools::builtin_tool(tool_of(name))?.subject() {
-        crate::tools::meta::Subject::Command(key) => args.get(key).and_then(Value::as_str),
-        _ => None,
-    }
+    crate::tools::meta::command_of_call(tool_of(name), args)
 }
 
 /// The header row of a tool call: marker, name, argument summary (cut to the width). A

@@ -5,16 +5,13 @@
 
 use super::app::{App, TaskResult};
 use super::cells;
+use super::engine::After;
 use super::picker::Picker;
 use crate::agent::commands::Control;
-use crate::agent::commands::session::record_model;
-use crate::extensions::{Extensions, Invocation};
+use crate::extensions::Extensions;
 use crate::llm::request::ThinkingLevel;
-use crate::modes::start_new_session;
-use crate::protocol::command::{Command as EngineCommand, ModelRef};
+use crate::protocol::command::{Command as EngineCommand, ModelRef, ResumeModel, SessionRef};
 use crate::protocol::outcome::{CommandError, Outcome};
-use crate::session::{self, Choice};
-use crate::startup::SessionInfo;
 use ratatui::text::{Line, Span};
 
 pub struct Command {
@@ -240,36 +237,8 @@ impl App {
             "copy" => self.copy_command(),
             "skills" => self.skills(),
             "quit" | "exit" | "q" => self.exit = Some(0),
-            _ => match self.settings.extensions.expand(name, arg) {
-                Some(Ok(Invocation::Prompt { text, model, .. })) => self.send_command(text, model),
-                Some(Ok(_)) => {}
-                Some(Err(problem)) => self.warning(&problem),
-                None => self.warning(&format!("Unknown command /{name} — /help lists them")),
-            },
-        }
-    }
-
-    /// Send a custom command's prompt: it starts a run with the command's model (for that
-    /// run only), or steers the run already going (with that run's model).
-    fn send_command(&mut self, text: String, model: Option<String>) {
-        let message = crate::protocol::message::UserMessage::text(text);
-        if self.is_working() {
-            return self.agent.steer(message);
-        }
-        let model = match model {
-            Some(model) => {
-                let current = self.agent.snapshot().provider;
-                match crate::modes::command_model(&self.settings, &current, &model) {
-                    Ok(resolved) => Some(resolved),
-                    Err(e) => return self.warning(&e),
-                }
-            }
-            None => None,
-        };
-        if let Err(crate::agent::AgentError::Busy) =
-            self.agent.prompt_with_model(message.clone(), model)
-        {
-            self.agent.steer(message);
+            // A custom command or skill (or a name that is neither: the engine says so).
+            _ => self.send_command(line),
         }
     }
 
@@ -308,6 +277,7 @@ impl App {
 
     fn help(&mut self) {
         let theme = self.theme;
+        let extensions = &self.settings.extensions;
         let mut rows = vec![
             cells::blank(),
             Line::from(Span::styled("Commands", theme.bold())),
@@ -319,55 +289,14 @@ impl App {
                 Span::raw(command.help),
             ]));
         }
-        let custom: Vec<_> = self
-            .settings
-            .extensions
-            .commands
-            .iter()
-            .filter(|c| !is_builtin(&c.name))
-            .collect();
-        if !custom.is_empty() {
-            rows.push(cells::blank());
-            rows.push(Line::from(Span::styled("Custom commands", theme.bold())));
-            // Names can be long (`frontend:review`): the columns fit the longest.
-            let name_width = custom
-                .iter()
-                .map(|c| c.name.len())
-                .max()
-                .unwrap_or(0)
-                .max(10);
-            let hint_width = custom
-                .iter()
-                .filter_map(|c| c.argument_hint.as_ref().map(String::len))
-                .max()
-                .unwrap_or(0)
-                .max(19);
-            for command in custom {
-                rows.push(Line::from(vec![
-                    Span::styled(format!("  /{:<name_width$} ", command.name), theme.accent()),
-                    Span::styled(
-                        format!(
-                            "{:<hint_width$} ",
-                            command.argument_hint.as_deref().unwrap_or("")
-                        ),
-                        theme.dim(),
-                    ),
-                    Span::raw(command.summary()),
-                ]));
-            }
-        }
-        if !self.settings.extensions.skills.is_empty() {
+        rows.extend(custom_command_rows(extensions, &theme));
+        if !extensions.skills.is_empty() {
+            let names: Vec<&str> = extensions.skills.iter().map(|s| s.name.as_str()).collect();
             rows.push(Line::from(vec![
                 Span::styled("  /skill:NAME ", theme.accent()),
                 Span::raw(format!(
                     "use a skill now ({}; /skills lists them)",
-                    self.settings
-                        .extensions
-                        .skills
-                        .iter()
-                        .map(|s| s.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    names.join(", ")
                 )),
             ]));
         }
@@ -375,34 +304,7 @@ impl App {
             Span::styled("  !command   ", theme.accent()),
             Span::raw("run a shell command (the output is not sent to the model)"),
         ]));
-        rows.push(cells::blank());
-        rows.push(Line::from(Span::styled("Keys", theme.bold())));
-        for (keys, what) in [
-            ("enter", "send; while the agent works, steer it"),
-            ("alt+enter", "queue a follow-up for when it is done"),
-            ("shift+enter, ctrl+j", "new line"),
-            (
-                "esc",
-                "stop the agent (queued messages come back to the composer)",
-            ),
-            ("esc esc", "rewind (on an empty composer, while idle)"),
-            ("ctrl+c", "stop the agent; when idle clear, twice to quit"),
-            ("ctrl+d", "quit (on an empty composer)"),
-            ("alt+↑", "edit the last queued message"),
-            ("↑ ↓", "earlier prompts"),
-            ("ctrl+t", "show or hide thinking"),
-            ("ctrl+o", "transcript view (esc closes)"),
-            (
-                "ctrl+g",
-                "agent view: a sub-agent's transcript as it streams; s steer, x stop, tab next",
-            ),
-            ("ctrl+z", "suspend"),
-        ] {
-            rows.push(Line::from(vec![
-                Span::styled(format!("  {keys:<22}"), theme.accent()),
-                Span::raw(what),
-            ]));
-        }
+        rows.extend(key_rows(&theme));
         self.push_rows(rows);
     }
 
@@ -433,7 +335,6 @@ impl App {
                 Err(e) => TaskResult::Warning(e.to_string()),
             };
             let _ = tasks.send(said);
-            let _ = tasks.send(TaskResult::Settings);
         });
     }
 
@@ -464,7 +365,6 @@ impl App {
                 Err(e) => TaskResult::Warning(e.to_string()),
             };
             let _ = tasks.send(said);
-            let _ = tasks.send(TaskResult::Settings);
         });
     }
 
@@ -495,17 +395,7 @@ impl App {
         if self.is_working() {
             return self.warning("The agent is working: wait for it, or press esc first");
         }
-        let settings = self.settings.clone();
-        let agent = self.agent.clone();
-        let tasks = self.tasks.clone();
-        let persistent = self.session.path.is_some();
-        tokio::spawn(async move {
-            let result = start_new_session(&agent, &settings, persistent).await;
-            let _ = tasks.send(match result {
-                Ok(info) => TaskResult::SessionSwitched(info, "Started a new session.".to_string()),
-                Err(e) => TaskResult::Warning(format!("Could not start a new session: {e}")),
-            });
-        });
+        self.execute_then(EngineCommand::NewSession, After::NewSession);
     }
 
     pub fn open_picker(&mut self) {
@@ -515,7 +405,7 @@ impl App {
         let picker = Picker::load(
             &self.settings.paths.sessions_dir,
             &self.settings.cwd,
-            self.session.path.as_deref(),
+            self.agent.snapshot().session.path.as_deref(),
         );
         if picker.is_empty() {
             return self.notice("No earlier sessions in this directory.");
@@ -524,62 +414,21 @@ impl App {
         self.dirty = true;
     }
 
-    /// Continue the session picked in the picker.
+    /// Continue the session picked in the picker, with the model in use now.
     pub fn resume_picked(&mut self) {
         let Some(path) = self.picker.take().and_then(|p| p.selected_path()) else {
             return;
         };
-        let agent = self.agent.clone();
-        let tasks = self.tasks.clone();
-        let settings = self.settings.clone();
-        tokio::spawn(async move {
-            let result = async {
-                agent.save_session().await.map_err(|e| e.to_string())?;
-                let opened = session::open(
-                    Choice::Path(path),
-                    &settings.paths.sessions_dir,
-                    &settings.cwd,
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-                for notice in &opened.notices {
-                    let _ = tasks.send(TaskResult::Warning(notice.clone()));
-                }
-                // The conversation goes on with the current model: say so in its file.
-                if let Some(writer) = &opened.writer {
-                    let state = agent.snapshot();
-                    record_model(
-                        writer,
-                        &(state.provider, state.model),
-                        state.thinking,
-                        opened.model.as_ref(),
-                        opened.thinking,
-                    )
-                    .await
-                    .map_err(|e| e.to_string())?;
-                }
-                agent
-                    .switch_session(opened.writer, opened.history)
-                    .map_err(|e| e.to_string())?;
-                Ok::<_, String>(SessionInfo {
-                    id: opened.id,
-                    path: opened.path,
-                })
-            }
-            .await;
-            let _ = tasks.send(match result {
-                Ok(info) => {
-                    let note = format!("Resumed session {}", info.id);
-                    TaskResult::SessionSwitched(info, note)
-                }
-                Err(e) => TaskResult::Warning(format!("Could not resume: {e}")),
-            });
-        });
+        let resume = EngineCommand::Resume {
+            target: SessionRef::Path { path },
+            model: ResumeModel::KeepCurrent,
+        };
+        self.execute_then(resume, After::Resumed);
     }
 
     fn session_info(&mut self) {
         let state = self.agent.snapshot();
-        let file = self
+        let file = state
             .session
             .path
             .as_ref()
@@ -587,7 +436,7 @@ impl App {
             .unwrap_or_else(|| "not kept on disk (--no-session)".to_string());
         self.notice(&format!(
             "Session {} · {} · {} messages · {} tokens · {} · context {} of {}",
-            self.session.id,
+            state.session.id,
             file,
             state.message_count,
             super::status::tokens(state.usage.total_tokens),
@@ -596,6 +445,84 @@ impl App {
             super::status::tokens(state.context_window)
         ));
     }
+}
+
+/// `/help`'s custom commands, their columns fitted to the longest name and hint.
+fn custom_command_rows(extensions: &Extensions, theme: &super::theme::Theme) -> Vec<Line<'static>> {
+    let custom: Vec<_> = extensions
+        .commands
+        .iter()
+        .filter(|c| !is_builtin(&c.name))
+        .collect();
+    if custom.is_empty() {
+        return Vec::new();
+    }
+    let mut rows = vec![
+        cells::blank(),
+        Line::from(Span::styled("Custom commands", theme.bold())),
+    ];
+    // Names can be long (`frontend:review`): the columns fit the longest.
+    let name_width = custom
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    let hint_width = custom
+        .iter()
+        .filter_map(|c| c.argument_hint.as_ref().map(String::len))
+        .max()
+        .unwrap_or(0)
+        .max(19);
+    for command in custom {
+        rows.push(Line::from(vec![
+            Span::styled(format!("  /{:<name_width$} ", command.name), theme.accent()),
+            Span::styled(
+                format!(
+                    "{:<hint_width$} ",
+                    command.argument_hint.as_deref().unwrap_or("")
+                ),
+                theme.dim(),
+            ),
+            Span::raw(command.summary()),
+        ]));
+    }
+    rows
+}
+
+/// `/help`'s keys.
+fn key_rows(theme: &super::theme::Theme) -> Vec<Line<'static>> {
+    let mut rows = vec![
+        cells::blank(),
+        Line::from(Span::styled("Keys", theme.bold())),
+    ];
+    for (keys, what) in [
+        ("enter", "send; while the agent works, steer it"),
+        ("alt+enter", "queue a follow-up for when it is done"),
+        ("shift+enter, ctrl+j", "new line"),
+        (
+            "esc",
+            "stop the agent (queued messages come back to the composer)",
+        ),
+        ("esc esc", "rewind (on an empty composer, while idle)"),
+        ("ctrl+c", "stop the agent; when idle clear, twice to quit"),
+        ("ctrl+d", "quit (on an empty composer)"),
+        ("alt+↑", "edit the last queued message"),
+        ("↑ ↓", "earlier prompts"),
+        ("ctrl+t", "show or hide thinking"),
+        ("ctrl+o", "transcript view (esc closes)"),
+        (
+            "ctrl+g",
+            "agent view: a sub-agent's transcript as it streams; s steer, x stop, tab next",
+        ),
+        ("ctrl+z", "suspend"),
+    ] {
+        rows.push(Line::from(vec![
+            Span::styled(format!("  {keys:<22}"), theme.accent()),
+            Span::raw(what),
+        ]));
+    }
+    rows
 }
 
 #[cfg(test)]

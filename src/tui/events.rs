@@ -14,26 +14,17 @@ use std::time::{Duration, Instant};
 impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         self.dirty = true;
+        if let Some(event) = self.on_run_event(event) {
+            self.on_other_event(event);
+        }
+    }
+
+    /// The run's own course: its messages, tools, retries and end; any other event is
+    /// handed back.
+    fn on_run_event(&mut self, event: AgentEvent) -> Option<AgentEvent> {
         match event {
             AgentEvent::AgentStart => self.working = Some((Instant::now(), Phase::Waiting)),
-            AgentEvent::MessageStart { message } => match message.as_ref() {
-                Message::User(user) => {
-                    self.log.push_user(&message);
-                    self.collapsed_thoughts.clear();
-                    let rows = cells::user(user.typed_text(), self.width, &self.theme);
-                    self.push_rows(rows);
-                }
-                Message::Assistant(_) => {
-                    self.attempt_rows = 0;
-                    self.stream = Some(Stream {
-                        text: None,
-                        marked: false,
-                        thinking: None,
-                    });
-                    self.set_phase(Phase::Waiting);
-                }
-                Message::ToolResult(_) => {}
-            },
+            AgentEvent::MessageStart { message } => self.on_message_start(&message),
             AgentEvent::MessageUpdate {
                 assistant_message_event,
             } => self.on_delta(assistant_message_event),
@@ -56,89 +47,35 @@ impl App {
                 tool_call_id,
                 partial_result,
                 ..
-            } => {
-                if let Some(view) = self
-                    .tools
-                    .iter_mut()
-                    .find(|t| t.id.as_deref() == Some(&tool_call_id))
-                {
-                    let text = join_text(&partial_result.content);
-                    let lines: Vec<&str> = text.lines().collect();
-                    view.output = lines[lines.len().saturating_sub(LIVE_OUTPUT_ROWS)..]
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect();
-                }
-            }
+            } => self.on_tool_output(&tool_call_id, &partial_result.content),
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 result,
                 is_error,
-            } => {
-                self.task_ended(&tool_call_id);
-                let index = self
-                    .tools
-                    .iter()
-                    .position(|t| t.id.as_deref() == Some(&tool_call_id));
-                let args = index
-                    .map(|i| self.tools.remove(i).args)
-                    .unwrap_or(Value::Null);
-                let rows = cells::tool(
-                    &tool_name,
-                    &args,
-                    &result.content,
-                    result.details.as_ref(),
-                    is_error,
-                    self.width,
-                    &self.theme,
-                );
-                self.push_rows(rows);
-                self.set_phase(Phase::Waiting);
-            }
+            } => self.on_tool_end(&tool_call_id, &tool_name, &result, is_error),
             // The status line reads the state from the agent (`Snapshot::state`).
             AgentEvent::TurnStart | AgentEvent::State { .. } => {}
             AgentEvent::TurnEnd {
                 message,
                 tool_results,
             } => self.log.push_turn(&message, &tool_results),
-            AgentEvent::AgentEnd { status, error, .. } => {
-                self.working = None;
-                self.approval = None;
-                self.approvals_waiting.clear();
-                // An answer that could not be saved ends without `message_end`; it is kept
-                // in memory, so it stays on screen too.
-                self.flush_stream();
-                self.stream = None;
-                self.tools.clear();
-                match status {
-                    RunStatus::Completed => self.offer_plan_approval(),
-                    RunStatus::Aborted => self.notice("Interrupted."),
-                    RunStatus::Failed => self.error(error.as_deref().unwrap_or("the run failed")),
-                    RunStatus::Limit => self.warning(&format!(
-                        "Stopped: {}",
-                        error.as_deref().unwrap_or("a limit was reached")
-                    )),
-                }
-            }
+            AgentEvent::AgentEnd { status, error, .. } => self.on_agent_end(status, error),
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
                 delay_ms,
                 error_message,
-            } => {
-                self.take_back_attempt();
-                let seconds = (delay_ms as f64 / 1000.0).ceil();
-                self.warning(&format!(
-                    "{error_message} — retrying in {seconds} s ({attempt}/{max_attempts})"
-                ));
-                self.set_phase(Phase::Retrying {
-                    until: Instant::now() + Duration::from_millis(delay_ms),
-                    attempt,
-                    max: max_attempts,
-                });
-            }
+            } => self.on_retry(attempt, max_attempts, delay_ms, &error_message),
             AgentEvent::AutoRetryEnd { .. } => self.set_phase(Phase::Waiting),
+            other => return Some(other),
+        }
+        None
+    }
+
+    /// Compaction, approvals, the queue, notices, checkpoints, todos, sub-agents, hooks.
+    fn on_other_event(&mut self, event: AgentEvent) {
+        match event {
             // A `/compact` reports through the task channel too, and the two channels are
             // read in no fixed order: a compaction already over when its events are read
             // leaves nothing working.
@@ -155,11 +92,7 @@ impl App {
                 error_message,
             } => {
                 self.compaction_ended(tokens_before, tokens_after, aborted, error_message);
-                if self.agent.is_running() {
-                    self.set_phase(Phase::Waiting);
-                } else {
-                    self.working = None;
-                }
+                self.after_compaction();
             }
             AgentEvent::ToolApprovalRequest {
                 tool_call_id,
@@ -169,18 +102,15 @@ impl App {
                 agent_id,
                 cwd,
                 preview,
-            } => {
-                self.open_approval(super::approval::Approval::new(super::approval::Request {
-                    tool_call_id,
-                    agent_id,
-                    tool_name,
-                    args,
-                    reason,
-                    cwd,
-                    preview,
-                }));
-                self.set_phase(Phase::Approval);
-            }
+            } => self.on_approval_request(super::approval::Request {
+                tool_call_id,
+                agent_id,
+                tool_name,
+                args,
+                reason,
+                cwd,
+                preview,
+            }),
             AgentEvent::QueueUpdate {
                 steering,
                 follow_up,
@@ -215,9 +145,129 @@ impl App {
                 "The {hook_event_name} hook `{command}` failed ({message}); going on without it"
             )),
             AgentEvent::HookStart { .. } | AgentEvent::HookEnd { .. } => {}
-            // The interface keeps its own copies until it reads these (issue 30, P3).
+            // The session's identity and the settings are read from the engine when shown
+            // (`snapshot()`); the redraw this event causes shows them.
             AgentEvent::SessionChanged { .. } | AgentEvent::ConfigChanged { .. } => {}
+            // The run's own events went to `on_run_event`.
+            _ => {}
         }
+    }
+
+    fn on_message_start(&mut self, message: &std::sync::Arc<Message>) {
+        match message.as_ref() {
+            Message::User(user) => {
+                self.log.push_user(message);
+                self.collapsed_thoughts.clear();
+                let rows = cells::user(user.typed_text(), self.width, &self.theme);
+                self.push_rows(rows);
+            }
+            Message::Assistant(_) => {
+                self.attempt_rows = 0;
+                self.stream = Some(Stream {
+                    text: None,
+                    marked: false,
+                    thinking: None,
+                });
+                self.set_phase(Phase::Waiting);
+            }
+            Message::ToolResult(_) => {}
+        }
+    }
+
+    /// A running tool's output so far: its last lines are shown live.
+    fn on_tool_output(
+        &mut self,
+        tool_call_id: &str,
+        content: &[crate::protocol::message::Content],
+    ) {
+        if let Some(view) = self
+            .tools
+            .iter_mut()
+            .find(|t| t.id.as_deref() == Some(tool_call_id))
+        {
+            let text = join_text(content);
+            let lines: Vec<&str> = text.lines().collect();
+            view.output = lines[lines.len().saturating_sub(LIVE_OUTPUT_ROWS)..]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        }
+    }
+
+    fn on_tool_end(
+        &mut self,
+        tool_call_id: &str,
+        tool_name: &str,
+        result: &crate::protocol::event::ToolResultPayload,
+        is_error: bool,
+    ) {
+        self.task_ended(tool_call_id);
+        let index = self
+            .tools
+            .iter()
+            .position(|t| t.id.as_deref() == Some(tool_call_id));
+        let args = index
+            .map(|i| self.tools.remove(i).args)
+            .unwrap_or(Value::Null);
+        let rows = cells::tool(
+            tool_name,
+            &args,
+            &result.content,
+            result.details.as_ref(),
+            is_error,
+            self.width,
+            &self.theme,
+        );
+        self.push_rows(rows);
+        self.set_phase(Phase::Waiting);
+    }
+
+    fn on_agent_end(&mut self, status: RunStatus, error: Option<String>) {
+        self.working = None;
+        self.approval = None;
+        self.approvals_waiting.clear();
+        // An answer that could not be saved ends without `message_end`; it is kept in
+        // memory, so it stays on screen too.
+        self.flush_stream();
+        self.stream = None;
+        self.tools.clear();
+        match status {
+            RunStatus::Completed => self.offer_plan_approval(),
+            RunStatus::Aborted => self.notice("Interrupted."),
+            RunStatus::Failed => self.error(error.as_deref().unwrap_or("the run failed")),
+            RunStatus::Limit => self.warning(&format!(
+                "Stopped: {}",
+                error.as_deref().unwrap_or("a limit was reached")
+            )),
+        }
+    }
+
+    /// A failed model call is retried: the failed attempt is taken back.
+    fn on_retry(&mut self, attempt: u32, max_attempts: u32, delay_ms: u64, error_message: &str) {
+        self.take_back_attempt();
+        let seconds = (delay_ms as f64 / 1000.0).ceil();
+        self.warning(&format!(
+            "{error_message} — retrying in {seconds} s ({attempt}/{max_attempts})"
+        ));
+        self.set_phase(Phase::Retrying {
+            until: Instant::now() + Duration::from_millis(delay_ms),
+            attempt,
+            max: max_attempts,
+        });
+    }
+
+    /// A compaction ended: the run goes on, or nothing is working any more.
+    fn after_compaction(&mut self) {
+        if self.agent.is_running() {
+            self.set_phase(Phase::Waiting);
+        } else {
+            self.working = None;
+        }
+    }
+
+    fn on_approval_request(&mut self, request: super::approval::Request) {
+        self.open_approval(super::approval::Approval::new(request));
+        self.set_phase(Phase::Approval);
     }
 
     fn on_delta(&mut self, delta: AssistantMessageEvent) {

@@ -6,12 +6,22 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
+use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
+use crate::protocol::outcome::Outcome;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
 /// How long after a first ctrl+c a second one quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(1);
+
+/// A dialog over the composer (`App::top_dialog`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    Approval,
+    Picker,
+    Menu,
+}
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum KeyOutcome {
@@ -26,71 +36,109 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.dirty = true;
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if let Some(outcome) = self.global_key(key) {
+            return outcome;
+        }
+        if self.view_key_if_open(key) {
+            return KeyOutcome::Handled;
+        }
+        // esc esc on an empty composer while idle: /rewind. Any other key in between
+        // starts over.
+        let armed = std::mem::take(&mut self.esc_armed);
+        if self.dialog_key(key) {
+            return KeyOutcome::Handled;
+        }
+        self.composer_key(key, armed)
+    }
+
+    /// ctrl+c, ctrl+z, ctrl+t, ctrl+o and ctrl+g, whatever is open.
+    fn global_key(&mut self, key: KeyEvent) -> Option<KeyOutcome> {
+        if !key.modifiers.contains(KeyModifiers::CONTROL) {
+            return None;
+        }
         match key.code {
-            KeyCode::Char('c') if ctrl => {
-                self.ctrl_c();
-                return KeyOutcome::Handled;
-            }
-            KeyCode::Char('z') if ctrl => return KeyOutcome::Suspend,
-            KeyCode::Char('t') if ctrl => {
-                self.toggle_thinking();
-                return KeyOutcome::Handled;
-            }
-            KeyCode::Char('o') if ctrl => {
-                self.toggle_view();
-                return KeyOutcome::Handled;
-            }
-            KeyCode::Char('g') if ctrl => {
+            KeyCode::Char('c') => self.ctrl_c(),
+            KeyCode::Char('z') => return Some(KeyOutcome::Suspend),
+            KeyCode::Char('t') => self.toggle_thinking(),
+            KeyCode::Char('o') => self.toggle_view(),
+            KeyCode::Char('g') => {
                 if self.agent_focus.is_some() && self.view.is_some() {
                     self.agent_focus = None;
                     self.view = None;
                 } else {
                     self.open_agent_view(None);
                 }
-                return KeyOutcome::Handled;
             }
-            _ => {}
+            _ => return None,
         }
+        Some(KeyOutcome::Handled)
+    }
+
+    /// A key for the agent view or the transcript view, when one is open.
+    fn view_key_if_open(&mut self, key: KeyEvent) -> bool {
         if self.agent_focus.is_some() && self.view.is_some() {
             self.agent_view_key(key);
-            return KeyOutcome::Handled;
-        }
-        if self.view.is_some() {
+        } else if self.view.is_some() {
             self.view_key(key);
-            return KeyOutcome::Handled;
+        } else {
+            return false;
         }
-        if self.picker.is_some() {
-            self.picker_key(key);
-            return KeyOutcome::Handled;
+        true
+    }
+
+    /// A key for the dialog on top (`top_dialog`: the one drawn), when one is open.
+    fn dialog_key(&mut self, key: KeyEvent) -> bool {
+        match self.top_dialog() {
+            Some(Dialog::Approval) => self.approval_key(key),
+            Some(Dialog::Picker) => self.picker_key(key),
+            Some(Dialog::Menu) => self.menu_key(key),
+            None => return false,
         }
-        if self.menu.is_some() {
-            self.menu_key(key);
-            return KeyOutcome::Handled;
-        }
-        // esc esc on an empty composer while idle: /rewind. Any other key in between
-        // starts over.
-        let armed = std::mem::take(&mut self.esc_armed);
+        true
+    }
+
+    /// The dialog over the composer that is drawn and gets the keys: an approval over the
+    /// session picker over a menu (a hook-trust question, `/rewind`'s list) — one order for
+    /// both, so the dialog seen is the one that answers (D23).
+    pub fn top_dialog(&self) -> Option<Dialog> {
         if self.approval.is_some() {
-            self.approval_key(key);
-            return KeyOutcome::Handled;
+            Some(Dialog::Approval)
+        } else if self.picker.is_some() {
+            Some(Dialog::Picker)
+        } else if self.menu.is_some() {
+            Some(Dialog::Menu)
+        } else {
+            None
         }
+    }
+
+    /// A key for the `@` picker while it is open: `Some` when it took it.
+    fn mention_key(&mut self, key: KeyEvent) -> Option<KeyOutcome> {
+        // enter on a word that already names the highlighted path sends the prompt.
+        if !self.mention_open() || (key.code == KeyCode::Enter && self.mention_is_exact()) {
+            return None;
+        }
+        let plain = key.modifiers.is_empty();
+        match key.code {
+            KeyCode::Up if plain => Some(self.handled(|app| app.mention_up())),
+            KeyCode::Down if plain => Some(self.handled(|app| app.mention_down())),
+            KeyCode::Tab | KeyCode::Enter if plain => {
+                Some(self.handled(|app| app.choose_mention()))
+            }
+            KeyCode::Esc => Some(self.handled(|app| app.dismiss_mention())),
+            _ => None,
+        }
+    }
+
+    /// A key for the composer: completion, esc, the composer's own keys.
+    fn composer_key(&mut self, key: KeyEvent, armed: bool) -> KeyOutcome {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
         let completing = !self.popup_closed
             && !completions(self.composer.single_line(), &self.settings.extensions).is_empty();
         let before = self.composer.single_line().to_string();
-        // enter on a word that already names the highlighted path sends the prompt.
-        if self.mention_open() && !(key.code == KeyCode::Enter && self.mention_is_exact()) {
-            let plain = key.modifiers.is_empty();
-            match key.code {
-                KeyCode::Up if plain => return self.handled(|app| app.mention_up()),
-                KeyCode::Down if plain => return self.handled(|app| app.mention_down()),
-                KeyCode::Tab | KeyCode::Enter if plain => {
-                    return self.handled(|app| app.choose_mention());
-                }
-                KeyCode::Esc => return self.handled(|app| app.dismiss_mention()),
-                _ => {}
-            }
+        if let Some(outcome) = self.mention_key(key) {
+            return outcome;
         }
         match key.code {
             // Esc closes the command popup first; with nothing open it stops the agent.
@@ -113,7 +161,10 @@ impl App {
                 self.paste_clipboard_image()
             }
             KeyCode::Up if alt => {
-                if let Some(message) = self.agent.unqueue_last() {
+                if let Some(Ok(Outcome::Unqueued {
+                    message: Some(message),
+                })) = self.execute_now(Command::UnqueueLast)
+                {
                     let text = message.plain_text();
                     let current = self.composer.text();
                     self.composer.set_text(&if current.is_empty() {
@@ -173,7 +224,7 @@ impl App {
         self.dirty = true;
         if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
             message.push_str(&text.replace(['\r', '\n'], " "));
-        } else if self.picker.is_none() && self.menu.is_none() {
+        } else if matches!(self.top_dialog(), None | Some(Dialog::Approval)) {
             // Pasted image files (a terminal's drag and drop pastes their paths): chips.
             if !self.paste_image_paths(text) {
                 self.composer.insert(text);
@@ -203,30 +254,20 @@ impl App {
             self.composer.set_text(&text);
             return self.warning(&problem);
         }
-        let images = self.composer.images_in(&text);
-        let message = match self.agent.user_message_with(&text, &images) {
-            Ok((message, attached)) => {
-                self.note_attachments(&attached);
-                message
-            }
-            Err(e) => {
-                // Nothing is sent: the prompt comes back to be changed.
-                self.composer.set_text(&text);
-                return self.warning(&e.to_string());
-            }
-        };
-        if self.is_working() {
-            self.agent.steer(message);
-        } else if let Err(crate::agent::AgentError::Busy) = self.agent.prompt(message.clone()) {
-            self.agent.steer(message);
-        }
+        // While the agent works it is steered; when idle the message starts a run.
+        self.send_prompt(text, Delivery::Steer);
     }
 
     /// esc: stop the run; queued messages come back to the composer so nothing is lost.
     pub(super) fn interrupt(&mut self) {
         self.shell_cancel.cancel();
         self.shell_cancel = tokio_util::sync::CancellationToken::new();
-        let queued = self.agent.abort();
+        if !self.agent.is_running() {
+            return;
+        }
+        let Some(Ok(Outcome::Aborted { queued })) = self.execute_now(Command::Abort) else {
+            return;
+        };
         if queued.is_empty() {
             return;
         }

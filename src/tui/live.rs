@@ -6,6 +6,7 @@
 use super::app::{App, Phase, ToolState};
 use super::cells;
 use super::commands::completions;
+use super::keys::Dialog;
 use super::screen::clamp_u16;
 use super::status::status_line;
 use super::wrap::wrap_text;
@@ -63,8 +64,22 @@ fn elapsed(since: Instant) -> String {
 impl App {
     /// Rows above the composer: the work in progress.
     fn upper_rows(&self, width: u16) -> Vec<Line<'static>> {
-        let theme = &self.theme;
         let mut rows = Vec::new();
+        self.stream_rows(&mut rows, width);
+        self.tool_rows(&mut rows, width);
+        self.shell_rows(&mut rows, width);
+        self.working_rows(&mut rows, width);
+        self.queue_rows(&mut rows, width);
+        // One blank row always separates the conversation from the composer.
+        if rows.is_empty() || rows.last().is_some_and(|r| r.width() > 0) {
+            rows.push(cells::blank());
+        }
+        rows
+    }
+
+    /// The answer streaming now: the end of its thinking, the rows of its text not yet final.
+    fn stream_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         if let Some(stream) = &self.stream {
             if let Some(thinking) = &stream.thinking {
                 // Only the last rows show: wrap only the end of a long text.
@@ -93,6 +108,11 @@ impl App {
                 rows.extend(tail);
             }
         }
+    }
+
+    /// The tool calls being written or running (not the one the approval dialog shows), with their sub-agents and live output.
+    fn tool_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         let streaming = self
             .tools
             .iter()
@@ -147,6 +167,11 @@ impl App {
                 ]));
             }
         }
+    }
+
+    /// The user's `!` commands running, with their live output.
+    fn shell_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         for run in &self.shells {
             rows.push(cells::blank());
             rows.push(Line::from(vec![
@@ -178,6 +203,11 @@ impl App {
                 ]));
             }
         }
+    }
+
+    /// The task list and the working line: what the run does now, for how long.
+    fn working_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         if self.working.is_some() {
             rows.extend(super::todo_panel::rows(&self.todos, width, theme));
         }
@@ -216,6 +246,11 @@ impl App {
                 ),
             ]));
         }
+    }
+
+    /// The messages queued for the run (steering, follow-ups).
+    fn queue_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
+        let theme = &self.theme;
         if !self.steering.is_empty() || !self.follow_up.is_empty() {
             rows.push(cells::blank());
             let queued = self
@@ -238,43 +273,35 @@ impl App {
                 theme.dim(),
             )));
         }
-        // One blank row always separates the conversation from the composer.
-        if rows.is_empty() || rows.last().is_some_and(|r| r.width() > 0) {
-            rows.push(cells::blank());
-        }
-        rows
     }
 
     fn bottom_rows(&self, width: u16, max_height: u16) -> (u16, Vec<Line<'static>>) {
         let theme = &self.theme;
-        // The dialog may take the whole area but the status line and a blank row.
-        if let Some(dialog) = self.approval_rows(width, max_height.saturating_sub(2)) {
-            return dialog;
+        let rows = match self.top_dialog() {
+            // The dialog may take the whole area but the status line and a blank row.
+            Some(Dialog::Approval) => {
+                return self
+                    .approval_rows(width, max_height.saturating_sub(2))
+                    .unwrap_or_default();
+            }
+            Some(Dialog::Picker) => self.picker.as_ref().map(|p| p.rows(width, theme)),
+            Some(Dialog::Menu) => self.menu.as_ref().map(|m| m.rows(width, theme)),
+            None => None,
+        };
+        match rows {
+            Some(rows) => (clamp_u16(rows.len()), rows),
+            None => (self.composer.height(width), Vec::new()),
         }
-        if let Some(picker) = &self.picker {
-            let rows = picker.rows(width, theme);
-            return (clamp_u16(rows.len()), rows);
-        }
-        if let Some(menu) = &self.menu {
-            let rows = menu.rows(width, theme);
-            return (clamp_u16(rows.len()), rows);
-        }
-        (self.composer.height(width), Vec::new())
     }
 
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
+        let dialog = self.top_dialog().is_some();
         if let Some(mention) = &self.mention
-            && self.approval.is_none()
-            && self.picker.is_none()
-            && self.menu.is_none()
+            && !dialog
         {
             return mention.rows(width, &self.theme);
         }
-        if self.approval.is_some()
-            || self.picker.is_some()
-            || self.menu.is_some()
-            || self.popup_closed
-        {
+        if dialog || self.popup_closed {
             return Vec::new();
         }
         let matches = completions(self.composer.single_line(), &self.settings.extensions);

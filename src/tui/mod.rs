@@ -13,6 +13,7 @@ pub mod commands;
 pub mod composer;
 mod copy;
 pub mod diff_view;
+mod engine;
 mod events;
 mod frame_diff;
 pub mod history;

@@ -5,6 +5,7 @@
 use super::app::App;
 use super::menu::{Choice, Menu, MenuItem};
 use crate::agent::plan_mode::APPROVED;
+use crate::protocol::command::Command;
 use crate::tools::permission::PermissionMode;
 
 impl App {
@@ -13,16 +14,23 @@ impl App {
     pub fn plan_command(&mut self, task: &str) {
         let mode = self.agent.snapshot().permission_mode;
         if task.is_empty() && mode == PermissionMode::Plan {
-            self.agent.set_permission_mode(PermissionMode::Ask);
+            self.set_permission_mode(PermissionMode::Ask);
             return self.notice("Plan mode off: back to ask mode.");
         }
-        self.agent.set_permission_mode(PermissionMode::Plan);
+        self.set_permission_mode(PermissionMode::Plan);
         self.notice(
             "Plan mode: the agent only looks (read-only tools) and ends with a plan for you to \
              approve. /plan again or shift+tab leaves it.",
         );
         if !task.is_empty() {
             self.submit(task.to_string());
+        }
+    }
+
+    /// The engine's `SetPermissionMode` (it answers at once).
+    fn set_permission_mode(&mut self, mode: PermissionMode) {
+        if let Some(Err(e)) = self.execute_now(Command::SetPermissionMode { mode }) {
+            self.warning(&e.to_string());
         }
     }
 
@@ -51,7 +59,7 @@ impl App {
 
     /// The plan was approved: leave plan mode for `mode` and have the model carry it out.
     pub fn approve_plan(&mut self, mode: PermissionMode) {
-        self.agent.set_permission_mode(mode);
+        self.set_permission_mode(mode);
         self.notice(&format!(
             "Plan approved: carrying it out in {} mode.",
             mode.as_str()

@@ -1,29 +1,19 @@
 //! Time travel in the interface: what a checkpoint did not cover (said once, when it
 //! changes), `/rewind` (and esc esc on an empty composer), `/fork` and `/tree`. The lists
-//! are `Menu`s; the work runs as tasks that report back as `TaskResult::TimeTravel`.
+//! are `Menu`s; what is chosen is the engine's `Rewind`, `UndoRewind`, `Fork` or
+//! `SwitchBranch` (`engine::After` shows the result); the tree is read in a task that
+//! reports back as `TaskResult::Tree`.
 
 use super::app::{App, TaskResult};
+use super::engine::After;
 use super::menu::{Choice, Menu, MenuItem};
-use crate::agent::AgentError;
-use crate::agent::rewind::{Forked, RestoreMode, Rewound};
+use crate::agent::rewind::RestoreMode;
+use crate::protocol::command::{Command, RewindTarget};
 use crate::protocol::event::SkippedFile;
 use crate::protocol::message::Message;
+use crate::protocol::outcome::RestoreSummary;
 use crate::session::tree::SessionTree;
-use crate::startup::SessionInfo;
 use std::collections::HashMap;
-
-/// The outcome of a rewind, fork or branch switch, back from its task.
-pub enum TimeTravel {
-    /// `retry`: the same rewind with `force`, offered when files changed outside.
-    Rewound {
-        result: Result<Rewound, AgentError>,
-        retry: Choice,
-        undo: bool,
-    },
-    Forked(Result<Forked, AgentError>),
-    Switched(Result<(), AgentError>),
-    Tree(Result<SessionTree, AgentError>),
-}
 
 impl App {
     /// A checkpoint was taken: say what it does not cover, when that changed since the
@@ -122,81 +112,39 @@ impl App {
         if self.is_working() {
             return self.warning("The agent is working: wait for it, or press esc first");
         }
-        let agent = self.agent.clone();
-        let tasks = self.tasks.clone();
+        let (agent, tasks) = (self.agent.clone(), self.tasks.clone());
         tokio::spawn(async move {
-            let tree = agent.tree().await;
-            let _ = tasks.send(TaskResult::TimeTravel(TimeTravel::Tree(tree)));
+            let tree = agent.tree().await.map_err(|e| e.to_string());
+            let _ = tasks.send(TaskResult::Tree(tree));
         });
     }
 
     /// enter in a menu.
     pub fn choose(&mut self, choice: Choice) {
         self.menu = None;
-        let agent = self.agent.clone();
-        let tasks = self.tasks.clone();
-        let send = move |result: TimeTravel| {
-            let _ = tasks.send(TaskResult::TimeTravel(result));
-        };
         match choice {
-            Choice::RewindTo { entry, preview } => {
-                let mut items = vec![MenuItem::new(
-                    "Conversation only",
-                    Choice::Rewind {
-                        entry: entry.clone(),
-                        mode: RestoreMode::Conversation,
-                        force: false,
-                    },
-                )];
-                if self.settings.checkpoints.enabled {
-                    let code = |mode| Choice::Rewind {
-                        entry: entry.clone(),
-                        mode,
-                        force: false,
-                    };
-                    items.insert(
-                        0,
-                        MenuItem::new("Conversation and code", code(RestoreMode::Both)),
-                    );
-                    items.push(
-                        MenuItem::new("Code only", code(RestoreMode::Code))
-                            .note("(the files as they were before it)"),
-                    );
-                }
-                self.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
-            }
+            Choice::RewindTo { entry, preview } => self.ask_what_to_rewind(entry, preview),
             Choice::Rewind { entry, mode, force } => {
                 let retry = Choice::Rewind {
                     entry: entry.clone(),
                     mode,
                     force: true,
                 };
-                tokio::spawn(async move {
-                    let result = agent.rewind(&entry, mode, force).await;
-                    send(TimeTravel::Rewound {
-                        result,
-                        retry,
-                        undo: false,
-                    });
-                });
+                let rewind = Command::Rewind {
+                    target: RewindTarget::Entry { entry_id: entry },
+                    restore: mode,
+                    force,
+                };
+                self.execute_then(rewind, After::Rewound { retry, undo: false });
             }
             Choice::UndoRewind { force } => {
-                tokio::spawn(async move {
-                    let result = agent.undo_rewind(force).await;
-                    send(TimeTravel::Rewound {
-                        result,
-                        retry: Choice::UndoRewind { force: true },
-                        undo: true,
-                    });
-                });
+                let retry = Choice::UndoRewind { force: true };
+                let undo = Command::UndoRewind { force };
+                self.execute_then(undo, After::Rewound { retry, undo: true });
             }
-            Choice::Fork(entry) => {
-                tokio::spawn(async move { send(TimeTravel::Forked(agent.fork(&entry).await)) });
-            }
-            Choice::Switch(entry) => {
-                tokio::spawn(async move {
-                    send(TimeTravel::Switched(agent.switch_branch(&entry).await));
-                });
+            Choice::Fork(entry_id) => self.execute_then(Command::Fork { entry_id }, After::Forked),
+            Choice::Switch(entry_id) => {
+                self.execute_then(Command::SwitchBranch { entry_id }, After::SwitchedBranch)
             }
             Choice::ApprovePlan(mode) => self.approve_plan(mode),
             Choice::KillShell(id) => self.kill_shell(id),
@@ -205,65 +153,53 @@ impl App {
         }
     }
 
-    pub fn on_time_travel(&mut self, result: TimeTravel) {
-        match result {
-            TimeTravel::Rewound {
-                result: Ok(rewound),
-                undo,
-                ..
-            } => self.rewound(rewound, undo),
-            TimeTravel::Rewound {
-                result: Err(AgentError::ChangedOutside(paths)),
-                retry,
-                ..
-            } => {
-                let listed = paths.join(", ");
-                self.warning(&format!(
-                    "Changed outside the agent since the checkpoint: {listed}. Nothing was restored."
-                ));
-                self.menu = Some(Menu::new(
-                    "Overwrite them?",
-                    vec![
-                        MenuItem::new("Cancel", Choice::Cancel),
-                        MenuItem::new("Restore anyway", retry)
-                            .note("(their changes are lost; undo brings them back)"),
-                    ],
-                ));
-            }
-            TimeTravel::Rewound { result: Err(e), .. } => {
-                self.warning(&format!("Nothing was rewound: {e}"));
-            }
-            TimeTravel::Forked(Ok(forked)) => {
-                self.session = SessionInfo {
-                    id: forked.session_id.clone(),
-                    path: Some(forked.path.clone()),
-                };
-                self.notice(&format!(
-                    "Forked: this is now session {} (the original stays as it was; /resume lists it)",
-                    forked.session_id
-                ));
-                if let Some(text) = forked.text {
-                    self.composer.set_text(&text);
-                }
-            }
-            TimeTravel::Forked(Err(e)) => self.warning(&format!("Could not fork: {e}")),
-            TimeTravel::Switched(Ok(())) => {
-                self.notice("Switched branch: the conversation goes on from here");
-                self.replay(6);
-            }
-            TimeTravel::Switched(Err(e)) => {
-                self.warning(&format!("Could not switch branch: {e}"));
-            }
-            TimeTravel::Tree(Ok(tree)) => self.show_tree(&tree),
-            TimeTravel::Tree(Err(e)) => self.warning(&format!("Cannot read the session: {e}")),
+    /// What a rewind to before `entry` restores: the conversation, the code, or both.
+    fn ask_what_to_rewind(&mut self, entry: String, preview: String) {
+        let mut items = vec![MenuItem::new(
+            "Conversation only",
+            Choice::Rewind {
+                entry: entry.clone(),
+                mode: RestoreMode::Conversation,
+                force: false,
+            },
+        )];
+        if self.settings.checkpoints.enabled {
+            let code = |mode| Choice::Rewind {
+                entry: entry.clone(),
+                mode,
+                force: false,
+            };
+            items.insert(
+                0,
+                MenuItem::new("Conversation and code", code(RestoreMode::Both)),
+            );
+            items.push(
+                MenuItem::new("Code only", code(RestoreMode::Code))
+                    .note("(the files as they were before it)"),
+            );
+        }
+        self.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
+    }
+
+    /// The session's tree was read (`/tree`).
+    pub fn on_tree(&mut self, tree: Result<SessionTree, String>) {
+        match tree {
+            Ok(tree) => self.show_tree(&tree),
+            Err(e) => self.warning(&format!("Cannot read the session: {e}")),
         }
         self.dirty = true;
     }
 
-    fn rewound(&mut self, rewound: Rewound, undo: bool) {
+    /// A rewind (or its undo) ended: what it did to the files and the conversation.
+    pub(super) fn rewound(
+        &mut self,
+        summary: Option<RestoreSummary>,
+        text: Option<String>,
+        undo: bool,
+    ) {
         let mut said = Vec::new();
-        if let Some(summary) = &rewound.summary {
-            let mut files = format!("files: {}", summary.describe());
+        if let Some(summary) = &summary {
+            let mut files = format!("files: {}", describe(summary));
             if !summary.not_restored.is_empty() {
                 let left: Vec<&str> = summary
                     .not_restored
@@ -277,7 +213,7 @@ impl App {
         }
         if undo {
             said.push("the conversation and files are as before the rewind".to_string());
-        } else if rewound.text.is_some() {
+        } else if text.is_some() {
             said.push(
                 "the conversation goes on from before that message (the rest stays in the session: /tree)"
                     .to_string(),
@@ -285,11 +221,11 @@ impl App {
         }
         let what = if undo { "Rewind undone" } else { "Rewound" };
         self.notice(&format!("{what}: {}", said.join("; ")));
-        if let Some(text) = rewound.text {
+        if let Some(text) = text {
             self.composer.set_text(&text);
         }
         if undo {
-            self.replay(6);
+            self.reshow(6);
         }
     }
 
@@ -358,6 +294,19 @@ impl App {
         menu.selected = selected.unwrap_or(0);
         self.menu = Some(menu);
     }
+}
+
+/// "3 restored, 1 removed" (and what was left alone).
+fn describe(summary: &RestoreSummary) -> String {
+    let mut text = format!(
+        "{} restored, {} removed",
+        summary.restored.len(),
+        summary.removed.len()
+    );
+    if !summary.not_restored.is_empty() {
+        text.push_str(&format!(", {} not restored", summary.not_restored.len()));
+    }
+    text
 }
 
 fn one_line(text: &str) -> String {

@@ -96,7 +96,6 @@ async fn event_loop(
     let mut app = App::new(
         agent.clone(),
         settings.clone(),
-        prepared.session,
         Theme::from_env(),
         screen.size().width,
         tasks.clone(),
@@ -122,7 +121,7 @@ async fn event_loop(
     }
     app.replay(REPLAY);
     if start.resumed
-        && let Some(note) = app.resumed_note(&app.session.id.clone())
+        && let Some(note) = app.resumed_note(&agent.snapshot().session.id)
     {
         app.notice(&note);
     }

@@ -219,6 +219,7 @@ async fn a_prompt_expands_its_command_and_runs_it_with_the_command_s_model_once(
     assert_eq!(
         outcome,
         Outcome::Accepted {
+            attached: vec![],
             skipped: vec![],
             command: Some("review".into()),
             started: true,

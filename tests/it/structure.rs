@@ -262,20 +262,10 @@ fn found_outside(
         .collect()
 }
 
-/// Front-end files that still do an engine operation themselves and that issue 30's TUI work
-/// (P3, in flight on its own branch) moves onto engine commands: remove each entry when its
-/// file no longer matches.
-const PENDING_IN_TUI: &[&str] = &["tui/commands.rs", "tui/cells.rs", "tui/agents.rs"];
-
 #[test]
 fn sessions_are_opened_by_start_up_and_the_engine_only() {
     let sources = sources();
-    let found = found_outside(
-        &sources,
-        "session::open(",
-        &["startup", "agent"],
-        PENDING_IN_TUI,
-    );
+    let found = found_outside(&sources, "session::open(", &["startup", "agent"], &[]);
     assert!(
         found.is_empty(),
         "a session opened elsewhere:\n{}",
@@ -286,12 +276,7 @@ fn sessions_are_opened_by_start_up_and_the_engine_only() {
 #[test]
 fn tools_are_looked_up_and_previewed_by_the_engine_and_the_tools_only() {
     let sources = sources();
-    let mut found = found_outside(
-        &sources,
-        "builtin_tool(",
-        &["agent", "tools"],
-        PENDING_IN_TUI,
-    );
+    let mut found = found_outside(&sources, "builtin_tool(", &["agent", "tools"], &[]);
     found.extend(found_outside(
         &sources,
         ".preview(",

@@ -72,18 +72,7 @@ fn app() -> (App, tempfile::TempDir) {
         dir.path(),
     )));
     let (tasks, _) = tokio::sync::mpsc::unbounded_channel();
-    let session = agent::modes::SessionInfo {
-        id: "test".into(),
-        path: None,
-    };
-    let app = App::new(
-        agent,
-        settings(dir.path()),
-        session,
-        Theme::plain(),
-        WIDTH,
-        tasks,
-    );
+    let app = App::new(agent, settings(dir.path()), Theme::plain(), WIDTH, tasks);
     (app, dir)
 }
 

@@ -115,7 +115,7 @@ impl Agent {
             })
             .collect();
         let mut content = Vec::with_capacity(parts.len());
-        let mut skipped = Vec::new();
+        let mut attached_all = Vec::new();
         for part in parts {
             match part {
                 InputPart::Text { text } => {
@@ -123,10 +123,7 @@ impl Agent {
                         .user_message_with(&text, &chips)
                         .map_err(|e| CommandError::Mention(e.to_string()))?;
                     content.extend(message.content);
-                    skipped.extend(attached.into_iter().filter_map(|a| match a {
-                        Attached::Skipped { path, why } => Some(SkippedFile { path, reason: why }),
-                        _ => None,
-                    }));
+                    attached_all.extend(attached);
                 }
                 InputPart::Chip { .. } => {}
                 InputPart::Content { content: part } => content.push(part),
@@ -137,7 +134,18 @@ impl Agent {
             timestamp: input.timestamp.unwrap_or_else(now_millis),
         };
         let started = self.deliver(message, model, delivery)?;
+        let skipped = attached_all
+            .iter()
+            .filter_map(|a| match a {
+                Attached::Skipped { path, why } => Some(SkippedFile {
+                    path: path.clone(),
+                    reason: why.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
         Ok(Outcome::Accepted {
+            attached: attached_all,
             skipped,
             command,
             started,
