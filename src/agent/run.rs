@@ -404,10 +404,19 @@ impl Run {
         let (id, saved) = self.shared.persist(NewEntry::Message(&message)).await;
         {
             let mut state = lock(&self.shared.state);
-            if let Message::Assistant(assistant) = message.as_ref() {
-                state.usage.add(&assistant.usage);
+            match message.as_ref() {
+                Message::Assistant(assistant) => state.ledger.record_call(
+                    &assistant.provider,
+                    &assistant.model,
+                    &assistant.usage,
+                ),
+                Message::ToolResult(_) => state.ledger.record_tool_result(&message),
+                Message::User(_) => {}
             }
             state.history.push(id, message.clone());
+            if matches!(message.as_ref(), Message::Assistant(_)) {
+                self.shared.usage_update(&state);
+            }
         }
         if saved {
             self.new_messages.push(message.clone());

@@ -216,7 +216,9 @@ impl App {
             )),
             AgentEvent::HookStart { .. } | AgentEvent::HookEnd { .. } => {}
             // The interface keeps its own copies until it reads these (issue 30, P3).
-            AgentEvent::SessionChanged { .. } | AgentEvent::ConfigChanged { .. } => {}
+            AgentEvent::SessionChanged { .. }
+            | AgentEvent::ConfigChanged { .. }
+            | AgentEvent::UsageUpdate { .. } => {}
         }
     }
 

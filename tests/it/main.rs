@@ -73,5 +73,6 @@ mod tui_extensions;
 mod tui_keys;
 mod tui_render;
 mod tui_screen;
+mod usage;
 mod web_fetch;
 mod web_search;
