@@ -110,6 +110,10 @@ pub struct Cli {
     #[arg(long = "max-tool-calls", value_name = "N")]
     pub max_tool_calls: Option<u32>,
 
+    /// US dollars a run may spend, its sub-agents included (0: no budget)
+    #[arg(long = "max-budget-usd", value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
     /// With -p or --mode json: a final line on stderr with the session's tokens and cost
     #[arg(long)]
     pub verbose: bool,

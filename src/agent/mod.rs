@@ -2,6 +2,7 @@
 //! abort, approve, subscribe — while the loop runs in a background tokio task and reports
 //! everything as `AgentEvent`s.
 
+pub mod budget;
 mod changes;
 mod checkpoints;
 pub mod children;
@@ -250,6 +251,8 @@ impl Agent {
             .map(|s| s.id().to_string())
             .or(config.session_id)
             .unwrap_or_else(crate::session::new_id);
+        let purse = budget::Purse::new();
+        purse.set_session_spent(state.ledger.total().cost.total);
         let (idle, _) = watch::channel(true);
         let agent = Agent {
             shared: Arc::new(Shared {
@@ -268,8 +271,10 @@ impl Agent {
                 hooks: config.hooks,
                 models: config.models,
                 extensions: config.extensions,
+                purse,
             }),
         };
+        agent.shared.purse.set_owner(&agent.shared);
         if let Some(children) = &children {
             children.set_parent(&agent.shared);
         }

@@ -123,6 +123,8 @@ pub(crate) struct Shared {
     pub models: Option<Arc<dyn super::commands::models::Models>>,
     /// The custom commands and skills a prompt may start with.
     pub extensions: Arc<crate::extensions::Extensions>,
+    /// What this agent (and its sub-agents) spent against the budgets.
+    pub purse: Arc<super::budget::Purse>,
 }
 
 impl Shared {

@@ -355,6 +355,13 @@ fn resolve(
             None => defaults.timeout,
         },
         loop_guard: loop_guard(&file.guard).map_err(|(key, m)| file_error(key, m))?,
+        budgets: crate::agent::budget::Budgets {
+            run_usd: budget_usd(cli.max_budget_usd.or(file.limits.budget_usd))
+                .map_err(|m| file_error("limits.budget_usd", m))?,
+            session_usd: budget_usd(file.limits.session_budget_usd)
+                .map_err(|m| file_error("limits.session_budget_usd", m))?,
+            run_output_tokens: file.limits.max_output_tokens.filter(|n| *n > 0),
+        },
     };
     let retry_defaults = RetryPolicy::default();
     let ms =
@@ -675,6 +682,18 @@ fn model_info(id: &str, provider: Option<&ProviderConfig>) -> ModelInfo {
         info.reasoning = config.reasoning.unwrap_or(info.reasoning);
     }
     info
+}
+
+/// A dollar budget: positive and finite (0: none).
+fn budget_usd(value: Option<f64>) -> Result<Option<f64>, String> {
+    match value {
+        None => Ok(None),
+        Some(0.0) => Ok(None),
+        Some(usd) if usd.is_finite() && usd > 0.0 => Ok(Some(usd)),
+        Some(usd) => Err(format!(
+            "a budget is a positive number of US dollars, not {usd}"
+        )),
+    }
 }
 
 #[cfg(test)]

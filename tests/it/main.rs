@@ -15,6 +15,7 @@ mod acp_mcp;
 mod acp_node;
 mod acp_tools;
 mod background;
+mod budgets;
 mod checkpoint_faults;
 mod checkpoint_watch;
 mod checkpoints;

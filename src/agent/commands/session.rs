@@ -133,6 +133,9 @@ impl Agent {
             state.files = Default::default();
             state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
             state.session_error = None;
+            self.shared
+                .purse
+                .set_session_spent(ledger.total().cost.total);
             state.ledger = ledger;
             state.session_name = session.as_ref().and_then(|s| s.name());
             let id = session
