@@ -8,6 +8,7 @@ mod checkpoints;
 pub mod children;
 pub mod commands;
 pub mod compaction;
+mod context_report;
 mod controls;
 mod cut;
 mod forks;

@@ -120,6 +120,16 @@ pub const COMMANDS: &[Command] = &[
         help: "The skills the model can use; /skill:NAME [text] uses one now",
     },
     Command {
+        name: "usage",
+        args: "",
+        help: "Tokens and cost: per model, sub-agent and tool",
+    },
+    Command {
+        name: "context",
+        args: "",
+        help: "What the next request holds, in tokens",
+    },
+    Command {
         name: "quit",
         args: "",
         help: "Leave (the session is kept)",
@@ -239,6 +249,8 @@ impl App {
             "agents" => self.open_agent_view(Some(arg)),
             "copy" => self.copy_command(),
             "skills" => self.skills(),
+            "usage" => self.usage_command(),
+            "context" => self.context_command(),
             "quit" | "exit" | "q" => self.exit = Some(0),
             _ => match self.settings.extensions.expand(name, arg) {
                 Some(Ok(Invocation::Prompt { text, model, .. })) => self.send_command(text, model),

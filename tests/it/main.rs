@@ -74,6 +74,7 @@ mod tui_extensions;
 mod tui_keys;
 mod tui_render;
 mod tui_screen;
+mod tui_usage;
 mod usage;
 mod web_fetch;
 mod web_search;

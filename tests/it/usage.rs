@@ -66,6 +66,22 @@ async fn rpc_stats_break_usage_down_per_model_sub_agent_and_tool() {
     assert!(tools.iter().all(|t| t["tool"] != "bash"), "{usage}");
     // The old fields agree with the breakdown.
     assert_eq!(stats["tokens"]["input"], 60);
+
+    rpc.send(json!({"id": "cx", "type": "get_context"})).await;
+    let context = rpc.response("cx").await["data"].clone();
+    let parts = context["parts"].as_array().unwrap();
+    let tokens = |name: &str| {
+        parts
+            .iter()
+            .find(|p| p["part"] == name)
+            .and_then(|p| p["tokens"].as_u64())
+            .unwrap_or_else(|| panic!("no {name}: {context}"))
+    };
+    assert!(tokens("system_prompt") > 0);
+    assert!(tokens("tools_builtin") > tokens("messages"), "{context}");
+    let sum: u64 = parts.iter().map(|p| p["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(context["total"], sum);
+    assert_eq!(context["contextWindow"], 128_000);
     rpc.close_stdin();
     assert_eq!(rpc.exit_code().await, 0);
 }
