@@ -205,6 +205,8 @@ impl Run {
             (messages, state.permissions.mode)
         };
         let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
+        // One cache per session: its requests share their prefix.
+        let session_id = lock(&self.shared.session_id).clone();
         let request = ModelRequest {
             model: &settings.model,
             system_prompt: &system_prompt,
@@ -216,6 +218,7 @@ impl Run {
                 .web
                 .search
                 .map(|max_uses| WebSearchTool { max_uses }),
+            cache_key: Some(&session_id),
         };
         let assembler = Assembler::new(provider_name, &settings.model.id);
         self.shared.emit(AgentEvent::MessageStart {

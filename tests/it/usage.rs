@@ -127,3 +127,45 @@ async fn verbose_print_ends_with_a_usage_line_and_unknown_prices_are_not_zero() 
     let out = run(env.agent(&server, &["-p", "hello"])).await;
     assert!(!out.stderr.contains("agent: usage:"), "{}", out.stderr);
 }
+
+/// Issue 34 §3: every request of a session carries the session's id as OpenAI's
+/// `prompt_cache_key` on the Responses API, so they share one prompt cache.
+#[tokio::test]
+async fn responses_requests_carry_the_session_as_prompt_cache_key() {
+    use crate::support::responses::Stream;
+    let env = env();
+    let server = crate::support::server::FakeServer::start(vec![
+        crate::support::server::Reply::sse(
+            Stream::new().tool_call("call_1", "ls", json!({})).finish(),
+        ),
+        crate::support::server::Reply::sse(Stream::new().text("done").finish()),
+    ])
+    .await;
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!(
+            "provider = \"resp\"\nmodel = \"gpt-5-mini\"\n\n[providers.resp]\n\
+             api = \"openai-responses\"\nbase_url = \"{}\"\napi_key_env = \"AGENT_TEST_KEY\"\n",
+            server.v1()
+        ),
+    )
+    .unwrap();
+    let mut cmd = crate::support::process::command(env.home.path(), env.cwd.path());
+    cmd.env("AGENT_TEST_KEY", "sk-test").args([
+        "--mode",
+        "json",
+        "--permission-mode",
+        "auto",
+        "look",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let session: serde_json::Value =
+        serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
+    let id = session["id"].as_str().unwrap();
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    for body in &bodies {
+        assert_eq!(body["prompt_cache_key"], id, "{body}");
+    }
+}
