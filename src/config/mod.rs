@@ -356,8 +356,14 @@ fn resolve(
         },
         loop_guard: loop_guard(&file.guard).map_err(|(key, m)| file_error(key, m))?,
         budgets: crate::agent::budget::Budgets {
-            run_usd: budget_usd(cli.max_budget_usd.or(file.limits.budget_usd))
-                .map_err(|m| file_error("limits.budget_usd", m))?,
+            run_usd: match cli.max_budget_usd {
+                Some(usd) => budget_usd(Some(usd)).map_err(|message| ConfigError::Flag {
+                    flag: "--max-budget-usd",
+                    message,
+                })?,
+                None => budget_usd(file.limits.budget_usd)
+                    .map_err(|m| file_error("limits.budget_usd", m))?,
+            },
             session_usd: budget_usd(file.limits.session_budget_usd)
                 .map_err(|m| file_error("limits.session_budget_usd", m))?,
             run_output_tokens: file.limits.max_output_tokens.filter(|n| *n > 0),

@@ -623,7 +623,7 @@ mod tests {
                 .map(|c| c.name)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("/co"), ["compact", "copy"]);
+        assert_eq!(names("/co"), ["compact", "copy", "context"]);
         assert_eq!(
             names("/"),
             COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()

@@ -186,7 +186,13 @@ async fn a_dollar_budget_without_prices_refuses_to_start() {
     );
     assert!(server.requests().is_empty());
     // A budget that is no number of dollars is a clear error too.
-    let out = run(env.agent(&server, &["-p", "--max-budget-usd", "-1", "hello"])).await;
+    let out = run(env.agent(&server, &["-p", "--max-budget-usd=-1", "hello"])).await;
     assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("--max-budget-usd: a budget is a positive number of US dollars, not -1"),
+        "{}",
+        out.stderr
+    );
     assert!(server.requests().is_empty());
 }
