@@ -110,6 +110,14 @@ pub struct Cli {
     #[arg(long = "max-tool-calls", value_name = "N")]
     pub max_tool_calls: Option<u32>,
 
+    /// US dollars a run may spend, its sub-agents included (0: no budget)
+    #[arg(long = "max-budget-usd", value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
+    /// With -p or --mode json: a final line on stderr with the session's tokens and cost
+    #[arg(long)]
+    pub verbose: bool,
+
     /// Wall-clock limit of a run in seconds (0: no limit)
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,

@@ -225,12 +225,13 @@ fn main() -> ExitCode {
                 eprintln!("agent: {}", startup::untrusted_hooks_notice(project));
             }
             let startup::Prepared { agent, .. } = prepared;
+            let verbose = cli.verbose;
             match (front_end, prompt) {
                 (FrontEnd::Json, Some(prompt)) => {
-                    modes::json::run(agent, prompt, &settings.cwd).await
+                    modes::json::run(agent, prompt, &settings.cwd, verbose).await
                 }
                 (FrontEnd::Rpc, _) => modes::rpc::run(agent, settings, mcp.clone()).await,
-                (_, Some(prompt)) => modes::print::run(agent, prompt).await,
+                (_, Some(prompt)) => modes::print::run(agent, prompt, verbose).await,
                 (_, None) => 2,
             }
         };

@@ -119,6 +119,7 @@ fn building_a_body_copies_no_message_text() {
         tools: &[],
         thinking: ThinkingLevel::Off,
         web_search: None,
+        cache_key: None,
     };
     let question = "question 1: ".len() + 12_000;
     let result = "first part 0: ".len() + 12_000 + 1 + "second part 0: ".len() + 12_000;

@@ -4,8 +4,9 @@
 //! tool rounds, memory over 1,000 turns, the per-delta cost of `--mode json` against
 //! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
 //! at once, what language-server diagnostics add to an edit, what the sandbox adds to a
-//! command, a connection's cost through the sandbox's egress proxy, and a live session's
-//! `attach` replay and fan-out to several clients. It starts its own
+//! command, a connection's cost through the sandbox's egress proxy, a live session's
+//! `attach` replay and fan-out to several clients, and how much of each request the next one
+//! repeats (prefix stability, for prompt caching). It starts its own
 //! loopback model server (and MCP server) and needs nothing but
 //! the repository:
 //!
@@ -37,6 +38,7 @@ mod mcp;
 mod mcp_fixture;
 mod measure;
 mod picker;
+mod prefix;
 mod proxy;
 #[allow(dead_code)]
 #[path = "../../tests/support/pty.rs"]
@@ -740,6 +742,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "live") {
             live::run(&bench).await?;
+        }
+        if want(&args, "prefix") {
+            prefix::run().await?;
         }
         Ok(())
     })

@@ -406,6 +406,7 @@ async fn request_summary(
         tools: &[],
         thinking: ThinkingLevel::Off,
         web_search: None,
+        cache_key: None,
     };
     // The same retry policy as the run's model calls: a summary lost to a dropped
     // connection would leave a conversation too long to go on.

@@ -11,6 +11,8 @@ pub struct Limits {
     pub timeout: Option<Duration>,
     /// When a model repeating itself is warned, then stopped.
     pub loop_guard: GuardSettings,
+    /// What a run (and the session) may spend (`agent::budget`).
+    pub budgets: super::budget::Budgets,
 }
 
 impl Default for Limits {
@@ -20,6 +22,7 @@ impl Default for Limits {
             max_tool_calls: Some(1000),
             timeout: Some(Duration::from_secs(3600)),
             loop_guard: GuardSettings::default(),
+            budgets: Default::default(),
         }
     }
 }

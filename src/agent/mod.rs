@@ -2,11 +2,13 @@
 //! abort, approve, subscribe — while the loop runs in a background tokio task and reports
 //! everything as `AgentEvent`s.
 
+pub mod budget;
 mod changes;
 mod checkpoints;
 pub mod children;
 pub mod commands;
 pub mod compaction;
+mod context_report;
 mod controls;
 mod cut;
 mod forks;
@@ -26,6 +28,7 @@ pub mod rewind;
 mod run;
 mod state;
 mod tool_calls;
+mod usage;
 
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
@@ -222,9 +225,8 @@ impl Agent {
             compaction: config.compaction,
             cwd: config.cwd,
         };
-        let usage = history_usage(&config.history);
         let state = State {
-            usage,
+            ledger: usage::UsageLedger::from_history(&config.history),
             history: History::new(config.history),
             running: false,
             steering: MessageQueue::new(config.steering_mode),
@@ -253,6 +255,8 @@ impl Agent {
             .map(|s| s.id().to_string())
             .or(config.session_id)
             .unwrap_or_else(crate::session::new_id);
+        let purse = budget::Purse::new();
+        purse.set_session_spent(state.ledger.total().cost.total);
         let (idle, _) = watch::channel(true);
         let agent = Agent {
             owner: true,
@@ -272,8 +276,10 @@ impl Agent {
                 hooks: config.hooks,
                 models: config.models,
                 extensions: config.extensions,
+                purse,
             }),
         };
+        agent.shared.purse.set_owner(&agent.shared);
         if let Some(children) = &children {
             children.set_parent(&agent.shared);
         }
@@ -574,6 +580,11 @@ impl Agent {
         lock(&self.shared.streaming).as_ref().map(|a| a.snapshot())
     }
 
+    /// The session's usage: totals, per model, per sub-agent, per tool, and cost.
+    pub fn usage_report(&self) -> crate::protocol::usage::UsageReport {
+        lock(&self.shared.state).ledger.report()
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         let settings = self.shared.settings();
         let session = self.shared.session_identity();
@@ -589,7 +600,7 @@ impl Agent {
             steering_mode: state.steering.mode,
             follow_up_mode: state.follow_up.mode,
             permission_mode: state.permissions.mode,
-            usage: state.usage.clone(),
+            usage: state.ledger.total().clone(),
             context_tokens: state.history.context_tokens(),
             context_window: settings.model.context_window,
             session_error: state.session_error.clone(),
@@ -610,29 +621,6 @@ impl Drop for SettleOnDrop<'_> {
     fn drop(&mut self) {
         run::settle(self.0, &mut lock(&self.0.state));
     }
-}
-
-/// Tokens and cost of every response in a (resumed) history, the sub-agents' included
-/// (each `task` result's `details.usage`).
-pub(crate) fn history_usage(history: &[(String, Arc<Message>)]) -> Usage {
-    let mut usage = Usage::default();
-    for (_, message) in history {
-        match message.as_ref() {
-            Message::Assistant(assistant) => usage.add(&assistant.usage),
-            Message::ToolResult(result) if result.tool_name == children::TASK_TOOL => {
-                if let Some(child) = result
-                    .details
-                    .as_ref()
-                    .and_then(|d| d.get("usage"))
-                    .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
-                {
-                    usage.add(&child);
-                }
-            }
-            _ => {}
-        }
-    }
-    usage
 }
 
 impl Drop for Agent {

@@ -26,8 +26,17 @@ impl Run {
             }
             self.shared.refresh_tools();
             self.settings = self.shared.settings();
+            // The first attempt's reservation was made before the turn; a retry makes its own.
+            let reservation = match self.reservation.take() {
+                Some(reservation) => reservation,
+                None => match self.reserve_budget() {
+                    Ok(reservation) => reservation,
+                    Err(reason) => return self.refused_by_budget(reason).await,
+                },
+            };
             self.shared.enter(RunState::ModelRunning);
-            let (message, error) = self.attempt().await;
+            let (message, error) = self.attempt(reservation.max_output_tokens).await;
+            reservation.settle(&message.usage);
             // Too long for the model: compact, then try the turn once more.
             if let Some(error) = error.as_ref().filter(|e| e.is_context_overflow())
                 && !compacted_for_overflow
@@ -160,9 +169,35 @@ impl Run {
         self.commit(Arc::new(Message::Assistant(message))).await
     }
 
-    /// One streamed attempt. Emits `message_start` and the deltas, not `message_end`.
-    async fn attempt(&mut self) -> (AssistantMessage, Option<ProviderError>) {
-        let settings = self.settings.clone();
+    /// A retry the budgets do not allow: the call ends with an error saying which budget,
+    /// and the run with `limit`.
+    async fn refused_by_budget(&mut self, reason: String) -> Arc<Message> {
+        let mut refused = AssistantMessage::empty(
+            &self.settings.provider.settings().name,
+            &self.settings.model.id,
+        );
+        refused.stop_reason = StopReason::Error;
+        refused.error_message = Some(format!("not retried: {reason}"));
+        self.budget_stop = Some(reason);
+        let refused = Arc::new(Message::Assistant(refused));
+        self.shared.emit(AgentEvent::MessageStart {
+            message: refused.clone(),
+        });
+        self.commit(refused).await
+    }
+
+    /// One streamed attempt, its output limit cut to `max_output_tokens` when a budget
+    /// says so. Emits `message_start` and the deltas, not `message_end`.
+    async fn attempt(
+        &mut self,
+        max_output_tokens: Option<u64>,
+    ) -> (AssistantMessage, Option<ProviderError>) {
+        let mut settings = self.settings.clone();
+        if let Some(max) = max_output_tokens {
+            let mut cut = crate::agent::state::RunSettings::clone(&settings);
+            cut.model.max_output_tokens = max.min(cut.model.max_output_tokens);
+            settings = Arc::new(cut);
+        }
         let provider_name = &settings.provider.settings().name;
         let (messages, mode) = {
             let state = lock(&self.shared.state);
@@ -170,6 +205,8 @@ impl Run {
             (messages, state.permissions.mode)
         };
         let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
+        // One cache per session: its requests share their prefix.
+        let session_id = lock(&self.shared.session_id).clone();
         let request = ModelRequest {
             model: &settings.model,
             system_prompt: &system_prompt,
@@ -181,6 +218,7 @@ impl Run {
                 .web
                 .search
                 .map(|max_uses| WebSearchTool { max_uses }),
+            cache_key: Some(&session_id),
         };
         let assembler = Assembler::new(provider_name, &settings.model.id);
         self.shared.emit(AgentEvent::MessageStart {

@@ -41,6 +41,10 @@ pub(crate) struct Run {
     /// The last model call was paused by the provider mid-turn (Anthropic's `pause_turn`,
     /// after many server-side searches): the model is called again to go on.
     pub paused: bool,
+    /// What the next request may spend, reserved against the budgets before it is sent.
+    pub reservation: Option<super::budget::Reservation>,
+    /// A budget stopped a retry: which. The run ends with `limit`.
+    pub budget_stop: Option<String>,
 }
 
 /// Start a run in the background. The caller holds the state lock, so the run cannot
@@ -79,6 +83,8 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
         checkpointed_call: None,
         checkpoint_failure: None,
         paused: false,
+        reservation: None,
+        budget_stop: None,
     };
     // A bug must not wedge the agent: a panic ends the run as failed, with `agent_end`.
     let outcome = match AssertUnwindSafe(run.execute(prompts)).catch_unwind().await {
@@ -127,6 +133,11 @@ pub(crate) fn settle(shared: &Arc<Shared>, state: &mut State) {
 impl Run {
     async fn execute(&mut self, prompts: Vec<UserMessage>) -> Outcome {
         self.shared.emit(AgentEvent::AgentStart);
+        self.shared.purse.start_run(&self.settings.limits.budgets);
+        if let Err(error) = self.shared.purse.check_prices(&self.settings.model) {
+            // Refused before anything is sent or written.
+            return Outcome::Failed(error);
+        }
         let prompts = self.accepted(prompts).await;
         if prompts.is_empty() {
             // A UserPromptSubmit hook blocked it (the user was told): nothing to answer.
@@ -166,8 +177,15 @@ impl Run {
                     return outcome;
                 }
                 self.compact_if_needed().await;
+                match self.reserve_budget() {
+                    Ok(reservation) => self.reservation = Some(reservation),
+                    Err(reason) => return Outcome::Limit(reason),
+                }
                 self.turns += 1;
                 let assistant = self.call_model().await;
+                if let Some(reason) = self.budget_stop.take() {
+                    return Outcome::Limit(reason);
+                }
                 let Some(message) = assistant.as_assistant() else {
                     return Outcome::Failed(
                         "internal error: the model call produced no assistant message".into(),
@@ -319,7 +337,8 @@ impl Run {
     }
 
     /// A session that cannot be written, cancellation and the turn limit, checked before
-    /// each model call: a run never goes on with memory and disk apart.
+    /// each model call (the budgets after a compaction, with `reserve_budget`): a run never
+    /// goes on with memory and disk apart.
     fn check_before_model_call(&self) -> Option<Outcome> {
         if let Some(error) = self.shared.unsaved() {
             return Some(Outcome::Failed(error));
@@ -327,12 +346,29 @@ impl Run {
         if self.cancel.is_cancelled() {
             return Some(self.cancel_outcome());
         }
-        match self.settings.limits.max_turns {
-            Some(max) if self.turns >= max => Some(Outcome::Limit(format!(
+        if let Some(max) = self.settings.limits.max_turns
+            && self.turns >= max
+        {
+            return Some(Outcome::Limit(format!(
                 "the run reached its limit of {max} model turns (--max-turns, limits.max_turns)"
-            ))),
-            _ => None,
+            )));
         }
+        None
+    }
+
+    /// Reserve what the next request may cost against the budgets (`agent::budget`), with
+    /// the current settings (the model may have changed): `Err` names the budget it would
+    /// cross.
+    pub fn reserve_budget(&mut self) -> Result<super::budget::Reservation, String> {
+        self.settings = self.shared.settings();
+        let settings = &self.settings;
+        let purse = &self.shared.purse;
+        purse.check_prices(&settings.model)?;
+        let prompt_chars = settings.system_prompt.len()
+            + serde_json::to_string(&settings.tool_specs).map_or(0, |s| s.len());
+        let context = lock(&self.shared.state).history.context_tokens();
+        let input = context.saturating_add((prompt_chars as u64).div_ceil(4));
+        purse.reserve(&settings.model, input)
     }
 
     /// Aborted by the user, or stopped by the run's time limit.
@@ -403,8 +439,14 @@ impl Run {
         let (id, saved) = self.shared.persist(NewEntry::Message(&message)).await;
         {
             let mut state = lock(&self.shared.state);
-            if let Message::Assistant(assistant) = message.as_ref() {
-                state.usage.add(&assistant.usage);
+            match message.as_ref() {
+                Message::Assistant(assistant) => state.ledger.record_call(
+                    &assistant.provider,
+                    &assistant.model,
+                    &assistant.usage,
+                ),
+                Message::ToolResult(_) => state.ledger.record_tool_result(&message),
+                Message::User(_) => {}
             }
             state.history.push(id, message.clone());
         }
@@ -413,6 +455,9 @@ impl Run {
             self.shared.emit(AgentEvent::MessageEnd {
                 message: message.clone(),
             });
+        }
+        if matches!(message.as_ref(), Message::Assistant(_)) {
+            self.shared.usage_update(&lock(&self.shared.state));
         }
         message
     }

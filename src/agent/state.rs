@@ -8,12 +8,12 @@ use super::history::History;
 use super::limits::{Limits, RetryPolicy};
 use super::phase::StateClock;
 use super::queue::MessageQueue;
+use super::usage::UsageLedger;
 use crate::llm::assembler::Assembler;
 use crate::llm::client::Provider;
 use crate::llm::model::ModelInfo;
 use crate::llm::request::{ThinkingLevel, ToolSpec};
 use crate::protocol::event::{AgentEvent, RunState};
-use crate::protocol::message::Usage;
 use crate::protocol::outcome::{SessionChange, SessionIdentity};
 use crate::session::format::{NewEntry, new_entry_id};
 use crate::session::{SessionError, SessionWriter};
@@ -73,8 +73,9 @@ pub(crate) struct State {
     /// Set while the session file is behind memory: a write failed and none has succeeded
     /// since. Runs stop on it; front ends show it.
     pub session_error: Option<String>,
-    /// Tokens and cost of every model call of the session so far (survives compaction).
-    pub usage: Usage,
+    /// Tokens and cost of every model call of the session so far (survives compaction),
+    /// per model, sub-agent and tool.
+    pub ledger: UsageLedger,
     /// What the model has seen of each file in this conversation (`write` checks it).
     pub files: Arc<FileMemory>,
     /// Where tools keep output too long to show whole: beside the session file.
@@ -122,6 +123,8 @@ pub(crate) struct Shared {
     pub models: Option<Arc<dyn super::commands::models::Models>>,
     /// The custom commands and skills a prompt may start with.
     pub extensions: Arc<crate::extensions::Extensions>,
+    /// What this agent (and its sub-agents) spent against the budgets.
+    pub purse: Arc<super::budget::Purse>,
 }
 
 impl Shared {
@@ -240,6 +243,13 @@ impl Shared {
                 false
             }
         }
+    }
+
+    /// Announce the session's usage now (`usage_update`).
+    pub fn usage_update(&self, state: &State) {
+        self.emit(AgentEvent::UsageUpdate {
+            usage: state.ledger.report(),
+        });
     }
 
     pub fn queue_update_event(state: &State) -> AgentEvent {

@@ -190,6 +190,10 @@ pub struct LimitsConfig {
     pub max_turns: Option<u32>,
     pub max_tool_calls: Option<u32>,
     pub timeout_secs: Option<u64>,
+    /// US dollars per run (`--max-budget-usd`), per session; output tokens per run.
+    pub budget_usd: Option<f64>,
+    pub session_budget_usd: Option<f64>,
+    pub max_output_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

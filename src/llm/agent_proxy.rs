@@ -99,6 +99,7 @@ impl WireDecoder for ProxyDecoder {
                         output: usage.output,
                         cache_read: usage.cache_read,
                         cache_write: usage.cache_write,
+                        reasoning: usage.reasoning,
                         input_includes_cache: false,
                     }));
                 }

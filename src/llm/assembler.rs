@@ -491,6 +491,7 @@ fn to_usage(wire: &WireUsage) -> Usage {
         output: wire.output,
         cache_read: wire.cache_read,
         cache_write: wire.cache_write,
+        reasoning: wire.reasoning,
         total_tokens: input
             .saturating_add(wire.output)
             .saturating_add(wire.cache_read)

@@ -117,6 +117,7 @@ fn refusals_are_normal_stops_and_errors_error_stops() {
             output: 5,
             cache_read: 40,
             cache_write: 0,
+            reasoning: 0,
             input_includes_cache: true,
         }),
         &mut out,

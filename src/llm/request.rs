@@ -39,6 +39,9 @@ pub struct ModelRequest<'a> {
     pub thinking: ThinkingLevel,
     /// `None`: no web search is offered (the default), and none is replayed.
     pub web_search: Option<WebSearchTool>,
+    /// Routes requests of one conversation to the same prompt cache (OpenAI's
+    /// `prompt_cache_key`): the session's id. `None`: not sent.
+    pub cache_key: Option<&'a str>,
 }
 
 impl ModelRequest<'_> {

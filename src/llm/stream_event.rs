@@ -40,6 +40,8 @@ pub struct WireUsage {
     pub output: u64,
     pub cache_read: u64,
     pub cache_write: u64,
+    /// The part of `output` spent reasoning, when the provider reports it.
+    pub reasoning: u64,
     pub input_includes_cache: bool,
 }
 

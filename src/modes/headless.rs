@@ -21,6 +21,11 @@ pub trait Handler {
         true
     }
 
+    /// Whether a final usage line goes to stderr (`--verbose`).
+    fn verbose(&self) -> bool {
+        false
+    }
+
     /// Whether the handler looks at each streamed delta.
     fn wants_deltas(&self) -> bool {
         true
@@ -36,6 +41,9 @@ pub async fn drive(agent: &Agent, prompt: String, handler: &mut impl Handler) ->
     };
     agent.session_start(agent.session_source()).await;
     let code = drive_prompt(agent, events, prompt, handler).await;
+    if handler.verbose() {
+        say!("{}", usage_line(&agent.usage_report()));
+    }
     agent.session_end("exit").await;
     code
 }
@@ -105,4 +113,22 @@ async fn drive_prompt(
             return interrupted.unwrap_or(1);
         }
     }
+}
+
+/// The `--verbose` line: the session's tokens (sub-agents included) and cost.
+pub fn usage_line(usage: &crate::protocol::usage::UsageReport) -> String {
+    let total = &usage.total;
+    let cost = match usage.cost {
+        Some(cost) => format!("${cost:.4}"),
+        None => format!("price unknown ({})", usage.price_unknown.join(", ")),
+    };
+    format!(
+        "agent: usage: {} calls, {} input, {} output ({} reasoning), {} cache read, {} cache write tokens; cost {cost}",
+        usage.calls,
+        total.input,
+        total.output,
+        total.reasoning,
+        total.cache_read,
+        total.cache_write
+    )
 }

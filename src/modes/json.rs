@@ -18,7 +18,7 @@ struct SessionLine<'a> {
     cwd: &'a Path,
 }
 
-pub async fn run(agent: Agent, prompt: String, cwd: &Path) -> u8 {
+pub async fn run(agent: Agent, prompt: String, cwd: &Path, verbose: bool) -> u8 {
     let session = agent.snapshot().session;
     let mut out = JsonLines::default();
     out.push(&SessionLine {
@@ -27,11 +27,12 @@ pub async fn run(agent: Agent, prompt: String, cwd: &Path) -> u8 {
         path: session.path.as_deref(),
         cwd,
     });
-    drive(&agent, prompt, &mut Json { out }).await
+    drive(&agent, prompt, &mut Json { out, verbose }).await
 }
 
 struct Json {
     out: JsonLines,
+    verbose: bool,
 }
 
 impl Handler for Json {
@@ -51,6 +52,10 @@ impl Handler for Json {
                 1
             }
         })
+    }
+
+    fn verbose(&self) -> bool {
+        self.verbose
     }
 
     fn pause(&mut self) -> bool {

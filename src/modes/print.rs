@@ -9,13 +9,19 @@ use crate::tools::meta::Denial;
 use std::io::Write;
 use std::sync::Arc;
 
-pub async fn run(agent: Agent, prompt: String) -> u8 {
-    drive(&agent, prompt, &mut Print).await
+pub async fn run(agent: Agent, prompt: String, verbose: bool) -> u8 {
+    drive(&agent, prompt, &mut Print { verbose }).await
 }
 
-struct Print;
+struct Print {
+    verbose: bool,
+}
 
 impl Handler for Print {
+    fn verbose(&self) -> bool {
+        self.verbose
+    }
+
     fn wants_deltas(&self) -> bool {
         false
     }

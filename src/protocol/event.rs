@@ -170,6 +170,11 @@ pub enum AgentEvent {
         thinking_level: ThinkingLevel,
         permission_mode: PermissionMode,
     },
+    /// The session's usage after a model call (the agent's own or a sub-agent's): totals,
+    /// per model, per sub-agent, per tool, cost (`null` when a price is unknown).
+    UsageUpdate {
+        usage: super::usage::UsageReport,
+    },
     /// An event of a sub-agent (a `task` call's child), passed on by its parent. Text
     /// deltas may be coalesced (at most one per 50 ms per child); nothing else is dropped.
     SubagentEvent {

@@ -306,7 +306,15 @@ pub struct Usage {
     pub cache_read: u64,
     pub cache_write: u64,
     pub total_tokens: u64,
+    /// The part of `output` the model spent reasoning, when the provider says (OpenAI);
+    /// already counted in `output`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
     pub cost: Cost,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Usage {
@@ -317,11 +325,18 @@ impl Usage {
         self.cache_read = self.cache_read.saturating_add(other.cache_read);
         self.cache_write = self.cache_write.saturating_add(other.cache_write);
         self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
         self.cost.input += other.cost.input;
         self.cost.output += other.cost.output;
         self.cost.cache_read += other.cost.cache_read;
         self.cost.cache_write += other.cost.cache_write;
         self.cost.total += other.cost.total;
+    }
+
+    /// Tokens were counted but no price was known for them: the cost is unknown, not 0
+    /// (`ModelInfo::price` leaves a model without prices at 0).
+    pub fn price_unknown(&self) -> bool {
+        self.total_tokens > 0 && self.cost.total == 0.0
     }
 }
 

@@ -11,3 +11,4 @@ pub mod proxy;
 pub mod rpc;
 pub mod rpc_engine;
 pub mod todo;
+pub mod usage;

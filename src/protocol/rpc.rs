@@ -68,6 +68,8 @@ pub enum Command {
     /// Stop the `bash` command in progress.
     AbortBash,
     GetSessionStats,
+    /// What the next request would hold, by part, in estimated tokens.
+    GetContext,
     /// Write the session as one self-contained HTML file.
     ExportHtml {
         output_path: Option<String>,

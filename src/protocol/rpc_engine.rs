@@ -123,6 +123,7 @@ impl Command {
             | Command::GetAvailableModels
             | Command::AbortBash
             | Command::GetSessionStats
+            | Command::GetContext
             | Command::ExportHtml { .. }
             | Command::GetLastAssistantText
             | Command::GetCommands

@@ -127,6 +127,7 @@ async fn relay(
         tools: &upstream.tools,
         thinking: upstream.thinking,
         web_search: None,
+        cache_key: None,
     };
     let mut sent = Sent::default();
     let mut assembler = Assembler::new(&provider_name, &upstream.model.id);

@@ -117,6 +117,16 @@ pub const COMMANDS: &[Command] = &[
         help: "The skills the model can use; /skill:NAME [text] uses one now",
     },
     Command {
+        name: "usage",
+        args: "",
+        help: "Tokens and cost: per model, sub-agent and tool",
+    },
+    Command {
+        name: "context",
+        args: "",
+        help: "What the next request holds, in tokens",
+    },
+    Command {
         name: "quit",
         args: "",
         help: "Leave (the session is kept)",
@@ -236,6 +246,8 @@ impl App {
             "agents" => self.open_agent_view(Some(arg)),
             "copy" => self.copy_command(),
             "skills" => self.skills(),
+            "usage" => self.usage_command(),
+            "context" => self.context_command(),
             "quit" | "exit" | "q" => self.exit = Some(0),
             // A custom command or skill (or a name that is neither: the engine says so).
             _ => self.send_command(line),
@@ -538,7 +550,7 @@ mod tests {
                 .map(|c| c.name)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("/co"), ["compact", "copy"]);
+        assert_eq!(names("/co"), ["compact", "copy", "context"]);
         assert_eq!(
             names("/"),
             COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()

@@ -145,9 +145,11 @@ impl App {
                 "The {hook_event_name} hook `{command}` failed ({message}); going on without it"
             )),
             AgentEvent::HookStart { .. } | AgentEvent::HookEnd { .. } => {}
-            // The session's identity and the settings are read from the engine when shown
-            // (`snapshot()`); the redraw this event causes shows them.
-            AgentEvent::SessionChanged { .. } | AgentEvent::ConfigChanged { .. } => {}
+            // The session's identity, the settings and the usage are read from the engine when
+            // shown (`snapshot()`); the redraw this event causes shows them.
+            AgentEvent::SessionChanged { .. }
+            | AgentEvent::ConfigChanged { .. }
+            | AgentEvent::UsageUpdate { .. } => {}
             // The run's own events went to `on_run_event`.
             _ => {}
         }

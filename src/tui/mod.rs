@@ -39,6 +39,7 @@ pub mod theme;
 mod todo_panel;
 pub mod transcript;
 mod trust;
+mod usage_view;
 mod viewer;
 pub mod width;
 pub mod wrap;

@@ -70,6 +70,9 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
     }
     if state.usage.cost.total > 0.0 {
         right.push(cost(state.usage.cost.total));
+    } else if state.usage.price_unknown() {
+        // Tokens without a price: the cost is unknown, not $0.
+        right.push("$?".to_string());
     }
     if state.context_window > 0 {
         let percent = (state.context_tokens as f64 / state.context_window as f64 * 100.0).round();

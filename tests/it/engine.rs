@@ -31,6 +31,7 @@ async fn a_plain_answer_streams_and_completes() {
             "message_end:user",
             "message_start:assistant",
             "message_end:assistant",
+            "usage_update",
             "turn_end",
             "agent_end:completed"
         ]
@@ -203,6 +204,7 @@ async fn steering_skips_the_remaining_calls_and_reaches_the_next_request() {
             "message_end:user",
             "message_start:assistant",
             "message_end:assistant",
+            "usage_update",
             "turn_end",
             "agent_end:completed"
         ]

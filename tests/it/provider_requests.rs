@@ -55,6 +55,7 @@ async fn send(
         tools: &tools,
         thinking,
         web_search: None,
+        cache_key: None,
     };
     provider
         .stream(&request, &CancellationToken::new(), &mut |_| {})

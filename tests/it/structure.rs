@@ -194,9 +194,10 @@ fn the_model_layer_and_the_config_reach_into_the_engine_for_nothing_but_its_sett
         &[FRONT_ENDS, &["startup"]].concat(),
     ));
     // The config builds the engine's settings types (limits, retries, the loop guard,
-    // compaction) and nothing else of the engine.
+    // compaction, budgets) and nothing else of the engine.
     let settings_types = [
         "crate::agent::limits::",
+        "crate::agent::budget::Budgets",
         "crate::agent::guard::",
         "crate::agent::compaction::",
     ];

@@ -13,14 +13,15 @@ async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;
 }
 
-/// The status line ends with the model's name and the token counts at the right edge:
+/// The status line ends with the model's name and the token counts (then `$?`: the test
+/// model has no prices) at the right edge:
 /// once they end at column `width`, the interface has redrawn at that width. (A row the
 /// terminal merely cut or widened ends elsewhere.)
 async fn redrawn_at(tui: &Tui, width: usize) {
     tui.wait_for(&format!("a redraw at width {width}"), |_| {
         tui.screen().lines().any(|l| {
             l.contains("test-model · ↑")
-                && l.ends_with(char::is_numeric)
+                && (l.ends_with(char::is_numeric) || l.ends_with("$?"))
                 && l.chars().count() == width
         })
     })

@@ -93,6 +93,7 @@ fn body(api: Api, messages: &[Arc<Message>], search: Option<WebSearchTool>) -> V
         tools: &tools,
         thinking: ThinkingLevel::Off,
         web_search: search,
+        cache_key: None,
     };
     match api {
         Api::Anthropic => anthropic::build_body(&request, PROVIDER),

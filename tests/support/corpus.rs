@@ -85,6 +85,7 @@ pub async fn replay(provider: &agent::llm::client::Provider) -> Replayed {
         tools: &[],
         thinking: ThinkingLevel::Off,
         web_search: None,
+        cache_key: None,
     };
     let mut assembler = agent::llm::assembler::Assembler::new("recorded", "recorded");
     let mut deltas = Vec::new();

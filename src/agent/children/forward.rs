@@ -8,7 +8,6 @@
 use super::Child;
 use crate::agent::state::{Shared, lock};
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunStatus};
-use crate::protocol::message::Message;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -127,12 +126,22 @@ impl Forwarder {
     fn observe(&self, event: &AgentEvent) {
         match event {
             AgentEvent::TurnStart => lock(&self.child.info).turns += 1,
-            AgentEvent::MessageEnd { message } => {
-                if let Message::Assistant(assistant) = message.as_ref() {
-                    lock(&self.child.info).usage.add(&assistant.usage);
-                    if let Some(parent) = self.parent.upgrade() {
-                        lock(&parent.state).usage.add(&assistant.usage);
-                    }
+            AgentEvent::MessageEnd { .. } | AgentEvent::SubagentEvent { .. } => {
+                // The child's own calls and its descendants' (passed on to it), all under it.
+                let Some(assistant) = model_call(event) else {
+                    return;
+                };
+                lock(&self.child.info).usage.add(&assistant.usage);
+                if let Some(parent) = self.parent.upgrade() {
+                    let mut state = lock(&parent.state);
+                    state.ledger.record_child_call(
+                        &self.agent_id,
+                        &self.name,
+                        &assistant.provider,
+                        &assistant.model,
+                        &assistant.usage,
+                    );
+                    parent.usage_update(&state);
                 }
             }
             _ => {}
@@ -173,6 +182,16 @@ impl Forwarder {
         if let Some(relayed) = relayed {
             parent.emit(relayed);
         }
+    }
+}
+
+/// The finished model call an event reports: a `message_end` of an assistant message, or
+/// one a descendant passed on.
+fn model_call(event: &AgentEvent) -> Option<&crate::protocol::message::AssistantMessage> {
+    match event {
+        AgentEvent::MessageEnd { message } => message.as_assistant(),
+        AgentEvent::SubagentEvent { event, .. } => model_call(event),
+        _ => None,
     }
 }
 

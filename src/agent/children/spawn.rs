@@ -117,7 +117,12 @@ pub fn child_config(
         permission_mode,
         permission_rules,
         can_ask,
-        limits: run.limits.clone(),
+        // The child spends from its parent's budgets (linked when it starts), not from
+        // copies of them.
+        limits: crate::agent::limits::Limits {
+            budgets: Default::default(),
+            ..run.limits.clone()
+        },
         retry: run.retry.clone(),
         steering_mode,
         follow_up_mode,

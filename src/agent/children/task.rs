@@ -28,6 +28,9 @@ struct TaskArgs {
     prompt: String,
     #[serde(default)]
     agent: Option<String>,
+    /// A budget of its own in US dollars, within what the parent has left.
+    #[serde(default)]
+    budget_usd: Option<f64>,
 }
 
 pub struct TaskTool {
@@ -90,6 +93,11 @@ impl Tool for TaskTool {
                     "type": "string",
                     "enum": names,
                     "description": "Which agent to start (default `general`)"
+                },
+                "budget_usd": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Optional: at most this many US dollars for the sub-agent (it never gets more than your own budget has left)"
                 }
             },
             "required": ["description", "prompt"],
@@ -177,6 +185,12 @@ async fn run_task(children: Arc<Children>, args: Value, ctx: ToolContext) -> Too
     config.session = session.as_ref().map(|s| s.writer.clone());
     let agent_id = children.next_id();
     let agent = Arc::new(Agent::new(config));
+    // What the child spends, its parent spends: it stops when either's budget is crossed.
+    agent.shared.purse.link(
+        parent.purse.clone(),
+        format!("sub-agent {agent_id}"),
+        args.budget_usd.filter(|usd| usd.is_finite() && *usd > 0.0),
+    );
     let child = Arc::new(Child {
         info: Mutex::new(ChildInfo {
             agent_id: agent_id.clone(),

@@ -9,7 +9,7 @@
 use super::models;
 use crate::agent::history::History;
 use crate::agent::state::lock;
-use crate::agent::{Agent, AgentError, history_usage};
+use crate::agent::{Agent, AgentError};
 use crate::llm::request::ThinkingLevel;
 use crate::protocol::command::{ResumeModel, SessionRef};
 use crate::protocol::message::Message;
@@ -127,13 +127,16 @@ impl Agent {
             if let Some(error) = &state.session_error {
                 return Err(AgentError::Unsaved(error.clone()));
             }
-            let usage = history_usage(&history);
+            let ledger = crate::agent::usage::UsageLedger::from_history(&history);
             state.history = History::new(history);
             // Another conversation: the model has seen none of its files yet.
             state.files = Default::default();
             state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
             state.session_error = None;
-            state.usage = usage;
+            self.shared
+                .purse
+                .set_session_spent(ledger.total().cost.total);
+            state.ledger = ledger;
             state.session_name = session.as_ref().and_then(|s| s.name());
             let id = session
                 .as_ref()

@@ -35,7 +35,32 @@ pub(super) fn limits(
             None => defaults.timeout,
         },
         loop_guard: loop_guard(&file.guard).map_err(errors.pair())?,
+        budgets: crate::agent::budget::Budgets {
+            run_usd: match cli.max_budget_usd {
+                Some(usd) => budget_usd(Some(usd)).map_err(|message| ConfigError::Flag {
+                    flag: "--max-budget-usd",
+                    message,
+                })?,
+                None => budget_usd(file.limits.budget_usd)
+                    .map_err(|m| errors.at("limits.budget_usd", m))?,
+            },
+            session_usd: budget_usd(file.limits.session_budget_usd)
+                .map_err(|m| errors.at("limits.session_budget_usd", m))?,
+            run_output_tokens: file.limits.max_output_tokens.filter(|n| *n > 0),
+        },
     })
+}
+
+/// A dollar budget: positive and finite (0: none).
+fn budget_usd(value: Option<f64>) -> Result<Option<f64>, String> {
+    match value {
+        None => Ok(None),
+        Some(0.0) => Ok(None),
+        Some(usd) if usd.is_finite() && usd > 0.0 => Ok(Some(usd)),
+        Some(usd) => Err(format!(
+            "a budget is a positive number of US dollars, not {usd}"
+        )),
+    }
 }
 
 /// `[retry]`.

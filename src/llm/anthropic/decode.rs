@@ -616,6 +616,7 @@ mod tests {
             output: 9,
             cache_read: 7,
             cache_write: 0,
+            reasoning: 0,
             input_includes_cache: false,
         })));
     }

@@ -127,7 +127,37 @@ struct CacheControl {
 
 const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 
+/// Anthropic allows four cache breakpoints per request: the system prompt (whose prefix holds
+/// the tools), the last user turn, and the latest tool results at least this long (bytes of
+/// text) — a later request that no longer reaches back to the previous last user turn still
+/// reads them from the cache.
+const MAX_BREAKPOINTS: usize = 4;
+const LONG_TOOL_RESULT: usize = 8 * 1024;
+
 impl Block<'_> {
+    fn has_breakpoint(&self) -> bool {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::Image { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => cache_control.is_some(),
+            _ => false,
+        }
+    }
+
+    /// A tool result's text, in bytes (0 for any other block).
+    fn result_len(&self) -> usize {
+        match self {
+            Block::ToolResult { content, .. } => content
+                .iter()
+                .map(|block| match block {
+                    Block::Text { text, .. } => text.len(),
+                    _ => 0,
+                })
+                .sum(),
+            _ => 0,
+        }
+    }
+
     /// Mark the block as the end of a cached prefix; `false` for blocks that cannot be.
     fn set_cache_breakpoint(&mut self) -> bool {
         match self {
@@ -174,6 +204,21 @@ pub fn build_body(
         .and_then(|turn| turn.content.last_mut())
     {
         block.set_cache_breakpoint();
+    }
+    let used = 1 + usize::from(!request.system_prompt.is_empty());
+    let mut left = MAX_BREAKPOINTS.saturating_sub(used);
+    for block in turns
+        .iter_mut()
+        .rev()
+        .flat_map(|turn| turn.content.iter_mut().rev())
+    {
+        if left == 0 {
+            break;
+        }
+        if block.result_len() >= LONG_TOOL_RESULT && !block.has_breakpoint() {
+            block.set_cache_breakpoint();
+            left -= 1;
+        }
     }
     let system = match request.system_prompt {
         "" => Vec::new(),
@@ -403,7 +448,57 @@ mod tests {
             tools: &[],
             thinking,
             web_search: None,
+            cache_key: None,
         }
+    }
+
+    #[test]
+    fn breakpoints_mark_system_last_user_turn_and_the_latest_long_tool_results() {
+        use crate::protocol::message::{
+            AssistantContent, AssistantMessage, Content, ToolCall, ToolResultMessage, UserMessage,
+        };
+        let model = ModelInfo::unknown("claude-x");
+        use std::sync::Arc;
+        let mut messages = vec![Arc::new(Message::User(UserMessage::text("go")))];
+        for (i, len) in [9_000, 9_000, 100, 9_000, 9_000].into_iter().enumerate() {
+            let mut call = AssistantMessage::empty("anthropic", "claude-x");
+            call.content.push(AssistantContent::ToolCall(ToolCall {
+                id: format!("toolu_{i}"),
+                name: "read".into(),
+                arguments: serde_json::json!({}),
+                invalid_arguments: None,
+            }));
+            messages.push(Arc::new(Message::Assistant(call)));
+            messages.push(Arc::new(Message::ToolResult(ToolResultMessage {
+                tool_call_id: format!("toolu_{i}"),
+                tool_name: "read".into(),
+                content: vec![Content::text("x".repeat(len))],
+                details: None,
+                is_error: false,
+                timestamp: 0,
+            })));
+        }
+        let request = ModelRequest {
+            system_prompt: "be brief",
+            messages: &messages,
+            ..request(&model, ThinkingLevel::Off)
+        };
+        let body: Value =
+            serde_json::from_slice(&build_body(&request, "anthropic").unwrap()).unwrap();
+        let text = body.to_string();
+        assert_eq!(text.matches("\"cache_control\"").count(), 4, "{text}");
+        assert!(body["system"][0]["cache_control"].is_object());
+        let marked: Vec<bool> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .skip(1)
+            .map(|m| m["content"][0]["cache_control"].is_object())
+            .collect();
+        // The last turn (the last user turn), the two long results before it; not the first
+        // long one (no breakpoint left), not the short one.
+        assert_eq!(marked, vec![false, true, false, true, true], "{text}");
     }
 
     #[test]

@@ -86,6 +86,14 @@ struct ChunkUsage {
     completion_tokens: u64,
     #[serde(default)]
     prompt_tokens_details: Option<PromptTokensDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct CompletionTokensDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +172,10 @@ impl ChatDecoder {
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
                 cache_write: 0,
+                reasoning: usage
+                    .completion_tokens_details
+                    .and_then(|d| d.reasoning_tokens)
+                    .unwrap_or(0),
                 input_includes_cache: true,
             }));
         }

@@ -46,6 +46,9 @@ struct Body<'a> {
     tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'static str>,
+    /// OpenAI's own API only: servers that mirror it may refuse fields they do not know.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -171,6 +174,9 @@ pub fn build_body(
             })
             .collect(),
         reasoning_effort: request.reasoning().map(ThinkingLevel::as_str),
+        prompt_cache_key: request
+            .cache_key
+            .filter(|_| output_limit == OutputLimit::MaxCompletionTokens),
     };
     let mut out = Vec::with_capacity(body_capacity(text_bytes(request)));
     serde_json::to_writer(&mut out, &body)?;
@@ -364,6 +370,7 @@ mod tests {
             tools: &[],
             thinking: ThinkingLevel::Off,
             web_search: None,
+            cache_key: None,
         };
         let body: Value =
             serde_json::from_slice(&build_body(&request, OutputLimit::MaxTokens).unwrap()).unwrap();

@@ -109,6 +109,14 @@ struct Usage {
     output_tokens: u64,
     #[serde(default)]
     input_tokens_details: Option<InputTokensDetails>,
+    #[serde(default)]
+    output_tokens_details: Option<OutputTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct OutputTokensDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -436,6 +444,11 @@ fn wire_usage(usage: &Usage) -> WireUsage {
             .and_then(|d| d.cached_tokens)
             .unwrap_or(0),
         cache_write: 0,
+        reasoning: usage
+            .output_tokens_details
+            .as_ref()
+            .and_then(|d| d.reasoning_tokens)
+            .unwrap_or(0),
         input_includes_cache: true,
     }
 }
@@ -479,6 +492,7 @@ mod tests {
                     output: 3,
                     cache_read: 8,
                     cache_write: 0,
+                    reasoning: 0,
                     input_includes_cache: true
                 }),
                 StreamEvent::Finish(FinishReason::Length),

@@ -33,6 +33,9 @@ struct Body<'a> {
     include: Vec<&'static str>,
     stream: bool,
     store: bool,
+    /// Keeps a conversation's requests on the same prompt cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -199,6 +202,7 @@ pub fn build_body(
         include,
         stream: true,
         store: false,
+        prompt_cache_key: request.cache_key,
     };
     let mut out = Vec::with_capacity(body_capacity(text_bytes(request)));
     serde_json::to_writer(&mut out, &body)?;

@@ -96,7 +96,6 @@ impl Pump {
                     if let Some(refusal) = &assistant.refusal {
                         self.link.say(refusal.clone());
                     }
-                    self.usage();
                 }
             }
             AgentEvent::ToolExecutionStart {
@@ -168,6 +167,7 @@ impl Pump {
             AgentEvent::ConfigChanged {
                 permission_mode, ..
             } => self.config_changed(permission_mode),
+            AgentEvent::UsageUpdate { usage } => self.usage(&usage),
             AgentEvent::TodoUpdate { todos } => {
                 self.link.send(SessionUpdate::Plan(super::plan::from_todos(&todos)))
             }
@@ -344,14 +344,22 @@ impl Pump {
         ));
     }
 
-    /// The context's size and the session's cost, after each model call.
-    fn usage(&self) {
+    /// The context's size and the session's cost after each model call (the sub-agents'
+    /// included); the whole breakdown in `_meta.agent/usage`. No `cost` when a price is
+    /// unknown: a cost of 0 would be a lie.
+    fn usage(&self, usage: &crate::protocol::usage::UsageReport) {
         let Some(agent) = self.agent.upgrade() else {
             return;
         };
         let state = agent.snapshot();
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "agent/usage".to_string(),
+            serde_json::to_value(usage).unwrap_or_default(),
+        );
         let update = UsageUpdate::new(state.context_tokens, state.context_window)
-            .cost(Cost::new(state.usage.cost.total, "USD"));
+            .cost(usage.cost.map(|total| Cost::new(total, "USD")))
+            .meta(meta);
         self.link.send(SessionUpdate::UsageUpdate(update));
     }
 

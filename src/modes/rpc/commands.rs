@@ -101,6 +101,9 @@ fn local(context: &Arc<Context>, command: Command) -> Started {
         Command::GetMessages => Ok(Some(time_travel::messages(context))),
         Command::GetCheckpoints => Ok(Some(time_travel::checkpoints(context))),
         Command::GetSessionStats => Ok(Some(queries::session_stats(context))),
+        Command::GetContext => Ok(Some(
+            serde_json::to_value(context.agent.context_report()).unwrap_or_default(),
+        )),
         Command::GetLastAssistantText => Ok(Some(queries::last_assistant_text(context))),
         Command::GetAvailableModels => Ok(Some(queries::available_models(context))),
         Command::GetCommands => Ok(Some(queries::commands(context))),

@@ -69,6 +69,7 @@ pub(super) fn session_stats(context: &Context) -> Value {
             "total": usage.total_tokens,
         },
         "cost": usage.cost.total,
+        "usage": context.agent.usage_report(),
     })
 }
 

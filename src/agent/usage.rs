@@ -1,0 +1,244 @@
+//! The usage ledger: every model call of the session summed per model, per sub-agent
+//! (a child's calls, its own children's included, rolled up into it and into the totals),
+//! and the tokens each tool's results added to the context. Kept in the engine's state,
+//! rebuilt from the history on resume, reported by `usage_update` and `usage_report`.
+
+use crate::protocol::message::{Message, Usage};
+use crate::protocol::usage::{AgentUsage, ModelUsage, ToolUsage, UsageReport, cost_of};
+use std::sync::Arc;
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct UsageLedger {
+    total: Usage,
+    calls: u64,
+    models: Vec<(ModelUsage, bool)>,
+    agents: Vec<(AgentUsage, bool)>,
+    tools: Vec<ToolUsage>,
+}
+
+impl UsageLedger {
+    /// The ledger of a (resumed) history: its responses, its tool results, and each
+    /// finished `task` call's child usage (`details.usage`, by model unknown: counted
+    /// under the child's agent and the totals).
+    pub fn from_history(history: &[(String, Arc<Message>)]) -> Self {
+        let mut ledger = UsageLedger::default();
+        for (_, message) in history {
+            match message.as_ref() {
+                Message::Assistant(assistant) => {
+                    ledger.record_call(&assistant.provider, &assistant.model, &assistant.usage)
+                }
+                Message::ToolResult(result) => {
+                    ledger.record_tool_result(message);
+                    if result.tool_name == super::children::TASK_TOOL
+                        && let Some(details) = &result.details
+                        && let Some(usage) = details
+                            .get("usage")
+                            .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+                    {
+                        let field = |name: &str| {
+                            details
+                                .get(name)
+                                .and_then(|v| v.as_str())
+                                .unwrap_or_default()
+                                .to_string()
+                        };
+                        let agent = ledger.agent(&field("agentId"), &field("agent"));
+                        agent.0.usage.add(&usage);
+                        agent.0.calls += 1;
+                        agent.1 |= usage.price_unknown();
+                        ledger.total.add(&usage);
+                        ledger.calls += 1;
+                    }
+                }
+                Message::User(_) => {}
+            }
+        }
+        ledger
+    }
+
+    /// One model call of this agent.
+    pub fn record_call(&mut self, provider: &str, model: &str, usage: &Usage) {
+        self.total.add(usage);
+        self.calls += 1;
+        let entry = self.model(provider, model);
+        entry.0.usage.add(usage);
+        entry.0.calls += 1;
+        entry.1 |= usage.price_unknown();
+    }
+
+    /// One model call of the sub-agent `agent_id` (or of one of its descendants).
+    pub fn record_child_call(
+        &mut self,
+        agent_id: &str,
+        name: &str,
+        provider: &str,
+        model: &str,
+        usage: &Usage,
+    ) {
+        self.record_call(provider, model, usage);
+        let agent = self.agent(agent_id, name);
+        agent.0.usage.add(usage);
+        agent.0.calls += 1;
+        agent.1 |= usage.price_unknown();
+    }
+
+    /// A tool result entered the context: what it added, under its tool.
+    pub fn record_tool_result(&mut self, message: &Message) {
+        let Message::ToolResult(result) = message else {
+            return;
+        };
+        let tokens = super::compaction::estimate_tokens(message);
+        match self.tools.iter_mut().find(|t| t.tool == result.tool_name) {
+            Some(tool) => {
+                tool.calls += 1;
+                tool.result_tokens = tool.result_tokens.saturating_add(tokens);
+            }
+            None => self.tools.push(ToolUsage {
+                tool: result.tool_name.clone(),
+                calls: 1,
+                result_tokens: tokens,
+            }),
+        }
+    }
+
+    pub fn total(&self) -> &Usage {
+        &self.total
+    }
+
+    /// Whether some tokens were used by a model without prices.
+    pub fn price_unknown(&self) -> bool {
+        self.models.iter().any(|(_, unknown)| *unknown)
+            || self.agents.iter().any(|(_, unknown)| *unknown)
+    }
+
+    pub fn report(&self) -> UsageReport {
+        let input = self
+            .total
+            .input
+            .saturating_add(self.total.cache_read)
+            .saturating_add(self.total.cache_write);
+        let mut tools = self.tools.clone();
+        tools.sort_by_key(|t| std::cmp::Reverse(t.result_tokens));
+        let with_cost = |unknown: bool, usage: &Usage| {
+            if unknown {
+                None
+            } else {
+                cost_of(usage).or(Some(0.0))
+            }
+        };
+        UsageReport {
+            total: self.total.clone(),
+            cost: (!self.price_unknown()).then_some(self.total.cost.total),
+            price_unknown: self
+                .models
+                .iter()
+                .filter(|(_, unknown)| *unknown)
+                .map(|(m, _)| m.model.clone())
+                .chain(
+                    self.agents
+                        .iter()
+                        .filter(|(_, unknown)| *unknown)
+                        .map(|(a, _)| format!("sub-agent {}", a.agent_id)),
+                )
+                .collect(),
+            cache_hit_ratio: if input == 0 {
+                0.0
+            } else {
+                self.total.cache_read as f64 / input as f64
+            },
+            models: self
+                .models
+                .iter()
+                .map(|(m, unknown)| ModelUsage {
+                    cost: with_cost(*unknown, &m.usage),
+                    ..m.clone()
+                })
+                .collect(),
+            agents: self
+                .agents
+                .iter()
+                .map(|(a, unknown)| AgentUsage {
+                    cost: with_cost(*unknown, &a.usage),
+                    ..a.clone()
+                })
+                .collect(),
+            tools,
+            calls: self.calls,
+        }
+    }
+
+    fn model(&mut self, provider: &str, model: &str) -> &mut (ModelUsage, bool) {
+        let at = match self
+            .models
+            .iter()
+            .position(|(m, _)| m.provider == provider && m.model == model)
+        {
+            Some(at) => at,
+            None => {
+                self.models.push((
+                    ModelUsage {
+                        provider: provider.to_string(),
+                        model: model.to_string(),
+                        ..Default::default()
+                    },
+                    false,
+                ));
+                self.models.len() - 1
+            }
+        };
+        &mut self.models[at]
+    }
+
+    fn agent(&mut self, agent_id: &str, name: &str) -> &mut (AgentUsage, bool) {
+        let at = match self.agents.iter().position(|(a, _)| a.agent_id == agent_id) {
+            Some(at) => at,
+            None => {
+                self.agents.push((
+                    AgentUsage {
+                        agent_id: agent_id.to_string(),
+                        name: name.to_string(),
+                        ..Default::default()
+                    },
+                    false,
+                ));
+                self.agents.len() - 1
+            }
+        };
+        &mut self.agents[at]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::message::Cost;
+
+    fn usage(input: u64, output: u64, cost: f64) -> Usage {
+        Usage {
+            input,
+            output,
+            total_tokens: input + output,
+            cost: Cost {
+                total: cost,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_model_without_prices_makes_the_cost_unknown_not_zero() {
+        let mut ledger = UsageLedger::default();
+        ledger.record_call("p", "priced", &usage(100, 10, 0.5));
+        assert_eq!(ledger.report().cost, Some(0.5));
+        ledger.record_child_call("a1", "general", "p", "local", &usage(50, 5, 0.0));
+        let report = ledger.report();
+        assert_eq!(report.cost, None);
+        assert_eq!(report.price_unknown, vec!["local", "sub-agent a1"]);
+        assert_eq!(report.models[0].cost, Some(0.5));
+        assert_eq!(report.models[1].cost, None);
+        assert_eq!(report.agents[0].usage.input, 50);
+        assert_eq!(report.total.input, 150);
+        assert_eq!(report.calls, 2);
+    }
+}
