@@ -10,7 +10,9 @@ use std::time::Duration;
 
 const PROBE_TIMEOUT: Duration = Duration::from_millis(600);
 
-/// Whether the configured provider has no way to get a key (so nothing would work yet).
+/// Whether the configured provider has no way to get a key (so nothing would work yet): none
+/// given, in its variable, from a command, or stored by `agent login`, and the server is not
+/// on this machine.
 pub fn missing_key(settings: &Settings) -> bool {
     let provider = &settings.provider;
     let has_key = provider.api_key.as_ref().is_some_and(|k| !k.is_empty())
@@ -19,7 +21,8 @@ pub fn missing_key(settings: &Settings) -> bool {
             .api_key_env
             .as_ref()
             .and_then(|var| crate::secrets::env_key(var))
-            .is_some_and(|v| !v.trim().is_empty());
+            .is_some_and(|v| !v.trim().is_empty())
+        || crate::auth::requests::has_stored(&provider.name);
     let local = BUILTIN_PROVIDERS
         .iter()
         .any(|b| b.api_key_env.is_none() && b.base_url == provider.base_url)
@@ -35,10 +38,12 @@ pub fn welcome(settings: &Settings) -> String {
         .clone()
         .unwrap_or_else(|| "an API key".to_string());
     format!(
-        "Welcome! `{}` needs {var} to be set (or --api-key). Other ways to connect: \
+        "Welcome! `{}` needs {var} to be set (or --api-key, or `agent login --provider {}` \
+         to keep a key or sign in). Other ways to connect: \
          `agent --provider anthropic` with ANTHROPIC_API_KEY, a local server with \
          `agent --provider ollama --model NAME` (or lmstudio, llama.cpp, vllm), or any \
          OpenAI-compatible endpoint with --base-url. Defaults go in {}. Looking for local servers…",
+        settings.provider.name,
         settings.provider.name,
         settings.paths.config_file.display()
     )

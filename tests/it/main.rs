@@ -84,6 +84,7 @@ mod tui_keys;
 mod tui_render;
 mod tui_screen;
 mod tui_usage;
+mod tui_welcome;
 mod usage;
 mod web_fetch;
 mod web_search;
