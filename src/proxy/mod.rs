@@ -97,26 +97,7 @@ pub fn run(settings: Settings, args: &crate::cli::ProxyArgs) -> u8 {
             return 1;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("agent proxy: cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    let served = runtime.block_on(serve(server, listen));
-    runtime.shutdown_background();
-    match served {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("agent proxy: {e}");
-            1
-        }
-    }
+    crate::startup::server::run_to_end("proxy", serve(server, listen))
 }
 
 /// Check the options and the tokens before anything starts: without a token the proxy

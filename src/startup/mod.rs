@@ -9,6 +9,7 @@ pub mod agent;
 pub mod hooks;
 pub mod models;
 pub mod notify;
+pub mod server;
 mod session;
 
 use crate::agent::Agent;

@@ -38,26 +38,7 @@ struct Server {
 
 /// Run `agent serve` until SIGINT or SIGTERM: 0, or 1 when it cannot start.
 pub fn run(settings: Settings, args: &ServeArgs) -> u8 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("agent serve: cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    let served = runtime.block_on(serve(settings, args));
-    runtime.shutdown_background();
-    match served {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("agent serve: {e}");
-            1
-        }
-    }
+    crate::startup::server::run_to_end("serve", serve(settings, args))
 }
 
 async fn serve(settings: Settings, args: &ServeArgs) -> Result<(), String> {
