@@ -2,12 +2,26 @@
 //! (`agent -c` when it is the directory's most recent one, else `agent -r ID`), when the
 //! session has a conversation kept on disk.
 
+use crate::agent::Agent;
+use crate::config::Settings;
 use crate::session::store;
 use std::path::Path;
 
+/// The hint for `agent`'s session as it is now (at exit).
+pub fn for_agent(agent: &Agent, settings: &Settings) -> Option<String> {
+    let session = agent.snapshot().session;
+    resume_hint(
+        &session.id,
+        session.path.as_deref(),
+        !agent.messages().is_empty(),
+        &settings.paths.sessions_dir,
+        &settings.cwd,
+    )
+}
+
 /// `Resume this session with: …`, or `None` when there is nothing to resume (no message, or
 /// `--no-session`).
-pub fn resume_hint(
+fn resume_hint(
     session_id: &str,
     session_file: Option<&Path>,
     has_messages: bool,

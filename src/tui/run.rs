@@ -307,15 +307,7 @@ async fn event_loop(
             agent.abort();
             let _ = tokio::time::timeout(Duration::from_secs(2), agent.wait_for_idle()).await;
             agent.session_end("exit").await;
-            let session = agent.snapshot().session;
-            let hint = super::resume_hint::resume_hint(
-                &session.id,
-                session.path.as_deref(),
-                !agent.messages().is_empty(),
-                &settings.paths.sessions_dir,
-                &settings.cwd,
-            );
-            return (code, hint);
+            return (code, super::resume_hint::for_agent(&agent, &settings));
         }
     }
 }
