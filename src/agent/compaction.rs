@@ -6,7 +6,7 @@
 //! and a tool call is never separated from its result. The summary is appended to the
 //! session as a compaction entry: nothing is deleted from the file.
 
-use super::cut::choose_cut;
+use super::cut::{choose_cut, manual_cut};
 use super::retry::{Attempts, Next};
 use super::state::{RunSettings, Shared, lock};
 use crate::llm::assembler::Assembler;
@@ -282,7 +282,7 @@ pub(crate) async fn compact(
         settings,
         cancel,
         (&messages, &ids),
-        reason == CompactionReason::Overflow,
+        reason,
         instructions,
     )
     .await;
@@ -306,24 +306,25 @@ pub(crate) async fn compact(
     result
 }
 
-/// Summarise the history before the cut and replace it with the summary. `must_shrink`:
-/// the provider reported an overflow, so even a conversation that looks small is
-/// summarised (see `cut::choose_cut`).
+/// Summarise the history before the cut and replace it with the summary. After an
+/// overflow the provider said it does not fit, so even a conversation that looks small is
+/// summarised (see `cut::choose_cut`); a compaction the user asked for compacts whatever
+/// there is (`cut::manual_cut`).
 async fn summarise_and_replace(
     shared: &Arc<Shared>,
     settings: &RunSettings,
     cancel: &CancellationToken,
     (messages, ids): (&[Arc<Message>], &[String]),
-    must_shrink: bool,
+    reason: CompactionReason,
     instructions: Option<&str>,
 ) -> Result<u64, String> {
-    let cut = choose_cut(
-        messages,
-        keep_recent(settings),
-        max_kept(settings),
-        must_shrink,
-    )
-    .ok_or_else(|| "nothing to compact: all of the conversation is recent".to_string())?;
+    let (keep, max) = (keep_recent(settings), max_kept(settings));
+    let cut = match reason {
+        CompactionReason::Manual => manual_cut(messages, keep, max)
+            .ok_or_else(|| "nothing to compact: the conversation is empty".to_string())?,
+        _ => choose_cut(messages, keep, max, reason == CompactionReason::Overflow)
+            .ok_or_else(|| "nothing to compact: all of the conversation is recent".to_string())?,
+    };
     let budget_tokens = settings
         .model
         .context_window

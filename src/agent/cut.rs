@@ -72,6 +72,29 @@ pub fn choose_cut(
     Some(tight_cut(messages, keep_recent))
 }
 
+/// Where a compaction the user asked for cuts: the usual cut when there is one, else
+/// before the last user turn (only that turn is kept verbatim), else — one exchange, or
+/// one message — everything is summarised. The automatic threshold does not apply: a user
+/// who asks to compact gets a compaction whenever there is anything to compact. `None`
+/// only for an empty conversation.
+pub fn manual_cut(messages: &[Arc<Message>], keep_recent: u64, max_kept: u64) -> Option<usize> {
+    if messages.is_empty() {
+        return None;
+    }
+    if let Some(cut) = choose_cut(messages, keep_recent, max_kept, false) {
+        return Some(cut);
+    }
+    let last_turn = messages
+        .iter()
+        .rposition(|m| matches!(m.as_ref(), Message::User(_)))
+        .unwrap_or(0);
+    Some(if last_turn > 0 {
+        last_turn
+    } else {
+        messages.len()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +175,23 @@ mod tests {
         let messages = vec![user("short"), call("a"), result("a", 40)];
         assert_eq!(choose_cut(&messages, 1_000, 2_000, false), None);
         assert_eq!(choose_cut(&messages, 1_000, 2_000, true), Some(3));
+        // Asked for by the user, the same one exchange is summarised whole.
+        assert_eq!(manual_cut(&messages, 1_000, 2_000), Some(3));
+    }
+
+    #[test]
+    fn a_compaction_asked_for_keeps_only_the_last_turn_of_a_small_conversation() {
+        let messages = vec![
+            user("first"),
+            call("a"),
+            result("a", 40),
+            user("second"),
+            call("b"),
+            result("b", 40),
+        ];
+        assert_eq!(choose_cut(&messages, 1_000, 2_000, false), None);
+        assert_eq!(manual_cut(&messages, 1_000, 2_000), Some(3));
+        assert_eq!(manual_cut(&[], 1_000, 2_000), None);
         assert_eq!(choose_cut(&[], 1_000, 2_000, true), None);
     }
 }

@@ -21,7 +21,7 @@ impl Agent {
             let state = lock(&self.shared.state);
             state.history.position(entry_id).and_then(|i| {
                 match state.history.messages()[i].as_ref() {
-                    Message::User(user) => Some(user.plain_text()),
+                    Message::User(user) => Some(user.typed_text().to_string()),
                     _ => None,
                 }
             })

@@ -200,7 +200,7 @@ impl Agent {
                 .position(entry_id)
                 .ok_or_else(|| AgentError::NoSuchMessage(entry_id.to_string()))?;
             match state.history.messages()[index].as_ref() {
-                Message::User(user) => (index, user.plain_text()),
+                Message::User(user) => (index, user.typed_text().to_string()),
                 _ => return Err(AgentError::NoSuchMessage(entry_id.to_string())),
             }
         };

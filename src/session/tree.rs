@@ -125,7 +125,7 @@ pub fn user_messages(path: &Path) -> Result<Vec<(String, String)>, SessionError>
             ..
         }) = serde_json::from_slice::<Entry>(bytes)
         {
-            found.push((id, user.plain_text()));
+            found.push((id, user.typed_text().to_string()));
         }
         true
     })
@@ -136,7 +136,7 @@ pub fn user_messages(path: &Path) -> Result<Vec<(String, String)>, SessionError>
 /// The start of a message's text, on one line.
 pub fn preview(message: &Message) -> String {
     let text = match message {
-        Message::User(user) => user.plain_text(),
+        Message::User(user) => user.typed_text().to_string(),
         Message::Assistant(assistant) => {
             let text = assistant.text();
             if text.trim().is_empty() {

@@ -335,7 +335,7 @@ impl App {
         let messages = self.agent.messages();
         let last = messages.last()?;
         let first = messages.iter().find_map(|m| match m.as_ref() {
-            Message::User(user) => Some(user.plain_text()),
+            Message::User(user) => Some(user.typed_text().to_string()),
             _ => None,
         });
         let name = first

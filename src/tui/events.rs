@@ -350,6 +350,10 @@ impl App {
         let tokens = super::status::tokens;
         let (text, warn) = match error {
             Some(_) if aborted => ("Compaction stopped.".to_string(), false),
+            Some(e) if e.starts_with("nothing to compact: the conversation is empty") => (
+                "Nothing to compact: the conversation is empty.".to_string(),
+                false,
+            ),
             Some(e) if e.starts_with("nothing to compact") => (
                 "Nothing to compact yet: all of the conversation is recent.".to_string(),
                 false,

@@ -29,6 +29,7 @@ pub mod picker;
 mod plan;
 mod probe;
 mod ps;
+mod resume_hint;
 mod rewind;
 pub mod run;
 pub mod screen;

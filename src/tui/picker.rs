@@ -112,7 +112,7 @@ fn first_prompt(path: &Path) -> Option<String> {
         }) = serde_json::from_str(&line)
         {
             return Some(
-                user.plain_text()
+                user.typed_text()
                     .split_whitespace()
                     .collect::<Vec<_>>()
                     .join(" "),

@@ -68,9 +68,12 @@ pub async fn run(prepared: Prepared, settings: Settings, start: Start) -> u8 {
             return 1;
         }
     };
-    let code = event_loop(&mut screen, &mut modes, prepared, settings, start).await;
+    let (code, resume_hint) = event_loop(&mut screen, &mut modes, prepared, settings, start).await;
     let _ = screen.leave();
     modes.leave();
+    if let Some(hint) = resume_hint {
+        println!("{hint}");
+    }
     code
 }
 
@@ -88,7 +91,7 @@ async fn event_loop(
     prepared: Prepared,
     settings: Settings,
     start: Start,
-) -> u8 {
+) -> (u8, Option<String>) {
     let agent = Arc::new(prepared.agent);
     let mut agent_events = agent.subscribe();
     let (tasks, mut task_results) = mpsc::unbounded_channel();
@@ -304,7 +307,7 @@ async fn event_loop(
             agent.abort();
             let _ = tokio::time::timeout(Duration::from_secs(2), agent.wait_for_idle()).await;
             agent.session_end("exit").await;
-            return code;
+            return (code, super::resume_hint::for_agent(&agent, &settings));
         }
     }
 }

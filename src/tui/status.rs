@@ -1,6 +1,7 @@
 //! The status line under the composer: what is happening (the agent's state and how long
 //! it has lasted, or a hint) on the left; model, thinking level, tokens, cost and context use
-//! on the right.
+//! on the right. When the terminal is narrow, whole parts go (servers, cost, tokens, thinking,
+//! model) before the mode and the context share; the hint on the left is cut last.
 
 use super::app::App;
 use super::width::str_width;
@@ -47,41 +48,90 @@ fn state_prefix(state: RunState, elapsed: Duration) -> String {
     )
 }
 
+/// How readily a part of the right-hand side goes when the line is too narrow: higher
+/// goes first. The mode and the context share stay longest.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Keep {
+    Always = 0,
+    Model = 1,
+    Think = 2,
+    Tokens = 3,
+    Cost = 4,
+    Servers = 5,
+}
+
+/// The parts that fit in `width` (with one column to spare), in their order: whole parts
+/// are dropped, the most dispensable first, until the rest fits.
+fn fitting(mut parts: Vec<(Keep, String)>, width: usize) -> String {
+    let joined = |parts: &[(Keep, String)]| {
+        parts
+            .iter()
+            .map(|(_, text)| text.as_str())
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    loop {
+        let line = joined(&parts);
+        if str_width(&line) < width {
+            return line;
+        }
+        let most_dispensable = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, (keep, _))| *keep != Keep::Always)
+            .max_by_key(|(i, (keep, _))| (*keep, *i))
+            .map(|(i, _)| i);
+        match most_dispensable {
+            Some(i) => {
+                parts.remove(i);
+            }
+            None => return line,
+        }
+    }
+}
+
 pub fn status_line(app: &App, width: u16) -> Line<'static> {
     let theme = app.theme;
     let state = app.agent.snapshot();
-    let mut right = Vec::new();
+    let mut right = vec![(
+        Keep::Always,
+        format!("{} mode", state.permission_mode.as_str()),
+    )];
     if let Some((ready, enabled)) = app.mcp.readiness() {
-        right.push(format!("mcp {ready}/{enabled}"));
+        right.push((Keep::Servers, format!("mcp {ready}/{enabled}")));
     }
-    right.extend(super::lsp_view::status(
-        app.settings.tool_settings.lsp.as_deref(),
-    ));
-    right.push(state.model.clone());
+    right.extend(
+        super::lsp_view::status(app.settings.tool_settings.lsp.as_deref())
+            .into_iter()
+            .map(|part| (Keep::Servers, part)),
+    );
+    right.push((Keep::Model, state.model.clone()));
     if state.thinking != crate::llm::request::ThinkingLevel::Off {
-        right.push(format!("think {}", state.thinking.as_str()));
+        right.push((Keep::Think, format!("think {}", state.thinking.as_str())));
     }
     if state.usage.total_tokens > 0 {
-        right.push(format!(
-            "↑{} ↓{}",
-            tokens(state.usage.input + state.usage.cache_read),
-            tokens(state.usage.output)
+        right.push((
+            Keep::Tokens,
+            format!(
+                "↑{} ↓{}",
+                tokens(state.usage.input + state.usage.cache_read),
+                tokens(state.usage.output)
+            ),
         ));
     }
     if state.usage.cost.total > 0.0 {
-        right.push(cost(state.usage.cost.total));
+        right.push((Keep::Cost, cost(state.usage.cost.total)));
     } else if state.usage.price_unknown() {
         // Tokens without a price: the cost is unknown, not $0.
-        right.push("$?".to_string());
+        right.push((Keep::Cost, "$?".to_string()));
     }
     if state.context_window > 0 {
         let percent = (state.context_tokens as f64 / state.context_window as f64 * 100.0).round();
         if percent >= 1.0 {
-            right.push(format!("ctx {percent}%"));
+            right.push((Keep::Always, format!("ctx {percent}%")));
         }
     }
-    right.insert(0, format!("{} mode", state.permission_mode.as_str()));
-    let right = right.join(" · ");
+    let right = fitting(right, usize::from(width));
     let left = match (&state.session_error, &app.hint) {
         (Some(error), _) => Span::styled(format!("⚠ {error}"), theme.warning()),
         (None, Some((hint, _))) => Span::styled(hint.clone(), theme.dim()),
@@ -118,6 +168,27 @@ mod tests {
         assert_eq!(cost(1.5), "$1.50");
         assert_eq!(duration(Duration::from_millis(4_900)), "4s");
         assert_eq!(duration(Duration::from_secs(125)), "2m 05s");
+    }
+
+    #[test]
+    fn a_narrow_line_drops_whole_parts_but_keeps_the_mode_and_the_context_share() {
+        let parts = || {
+            vec![
+                (Keep::Always, "ask mode".to_string()),
+                (Keep::Servers, "mcp 1/2".to_string()),
+                (Keep::Model, "test-model".to_string()),
+                (Keep::Tokens, "↑2.0k ↓20".to_string()),
+                (Keep::Cost, "$?".to_string()),
+                (Keep::Always, "ctx 2%".to_string()),
+            ]
+        };
+        assert_eq!(
+            fitting(parts(), 80),
+            "ask mode · mcp 1/2 · test-model · ↑2.0k ↓20 · $? · ctx 2%"
+        );
+        assert_eq!(fitting(parts(), 36), "ask mode · test-model · ctx 2%");
+        assert_eq!(fitting(parts(), 20), "ask mode · ctx 2%");
+        assert_eq!(fitting(parts(), 5), "ask mode · ctx 2%");
     }
 
     #[test]
