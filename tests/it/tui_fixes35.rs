@@ -1,0 +1,77 @@
+//! Issue 35 §1 in the real interface in a pseudo-terminal: leaving the ctrl+r history search
+//! (esc, ctrl+c, ctrl+g put the draft back), the transcript search finding an earlier match
+//! from the end, and /help listing the keys a newcomer needs in aligned columns.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+use crate::support;
+
+use support::chat;
+use support::env::env;
+use support::pty::Tui;
+
+async fn ready(tui: &Tui) {
+    tui.wait_for_text("Ask anything").await;
+}
+
+/// Wait until the composer's row reads `› text` and no search bar is drawn.
+async fn draft_back(tui: &Tui, text: &str) {
+    let row = format!("› {text}");
+    tui.wait_for(&format!("the search to end with `{text}` back"), |_| {
+        let screen = tui.screen();
+        !screen.contains("search:")
+            && screen.lines().any(|l| {
+                let l = l.trim_end();
+                l == row.trim_end() || (text.is_empty() && l.starts_with("›  Ask anything"))
+            })
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn ctrl_r_search_is_left_with_esc_ctrl_c_or_ctrl_g_and_the_draft_comes_back() {
+    let env = env();
+    let server = chat::answering(&["Answer one.", "Answer two."]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("first prompt");
+    tui.enter();
+    tui.wait_for_text("Answer one.").await;
+    tui.wait_until_idle().await;
+
+    for (key, name) in [(&b"\x1b"[..], "esc"), (b"\x03", "ctrl+c"), (b"\x07", "ctrl+g")] {
+        tui.type_text("my draft");
+        draft_back(&tui, "my draft").await;
+        tui.send(b"\x12"); // ctrl+r
+        tui.type_text("fir");
+        tui.wait_for_text("search: fir").await;
+        tui.send(key);
+        draft_back(&tui, "my draft").await;
+        let screen = tui.screen();
+        assert!(
+            !screen.contains("again to quit"),
+            "{name} armed quitting:\n{screen}"
+        );
+        tui.send(b"\x15"); // ctrl+u empties the line for the next round
+        draft_back(&tui, "").await;
+    }
+
+    // With an empty draft, the esc that leaves the search does not count towards esc esc.
+    tui.send(b"\x12");
+    tui.type_text("fir");
+    tui.wait_for_text("search: fir").await;
+    tui.send(b"\x1b");
+    draft_back(&tui, "").await;
+    tui.send(b"\x1b");
+    tui.type_text("x");
+    draft_back(&tui, "x").await;
+    let screen = tui.screen();
+    assert!(!screen.contains("Rewind to before"), "{screen}");
+
+    // The draft still goes out as typed.
+    tui.send(b"\x15");
+    tui.type_text("second");
+    tui.enter();
+    tui.wait_for_text("Answer two.").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
