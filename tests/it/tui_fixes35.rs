@@ -38,7 +38,11 @@ async fn ctrl_r_search_is_left_with_esc_ctrl_c_or_ctrl_g_and_the_draft_comes_bac
     tui.wait_for_text("Answer one.").await;
     tui.wait_until_idle().await;
 
-    for (key, name) in [(&b"\x1b"[..], "esc"), (b"\x03", "ctrl+c"), (b"\x07", "ctrl+g")] {
+    for (key, name) in [
+        (&b"\x1b"[..], "esc"),
+        (b"\x03", "ctrl+c"),
+        (b"\x07", "ctrl+g"),
+    ] {
         tui.type_text("my draft");
         draft_back(&tui, "my draft").await;
         tui.send(b"\x12"); // ctrl+r
@@ -61,7 +65,8 @@ async fn ctrl_r_search_is_left_with_esc_ctrl_c_or_ctrl_g_and_the_draft_comes_bac
     tui.wait_for_text("search: fir").await;
     tui.send(b"\x1b");
     draft_back(&tui, "").await;
-    tui.send(b"\x1b");
+    tui.send(b"\x1b"); // only now armed: the hint, not the rewind list
+    tui.wait_for_text("esc again to rewind").await;
     tui.type_text("x");
     draft_back(&tui, "x").await;
     let screen = tui.screen();
