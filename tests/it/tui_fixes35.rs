@@ -80,3 +80,39 @@ async fn ctrl_r_search_is_left_with_esc_ctrl_c_or_ctrl_g_and_the_draft_comes_bac
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn transcript_search_from_the_end_finds_an_early_match() {
+    let env = env();
+    let long: String = (0..120).map(|i| format!("filler line {i}\n")).collect();
+    let server = chat::answering(&["The needle is here.", &long]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("first");
+    tui.enter();
+    tui.wait_for_text("The needle is here.").await;
+    tui.wait_until_idle().await;
+    tui.type_text("second");
+    tui.enter();
+    tui.wait_for_text("filler line 119").await;
+    tui.wait_until_idle().await;
+
+    tui.send(b"\x0f"); // ctrl+o
+    tui.wait_for_text("/ search").await;
+    tui.send(b"/");
+    tui.type_text("needle");
+    tui.enter();
+    tui.wait_for("the search to be done", |_| {
+        !tui.screen().contains("enter searches")
+    })
+    .await;
+    let screen = tui.screen();
+    assert!(
+        screen.contains("The needle is here.") && !screen.contains("no later match"),
+        "{screen}"
+    );
+    tui.send(b"q");
+    tui.wait_for_text("Ask anything").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
