@@ -84,7 +84,7 @@ async fn ctrl_r_search_is_left_with_esc_ctrl_c_or_ctrl_g_and_the_draft_comes_bac
 #[tokio::test]
 async fn transcript_search_from_the_end_finds_an_early_match() {
     let env = env();
-    let long: String = (0..120).map(|i| format!("filler line {i}\n")).collect();
+    let long: String = (0..120).map(|i| format!("filler line {i}\n\n")).collect();
     let server = chat::answering(&["The needle is here.", &long]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
@@ -102,8 +102,10 @@ async fn transcript_search_from_the_end_finds_an_early_match() {
     tui.send(b"/");
     tui.type_text("needle");
     tui.enter();
-    tui.wait_for("the search to be done", |_| {
-        !tui.screen().contains("enter searches")
+    tui.wait_for("the search's answer", |_| {
+        let screen = tui.screen();
+        !screen.contains("enter searches")
+            && (screen.contains("The needle is here.") || screen.contains("match for"))
     })
     .await;
     let screen = tui.screen();
