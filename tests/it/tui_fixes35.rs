@@ -118,3 +118,38 @@ async fn transcript_search_from_the_end_finds_an_early_match() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn help_lists_the_keys_a_newcomer_needs_and_aligns_its_columns() {
+    let env = env();
+    let server = chat::answering(&["unused"]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("/help");
+    tui.wait_for_text("Keys and commands").await; // the popup: enter runs it
+    tui.enter();
+    let text = tui.wait_for_text("ctrl+z").await;
+    for key in ["shift+tab", "ctrl+r", "ctrl+v", "ctrl+_"] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(key)),
+            "{key}:\n{text}"
+        );
+    }
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("@ ")),
+        "@:\n{text}"
+    );
+    // Every row's description starts in one column, `/permissions` (the longest name)
+    // included.
+    let column = |name: &str, description: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .and_then(|l| l.find(description))
+            .unwrap_or_else(|| panic!("no {name} row:\n{text}"))
+    };
+    let model = column("/model ", "Show or switch the model");
+    assert_eq!(column("/permissions ", "Mode, sandbox"), model, "{text}");
+    assert_eq!(column("/help ", "Keys and commands"), model, "{text}");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
