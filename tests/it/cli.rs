@@ -533,7 +533,10 @@ async fn help_names_the_environment_the_config_file_and_examples() {
         "agent -c",
         "agent -p",
     ] {
-        assert!(help.contains(needed), "`{needed}` missing from --help:\n{help}");
+        assert!(
+            help.contains(needed),
+            "`{needed}` missing from --help:\n{help}"
+        );
     }
     // The configuration file where this installation reads it, and no pointer to a file
     // that only a source checkout has.
