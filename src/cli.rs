@@ -14,13 +14,67 @@ pub enum Mode {
     Acp,
 }
 
+/// The text after `--help`'s options: the environment the agent reads (every built-in
+/// provider's key variable, from the provider table), where its configuration file is
+/// (`config_file`: this installation's, when it can be found), and a few examples.
+pub fn after_help(config_file: Option<&std::path::Path>) -> String {
+    let mut keys: Vec<(&str, Vec<&str>)> = Vec::new();
+    for provider in crate::config::BUILTIN_PROVIDERS {
+        let Some(var) = provider.api_key_env else {
+            continue;
+        };
+        match keys.iter_mut().find(|(known, _)| *known == var) {
+            Some((_, names)) => names.push(provider.name),
+            None => keys.push((var, vec![provider.name])),
+        }
+    }
+    let mut text =
+        String::from("Without -p or --mode, starts the interactive interface.\n\nEnvironment:\n");
+    let mut rows: Vec<(String, String)> = keys
+        .into_iter()
+        .map(|(var, names)| (var.to_string(), format!("API key for {}", names.join(", "))))
+        .collect();
+    for (var, what) in [
+        (
+            "AGENT_HOME",
+            "one directory for config.toml, sessions, checkpoints and logs",
+        ),
+        (
+            "AGENT_CREDENTIAL_STORE",
+            "file or keyring: where `agent login` keeps credentials",
+        ),
+        ("NO_COLOR", "no colours in the interface"),
+        (
+            "RUST_LOG",
+            "the log level (e.g. debug), over log_level in config.toml",
+        ),
+    ] {
+        rows.push((var.to_string(), what.to_string()));
+    }
+    let width = rows.iter().map(|(var, _)| var.len()).max().unwrap_or(0) + 2;
+    for (var, what) in rows {
+        text.push_str(&format!("  {var:<width$}{what}\n"));
+    }
+    if let Some(path) = config_file {
+        text.push_str(&format!("\nConfiguration file:\n  {}\n", path.display()));
+    }
+    text.push_str(
+        "\nExamples:\n\
+         \x20 agent                                    the interactive interface\n\
+         \x20 agent -p \"why does the build fail?\"      answer once, print it, exit\n\
+         \x20 agent -p - < task.md                     the prompt from stdin\n\
+         \x20 agent -c                                 continue this directory's latest session\n\
+         \x20 agent --provider ollama --model qwen3    a local model\n",
+    );
+    text
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "agent",
     version,
     about = "An interactive terminal coding agent",
-    after_help = "Without -p or --mode, starts the interactive interface. Configuration: \
-                  $AGENT_HOME/config.toml (see config.example.toml).",
+    after_help = "Without -p or --mode, starts the interactive interface.",
     args_conflicts_with_subcommands = true,
     disable_help_subcommand = true
 )]

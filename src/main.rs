@@ -21,6 +21,8 @@ fn parse_command_line() -> Cli {
             names.join(", ")
         ))
     });
+    let config_file = agent::config::paths().ok().map(|p| p.config_file);
+    let command = command.after_help(agent::cli::after_help(config_file.as_deref()));
     let matches = command.get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }

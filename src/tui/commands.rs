@@ -294,10 +294,13 @@ impl App {
             cells::blank(),
             Line::from(Span::styled("Commands", theme.bold())),
         ];
+        // The columns fit the longest name and arguments (plus a space), whatever they are.
+        let name_width = COMMANDS.iter().map(|c| c.name.len()).max().unwrap_or(0) + 1;
+        let args_width = COMMANDS.iter().map(|c| c.args.len()).max().unwrap_or(0) + 1;
         for command in COMMANDS {
             rows.push(Line::from(vec![
-                Span::styled(format!("  /{:<10}", command.name), theme.accent()),
-                Span::styled(format!("{:<20}", command.args), theme.dim()),
+                Span::styled(format!("  /{:<name_width$}", command.name), theme.accent()),
+                Span::styled(format!("{:<args_width$}", command.args), theme.dim()),
                 Span::raw(command.help),
             ]));
         }
@@ -305,7 +308,10 @@ impl App {
         if !extensions.skills.is_empty() {
             let names: Vec<&str> = extensions.skills.iter().map(|s| s.name.as_str()).collect();
             rows.push(Line::from(vec![
-                Span::styled("  /skill:NAME ", theme.accent()),
+                Span::styled(
+                    format!("  {:<width$}", "/skill:NAME", width = name_width + 1),
+                    theme.accent(),
+                ),
                 Span::raw(format!(
                     "use a skill now ({}; /skills lists them)",
                     names.join(", ")
@@ -313,7 +319,10 @@ impl App {
             ]));
         }
         rows.push(Line::from(vec![
-            Span::styled("  !command   ", theme.accent()),
+            Span::styled(
+                format!("  {:<width$}", "!command", width = name_width + 1),
+                theme.accent(),
+            ),
             Span::raw("run a shell command (the output is not sent to the model)"),
         ]));
         rows.extend(key_rows(&theme));
@@ -521,6 +530,14 @@ fn key_rows(theme: &super::theme::Theme) -> Vec<Line<'static>> {
         ("ctrl+d", "quit (on an empty composer)"),
         ("alt+↑", "edit the last queued message"),
         ("↑ ↓", "earlier prompts"),
+        ("ctrl+r", "search earlier prompts (esc cancels)"),
+        ("@", "attach a file: type to filter, tab or enter picks"),
+        ("ctrl+v", "paste an image from the clipboard"),
+        ("ctrl+_", "undo (ctrl+shift+z redoes)"),
+        (
+            "shift+tab",
+            "next permission mode (shown in the status line)",
+        ),
         ("ctrl+t", "show or hide thinking"),
         ("ctrl+o", "transcript view (esc closes)"),
         (

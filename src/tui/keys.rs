@@ -36,6 +36,9 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.dirty = true;
+        if self.search_cancel_key(key) {
+            return KeyOutcome::Handled;
+        }
         if let Some(outcome) = self.global_key(key) {
             return outcome;
         }
@@ -49,6 +52,24 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.composer_key(key, armed)
+    }
+
+    /// esc, ctrl+c and ctrl+g leave the ctrl+r history search (the draft comes back) before
+    /// the global keys or esc esc's rewind see them, when the search is what has the keys.
+    fn search_cancel_key(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let cancel = matches!(key.code, KeyCode::Esc)
+            || (ctrl && matches!(key.code, KeyCode::Char('c' | 'g')));
+        if !cancel
+            || !self.composer.is_searching()
+            || self.view.is_some()
+            || self.top_dialog().is_some()
+        {
+            return false;
+        }
+        self.esc_armed = false;
+        self.composer.handle_key(key);
+        true
     }
 
     /// ctrl+c, ctrl+z, ctrl+t, ctrl+o and ctrl+g, whatever is open.

@@ -55,8 +55,8 @@ impl App {
             KeyCode::Home | KeyCode::Char('g') => view.to_start(),
             KeyCode::End | KeyCode::Char('G') => view.to_end(),
             KeyCode::Char('/') => view.input = Some(String::new()),
-            KeyCode::Char('n') => view.find(log, true, true, &theme),
-            KeyCode::Char('N') => view.find(log, false, true, &theme),
+            KeyCode::Char('n') => view.find(log, false, true, &theme),
+            KeyCode::Char('N') => view.find(log, true, true, &theme),
             _ => {}
         }
     }

@@ -514,6 +514,41 @@ async fn help_names_every_built_in_provider() {
     }
 }
 
+#[tokio::test]
+async fn help_names_the_environment_the_config_file_and_examples() {
+    let env = env();
+    let mut cmd = command(env.home.path(), env.cwd.path());
+    cmd.arg("--help");
+    let out = run(cmd).await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    let help = out.stdout;
+    for needed in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENROUTER_API_KEY",
+        "AGENT_HOME",
+        "NO_COLOR",
+        "RUST_LOG",
+        "Examples:",
+        "agent -c",
+        "agent -p",
+    ] {
+        assert!(
+            help.contains(needed),
+            "`{needed}` missing from --help:\n{help}"
+        );
+    }
+    // The configuration file where this installation reads it, and no pointer to a file
+    // that only a source checkout has.
+    let config = env.home.path().join("config.toml");
+    assert!(
+        help.contains(&config.display().to_string()),
+        "{} missing from --help:\n{help}",
+        config.display()
+    );
+    assert!(!help.contains("config.example.toml"), "{help}");
+}
+
 /// Behind LiteLLM: the provider's `Retry-After` comes as `llm_provider-retry-after`, and a
 /// wait longer than `max_retry_delay_ms` fails at once with it; the provider's message over
 /// several lines still ends the run with exactly one explaining line on stderr (the events

@@ -229,20 +229,24 @@ impl View {
         self.follow = true;
     }
 
-    /// Search for the typed text (enter).
+    /// Search for the typed text (enter): backward from the view's position, as `?` does in
+    /// less — the view opens at the end, so the first search finds the latest match.
     pub fn submit_search(&mut self, log: &Log, theme: &Theme) {
         if let Some(query) = self.input.take().filter(|q| !q.trim().is_empty()) {
             self.query = Some(query);
-            self.find(log, true, false, theme);
+            self.find(log, false, false, theme);
         }
     }
 
-    /// The next (or previous) entry that holds the query; `again` skips the current one.
+    /// The next newer (`forward`) or older entry that holds the query, wrapping around at
+    /// either end; `again` skips the current one. Following the end, the whole log is older.
     pub fn find(&mut self, log: &Log, forward: bool, again: bool, theme: &Theme) {
         let Some(query) = self.query.clone().map(|q| q.to_lowercase()) else {
             return;
         };
-        let current = if self.follow {
+        let current = if self.follow && !forward {
+            log.len()
+        } else if self.follow {
             self.end_top(log, self.page, theme).0
         } else {
             self.top.0
@@ -252,11 +256,24 @@ impl View {
                 .get(*i)
                 .is_some_and(|e| e.text().to_lowercase().contains(&query))
         };
-        let found = if forward {
+        let (found, wrapped) = if forward {
             let from = if again { current + 1 } else { current };
-            (from..log.len()).find(holds)
+            match (from..log.len()).find(holds) {
+                Some(index) => (Some(index), false),
+                None => ((0..from.min(log.len())).find(holds), true),
+            }
         } else {
-            (0..current).rev().find(holds)
+            // Not following, the entry at the top is included unless searching again.
+            let before = if again || self.follow {
+                current
+            } else {
+                current + 1
+            };
+            let before = before.min(log.len());
+            match (0..before).rev().find(holds) {
+                Some(index) => (Some(index), false),
+                None => ((before..log.len()).rev().find(holds), true),
+            }
         };
         match found {
             Some(index) => {
@@ -272,14 +289,14 @@ impl View {
                 if self.top > end {
                     self.top = end;
                 }
-                self.note = None;
+                self.note = wrapped.then(|| {
+                    format!(
+                        "search wrapped to the {}",
+                        if forward { "start" } else { "end" }
+                    )
+                });
             }
-            None => {
-                self.note = Some(format!(
-                    "no {} match for “{query}”",
-                    if forward { "later" } else { "earlier" }
-                ));
-            }
+            None => self.note = Some(format!("no match for “{query}”")),
         }
     }
 
@@ -368,7 +385,7 @@ impl View {
             spans.push(Span::styled(format!("{status} · "), theme.accent()));
         }
         spans.push(Span::styled(
-            "↑↓ pgup pgdn g G · / search · n N · esc closes",
+            "↑↓ pgup pgdn g G · / search · n older · N newer · esc closes",
             theme.dim(),
         ));
         Line::from(spans)
@@ -484,16 +501,44 @@ mod tests {
         view.input = Some("ANSWER 17".into());
         view.submit_search(&log, &Theme::plain());
         assert_eq!(screen(&mut view, &log, 6)[0], "● answer 17");
-        view.find(&log, true, true, &Theme::plain());
-        assert!(screen(&mut view, &log, 6)[5].contains("no later match"));
+        // n again: the only match, found again after wrapping.
+        view.find(&log, false, true, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "● answer 17");
+        assert_eq!(view.note.as_deref(), Some("search wrapped to the end"));
+        view.input = Some("nothing like it".into());
+        view.submit_search(&log, &Theme::plain());
+        assert!(screen(&mut view, &log, 6)[5].contains("no match"));
         view.input = Some("question 3".into());
         view.submit_search(&log, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 3");
+        // N: newer, n: older.
+        view.find(&log, true, true, &Theme::plain());
         assert_eq!(screen(&mut view, &log, 6)[0], "› question 30");
         view.find(&log, true, true, &Theme::plain());
         assert_eq!(screen(&mut view, &log, 6)[0], "› question 31");
         view.find(&log, false, true, &Theme::plain());
         view.find(&log, false, true, &Theme::plain());
         assert_eq!(screen(&mut view, &log, 6)[0], "› question 3");
+    }
+
+    #[test]
+    fn search_from_the_end_finds_the_latest_match_and_wraps() {
+        let log = log(50);
+        let mut view = View::new();
+        screen(&mut view, &log, 6);
+        view.input = Some("question 4".into());
+        view.submit_search(&log, &Theme::plain());
+        assert!(screen(&mut view, &log, 6).contains(&"› question 49".to_string()));
+        view.input = Some("question 1".into());
+        view.submit_search(&log, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 19");
+        view.to_start();
+        view.find(&log, false, true, &Theme::plain());
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 19");
+        assert_eq!(view.note.as_deref(), Some("search wrapped to the end"));
+        view.find(&log, true, true, &Theme::plain());
+        assert_eq!(view.note.as_deref(), Some("search wrapped to the start"));
+        assert_eq!(screen(&mut view, &log, 6)[0], "› question 1");
     }
 
     fn answer_log(text: String) -> Log {
