@@ -52,6 +52,10 @@ fn login_inner(args: &LoginArgs) -> Result<(), AuthError> {
     if name.is_empty() {
         return Err(AuthError::flow("--provider needs a name"));
     }
+    let paths = crate::config::paths().map_err(|e| AuthError::store(e.to_string()))?;
+    if let Some(why) = crate::config::unknown_provider(name, &paths.config_file) {
+        return Err(AuthError::flow(why));
+    }
     let store = Store::open(&home()?);
     if let Some(why) = store.keyring_required_but_missing() {
         return Err(AuthError::store(why));

@@ -210,6 +210,27 @@ pub fn paths() -> Result<Paths, ConfigError> {
 }
 
 /// Read the config file (the default one may be missing) and merge it with the flags.
+/// Why `name` is no provider this configuration knows (neither built in nor a
+/// `[providers.NAME]` of `config_file`), naming the known ones; `None` when it is one. For
+/// commands that take a provider's name without loading the whole configuration
+/// (`agent login`), so a mistyped name is said rather than kept.
+pub fn unknown_provider(name: &str, config_file: &Path) -> Option<String> {
+    if builtin::builtin(name).is_some() {
+        return None;
+    }
+    let file = std::fs::read_to_string(config_file)
+        .ok()
+        .and_then(|text| file::parse(&text).ok())
+        .unwrap_or_default();
+    if file.providers.contains_key(name) {
+        return None;
+    }
+    Some(format!(
+        "unknown provider `{name}` ({})",
+        resolve::model::known_providers(&file)
+    ))
+}
+
 pub fn load(cli: &Cli) -> Result<Settings, ConfigError> {
     let paths = paths()?;
     let (config_path, file) = match &cli.config {

@@ -244,3 +244,28 @@ async fn a_model_cannot_read_a_stored_key() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_mistyped_provider_is_refused_and_nothing_is_stored() {
+    let e = env();
+    let mut login = command(e.home.path(), e.cwd.path());
+    login
+        .env("AGENT_CREDENTIAL_STORE", "file")
+        .args(["login", "--provider", "opnai"])
+        .stdin(Stdio::piped());
+    let mut child = login.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{KEY}\n").as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("unknown provider `opnai`") && stderr.contains("openai"),
+        "{stderr}"
+    );
+    assert!(!e.home.path().join("auth.json").exists());
+}

@@ -4,7 +4,7 @@
 //! tables resolved by their own modules (timeouts, sandbox, MCP servers, hooks, LSP).
 
 mod limits;
-mod model;
+pub(super) mod model;
 mod rules;
 mod tools;
 

@@ -82,7 +82,7 @@ pub(super) fn resolve(
     })
 }
 
-fn known_providers(file: &FileConfig) -> String {
+pub(in crate::config) fn known_providers(file: &FileConfig) -> String {
     let mut names: Vec<&str> = BUILTIN_PROVIDERS.iter().map(|p| p.name).collect();
     names.extend(
         file.providers
