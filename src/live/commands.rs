@@ -112,6 +112,11 @@ pub async fn sessions(paths: &Paths, cwd: &Path, live_only: bool, as_json: bool)
     }
     if live.is_empty() && live_only {
         eprintln!("agent: no live session (every running agent serves its session)");
+    } else if live.is_empty() && saved.is_empty() {
+        eprintln!(
+            "agent: no sessions in {} (start one with `agent`)",
+            cwd.display()
+        );
     }
     for l in &live {
         let field = |name: &str| {

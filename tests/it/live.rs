@@ -436,3 +436,14 @@ async fn live_a_command_the_agent_runs_cannot_drive_its_session() {
     let output = own_command_attacks("workspace-write").await;
     assert!(!output.contains("\"command\":\"attach\""), "{output}");
 }
+
+#[tokio::test]
+async fn live_sessions_in_a_directory_without_any_says_so() {
+    let e = crate::support::env::env();
+    let mut cmd = crate::support::process::command(e.home.path(), e.cwd.path());
+    cmd.arg("sessions");
+    let out = crate::support::process::run(cmd).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(out.stderr.contains("no sessions in"), "{}", out.stderr);
+}
