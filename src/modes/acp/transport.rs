@@ -16,11 +16,16 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
-/// The process's stdin and stdout as a JSON-RPC line transport.
-pub fn stdio() -> Lines<LineSink, impl Stream<Item = io::Result<String>> + Send + 'static> {
+/// The process's stdin and stdout as a JSON-RPC line transport. `reader_left` is cancelled
+/// when a write finds the editor's end of stdout closed: the editor left (nothing written
+/// from then on can reach it), the connection did not fail.
+pub fn stdio(
+    reader_left: CancellationToken,
+) -> Lines<LineSink, impl Stream<Item = io::Result<String>> + Send + 'static> {
     Lines::new(
-        LineSink::new(tokio::io::stdout()),
+        LineSink::with_reader_left(tokio::io::stdout(), reader_left),
         incoming(BufReader::new(tokio::io::stdin())),
     )
 }
@@ -64,10 +69,24 @@ pub struct LineSink {
 impl LineSink {
     /// Must be called inside a tokio runtime.
     pub fn new<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> LineSink {
+        LineSink::with_reader_left(writer, CancellationToken::new())
+    }
+
+    /// The same, cancelling `reader_left` when a write fails because nobody reads any more.
+    pub fn with_reader_left<W: AsyncWrite + Unpin + Send + 'static>(
+        writer: W,
+        reader_left: CancellationToken,
+    ) -> LineSink {
         let (lines, queue) = mpsc::unbounded_channel();
         let (done, written) = oneshot::channel();
         tokio::spawn(async move {
-            let _ = done.send(write_lines(writer, queue).await);
+            let result = write_lines(writer, queue).await;
+            if let Err(error) = &result
+                && error.kind() == io::ErrorKind::BrokenPipe
+            {
+                reader_left.cancel();
+            }
+            let _ = done.send(result);
         });
         LineSink {
             lines: Some(lines),
