@@ -25,7 +25,7 @@ pub fn stdio(
     reader_left: CancellationToken,
 ) -> Lines<LineSink, impl Stream<Item = io::Result<String>> + Send + 'static> {
     Lines::new(
-        LineSink::with_reader_left(tokio::io::stdout(), reader_left),
+        LineSink::new(tokio::io::stdout(), reader_left),
         incoming(BufReader::new(tokio::io::stdin())),
     )
 }
@@ -67,13 +67,9 @@ pub struct LineSink {
 }
 
 impl LineSink {
-    /// Must be called inside a tokio runtime.
-    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> LineSink {
-        LineSink::with_reader_left(writer, CancellationToken::new())
-    }
-
-    /// The same, cancelling `reader_left` when a write fails because nobody reads any more.
-    pub fn with_reader_left<W: AsyncWrite + Unpin + Send + 'static>(
+    /// Must be called inside a tokio runtime. `reader_left` is cancelled when a write fails
+    /// because nobody reads any more.
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(
         writer: W,
         reader_left: CancellationToken,
     ) -> LineSink {
@@ -179,7 +175,7 @@ mod tests {
     #[tokio::test]
     async fn output_is_written_in_order_and_closing_waits_for_it() {
         let (writer, mut reader) = tokio::io::duplex(1 << 16);
-        let mut sink = LineSink::new(writer);
+        let mut sink = LineSink::new(writer, CancellationToken::new());
         for n in 0..100 {
             sink.send(format!("{{\"n\":{n}}}")).await.unwrap();
         }
@@ -196,7 +192,7 @@ mod tests {
     async fn sending_fails_once_the_reader_is_gone() {
         let (writer, reader) = tokio::io::duplex(16);
         drop(reader);
-        let mut sink = LineSink::new(writer);
+        let mut sink = LineSink::new(writer, CancellationToken::new());
         sink.send("first".to_string()).await.unwrap();
         // Wait until the writer task has met the closed reader and stopped.
         while !sink.lines.as_ref().unwrap().is_closed() {
