@@ -34,6 +34,7 @@ mod rewind;
 pub mod run;
 pub mod screen;
 pub mod shell;
+mod start;
 pub mod status;
 mod terminal;
 pub mod theme;

@@ -16,10 +16,7 @@ const APP_FIELDS_NOW: usize = 44;
 
 /// Functions over the limit today (`file:name`, their length now): split each, then remove
 /// its line.
-const LONG_NOW: &[(&str, usize)] = &[
-    ("tui/run.rs:event_loop", 226),
-    ("tui/markdown/writer.rs:start", 103),
-];
+const LONG_NOW: &[(&str, usize)] = &[];
 
 fn tui_files() -> Vec<(String, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
