@@ -43,6 +43,7 @@ pub mod transcript;
 mod trust;
 mod usage_view;
 mod viewer;
+pub mod views;
 pub mod width;
 pub mod wrap;
 

@@ -19,10 +19,10 @@ impl App {
     /// A checkpoint was taken: say what it does not cover, when that changed since the
     /// last one (every mutating call takes one; the same list again is no news).
     pub fn on_checkpoint(&mut self, skipped: &[SkippedFile]) {
-        if skipped == self.checkpoint_skipped.as_slice() {
+        if skipped == self.run.checkpoint_skipped.as_slice() {
             return;
         }
-        self.checkpoint_skipped = skipped.to_vec();
+        self.run.checkpoint_skipped = skipped.to_vec();
         if skipped.is_empty() {
             return;
         }
@@ -81,7 +81,7 @@ impl App {
         if items.is_empty() {
             return self.notice("Nothing to rewind to: no message has been sent yet.");
         }
-        self.menu = Some(Menu::new("Rewind to before", items));
+        self.views.menu = Some(Menu::new("Rewind to before", items));
     }
 
     /// `/fork`: pick where the new session starts.
@@ -104,7 +104,7 @@ impl App {
         if items.is_empty() {
             return self.notice("Nothing to fork yet: no message is in the session file.");
         }
-        self.menu = Some(Menu::new("Fork a new session from before", items));
+        self.views.menu = Some(Menu::new("Fork a new session from before", items));
     }
 
     /// `/tree`: the session's branches, to switch between.
@@ -121,7 +121,7 @@ impl App {
 
     /// enter in a menu.
     pub fn choose(&mut self, choice: Choice) {
-        self.menu = None;
+        self.views.menu = None;
         match choice {
             Choice::RewindTo { entry, preview } => self.ask_what_to_rewind(entry, preview),
             Choice::Rewind { entry, mode, force } => {
@@ -178,7 +178,7 @@ impl App {
                     .note("(the files as they were before it)"),
             );
         }
-        self.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
+        self.views.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
     }
 
     /// The session's tree was read (`/tree`).
@@ -222,7 +222,7 @@ impl App {
         let what = if undo { "Rewind undone" } else { "Rewound" };
         self.notice(&format!("{what}: {}", said.join("; ")));
         if let Some(text) = text {
-            self.composer.set_text(&text);
+            self.input.composer.set_text(&text);
         }
         if undo {
             self.reshow(6);
@@ -292,7 +292,7 @@ impl App {
             items,
         );
         menu.selected = selected.unwrap_or(0);
-        self.menu = Some(menu);
+        self.views.menu = Some(menu);
     }
 }
 

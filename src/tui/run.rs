@@ -260,7 +260,7 @@ fn after_outcome(
             lp.last_frame = redraw_now;
         }
     }
-    if app.view.is_none() && screen.in_alternate() {
+    if app.views.view.is_none() && screen.in_alternate() {
         let _ = leave_view(screen);
         if std::mem::take(&mut lp.resized_in_view) {
             let row = restart_input(lp);
@@ -271,10 +271,10 @@ fn after_outcome(
         app.dirty = true;
         lp.last_frame = redraw_now;
     }
-    if let Some((_, at)) = &app.hint
+    if let Some((_, at)) = &app.status.hint
         && at.elapsed() > Duration::from_secs(4)
     {
-        app.hint = None;
+        app.status.hint = None;
         app.dirty = true;
     }
 }
@@ -290,8 +290,8 @@ fn restart_input(lp: &mut Loop) -> Option<u16> {
 /// Close the full-screen view (transcript, agent, diff) and go back to the normal screen.
 fn close_full_screen(app: &mut App, screen: &mut Screen<Backend>) {
     if screen.in_alternate() {
-        app.view = None;
-        app.agent_focus = None;
+        app.views.view = None;
+        app.views.agent_focus = None;
         let _ = leave_view(screen);
     }
 }
@@ -299,7 +299,7 @@ fn close_full_screen(app: &mut App, screen: &mut Screen<Backend>) {
 /// Leave: stop what runs (through the engine's own `abort`, as every front end does), let
 /// the pending rows reach the scrollback, end the session.
 async fn finish(app: &mut App, screen: &mut Screen<Backend>, code: u8) -> (u8, Option<String>) {
-    app.shell_cancel.cancel();
+    app.run.shell_cancel.cancel();
     close_full_screen(app, screen);
     // Whatever is pending still reaches the scrollback.
     let _ = draw(app, screen);
@@ -425,7 +425,7 @@ fn leave_view(screen: &mut Screen<Backend>) -> std::io::Result<()> {
 
 fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
-    if app.view.is_some() {
+    if app.views.view.is_some() {
         // The transcript view: rows for the scrollback wait in `app.out` until it closes.
         if !screen.in_alternate() {
             crossterm::queue!(screen.backend_mut(), EnterAlternateScreen)?;

@@ -31,10 +31,10 @@ pub(super) async fn start_app(
     );
     app.mcp = prepared.mcp.clone();
     if !settings.checkpoints.enabled {
-        app.git_baseline = Some(super::diff_view::git_baseline_now(&settings.cwd).await);
+        app.views.git_baseline = Some(super::diff_view::git_baseline_now(&settings.cwd).await);
     }
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
-    app.composer.set_history(history);
+    app.input.composer.set_history(history);
     if let Some(problem) = problem {
         app.warning(&problem);
     }
