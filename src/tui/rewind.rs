@@ -199,7 +199,7 @@ impl App {
     ) {
         let mut said = Vec::new();
         if let Some(summary) = &summary {
-            let mut files = format!("files: {}", describe(summary));
+            let mut files = format!("files: {}", summary.describe());
             if !summary.not_restored.is_empty() {
                 let left: Vec<&str> = summary
                     .not_restored
@@ -297,18 +297,6 @@ impl App {
 }
 
 /// "3 restored, 1 removed" (and what was left alone).
-fn describe(summary: &RestoreSummary) -> String {
-    let mut text = format!(
-        "{} restored, {} removed",
-        summary.restored.len(),
-        summary.removed.len()
-    );
-    if !summary.not_restored.is_empty() {
-        text.push_str(&format!(", {} not restored", summary.not_restored.len()));
-    }
-    text
-}
-
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
