@@ -76,15 +76,7 @@ impl App {
     /// Compaction, approvals, the queue, notices, checkpoints, todos, sub-agents, hooks.
     fn on_other_event(&mut self, event: AgentEvent) {
         match event {
-            // A `/compact` reports through the task channel too, and the two channels are
-            // read in no fixed order: a compaction already over when its events are read
-            // leaves nothing working.
-            AgentEvent::AutoCompactionStart { .. } => {
-                if self.run.working.is_none() && self.agent.is_running() {
-                    self.run.working = Some((Instant::now(), Phase::Compacting));
-                }
-                self.set_phase(Phase::Compacting);
-            }
+            AgentEvent::AutoCompactionStart { .. } => self.on_compaction_start(),
             AgentEvent::AutoCompactionEnd {
                 tokens_before,
                 tokens_after,
@@ -124,13 +116,7 @@ impl App {
             },
             AgentEvent::Checkpoint { skipped, .. } => self.on_checkpoint(&skipped),
             AgentEvent::TodoUpdate { todos } => self.run.todos = todos,
-            // One dim line now; the transcript gets it with the message's turn.
-            event @ AgentEvent::WebSearch { .. } => {
-                if let Some(search) = event.into_web_search() {
-                    let rows = cells::notice(&search.summary(), self.width, &self.theme);
-                    self.push_rows(rows);
-                }
-            }
+            event @ AgentEvent::WebSearch { .. } => self.on_web_search(event),
             // Sub-agents' own events (their approval requests also come relayed as ours).
             AgentEvent::SubagentEvent {
                 agent_id,
@@ -150,8 +136,39 @@ impl App {
             AgentEvent::SessionChanged { .. }
             | AgentEvent::ConfigChanged { .. }
             | AgentEvent::UsageUpdate { .. } => {}
-            // The run's own events went to `on_run_event`.
-            _ => {}
+            // The run's own events went to `on_run_event`. Named, not `_`: a new event is a
+            // compile error here until the interface decides what it shows.
+            AgentEvent::AgentStart
+            | AgentEvent::TurnStart
+            | AgentEvent::MessageStart { .. }
+            | AgentEvent::MessageUpdate { .. }
+            | AgentEvent::MessageEnd { .. }
+            | AgentEvent::ToolExecutionStart { .. }
+            | AgentEvent::ToolExecutionUpdate { .. }
+            | AgentEvent::ToolExecutionEnd { .. }
+            | AgentEvent::TurnEnd { .. }
+            | AgentEvent::AgentEnd { .. }
+            | AgentEvent::AutoRetryStart { .. }
+            | AgentEvent::AutoRetryEnd { .. }
+            | AgentEvent::State { .. } => {}
+        }
+    }
+
+    /// A `/compact` reports through the task channel too, and the two channels are read in
+    /// no fixed order: a compaction already over when its events are read leaves nothing
+    /// working.
+    fn on_compaction_start(&mut self) {
+        if self.run.working.is_none() && self.agent.is_running() {
+            self.run.working = Some((Instant::now(), Phase::Compacting));
+        }
+        self.set_phase(Phase::Compacting);
+    }
+
+    /// One dim line now; the transcript gets it with the message's turn.
+    fn on_web_search(&mut self, event: AgentEvent) {
+        if let Some(search) = event.into_web_search() {
+            let rows = cells::notice(&search.summary(), self.width, &self.theme);
+            self.push_rows(rows);
         }
     }
 

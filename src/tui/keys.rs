@@ -6,6 +6,7 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
+use super::views::Dialog;
 use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
 use crate::protocol::outcome::Outcome;
@@ -14,14 +15,6 @@ use std::time::{Duration, Instant};
 
 /// How long after a first ctrl+c a second one quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(1);
-
-/// A dialog over the composer (`App::top_dialog`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialog {
-    Approval,
-    Picker,
-    Menu,
-}
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum KeyOutcome {
@@ -118,19 +111,9 @@ impl App {
         true
     }
 
-    /// The dialog over the composer that is drawn and gets the keys: an approval over the
-    /// session picker over a menu (a hook-trust question, `/rewind`'s list) — one order for
-    /// both, so the dialog seen is the one that answers (D23).
+    /// The dialog over the composer that is drawn and gets the keys (`Views::top`).
     pub fn top_dialog(&self) -> Option<Dialog> {
-        if self.views.approval.is_some() {
-            Some(Dialog::Approval)
-        } else if self.views.picker.is_some() {
-            Some(Dialog::Picker)
-        } else if self.views.menu.is_some() {
-            Some(Dialog::Menu)
-        } else {
-            None
-        }
+        self.views.top()
     }
 
     /// A key for the `@` picker while it is open: `Some` when it took it.

@@ -6,9 +6,9 @@
 use super::app::{App, Phase, ToolState};
 use super::cells;
 use super::commands::completions;
-use super::keys::Dialog;
 use super::screen::clamp_u16;
 use super::status::status_line;
+use super::views::Dialog;
 use super::wrap::wrap_text;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};

@@ -2,8 +2,16 @@
 //! waiting behind it), the session picker, the list menus (`/rewind`, `/fork`, `/tree`,
 //! `/ps`, plan approval, hook trust), and the transcript, agent and diff views.
 
+/// A dialog over the composer (`Views::top`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    Approval,
+    Picker,
+    Menu,
+}
+
 /// What is open over the composer. Which dialog is drawn and gets the keys is one order
-/// (`App::top_dialog`): approval over picker over menu.
+/// (`Views::top`): approval over picker over menu.
 #[derive(Default)]
 pub struct Views {
     pub approval: Option<super::approval::Approval>,
@@ -22,4 +30,21 @@ pub struct Views {
     pub diff_log: Option<super::transcript::Log>,
     /// The git snapshot taken at start, for `/diff` when checkpoints are off.
     pub git_baseline: Option<super::diff_view::GitBaseline>,
+}
+
+impl Views {
+    /// The dialog over the composer that is drawn and gets the keys: an approval over the
+    /// session picker over a menu (a hook-trust question, `/rewind`'s list) — one order for
+    /// both, so the dialog seen is the one that answers (D23).
+    pub fn top(&self) -> Option<Dialog> {
+        if self.approval.is_some() {
+            Some(Dialog::Approval)
+        } else if self.picker.is_some() {
+            Some(Dialog::Picker)
+        } else if self.menu.is_some() {
+            Some(Dialog::Menu)
+        } else {
+            None
+        }
+    }
 }
