@@ -60,7 +60,9 @@ async fn acp_the_typescript_sdk_drives_a_session_end_to_end() {
             "bash",
             json!({"command": "echo from-bash"}),
         )),
-        Reply::sse(chat::text("All done")),
+        // Its words apart in time: queued deltas are sent as one chunk, and the client
+        // checks that the answer streams in several.
+        Reply::sse(chat::text("All done")).slowly(Duration::from_millis(500)),
         Reply::sse(chat::tool_call("c2", "bash", json!({"command": waits}))),
         Reply::sse(chat::text("Still here")),
     ])

@@ -62,8 +62,18 @@ impl Pump {
     }
 
     pub async fn run(mut self, mut events: mpsc::UnboundedReceiver<AgentEvent>) {
-        while let Some(event) = events.recv().await {
+        let mut next = None;
+        loop {
+            let event = match next.take() {
+                Some(event) => event,
+                None => match events.recv().await {
+                    Some(event) => event,
+                    None => return,
+                },
+            };
+            let (event, after) = coalesce(event, &mut events);
             self.handle(event);
+            next = after;
         }
     }
 
@@ -409,4 +419,133 @@ impl Pump {
 /// it never clashes with a call of the parent or of another sub-agent.
 fn shown_id(agent_id: &str, tool_call_id: &str) -> String {
     format!("{agent_id}/{tool_call_id}")
+}
+
+/// A text or thinking delta together with the deltas of the same block that have already
+/// queued up behind it, as one (the editor gets one chunk instead of many when the model
+/// streams faster than it is forwarded; nothing waits for more), and the first other event
+/// taken from the queue on the way.
+fn coalesce(
+    event: AgentEvent,
+    events: &mut mpsc::UnboundedReceiver<AgentEvent>,
+) -> (AgentEvent, Option<AgentEvent>) {
+    let AgentEvent::MessageUpdate {
+        assistant_message_event: first,
+    } = event
+    else {
+        return (event, None);
+    };
+    let (thinking, index, mut text) = match first {
+        AssistantMessageEvent::TextDelta {
+            content_index,
+            delta,
+        } => (false, content_index, delta),
+        AssistantMessageEvent::ThinkingDelta {
+            content_index,
+            delta,
+        } => (true, content_index, delta),
+        other => {
+            let event = AgentEvent::MessageUpdate {
+                assistant_message_event: other,
+            };
+            return (event, None);
+        }
+    };
+    let mut after = None;
+    while let Ok(queued) = events.try_recv() {
+        match queued {
+            AgentEvent::MessageUpdate {
+                assistant_message_event:
+                    AssistantMessageEvent::TextDelta {
+                        content_index,
+                        delta,
+                    },
+            } if !thinking && content_index == index => text.push_str(&delta),
+            AgentEvent::MessageUpdate {
+                assistant_message_event:
+                    AssistantMessageEvent::ThinkingDelta {
+                        content_index,
+                        delta,
+                    },
+            } if thinking && content_index == index => text.push_str(&delta),
+            other => {
+                after = Some(other);
+                break;
+            }
+        }
+    }
+    let delta = if thinking {
+        AssistantMessageEvent::ThinkingDelta {
+            content_index: index,
+            delta: text,
+        }
+    } else {
+        AssistantMessageEvent::TextDelta {
+            content_index: index,
+            delta: text,
+        }
+    };
+    let event = AgentEvent::MessageUpdate {
+        assistant_message_event: delta,
+    };
+    (event, after)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    fn text(index: usize, delta: &str) -> AgentEvent {
+        AgentEvent::MessageUpdate {
+            assistant_message_event: AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta: delta.to_string(),
+            },
+        }
+    }
+
+    fn text_of(event: &AgentEvent) -> (usize, &str) {
+        match event {
+            AgentEvent::MessageUpdate {
+                assistant_message_event:
+                    AssistantMessageEvent::TextDelta {
+                        content_index,
+                        delta,
+                    },
+            } => (*content_index, delta),
+            other => panic!("not a text delta: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn queued_deltas_of_one_block_go_as_one_and_the_next_event_keeps_its_place() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        for (index, delta) in [(0, "b"), (0, "c"), (1, "x"), (1, "y")] {
+            tx.send(text(index, delta)).unwrap();
+        }
+        let (first, after) = coalesce(text(0, "a"), &mut rx);
+        assert_eq!(text_of(&first), (0, "abc"));
+        let after = after.unwrap();
+        assert_eq!(text_of(&after), (1, "x"), "another block is not merged in");
+        let (second, after) = coalesce(after, &mut rx);
+        assert_eq!(text_of(&second), (1, "xy"));
+        assert!(after.is_none(), "nothing waited for");
+        // A thinking delta is never merged into text.
+        tx.send(AgentEvent::MessageUpdate {
+            assistant_message_event: AssistantMessageEvent::ThinkingDelta {
+                content_index: 1,
+                delta: "hmm".into(),
+            },
+        })
+        .unwrap();
+        let (third, after) = coalesce(text(1, "z"), &mut rx);
+        assert_eq!(text_of(&third), (1, "z"));
+        assert!(matches!(
+            after,
+            Some(AgentEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::ThinkingDelta { .. }
+            })
+        ));
+    }
 }
