@@ -53,8 +53,9 @@ pub(super) fn start(
         (receiver, client_gone),
         |(mut receiver, client_gone)| async move {
             let line = receiver.recv().await?;
+            let lines = with_queued(line, &mut receiver);
             Some((
-                Ok::<_, Infallible>(Frame::data(line)),
+                Ok::<_, Infallible>(Frame::data(lines)),
                 (receiver, client_gone),
             ))
         },
@@ -64,6 +65,25 @@ pub(super) fn start(
         .header("cache-control", "no-cache")
         .body(StreamBody::new(frames).boxed())
         .unwrap_or_else(|_| error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal error"))
+}
+
+/// At most this much goes out as one write to the client.
+const MAX_BATCH: usize = 256 * 1024;
+
+/// `first` and the lines that have already queued up behind it, as one body frame: one
+/// write for the proxy and one read for the client when the provider streams faster than
+/// the client reads, and no wait for more when it does not.
+fn with_queued(first: Bytes, receiver: &mut mpsc::UnboundedReceiver<Bytes>) -> Bytes {
+    let mut batch: Option<bytes::BytesMut> = None;
+    while batch.as_ref().map_or(first.len(), |b| b.len()) < MAX_BATCH {
+        let Ok(more) = receiver.try_recv() else {
+            break;
+        };
+        batch
+            .get_or_insert_with(|| bytes::BytesMut::from(&first[..]))
+            .extend_from_slice(&more);
+    }
+    batch.map_or(first, bytes::BytesMut::freeze)
 }
 
 fn resolve(server: &Server, body: &[u8]) -> Result<Upstream, String> {
@@ -221,5 +241,32 @@ impl Sent {
         self.bytes += frame.len();
         // A client that is gone cancels the call; nothing to do here.
         let _ = lines.send(Bytes::from(frame));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn lines_queued_behind_the_first_go_out_with_it_and_nothing_waits() {
+        let (lines, mut receiver) = mpsc::unbounded_channel::<Bytes>();
+        for line in ["data: 2\n\n", "data: 3\n\n"] {
+            lines.send(Bytes::from(line)).unwrap();
+        }
+        let batch = with_queued(Bytes::from("data: 1\n\n"), &mut receiver);
+        assert_eq!(&batch[..], b"data: 1\n\ndata: 2\n\ndata: 3\n\n");
+        let alone = with_queued(Bytes::from("data: 4\n\n"), &mut receiver);
+        assert_eq!(&alone[..], b"data: 4\n\n");
+        // A long queue goes out in frames of about MAX_BATCH.
+        let big = Bytes::from(vec![b'x'; MAX_BATCH / 2]);
+        for _ in 0..4 {
+            lines.send(big.clone()).unwrap();
+        }
+        let first = with_queued(big.clone(), &mut receiver);
+        assert_eq!(first.len(), MAX_BATCH);
+        let rest = with_queued(receiver.try_recv().unwrap(), &mut receiver);
+        assert_eq!(rest.len(), MAX_BATCH / 2 * 2);
     }
 }
