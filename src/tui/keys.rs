@@ -6,7 +6,7 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
-use super::views::Dialog;
+use super::views::{Dialog, Next};
 use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
 use crate::protocol::outcome::Outcome;
@@ -102,13 +102,40 @@ impl App {
 
     /// A key for the dialog on top (`top_dialog`: the one drawn), when one is open.
     fn dialog_key(&mut self, key: KeyEvent) -> bool {
-        match self.top_dialog() {
-            Some(Dialog::Approval) => self.approval_key(key),
-            Some(Dialog::Picker) => self.picker_key(key),
-            Some(Dialog::Menu) => self.menu_key(key),
-            None => return false,
+        let Some(dialog) = self.top_dialog() else {
+            return false;
+        };
+        match self.views.top_view() {
+            Some(view) => {
+                let next = view.key(key);
+                self.follow(dialog, next);
+            }
+            None if dialog == Dialog::Approval => self.approval_key(key),
+            None => self.picker_key(key),
         }
         true
+    }
+
+    /// Do what the top view said after a key (`views::Next`).
+    fn follow(&mut self, dialog: Dialog, next: Next) {
+        match next {
+            Next::Stay | Next::Pass => {}
+            Next::Close => self.close_dialog(dialog),
+            Next::Choose(choice) => self.choose(choice),
+        }
+    }
+
+    /// Close the dialog, and do what closing it means.
+    fn close_dialog(&mut self, dialog: Dialog) {
+        match dialog {
+            Dialog::Menu => {
+                self.views.menu = None;
+                // Closing the hook-trust question is "not now".
+                self.answer_hook_trust(None);
+            }
+            Dialog::Approval => self.views.approval = None,
+            Dialog::Picker => self.views.picker = None,
+        }
     }
 
     /// The dialog over the composer that is drawn and gets the keys (`Views::top`).
@@ -315,26 +342,6 @@ impl App {
         self.input.composer.clear();
         self.status.quit_armed = Some(now);
         self.set_hint("press ctrl+c again to quit");
-    }
-
-    fn menu_key(&mut self, key: KeyEvent) {
-        let Some(menu) = self.views.menu.as_mut() else {
-            return;
-        };
-        match key.code {
-            KeyCode::Up => menu.up(),
-            KeyCode::Down => menu.down(),
-            KeyCode::Enter => {
-                if let Some(choice) = menu.chosen() {
-                    self.choose(choice);
-                }
-            }
-            KeyCode::Esc => {
-                self.views.menu = None;
-                self.answer_hook_trust(None);
-            }
-            _ => {}
-        }
     }
 
     fn picker_key(&mut self, key: KeyEvent) {

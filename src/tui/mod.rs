@@ -23,7 +23,6 @@ mod lsp_view;
 pub mod markdown;
 mod mcp_view;
 pub mod mention;
-mod menu;
 mod permissions_view;
 pub mod picker;
 mod plan;

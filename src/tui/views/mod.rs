@@ -1,6 +1,54 @@
 //! The dialogs and full-screen views over the composer: the approval question (and those
 //! waiting behind it), the session picker, the list menus (`/rewind`, `/fork`, `/tree`,
 //! `/ps`, plan approval, hook trust), and the transcript, agent and diff views.
+//!
+//! Each view that has moved here owns its state and its keys behind [`View`]: it answers a
+//! key with a [`Next`] saying what the core must do (nothing, close it, carry out a choice),
+//! and the core (`tui/keys.rs`) does it. Which view gets the key is `Views::top`.
+
+pub mod menu;
+#[cfg(test)]
+mod testing;
+
+use super::theme::Theme;
+use crossterm::event::KeyEvent;
+use ratatui::text::Line;
+
+/// A view over the composer: it takes the keys while it is on top, and says what the core
+/// must do next. Views live in `Views` for the whole session (no allocation per key or
+/// frame).
+pub trait View {
+    /// A key while this view is on top.
+    fn key(&mut self, key: KeyEvent) -> Next;
+    /// Where the view is drawn.
+    fn placement(&self) -> Placement {
+        Placement::Bottom
+    }
+    /// The view's rows at the bottom of the screen, at most `max_rows` of them.
+    fn rows(&self, width: u16, max_rows: u16, theme: &Theme) -> Vec<Line<'static>>;
+}
+
+/// Where a view is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// In the live area, under the transcript and in place of the composer's popup.
+    Bottom,
+    /// On the alternate screen, the whole terminal.
+    FullScreen,
+}
+
+/// What the core does after a view took a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// The view took the key and stays as it is.
+    Stay,
+    /// Not the view's key: it goes on below (the composer).
+    Pass,
+    /// The view is done (esc): the core closes it and does what closing it means.
+    Close,
+    /// A menu's item was chosen: the core carries it out.
+    Choose(menu::Choice),
+}
 
 /// A dialog over the composer (`Views::top`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +67,7 @@ pub struct Views {
     pub approvals_waiting: std::collections::VecDeque<super::approval::Approval>,
     pub picker: Option<super::picker::Picker>,
     /// The list of `/rewind`, `/fork` or `/tree`, while it is open.
-    pub menu: Option<super::menu::Menu>,
+    pub menu: Option<menu::Menu>,
     /// A project's hooks waiting for the user's trust (the question is the open menu).
     pub untrusted_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
     /// The transcript view, while it is open.
@@ -45,6 +93,14 @@ impl Views {
             Some(Dialog::Menu)
         } else {
             None
+        }
+    }
+
+    /// The top dialog (`top`) as a [`View`], when it is one (the session picker is not).
+    pub fn top_view(&mut self) -> Option<&mut dyn View> {
+        match self.top()? {
+            Dialog::Menu => self.menu.as_mut().map(|menu| menu as &mut dyn View),
+            Dialog::Approval | Dialog::Picker => None,
         }
     }
 }
