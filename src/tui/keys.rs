@@ -108,20 +108,21 @@ impl App {
         match self.views.top_view() {
             Some(view) => {
                 let next = view.key(key);
-                self.follow(dialog, next);
+                self.follow(dialog, next, key);
             }
-            None if dialog == Dialog::Approval => self.approval_key(key),
             None => self.picker_key(key),
         }
         true
     }
 
     /// Do what the top view said after a key (`views::Next`).
-    fn follow(&mut self, dialog: Dialog, next: Next) {
+    fn follow(&mut self, dialog: Dialog, next: Next, key: KeyEvent) {
         match next {
             Next::Stay | Next::Pass => {}
             Next::Close => self.close_dialog(dialog),
             Next::Choose(choice) => self.choose(choice),
+            Next::Answer(decision) => self.answer(decision),
+            Next::Early => self.early_approval_key(key),
         }
     }
 
@@ -133,7 +134,11 @@ impl App {
                 // Closing the hook-trust question is "not now".
                 self.answer_hook_trust(None);
             }
-            Dialog::Approval => self.views.approval = None,
+            Dialog::Approval => {
+                self.views.approval = None;
+                // esc on the question stops the run.
+                self.interrupt();
+            }
             Dialog::Picker => self.views.picker = None,
         }
     }
@@ -262,13 +267,8 @@ impl App {
 
     pub fn on_paste(&mut self, text: &str) {
         self.dirty = true;
-        if let Some(message) = self
-            .views
-            .approval
-            .as_mut()
-            .and_then(|a| a.message.as_mut())
-        {
-            message.push_str(&text.replace(['\r', '\n'], " "));
+        if self.views.top_view().is_some_and(|view| view.paste(text)) {
+            // The top view took it (the approval's message).
         } else if matches!(self.top_dialog(), None | Some(Dialog::Approval)) {
             // Pasted image files (a terminal's drag and drop pastes their paths): chips.
             if !self.paste_image_paths(text) {

@@ -5,7 +5,7 @@
 mod agents;
 pub mod ansi;
 pub mod app;
-pub mod approval;
+mod approval;
 mod attach;
 pub mod cells;
 mod clipboard;

@@ -6,6 +6,7 @@
 //! key with a [`Next`] saying what the core must do (nothing, close it, carry out a choice),
 //! and the core (`tui/keys.rs`) does it. Which view gets the key is `Views::top`.
 
+pub mod approval;
 pub mod menu;
 #[cfg(test)]
 mod testing;
@@ -20,6 +21,10 @@ use ratatui::text::Line;
 pub trait View {
     /// A key while this view is on top.
     fn key(&mut self, key: KeyEvent) -> Next;
+    /// Pasted text while this view is on top: `true` when the view took it.
+    fn paste(&mut self, _text: &str) -> bool {
+        false
+    }
     /// Where the view is drawn.
     fn placement(&self) -> Placement {
         Placement::Bottom
@@ -48,6 +53,10 @@ pub enum Next {
     Close,
     /// A menu's item was chosen: the core carries it out.
     Choose(menu::Choice),
+    /// The approval's answer: the core sends it to the engine.
+    Answer(crate::agent::Approval),
+    /// Typed before the view could be seen (just opened): the composer takes the key.
+    Early,
 }
 
 /// A dialog over the composer (`Views::top`).
@@ -62,9 +71,9 @@ pub enum Dialog {
 /// (`Views::top`): approval over picker over menu.
 #[derive(Default)]
 pub struct Views {
-    pub approval: Option<super::approval::Approval>,
+    pub approval: Option<approval::Approval>,
     /// Requests that came while the dialog showed another, oldest first.
-    pub approvals_waiting: std::collections::VecDeque<super::approval::Approval>,
+    pub approvals_waiting: std::collections::VecDeque<approval::Approval>,
     pub picker: Option<super::picker::Picker>,
     /// The list of `/rewind`, `/fork` or `/tree`, while it is open.
     pub menu: Option<menu::Menu>,
@@ -99,8 +108,56 @@ impl Views {
     /// The top dialog (`top`) as a [`View`], when it is one (the session picker is not).
     pub fn top_view(&mut self) -> Option<&mut dyn View> {
         match self.top()? {
+            Dialog::Approval => self.approval.as_mut().map(|a| a as &mut dyn View),
             Dialog::Menu => self.menu.as_mut().map(|menu| menu as &mut dyn View),
-            Dialog::Approval | Dialog::Picker => None,
+            Dialog::Picker => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::menu::{Choice, Menu, MenuItem};
+    use super::testing::key;
+    use super::*;
+    use crossterm::event::KeyCode;
+
+    fn two_item_menu() -> Menu {
+        Menu::new(
+            "Rewind to",
+            vec![
+                MenuItem::new("first", Choice::Fork("a".into())),
+                MenuItem::new("second", Choice::Fork("b".into())),
+            ],
+        )
+    }
+
+    /// D23: an approval that comes while a menu is open is the view on top, and the one
+    /// that answers the keys; the menu under it is untouched and answers again once the
+    /// approval is gone.
+    #[test]
+    fn an_approval_over_a_menu_takes_the_keys() {
+        let mut views = Views {
+            menu: Some(two_item_menu()),
+            ..Views::default()
+        };
+        views.approval = Some(approval::tests::command(1));
+        assert_eq!(views.top(), Some(Dialog::Approval));
+        let top = views.top_view().map(|view| view.key(key(KeyCode::Down)));
+        assert_eq!(top, Some(Next::Stay));
+        let enter = views.top_view().map(|view| view.key(key(KeyCode::Enter)));
+        assert_eq!(enter, Some(Next::Answer(crate::agent::Approval::Allow)));
+        assert_eq!(views.menu.as_ref().map(|m| m.selected), Some(0));
+        views.approval = None;
+        assert_eq!(views.top(), Some(Dialog::Menu));
+        let enter = views.top_view().map(|view| view.key(key(KeyCode::Enter)));
+        assert_eq!(enter, Some(Next::Choose(Choice::Fork("a".into()))));
+    }
+
+    #[test]
+    fn nothing_open_is_no_view() {
+        let mut views = Views::default();
+        assert_eq!(views.top(), None);
+        assert!(views.top_view().is_none());
     }
 }
