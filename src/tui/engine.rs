@@ -6,7 +6,7 @@
 //! engine's (`snapshot().session`): the interface keeps no copy.
 
 use super::app::{App, TaskResult};
-use super::menu::{Choice, Menu, MenuItem};
+use super::views::menu::{Choice, Menu, MenuItem};
 use crate::agent::commands::Control;
 use crate::protocol::command::{Command, Delivery, InputPart, UserInput};
 use crate::protocol::outcome::{CommandError, Outcome};

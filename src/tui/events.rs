@@ -94,7 +94,7 @@ impl App {
                 agent_id,
                 cwd,
                 preview,
-            } => self.on_approval_request(super::approval::Request {
+            } => self.on_approval_request(super::views::approval::Request {
                 tool_call_id,
                 agent_id,
                 tool_name,
@@ -286,8 +286,8 @@ impl App {
         }
     }
 
-    fn on_approval_request(&mut self, request: super::approval::Request) {
-        self.open_approval(super::approval::Approval::new(request));
+    fn on_approval_request(&mut self, request: super::views::approval::Request) {
+        self.open_approval(super::views::approval::Approval::new(request));
         self.set_phase(Phase::Approval);
     }
 

@@ -6,7 +6,7 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
-use super::views::Dialog;
+use super::views::{Dialog, Next};
 use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
 use crate::protocol::outcome::Outcome;
@@ -102,13 +102,45 @@ impl App {
 
     /// A key for the dialog on top (`top_dialog`: the one drawn), when one is open.
     fn dialog_key(&mut self, key: KeyEvent) -> bool {
-        match self.top_dialog() {
-            Some(Dialog::Approval) => self.approval_key(key),
-            Some(Dialog::Picker) => self.picker_key(key),
-            Some(Dialog::Menu) => self.menu_key(key),
-            None => return false,
+        let Some(dialog) = self.top_dialog() else {
+            return false;
+        };
+        match self.views.top_view() {
+            Some(view) => {
+                let next = view.key(key);
+                self.follow(dialog, next, key);
+            }
+            None => self.picker_key(key),
         }
         true
+    }
+
+    /// Do what the top view said after a key (`views::Next`).
+    fn follow(&mut self, dialog: Dialog, next: Next, key: KeyEvent) {
+        match next {
+            Next::Stay | Next::Pass => {}
+            Next::Close => self.close_dialog(dialog),
+            Next::Choose(choice) => self.choose(choice),
+            Next::Answer(decision) => self.answer(decision),
+            Next::Early => self.early_approval_key(key),
+        }
+    }
+
+    /// Close the dialog, and do what closing it means.
+    fn close_dialog(&mut self, dialog: Dialog) {
+        match dialog {
+            Dialog::Menu => {
+                self.views.menu = None;
+                // Closing the hook-trust question is "not now".
+                self.answer_hook_trust(None);
+            }
+            Dialog::Approval => {
+                self.views.approval = None;
+                // esc on the question stops the run.
+                self.interrupt();
+            }
+            Dialog::Picker => self.views.picker = None,
+        }
     }
 
     /// The dialog over the composer that is drawn and gets the keys (`Views::top`).
@@ -235,13 +267,8 @@ impl App {
 
     pub fn on_paste(&mut self, text: &str) {
         self.dirty = true;
-        if let Some(message) = self
-            .views
-            .approval
-            .as_mut()
-            .and_then(|a| a.message.as_mut())
-        {
-            message.push_str(&text.replace(['\r', '\n'], " "));
+        if self.views.top_view().is_some_and(|view| view.paste(text)) {
+            // The top view took it (the approval's message).
         } else if matches!(self.top_dialog(), None | Some(Dialog::Approval)) {
             // Pasted image files (a terminal's drag and drop pastes their paths): chips.
             if !self.paste_image_paths(text) {
@@ -315,26 +342,6 @@ impl App {
         self.input.composer.clear();
         self.status.quit_armed = Some(now);
         self.set_hint("press ctrl+c again to quit");
-    }
-
-    fn menu_key(&mut self, key: KeyEvent) {
-        let Some(menu) = self.views.menu.as_mut() else {
-            return;
-        };
-        match key.code {
-            KeyCode::Up => menu.up(),
-            KeyCode::Down => menu.down(),
-            KeyCode::Enter => {
-                if let Some(choice) = menu.chosen() {
-                    self.choose(choice);
-                }
-            }
-            KeyCode::Esc => {
-                self.views.menu = None;
-                self.answer_hook_trust(None);
-            }
-            _ => {}
-        }
     }
 
     fn picker_key(&mut self, key: KeyEvent) {

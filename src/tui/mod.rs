@@ -5,7 +5,7 @@
 mod agents;
 pub mod ansi;
 pub mod app;
-pub mod approval;
+mod approval;
 mod attach;
 pub mod cells;
 mod clipboard;
@@ -23,7 +23,6 @@ mod lsp_view;
 pub mod markdown;
 mod mcp_view;
 pub mod mention;
-mod menu;
 mod permissions_view;
 pub mod picker;
 mod plan;

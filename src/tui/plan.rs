@@ -3,7 +3,7 @@
 //! keep planning (the user then says what to change).
 
 use super::app::App;
-use super::menu::{Choice, Menu, MenuItem};
+use super::views::menu::{Choice, Menu, MenuItem};
 use crate::agent::plan_mode::APPROVED;
 use crate::protocol::command::Command;
 use crate::tools::permission::PermissionMode;

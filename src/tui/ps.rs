@@ -2,7 +2,7 @@
 //! where enter kills the selected one.
 
 use super::app::{App, TaskResult};
-use super::menu::{Choice, Menu, MenuItem};
+use super::views::menu::{Choice, Menu, MenuItem};
 use crate::tools::background::ShellStatus;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 
 use super::app::{App, TaskResult};
 use super::engine::After;
-use super::menu::{Choice, Menu, MenuItem};
+use super::views::menu::{Choice, Menu, MenuItem};
 use crate::agent::rewind::RestoreMode;
 use crate::protocol::command::{Command, RewindTarget};
 use crate::protocol::event::SkippedFile;

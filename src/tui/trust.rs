@@ -3,7 +3,7 @@
 //! the hooks change); the answer is remembered (`extensions::hooks::trust`).
 
 use super::app::App;
-use super::menu::{Choice, Menu, MenuItem};
+use super::views::menu::{Choice, Menu, MenuItem};
 use crate::extensions::hooks::trust::{ProjectHooks, TrustStore};
 
 impl App {

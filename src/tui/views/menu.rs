@@ -2,8 +2,10 @@
 //! a title, items that each say what choosing them does, ↑↓ to move, enter to choose, esc
 //! to close.
 
-use super::theme::Theme;
+use super::super::theme::Theme;
+use super::{Next, View};
 use crate::agent::rewind::RestoreMode;
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::text::{Line, Span};
 
 /// Rows of items shown at once.
@@ -119,7 +121,7 @@ impl Menu {
             rows.push(Line::from(vec![
                 Span::styled(marker, theme.accent()),
                 Span::raw(indent),
-                Span::styled(super::cells::cut(&item.label, room), style),
+                Span::styled(super::super::cells::cut(&item.label, room), style),
                 Span::styled(note, theme.dim()),
             ]));
         }
@@ -130,5 +132,80 @@ impl Menu {
             )));
         }
         rows
+    }
+}
+
+impl View for Menu {
+    /// ↑↓ move, enter chooses, esc closes; any other key is swallowed (the composer is
+    /// hidden under the menu).
+    fn key(&mut self, key: KeyEvent) -> Next {
+        match key.code {
+            KeyCode::Up => self.up(),
+            KeyCode::Down => self.down(),
+            KeyCode::Enter => return self.chosen().map_or(Next::Stay, Next::Choose),
+            KeyCode::Esc => return Next::Close,
+            _ => {}
+        }
+        Next::Stay
+    }
+
+    fn rows(&self, width: u16, _max_rows: u16, theme: &Theme) -> Vec<Line<'static>> {
+        Menu::rows(self, width, theme)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{draw, key};
+    use super::*;
+
+    fn menu(items: usize) -> Menu {
+        let items = (0..items)
+            .map(|i| MenuItem::new(format!("item {i}"), Choice::Fork(format!("e{i}"))))
+            .collect();
+        Menu::new("Fork from", items)
+    }
+
+    #[test]
+    fn arrows_move_enter_chooses_the_highlighted_item() {
+        let mut menu = menu(3);
+        assert_eq!(menu.key(key(KeyCode::Down)), Next::Stay);
+        assert_eq!(menu.key(key(KeyCode::Down)), Next::Stay);
+        assert_eq!(
+            menu.key(key(KeyCode::Down)),
+            Next::Stay,
+            "stops at the last"
+        );
+        assert_eq!(menu.key(key(KeyCode::Up)), Next::Stay);
+        assert_eq!(
+            menu.key(key(KeyCode::Enter)),
+            Next::Choose(Choice::Fork("e1".into()))
+        );
+    }
+
+    #[test]
+    fn esc_closes_and_other_keys_are_swallowed() {
+        let mut menu = menu(2);
+        assert_eq!(menu.key(key(KeyCode::Char('x'))), Next::Stay);
+        assert_eq!(menu.selected, 0);
+        assert_eq!(menu.key(key(KeyCode::Esc)), Next::Close);
+        assert_eq!(
+            Menu::new("empty", Vec::new()).key(key(KeyCode::Enter)),
+            Next::Stay
+        );
+    }
+
+    #[test]
+    fn draws_title_marker_and_position_when_the_list_scrolls() {
+        let mut menu = menu(10);
+        for _ in 0..9 {
+            menu.key(key(KeyCode::Down));
+        }
+        let screen = draw(&menu, 50, 10);
+        assert!(screen[0].starts_with("Fork from (↑↓ choose"), "{screen:?}");
+        assert_eq!(screen[1], "  item 2", "the first two scrolled away");
+        assert_eq!(screen[8], "› item 9");
+        assert_eq!(screen[9], "  10 of 10");
+        assert_eq!(menu.placement(), super::super::Placement::Bottom);
     }
 }
