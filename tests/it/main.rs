@@ -67,6 +67,7 @@ mod secrets;
 mod serve;
 mod session_faults;
 mod sessions;
+mod sessions_manage;
 mod states;
 mod structure;
 mod structure_tui;
