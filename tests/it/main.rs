@@ -86,6 +86,7 @@ mod tui_fixes35b;
 mod tui_keys;
 mod tui_render;
 mod tui_screen;
+mod tui_sessions;
 mod tui_usage;
 mod tui_welcome;
 mod usage;
