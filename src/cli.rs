@@ -204,7 +204,8 @@ pub enum Subcommands {
     Logout(LogoutArgs),
     /// Stored credentials: who is signed in, where, until when (never the secret)
     Auth(AuthArgs),
-    /// List this directory's sessions, the live ones (served by a running agent) first
+    /// List this directory's sessions, the live ones (served by a running agent) first;
+    /// rename, delete or export one
     Sessions(SessionsArgs),
     /// Attach to a live session: JSON lines on stdin go to it, its events come out on
     /// stdout (docs/protocol.md §4.7)
@@ -212,6 +213,9 @@ pub enum Subcommands {
     /// Keep sessions running with no terminal and reach every live session over HTTP
     /// (docs/protocol.md §4.6)
     Serve(ServeArgs),
+    /// Write a commented config file (`agent config init`) or print its path (`agent config
+    /// path`)
+    Config(ConfigArgs),
 }
 
 #[derive(Debug, Args)]
@@ -229,13 +233,89 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct SessionsArgs {
+    /// What to do (nothing: list them)
+    #[command(subcommand)]
+    pub action: Option<SessionsAction>,
+    #[command(flatten)]
+    pub list: SessionsListArgs,
+}
+
+#[derive(Debug, Default, Args)]
+pub struct SessionsListArgs {
     /// Only the live sessions
     #[arg(long)]
     pub live: bool,
     /// One JSON array instead of lines
     #[arg(long)]
     pub json: bool,
+    /// The sessions of every directory, not only this one's
+    #[arg(long, conflicts_with = "live")]
+    pub all: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// List this directory's sessions (the default): id, last use, messages, title
+    List(SessionsListArgs),
+    /// Give a session a title (shown by `agent sessions` and the `agent -r` picker)
+    Rename {
+        /// The session's id (a prefix is enough)
+        id: String,
+        /// The new title
+        #[arg(num_args = 1.., required = true)]
+        title: Vec<String>,
+    },
+    /// Delete sessions with their tool outputs, sub-agent sessions and the checkpoint data
+    /// no other session uses
+    Rm {
+        /// The sessions' ids (a prefix is enough)
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        /// Do not ask (needed when stdin is not a terminal)
+        #[arg(short, long)]
+        force: bool,
+        /// Only list what would be deleted
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+    },
+    /// Write a session's current branch as HTML, Markdown or its JSON lines
+    Export {
+        /// The session's id (a prefix is enough)
+        id: String,
+        /// The format [default: from the -o file's extension, else html]
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<ExportFormat>,
+        /// The file to write (default: stdout)
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Html,
+    Md,
+    Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Write a commented config.toml (every key, with its default) where the agent reads it
+    Init {
+        /// Replace an existing file
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print where the agent reads its config.toml (also when there is none yet)
+    Path,
 }
 
 #[derive(Debug, Args)]

@@ -93,8 +93,14 @@ fn main() -> ExitCode {
         Some(Subcommands::Sessions(args)) => {
             return ExitCode::from(live_command(|paths| async move {
                 let cwd = std::env::current_dir().unwrap_or_default();
-                agent::live::commands::sessions(&paths, &cwd, args.live, args.json).await
+                agent::sessions_command::run(&paths, &cwd, args).await
             }));
+        }
+        Some(Subcommands::Config(args)) => {
+            return ExitCode::from(agent::config_command::run(
+                &args.action,
+                cli.config.as_deref(),
+            ));
         }
         _ => {}
     }

@@ -23,6 +23,20 @@ fn civil(millis: i64) -> (i64, i64, i64, i64) {
     (year, month, day, seconds)
 }
 
+/// How long ago `when` was, roughly: `just now`, `5 min ago`, `3 h ago`, `2 d ago`.
+pub fn ago(when: std::time::SystemTime) -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(when)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    match seconds {
+        0..60 => "just now".to_string(),
+        60..3600 => format!("{} min ago", seconds / 60),
+        3600..86_400 => format!("{} h ago", seconds / 3600),
+        _ => format!("{} d ago", seconds / 86_400),
+    }
+}
+
 /// `YYYY-MM-DD`.
 pub fn utc_date(millis: i64) -> String {
     let (year, month, day, _) = civil(millis);

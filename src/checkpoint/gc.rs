@@ -3,7 +3,8 @@
 //! remaining record reaches is removed. It runs at most once a day, holding the store's
 //! lock exclusively (checkpoints being recorded hold it shared, so nothing they are about
 //! to name disappears), and bumps the store's generation so a running agent stops reusing
-//! what it remembered of removed objects.
+//! what it remembered of removed objects. `collect` sweeps without the daily gate and
+//! without dropping records, after a session was deleted (`agent sessions rm`).
 
 use super::error::CheckpointError;
 use super::log::{self, Record};
@@ -57,6 +58,46 @@ pub fn run_if_due(root: &Path, keep_days: u32) -> Result<Option<Cleaned>, Checkp
 
 /// Clean up now; `Ok(None)` when another process is recording or restoring.
 pub fn run(root: &Path, keep_days: u32) -> Result<Option<Cleaned>, CheckpointError> {
+    let cutoff = crate::protocol::message::now_millis()
+        .saturating_sub(i64::from(keep_days).saturating_mul(86_400_000));
+    clean(root, Some(cutoff))
+}
+
+/// Remove every object no remaining session log reaches, keeping every record (a
+/// session's log was just deleted with it); `Ok(None)` when another process is recording
+/// or restoring, and nothing at all when there is no store.
+pub fn collect(root: &Path) -> Result<Option<Cleaned>, CheckpointError> {
+    if !root.join("objects").is_dir() {
+        return Ok(Some(Cleaned::default()));
+    }
+    clean(root, None)
+}
+
+/// Drop the checkpoint logs of the sessions `ids` (sessions being deleted, every record
+/// counted as removed), then every object no remaining log reaches (`collect`).
+pub fn forget<'a>(
+    root: &Path,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<Cleaned>, CheckpointError> {
+    let mut records = 0;
+    for id in ids {
+        let path = log::path_for(root, id);
+        records += log::read(&path)?.len();
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(CheckpointError::store(&path, e)),
+        }
+    }
+    let collected = collect(root)?;
+    Ok(collected.map(|cleaned| Cleaned {
+        records: cleaned.records + records,
+        ..cleaned
+    }))
+}
+
+/// Drop the records older than `cutoff` (none without one), then sweep.
+fn clean(root: &Path, cutoff: Option<i64>) -> Result<Option<Cleaned>, CheckpointError> {
     let store = Store::open(root);
     let lock_file = lock_path(root);
     let lock = File::options()
@@ -68,8 +109,6 @@ pub fn run(root: &Path, keep_days: u32) -> Result<Option<Cleaned>, CheckpointErr
     if lock.try_lock().is_err() {
         return Ok(None);
     }
-    let cutoff = crate::protocol::message::now_millis()
-        .saturating_sub(i64::from(keep_days).saturating_mul(86_400_000));
     let mut cleaned = Cleaned::default();
     let mut kept: Vec<Record> = Vec::new();
     let sessions = root.join("sessions");
@@ -78,7 +117,7 @@ pub fn run(root: &Path, keep_days: u32) -> Result<Option<Cleaned>, CheckpointErr
         let before = records.len();
         let fresh: Vec<Record> = records
             .into_iter()
-            .filter(|r| r.timestamp >= cutoff)
+            .filter(|r| cutoff.is_none_or(|cutoff| r.timestamp >= cutoff))
             .collect();
         cleaned.records += before - fresh.len();
         if fresh.is_empty() {

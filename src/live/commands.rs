@@ -1,5 +1,6 @@
 //! The live sessions' subcommands: `agent sessions [--live]` lists the sessions (the live
-//! ones — served by a running agent — first, with their state and clients), and
+//! ones — served by a running agent — first, with their state and clients; each with its
+//! title), and
 //! `agent attach [ID]` bridges a live session to this terminal as JSON lines: what is
 //! typed on stdin goes to the session's socket, what the session says comes out on stdout
 //! (docs/protocol.md §4.5). The interface as a client of a live session comes later.
@@ -73,20 +74,31 @@ async fn describe(id: String, socket: PathBuf) -> Live {
     }
 }
 
-/// `agent sessions [--live] [--json]`.
-pub async fn sessions(paths: &Paths, cwd: &Path, live_only: bool, as_json: bool) -> u8 {
+/// The title of a live session, from its file.
+fn live_title(live: &Live) -> Option<String> {
+    let file = live.state.as_ref()?["sessionFile"].as_str()?;
+    crate::session::title::describe(Path::new(file)).ok()?.title
+}
+
+/// `agent sessions [list] [--live] [--json] [--all]`: the live sessions, then the saved
+/// ones of this directory (`all`: of every directory), most recently used first, each with
+/// its title (`session::title`).
+pub async fn sessions(paths: &Paths, cwd: &Path, live_only: bool, as_json: bool, all: bool) -> u8 {
     let mut live = Vec::new();
     for (id, socket) in live_sockets(&paths.home) {
         live.push(describe(id, socket).await);
     }
-    let saved = if live_only {
+    let saved: Vec<crate::session::store::SessionSummary> = if live_only {
         Vec::new()
+    } else if all {
+        crate::session::store::list_all(&paths.sessions_dir)
     } else {
         crate::session::store::list_for(&paths.sessions_dir, cwd)
-            .into_iter()
-            .filter(|s| !live.iter().any(|l| l.id == s.id))
-            .collect()
     };
+    let saved: Vec<_> = saved
+        .into_iter()
+        .filter(|s| !live.iter().any(|l| l.id == s.id))
+        .collect();
     if as_json {
         let live: Vec<Value> = live
             .iter()
@@ -99,22 +111,39 @@ pub async fn sessions(paths: &Paths, cwd: &Path, live_only: bool, as_json: bool)
                     "model": l.state.as_ref().map(|s| &s["model"]),
                     "sessionFile": l.state.as_ref().map(|s| &s["sessionFile"]),
                     "sessionName": l.state.as_ref().map(|s| &s["sessionName"]),
+                    "title": live_title(l),
                     "clients": l.clients,
                 })
             })
             .collect();
-        let saved = saved
-            .iter()
-            .map(|s| json!({"id": s.id, "live": false, "sessionFile": s.path}));
+        let saved = saved.iter().map(|s| {
+            json!({
+                "id": s.id,
+                "live": false,
+                "sessionFile": s.path,
+                "cwd": s.cwd,
+                "title": s.title,
+                "named": s.named,
+                "messages": s.messages,
+                "created": s.created,
+                "updated": s.modified
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(crate::time::millis)
+                    .unwrap_or(0),
+                "parentSession": s.parent,
+            })
+        });
         let all: Vec<Value> = live.into_iter().chain(saved).collect();
         println!("{}", Value::Array(all));
         return 0;
     }
     if live.is_empty() && live_only {
         eprintln!("agent: no live session (every running agent serves its session)");
+    } else if live.is_empty() && saved.is_empty() && all {
+        eprintln!("agent: no sessions yet (start one with `agent`)");
     } else if live.is_empty() && saved.is_empty() {
         eprintln!(
-            "agent: no sessions in {} (start one with `agent`)",
+            "agent: no sessions in {} (start one with `agent`; --all lists every directory's)",
             cwd.display()
         );
     }
@@ -132,14 +161,32 @@ pub async fn sessions(paths: &Paths, cwd: &Path, live_only: bool, as_json: bool)
             field("state"),
             field("model"),
             l.clients,
-            l.state
-                .as_ref()
-                .and_then(|s| s["sessionName"].as_str().or(s["sessionFile"].as_str()))
-                .unwrap_or("")
+            live_title(l)
+                .or_else(|| {
+                    l.state
+                        .as_ref()
+                        .and_then(|s| s["sessionName"].as_str().or(s["sessionFile"].as_str()))
+                        .map(String::from)
+                })
+                .unwrap_or_default()
         );
     }
     for s in &saved {
-        println!("{}  saved  {}", s.id, s.path.display());
+        let messages = match s.messages {
+            1 => "1 message".to_string(),
+            n => format!("{n} messages"),
+        };
+        let place = if all {
+            format!("{}  ", s.cwd)
+        } else {
+            String::new()
+        };
+        println!(
+            "{}  saved  {}  {messages}  {place}{}",
+            s.id,
+            crate::time::ago(s.modified),
+            s.title.as_deref().unwrap_or("(no prompt yet)")
+        );
     }
     0
 }

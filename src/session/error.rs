@@ -22,6 +22,8 @@ pub enum SessionError {
     NoSuchEntry(String),
     #[error("the session writer stopped")]
     WriterGone,
+    #[error("a session's title cannot be empty")]
+    EmptyTitle,
 }
 
 impl SessionError {

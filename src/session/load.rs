@@ -283,7 +283,7 @@ fn parse_context(
 }
 
 /// The entry on the line at `offset`, if it is one.
-fn parse_at(file: &File, offset: u64) -> std::io::Result<Option<Entry>> {
+pub(super) fn parse_at(file: &File, offset: u64) -> std::io::Result<Option<Entry>> {
     let mut entry = None;
     for_each_line(file, offset, 0, |_, _, bytes, _| {
         entry = serde_json::from_slice(bytes).ok();

@@ -10,8 +10,10 @@ pub mod export;
 pub mod format;
 pub mod index;
 pub mod load;
+pub mod manage;
 pub mod store;
 mod tail;
+pub mod title;
 pub mod tree;
 mod writer;
 
@@ -71,7 +73,7 @@ pub async fn open(choice: Choice, root: &Path, cwd: &Path) -> Result<Opened, Ses
             let id = new_id();
             create(&store::new_path(root, cwd, &id, now_millis()), &id, cwd)
         }
-        Choice::Continue => match store::list_for(root, cwd).first() {
+        Choice::Continue => match store::latest_for(root, cwd) {
             Some(latest) => resume(&latest.path).await,
             None => {
                 let id = new_id();

@@ -1,6 +1,7 @@
 //! Where sessions live: `sessions/<directory slug>/<time>_<id>.jsonl`, grouped by working
 //! directory and named so they sort by creation time; finding the latest one of a
-//! directory and finding one by id prefix.
+//! directory and finding one by id prefix. Listings carry each session's title and size
+//! (`title`), derived on read.
 
 use super::error::SessionError;
 use super::format::Header;
@@ -57,15 +58,57 @@ pub struct SessionSummary {
     pub modified: SystemTime,
     /// The session this one was forked from.
     pub parent: Option<String>,
+    /// The working directory it ran in.
+    pub cwd: String,
+    /// When it was created (milliseconds since the epoch, from its header).
+    pub created: i64,
+    /// Its name, else its first prompt's first line (`None`: neither yet).
+    pub title: Option<String>,
+    /// Whether `title` is a name someone gave.
+    pub named: bool,
+    /// Messages on its current branch.
+    pub messages: usize,
 }
 
-/// The sessions of `cwd`, most recently used first.
+/// The sessions of `cwd`, most recently used first, with their titles.
 pub fn list_for(root: &Path, cwd: &Path) -> Vec<SessionSummary> {
     let cwd_text = cwd.to_string_lossy();
-    let mut sessions: Vec<SessionSummary> = session_files(&dir_for(root, cwd))
+    let mut sessions = summaries(&dir_for(root, cwd), Some(&cwd_text));
+    sessions.iter_mut().for_each(describe);
+    sessions
+}
+
+/// The most recently used session of `cwd`, found without reading the sessions through
+/// (`-c` stays quick however many and however long they are); it has no title filled in.
+pub fn latest_for(root: &Path, cwd: &Path) -> Option<SessionSummary> {
+    let cwd_text = cwd.to_string_lossy();
+    summaries(&dir_for(root, cwd), Some(&cwd_text))
+        .into_iter()
+        .next()
+}
+
+/// The sessions of every directory, most recently used first, with their titles.
+pub fn list_all(root: &Path) -> Vec<SessionSummary> {
+    let dirs = std::fs::read_dir(root)
+        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let mut sessions: Vec<SessionSummary> = dirs
+        .iter()
+        .filter(|dir| dir.is_dir())
+        .flat_map(|dir| summaries(dir, None))
+        .collect();
+    sort_newest_first(&mut sessions);
+    sessions.iter_mut().for_each(describe);
+    sessions
+}
+
+/// The sessions in `dir` (of the working directory `cwd`, when given), newest first,
+/// without titles.
+fn summaries(dir: &Path, cwd: Option<&str>) -> Vec<SessionSummary> {
+    let mut sessions: Vec<SessionSummary> = session_files(dir)
         .into_iter()
         .filter_map(|path| {
-            let header = read_header(&path).filter(|h| h.cwd == cwd_text)?;
+            let header = read_header(&path).filter(|h| cwd.is_none_or(|cwd| h.cwd == cwd))?;
             let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
             let id = id_of(&path)?.to_string();
             Some(SessionSummary {
@@ -73,15 +116,33 @@ pub fn list_for(root: &Path, cwd: &Path) -> Vec<SessionSummary> {
                 id,
                 modified,
                 parent: header.parent_session,
+                cwd: header.cwd,
+                created: header.timestamp,
+                title: None,
+                named: false,
+                messages: 0,
             })
         })
         .collect();
+    sort_newest_first(&mut sessions);
+    sessions
+}
+
+fn sort_newest_first(sessions: &mut [SessionSummary]) {
     sessions.sort_by(|a, b| {
         b.modified
             .cmp(&a.modified)
             .then_with(|| b.path.cmp(&a.path))
     });
-    sessions
+}
+
+/// Fill in the title and size (a file that cannot be read keeps none).
+fn describe(summary: &mut SessionSummary) {
+    if let Ok(described) = super::title::describe(&summary.path) {
+        summary.title = described.title;
+        summary.named = described.named;
+        summary.messages = described.messages;
+    }
 }
 
 /// `sessions` (most recent first) with every fork placed under the session it was forked
@@ -210,6 +271,11 @@ mod tests {
             id: id.to_string(),
             modified: SystemTime::UNIX_EPOCH,
             parent: parent.map(String::from),
+            cwd: "/w".to_string(),
+            created: 0,
+            title: None,
+            named: false,
+            messages: 0,
         };
         // Most recent first: a fork of a fork, a plain session, a fork, its parent.
         let ordered = forks_under_parents(vec![

@@ -1,5 +1,5 @@
 //! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
-//! `/rewind`, `/fork`, `/tree`, `/session`, `/mcp`, `/lsp`, `/permissions`, `/plan`, `/ps`, `/agents`,
+//! `/rewind`, `/fork`, `/tree`, `/session`, `/rename`, `/mcp`, `/lsp`, `/permissions`, `/plan`, `/ps`, `/agents`,
 //! `/copy`, `/diff`, `/skills`, `/quit`), the user's custom commands and `/skill:NAME`, with
 //! completion. Anything slow runs as a task that reports back through `TaskResult`.
 
@@ -70,6 +70,11 @@ pub const COMMANDS: &[Command] = &[
         name: "session",
         args: "",
         help: "This session's file, id and usage",
+    },
+    Command {
+        name: "rename",
+        args: "[title]",
+        help: "Show or set this session's title (agent -r lists sessions by title)",
     },
     Command {
         name: "mcp",
@@ -230,6 +235,7 @@ impl App {
             "fork" => self.open_fork(),
             "tree" => self.open_tree(),
             "session" => self.session_info(),
+            "rename" => self.rename_command(arg),
             "mcp" => {
                 let rows = super::mcp_view::rows(&self.mcp.views(), self.width, &self.theme);
                 self.push_rows(rows);
@@ -446,6 +452,46 @@ impl App {
             model: ResumeModel::KeepCurrent,
         };
         self.execute_then(resume, After::Resumed);
+    }
+
+    /// `/rename TITLE` names the session (the engine's `SetSessionName`); `/rename` alone
+    /// shows its title: its name, else its first prompt's first line (read off the key
+    /// path: the file can be long).
+    fn rename_command(&mut self, title: &str) {
+        let agent = self.agent.clone();
+        let tasks = self.tasks.clone();
+        if title.is_empty() {
+            let state = agent.snapshot();
+            tokio::task::spawn_blocking(move || {
+                let derived = state.session_name.clone().or_else(|| {
+                    let path = state.session.path.as_deref()?;
+                    crate::session::title::describe(path).ok()?.title
+                });
+                let said = match derived {
+                    Some(title) => format!("Title: {title} — rename with /rename TITLE"),
+                    None => {
+                        "No title yet: it will be your first prompt's first line, or /rename TITLE"
+                            .to_string()
+                    }
+                };
+                let _ = tasks.send(TaskResult::Notice(said));
+            });
+            return;
+        }
+        let name = title.to_string();
+        tokio::spawn(async move {
+            let said = match agent
+                .execute(EngineCommand::SetSessionName { name }, Control::new())
+                .await
+            {
+                Ok(Outcome::SessionName { name }) => {
+                    TaskResult::Notice(format!("Renamed this session: {name}"))
+                }
+                Ok(_) => TaskResult::Notice("Renamed this session".to_string()),
+                Err(e) => TaskResult::Warning(e.to_string()),
+            };
+            let _ = tasks.send(said);
+        });
     }
 
     fn session_info(&mut self) {

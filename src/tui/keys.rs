@@ -348,11 +348,19 @@ impl App {
         let Some(picker) = self.views.picker.as_mut() else {
             return;
         };
+        let control = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Up => picker.up(),
             KeyCode::Down => picker.down(),
             KeyCode::Enter => self.resume_picked(),
+            // Esc empties the search line first, then closes.
+            KeyCode::Esc if picker.clear_query() => {}
             KeyCode::Esc => self.views.picker = None,
+            KeyCode::Char('u') if control => {
+                picker.clear_query();
+            }
+            KeyCode::Char(c) if !control => picker.type_char(c),
+            KeyCode::Backspace => picker.backspace(),
             _ => {}
         }
     }

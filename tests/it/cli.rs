@@ -611,3 +611,55 @@ async fn a_rate_limit_behind_litellm_waits_as_asked_and_ends_with_one_line() {
         1
     );
 }
+
+/// An installed agent has no config.example.toml: `agent config init` writes that text
+/// where the agent reads its config (0600), once; `agent config path` says where, also
+/// before the file exists, and both follow `--config`.
+#[tokio::test]
+async fn config_init_writes_a_commented_config_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env();
+    let config = |args: &[&str]| {
+        let mut cmd = command(env.home.path(), env.cwd.path());
+        cmd.arg("config").args(args);
+        run(cmd)
+    };
+    let file = env.home.path().join("config.toml");
+    let path = config(&["path"]).await;
+    assert_eq!(path.code, 0, "{}", path.stderr);
+    assert_eq!(path.stdout, format!("{}\n", file.display()));
+    assert!(!file.exists());
+
+    let init = config(&["init"]).await;
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# agent"), "{text}");
+    assert!(text.contains("# permission_mode = \"ask\""), "{text}");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // The agent starts with it: every key is commented out.
+    let server = chat::answering(&["fine"]).await;
+    let out = run(env.agent(&server, &["-p", "hi"])).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    // Not overwritten without --force.
+    std::fs::write(&file, "model = \"mine\"\n").unwrap();
+    let again = config(&["init"]).await;
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "model = \"mine\"\n"
+    );
+    let forced = config(&["init", "--force"]).await;
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+
+    let other = env.cwd.path().join("conf/other.toml");
+    let other_text = other.to_str().unwrap();
+    let path = config(&["--config", other_text, "path"]).await;
+    assert_eq!(path.stdout, format!("{other_text}\n"));
+    let init = config(&["init", "--config", other_text]).await;
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), text);
+}

@@ -1,9 +1,12 @@
-//! Exporting a session as a self-contained HTML file (`export_html`). The session file is
-//! the source when there is one — every entry of the current branch, also what a compaction
+//! Exporting a session as a self-contained HTML file (`export_html`) or as Markdown
+//! (`markdown`). The session file is the source when there is one — every entry of the current branch, also what a compaction
 //! took out of the model's context (a branch abandoned by a rewind is left out) — else the
 //! conversation in memory.
 
 mod html;
+mod markdown;
+
+pub use markdown::Heading as MarkdownHeading;
 
 use super::SessionError;
 use super::format::Entry;
@@ -26,17 +29,15 @@ pub struct Source<'a> {
 /// Write `source` as HTML to `output` (replaced as a whole: written beside it, then
 /// renamed). Blocking: call it off the async workers.
 pub fn export_html(source: &Source<'_>, output: &Path) -> Result<(), SessionError> {
-    let items = match source.file.filter(|file| file.is_file()) {
-        Some(file) => read_items(file)?,
-        None => source
-            .context
-            .iter()
-            .map(|message| Item::Message(Message::clone(message)))
-            .collect(),
-    };
+    write_replacing(output, html_page(source)?.as_bytes())
+}
+
+/// `source` as one self-contained HTML page.
+pub fn html_page(source: &Source<'_>) -> Result<String, SessionError> {
+    let items = items_of(source)?;
     let cwd = source.cwd.to_string_lossy();
     let file = source.file.map(|f| f.to_string_lossy().into_owned());
-    let page = html::render(
+    Ok(html::render(
         &Heading {
             id: source.id,
             cwd: &cwd,
@@ -44,8 +45,27 @@ pub fn export_html(source: &Source<'_>, output: &Path) -> Result<(), SessionErro
             exported_at: std::time::SystemTime::now(),
         },
         &items,
-    );
-    write_replacing(output, page.as_bytes())
+    ))
+}
+
+/// `source` as a Markdown document under `heading`.
+pub fn markdown(
+    source: &Source<'_>,
+    heading: &MarkdownHeading<'_>,
+) -> Result<String, SessionError> {
+    Ok(markdown::render(heading, &items_of(source)?))
+}
+
+/// What an export shows: the file's current branch, else the conversation in memory.
+fn items_of(source: &Source<'_>) -> Result<Vec<Item>, SessionError> {
+    Ok(match source.file.filter(|file| file.is_file()) {
+        Some(file) => read_items(file)?,
+        None => source
+            .context
+            .iter()
+            .map(|message| Item::Message(Message::clone(message)))
+            .collect(),
+    })
 }
 
 /// Every entry of the session file's current branch that can be read; lines that cannot
@@ -93,7 +113,8 @@ fn read_items(file: &Path) -> Result<Vec<Item>, SessionError> {
     Ok(items)
 }
 
-fn write_replacing(output: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+/// Write `bytes` to `output`, replacing it as a whole (written beside it, then renamed).
+pub fn write_replacing(output: &Path, bytes: &[u8]) -> Result<(), SessionError> {
     if let Ok(metadata) = std::fs::metadata(output)
         && !metadata.is_file()
     {
