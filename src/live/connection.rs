@@ -30,6 +30,7 @@ enum Pending {
         id: Option<Value>,
         kind: String,
         since: Option<String>,
+        last: Option<usize>,
     },
     Rpc {
         id: Option<Value>,
@@ -167,10 +168,21 @@ impl Client {
     async fn take_up(&self, pending: Pending) -> Option<InFlight> {
         match pending {
             Pending::Refused(response) => self.send(&response).await,
-            Pending::Live { id, kind, since } => {
+            Pending::Live {
+                id,
+                kind,
+                since,
+                last,
+            } => {
                 match kind.as_str() {
                     // Answered by the hub, in its place among the events.
-                    "attach" => self.hub.attach(self.id, id, since.as_deref()),
+                    "attach" => {
+                        let replay = hub::Replay {
+                            since: since.as_deref(),
+                            last,
+                        };
+                        self.hub.attach(self.id, id, replay)
+                    }
                     "detach" => {
                         self.hub.detach(self.id);
                         self.send(&Response::new(id, &kind, Ok(None))).await;
@@ -345,10 +357,21 @@ fn read(frame: Frame) -> Pending {
                     return Pending::Refused(Response::new(id, kind, Err(why.to_string())));
                 }
             };
+            let last = match object.get("last") {
+                None | Some(Value::Null) => None,
+                Some(last) => match last.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                    Some(last) => Some(last),
+                    None => {
+                        let why = "invalid `attach` command: `last` is a count of messages (a whole number, 0 or more)";
+                        return Pending::Refused(Response::new(id, kind, Err(why.to_string())));
+                    }
+                },
+            };
             return Pending::Live {
                 id,
                 kind: kind.to_string(),
                 since,
+                last,
             };
         }
         let decision = object.get("decision").cloned();
