@@ -38,6 +38,7 @@ mod hooks_faults;
 mod hooks_project;
 mod hooks_sandbox;
 mod live;
+mod live_remote;
 mod lsp;
 mod lsp_real;
 mod mcp;
