@@ -107,7 +107,9 @@ impl RemoteEngine {
     pub async fn execute(&self, command: Command) -> Result<Outcome, CommandError> {
         let data = self.client.execute(&command).await.map_err(refusal)?;
         serde_json::from_value(data).map_err(|e| {
-            CommandError::Failed(format!("the live session answered what this agent cannot read: {e}"))
+            CommandError::Failed(format!(
+                "the live session answered what this agent cannot read: {e}"
+            ))
         })
     }
 
@@ -152,7 +154,9 @@ impl RemoteEngine {
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn usize_of(n: u64) -> usize {

@@ -94,9 +94,7 @@ async fn live_remote_engines_share_a_run_and_either_may_drive_it() {
         })
         .await;
         assert!(
-            asked
-                .iter()
-                .any(|e| matches!(e, AgentEvent::AgentStart)),
+            asked.iter().any(|e| matches!(e, AgentEvent::AgentStart)),
             "{asked:?}"
         );
     }
@@ -110,9 +108,10 @@ async fn live_remote_engines_share_a_run_and_either_may_drive_it() {
         })
         .await
         .unwrap();
-    until(&mut first_events, |e| {
-        matches!(e, AgentEvent::ToolExecutionEnd { tool_call_id, .. } if tool_call_id == "c1")
-    })
+    until(
+        &mut first_events,
+        |e| matches!(e, AgentEvent::ToolExecutionEnd { tool_call_id, .. } if tool_call_id == "c1"),
+    )
     .await;
     // A second answer is refused with the session's words.
     let late = first
