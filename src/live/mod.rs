@@ -5,7 +5,7 @@
 //! of the engine's events and `journal` what an attaching client is replayed;
 //! `connection` serves one client; `client` is the library a front end attaches with;
 //! `remote` drives a live session as if its engine were here (the interface of `agent
-//! attach`); `commands` holds `agent sessions` and `agent attach`; `serve` is `agent serve`, the
+//! attach`), `link` is a front end's handle on either engine; `commands` holds `agent sessions` and `agent attach`; `serve` is `agent serve`, the
 //! HTTP host of sessions.
 
 pub mod client;
@@ -13,6 +13,7 @@ pub mod commands;
 mod connection;
 mod hub;
 mod journal;
+pub mod link;
 pub mod remote;
 pub mod serve;
 pub mod server;

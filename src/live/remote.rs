@@ -13,6 +13,7 @@ use crate::protocol::command::Command;
 use crate::protocol::event::{AgentEvent, RunState};
 use crate::protocol::message::Message;
 use crate::protocol::outcome::{CommandError, Outcome, SessionIdentity};
+use crate::protocol::usage::UsageReport;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,10 +38,13 @@ struct Shared {
 
 /// What the front end reads between events.
 struct Mirror {
-    messages: Vec<Arc<Message>>,
+    /// Each with its session entry id ("" when not kept on disk).
+    messages: Vec<(String, Arc<Message>)>,
     /// Messages of the conversation before `messages` that were not replayed.
     omitted: usize,
     snapshot: Snapshot,
+    /// The last `usage_update`'s report (its total is `snapshot.usage`).
+    usage: UsageReport,
     /// When `snapshot.state` began (its elapsed time goes on here).
     state_since: Instant,
 }
@@ -60,8 +64,8 @@ impl RemoteEngine {
         let state = client.request(json!({"type": "get_state"})).await?;
         let mut snapshot = snapshot_of(&state);
         // The events stream from the answer on: the pump starts once the replay is in.
-        let answer = client.attach(None, last).await?;
-        let messages = messages_of(&answer["messages"]);
+        let mut answer = client.attach(None, last).await?;
+        let messages = messages_of(answer["messages"].take());
         snapshot.is_running = answer["isStreaming"] == true;
         let omitted = answer["omitted"].as_u64().map_or(0, usize_of);
         let (first, events_out) = mpsc::unbounded_channel();
@@ -74,6 +78,10 @@ impl RemoteEngine {
                 messages,
                 omitted,
                 state_since: Instant::now() - snapshot.state_elapsed,
+                usage: UsageReport {
+                    total: snapshot.usage.clone(),
+                    ..UsageReport::default()
+                },
                 snapshot,
             },
             subscribers: vec![first],
@@ -124,7 +132,23 @@ impl RemoteEngine {
     /// The conversation's messages this client holds (the last ones replayed, then every
     /// completed one); `omitted` says how many came before them.
     pub fn messages(&self) -> Vec<Arc<Message>> {
+        let shared = self.lock();
+        shared
+            .mirror
+            .messages
+            .iter()
+            .map(|(_, m)| m.clone())
+            .collect()
+    }
+
+    /// `messages` with their session entry ids ("" for one not kept on disk).
+    pub fn message_entries(&self) -> Vec<(String, Arc<Message>)> {
         self.lock().mirror.messages.clone()
+    }
+
+    /// The session's usage as its last `usage_update` told it.
+    pub fn usage_report(&self) -> UsageReport {
+        self.lock().mirror.usage.clone()
     }
 
     /// Messages of the conversation before `messages` that were not replayed.
@@ -145,6 +169,12 @@ impl RemoteEngine {
     /// How many messages a replay holds at most (`None`: all).
     pub fn replay_limit(&self) -> Option<usize> {
         self.last
+    }
+
+    /// Send any line of the protocol (`abort_bash`); its answer is not waited for beyond
+    /// arriving.
+    pub async fn request(&self, line: Value) {
+        let _ = self.client.request(line).await;
     }
 
     /// Stop the stream and leave the session as it is (a run goes on without us).
@@ -172,16 +202,26 @@ fn refusal(error: ClientError) -> CommandError {
 
 /// The messages of a replay (`[{...message, entryId}]`); one this agent cannot read is
 /// left out rather than ending the attachment.
-fn messages_of(value: &Value) -> Vec<Arc<Message>> {
-    value
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|m| serde_json::from_value::<Message>(m.clone()).ok())
-                .map(Arc::new)
-                .collect()
+fn messages_of(value: Value) -> Vec<(String, Arc<Message>)> {
+    let Value::Array(messages) = value else {
+        return Vec::new();
+    };
+    messages
+        .into_iter()
+        .filter_map(|mut m| {
+            let entry = entry_id(&mut m);
+            let message = serde_json::from_value::<Message>(m).ok()?;
+            Some((entry, Arc::new(message)))
         })
+        .collect()
+}
+
+/// Take the `entryId` a line or a replayed message carries ("" when none).
+fn entry_id(value: &mut Value) -> String {
+    value
+        .as_object_mut()
+        .and_then(|fields| fields.remove("entryId"))
+        .and_then(|id| id.as_str().map(str::to_string))
         .unwrap_or_default()
 }
 
@@ -220,14 +260,15 @@ fn snapshot_of(state: &Value) -> Snapshot {
 }
 
 impl Mirror {
-    /// Fold in `event` (a top-level one: a sub-agent's events change nothing here).
-    fn note(&mut self, event: &AgentEvent) {
+    /// Fold in `event` (a top-level one: a sub-agent's events change nothing here), which
+    /// came with session entry `entry` ("" when none).
+    fn note(&mut self, event: &AgentEvent, entry: String) {
         let snapshot = &mut self.snapshot;
         match event {
             AgentEvent::AgentStart => snapshot.is_running = true,
             AgentEvent::AgentEnd { .. } => snapshot.is_running = false,
             AgentEvent::MessageEnd { message } => {
-                self.messages.push(message.clone());
+                self.messages.push((entry, message.clone()));
                 snapshot.message_count += 1;
             }
             AgentEvent::QueueUpdate {
@@ -252,14 +293,17 @@ impl Mirror {
                 snapshot.permission_mode = *permission_mode;
             }
             AgentEvent::SessionChanged { session, .. } => snapshot.session = session.clone(),
-            AgentEvent::UsageUpdate { usage } => snapshot.usage = usage.total.clone(),
+            AgentEvent::UsageUpdate { usage } => {
+                snapshot.usage = usage.total.clone();
+                self.usage = usage.clone();
+            }
             _ => {}
         }
     }
 
     /// The conversation replaced (another session, a branch, a compaction): `messages` is
     /// its end, `total` how many it has.
-    fn replace(&mut self, messages: Vec<Arc<Message>>, total: usize) {
+    fn replace(&mut self, messages: Vec<(String, Arc<Message>)>, total: usize) {
         self.omitted = total.saturating_sub(messages.len());
         self.snapshot.message_count = total;
         self.messages = messages;
@@ -284,15 +328,16 @@ async fn pump(
 ) {
     let ended = loop {
         match events.next().await {
-            Some(LiveEvent::Event(value)) => {
+            Some(LiveEvent::Event(mut value)) => {
+                let entry = entry_id(&mut value);
                 // `approval_resolved` and any line this agent does not know.
                 let Ok(event) = serde_json::from_value::<AgentEvent>(value) else {
                     continue;
                 };
                 if replaces_conversation(&event)
-                    && let Ok(data) = client.request(json!({"type": "get_messages"})).await
+                    && let Ok(mut data) = client.request(json!({"type": "get_messages"})).await
                 {
-                    let all = messages_of(&data["messages"]);
+                    let all = messages_of(data["messages"].take());
                     let total = all.len();
                     let keep = last.map_or(0, |last| total.saturating_sub(last));
                     lock(&shared)
@@ -300,7 +345,7 @@ async fn pump(
                         .replace(all.into_iter().skip(keep).collect(), total);
                 }
                 let mut shared = lock(&shared);
-                shared.mirror.note(&event);
+                shared.mirror.note(&event, entry);
                 shared
                     .subscribers
                     .retain(|subscriber| subscriber.send(event.clone()).is_ok());
