@@ -82,7 +82,7 @@ async fn live_remote_engines_share_a_run_and_either_may_drive_it() {
         Reply::sse(frames).then(End::Stall),
     ])
     .await;
-    let (mut rpc, path) = owner(&env, &server).await;
+    let (rpc, path) = owner(&env, &server).await;
     let (first, mut first_events) = RemoteEngine::attach(&path, Some(200)).await.unwrap();
     let (second, mut second_events) = RemoteEngine::attach(&path, Some(200)).await.unwrap();
     assert!(!first.is_running());
