@@ -120,6 +120,10 @@ pub(super) async fn serve(
                             in_flight.cancel.cancel();
                             Some(Response::new(id.clone(), "abort", Ok(None)))
                         }
+                        (Pending::Execute { id, command: EngineCommand::Abort }, Some(in_flight)) => {
+                            in_flight.cancel.cancel();
+                            Some(client.abort_now(id.clone()))
+                        }
                         (Pending::Rpc { id, command: Command::AbortBash, .. }, Some(in_flight))
                             if in_flight.bash =>
                         {
@@ -162,6 +166,23 @@ impl Client {
             .agent
             .execute(EngineCommand::Abort, Control::new());
         let _ = aborting.now_or_never();
+    }
+
+    /// `execute` of `abort` while a command is in flight: carried out at once (it overtakes
+    /// the command, as the RPC's `abort` does), answered with its outcome.
+    fn abort_now(&self, id: Option<Value>) -> Response {
+        use futures_util::FutureExt;
+        let aborting = self
+            .context
+            .agent
+            .execute(EngineCommand::Abort, Control::new());
+        let answer = match aborting.now_or_never() {
+            Some(result) => result
+                .map(|outcome| serde_json::to_value(outcome).ok())
+                .map_err(|e| e.to_string()),
+            None => Ok(None),
+        };
+        Response::new(id, "execute", answer)
     }
 
     /// Carry out `pending`: answered now, or the command that takes time.

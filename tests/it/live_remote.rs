@@ -202,3 +202,41 @@ async fn live_attach_replays_only_the_last_messages_asked_for() {
     assert_eq!(remote.snapshot().message_count, 4);
     assert_eq!(rpc.exit_code().await, 0);
 }
+
+#[tokio::test]
+async fn live_remote_abort_overtakes_a_command_in_flight() {
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let (rpc, path) = owner(&env, &server).await;
+    let (remote, _events) = RemoteEngine::attach(&path, Some(10)).await.unwrap();
+    let remote = std::sync::Arc::new(remote);
+    let shell = tokio::spawn({
+        let remote = remote.clone();
+        async move {
+            remote
+                .execute(Command::RunShell {
+                    command: "echo started > started; sleep 600".into(),
+                })
+                .await
+        }
+    });
+    let started = env.cwd.path().join("started");
+    tokio::time::timeout(WAIT, async {
+        while !started.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the shell command did not start");
+    // The abort is not queued behind the command on the same connection: it stops it.
+    tokio::time::timeout(WAIT, remote.execute(Command::Abort))
+        .await
+        .expect("abort waited for the command in flight")
+        .unwrap();
+    let shell = tokio::time::timeout(WAIT, shell)
+        .await
+        .expect("the command was not stopped")
+        .unwrap();
+    assert!(shell.is_ok(), "{shell:?}");
+    assert_eq!(rpc.exit_code().await, 0);
+}
