@@ -32,8 +32,9 @@ pub struct RemoteEngine {
 struct Shared {
     mirror: Mirror,
     subscribers: Vec<mpsc::UnboundedSender<AgentEvent>>,
-    /// Why the attachment ended, once it has.
-    ended: Option<String>,
+    /// Why the attachment ended, once it has, and whether the session said so (`false`:
+    /// the connection dropped without a word).
+    ended: Option<(String, bool)>,
 }
 
 /// What the front end reads between events.
@@ -163,7 +164,13 @@ impl RemoteEngine {
     /// Why the attachment ended (the session's own words, or that its process vanished);
     /// `None` while it goes on.
     pub fn ended(&self) -> Option<String> {
-        self.lock().ended.clone()
+        self.lock().ended.as_ref().map(|(why, _)| why.clone())
+    }
+
+    /// Whether the attachment ended with the session's own word (its owner exited) rather
+    /// than a connection dropped without one.
+    pub fn ended_in_words(&self) -> bool {
+        self.lock().ended.as_ref().is_some_and(|(_, said)| *said)
     }
 
     /// How many messages a replay holds at most (`None`: all).
@@ -350,9 +357,12 @@ async fn pump(
                     .subscribers
                     .retain(|subscriber| subscriber.send(event.clone()).is_ok());
             }
-            Some(LiveEvent::Ended(reason)) => break reason,
+            Some(LiveEvent::Ended(reason)) => break (reason, true),
             Some(LiveEvent::Closed) | None => {
-                break "the session's process went away without a word".to_string();
+                break (
+                    "the session's process went away without a word".to_string(),
+                    false,
+                );
             }
         }
     };
