@@ -124,6 +124,57 @@ impl EngineLink {
         }
     }
 
+    /// A running sub-agent's engine (remotely none).
+    pub fn child(&self, agent_id: &str) -> Option<Arc<Agent>> {
+        self.local().and_then(|agent| agent.child(agent_id))
+    }
+
+    /// A sub-agent's conversation (remotely none).
+    pub fn agent_messages(&self, agent_id: &str) -> Option<Vec<Arc<Message>>> {
+        self.local()
+            .and_then(|agent| agent.agent_messages(agent_id))
+    }
+
+    /// Where pasted images are kept: beside the session locally; remotely a directory of
+    /// this process's (the session's process reads it on the same machine).
+    pub fn spill_dir(&self) -> Arc<crate::tools::spill::SpillDir> {
+        match self {
+            EngineLink::Local(agent) => agent.spill_dir(),
+            EngineLink::Remote(_) => Arc::new(crate::tools::spill::SpillDir::for_session(None)),
+        }
+    }
+
+    /// The files the session changed (remotely `None`: the front end falls back to git).
+    pub async fn session_changes(
+        &self,
+    ) -> Result<Option<Vec<crate::checkpoint::FileChange>>, crate::agent::AgentError> {
+        match self {
+            EngineLink::Local(agent) => agent.session_changes().await,
+            EngineLink::Remote(_) => Ok(None),
+        }
+    }
+
+    /// Until no run is going (remotely at once: leaving never waits for the session).
+    pub async fn wait_for_idle(&self) {
+        if let EngineLink::Local(agent) = self {
+            agent.wait_for_idle().await;
+        }
+    }
+
+    /// The `SessionStart` hooks (the owning process runs its own: remotely nothing).
+    pub async fn session_start(&self) {
+        if let EngineLink::Local(agent) = self {
+            agent.session_start(agent.session_source()).await;
+        }
+    }
+
+    /// The `SessionEnd` hooks (remotely nothing: the session goes on).
+    pub async fn session_end(&self, reason: &str) {
+        if let EngineLink::Local(agent) = self {
+            agent.session_end(reason).await;
+        }
+    }
+
     /// The engine in this process, for what only it has.
     pub fn local(&self) -> Option<&Arc<Agent>> {
         match self {

@@ -24,6 +24,7 @@ pub mod markdown;
 mod mcp_view;
 pub mod mention;
 mod menu;
+mod notify;
 mod permissions_view;
 pub mod picker;
 mod plan;
@@ -47,4 +48,5 @@ pub mod views;
 pub mod width;
 pub mod wrap;
 
-pub use run::{Start, run};
+pub use run::{Start, attach, run};
+pub use start::REPLAY;
