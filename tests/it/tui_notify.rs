@@ -59,8 +59,10 @@ async fn tui_notify_tells_an_unfocused_terminal_by_osc9() {
     tui.send(FOCUS_OUT);
     tui.send(b"y");
     tui.wait_for_text("Second answer.").await;
-    tui.wait_for("the end notification", |_| tui.wrote(b"\x1b]9;agent: done\x07"))
-        .await;
+    tui.wait_for("the end notification", |_| {
+        tui.wrote(b"\x1b]9;agent: done\x07")
+    })
+    .await;
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
     // Focus reports are switched off again.
