@@ -53,6 +53,35 @@ where
     }
 }
 
+/// Whether `agent attach` has a terminal to open the interface in.
+fn attach_in_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// `agent attach [ID]` in a terminal: the interface as a client of the live session.
+async fn attach_interface(
+    home: &std::path::Path,
+    id: Option<&str>,
+    settings: agent::config::Settings,
+) -> u8 {
+    let socket = match agent::live::commands::choose(home, id).await {
+        Ok(socket) => socket,
+        Err(why) => {
+            eprintln!("agent: {why}");
+            return 2;
+        }
+    };
+    // The messages a resumed session shows: a long session is not replayed whole.
+    match agent::live::remote::RemoteEngine::attach(&socket, Some(agent::tui::REPLAY)).await {
+        Ok((remote, events)) => agent::tui::attach(remote, events, settings).await,
+        Err(e) => {
+            eprintln!("agent: {e}");
+            1
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // The agent runs each command below a copy of itself (see tools::process).
     if let Some(code) = agent::tools::process::supervisor::run_if_asked() {
@@ -80,7 +109,9 @@ fn main() -> ExitCode {
         Some(Subcommands::Auth(args)) => {
             return ExitCode::from(agent::auth::command::auth(&args.action));
         }
-        Some(Subcommands::Attach(args)) => {
+        // In a terminal, `attach` opens the interface (below, once the config is read);
+        // elsewhere it is a line bridge.
+        Some(Subcommands::Attach(args)) if !attach_in_terminal() => {
             return ExitCode::from(live_command(|paths| async move {
                 agent::live::commands::attach(
                     &paths.home,
@@ -123,6 +154,12 @@ fn main() -> ExitCode {
     agent::logging::init(&settings.paths.log_dir, &settings.log_level);
     if let Some(Subcommands::Proxy(args)) = &cli.command {
         return ExitCode::from(agent::proxy::run(settings, args));
+    }
+    if let Some(Subcommands::Attach(args)) = &cli.command {
+        let id = args.id.clone();
+        return ExitCode::from(live_command(|paths| async move {
+            attach_interface(&paths.home, id.as_deref(), settings).await
+        }));
     }
 
     let front_end = cli.front_end();

@@ -60,6 +60,9 @@ pub struct FileConfig {
     /// A command (program and arguments) run with a JSON description appended when a run
     /// ends or waits for approval (docs/protocol.md §4.7).
     pub notify: Option<Vec<String>>,
+    /// `[tui]`: the interactive interface's own settings.
+    #[serde(default)]
+    pub tui: super::tui::TuiTable,
     /// `[web]`: what `web_fetch` may reach.
     #[serde(default)]
     pub web: super::web::WebConfig,

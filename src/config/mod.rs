@@ -12,6 +12,7 @@ pub mod permissions_edit;
 mod resolve;
 mod sandbox;
 mod timeouts;
+pub mod tui;
 pub mod web;
 
 use crate::agent::compaction::CompactionSettings;
@@ -87,6 +88,8 @@ pub struct Settings {
     pub serve: file::ServeConfig,
     /// `notify`: the command told when a run ends or waits for approval.
     pub notify: Option<Vec<String>>,
+    /// `[tui] notify`: how the interface tells you the same while its terminal is not focused.
+    pub tui_notify: tui::TuiNotify,
     /// Custom commands and skills of the project and the user (docs/extensions.md).
     pub extensions: std::sync::Arc<crate::extensions::Extensions>,
     /// The hooks of `[[hooks.EVENT]]`.

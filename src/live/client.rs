@@ -123,10 +123,14 @@ impl LiveClient {
     }
 
     /// Start the stream: the answer's `data` holds the messages after entry `since` (all
-    /// of them when `None` or unknown); the turn so far and the live events follow on the
-    /// event stream.
-    pub async fn attach(&self, since: Option<&str>) -> Result<Value, ClientError> {
-        self.request(json!({"type": "attach", "since": since}))
+    /// of them when `None` or unknown; only the last `last` of them when given); the turn
+    /// so far and the live events follow on the event stream.
+    pub async fn attach(
+        &self,
+        since: Option<&str>,
+        last: Option<usize>,
+    ) -> Result<Value, ClientError> {
+        self.request(json!({"type": "attach", "since": since, "last": last}))
             .await
     }
 

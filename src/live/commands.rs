@@ -3,7 +3,8 @@
 //! title), and
 //! `agent attach [ID]` bridges a live session to this terminal as JSON lines: what is
 //! typed on stdin goes to the session's socket, what the session says comes out on stdout
-//! (docs/protocol.md §4.5). The interface as a client of a live session comes later.
+//! (docs/protocol.md §4.5) when they are not a terminal; in a terminal, `choose` picks the
+//! session the interface (`tui::attach`) opens.
 
 use super::client::LiveClient;
 use super::server::{clean_stale, run_dir};
@@ -216,6 +217,64 @@ fn pick(home: &Path, id: Option<&str>) -> Result<PathBuf, String> {
             ))
         }
     }
+}
+
+/// The socket `agent attach` in a terminal opens: the session `id` names, or with no id
+/// the only live one, or — when several are live — the one the user picks from a numbered
+/// list (on stderr; the answer read from stdin).
+pub async fn choose(home: &Path, id: Option<&str>) -> Result<PathBuf, String> {
+    if id.is_some() {
+        return pick(home, id);
+    }
+    let sockets = live_sockets(home);
+    if sockets.len() < 2 {
+        return pick(home, None);
+    }
+    let mut live = Vec::new();
+    for (id, socket) in sockets {
+        live.push(describe(id, socket).await);
+    }
+    eprintln!("Live sessions:");
+    for (n, l) in live.iter().enumerate() {
+        let field = |name: &str| {
+            l.state
+                .as_ref()
+                .and_then(|s| s[name].as_str())
+                .unwrap_or("?")
+                .to_string()
+        };
+        let name = l
+            .state
+            .as_ref()
+            .and_then(|s| s["sessionName"].as_str())
+            .unwrap_or("");
+        eprintln!(
+            "  {}) {}  {}  {}  {} client(s)  {name}",
+            n + 1,
+            l.id,
+            field("state"),
+            field("model"),
+            l.clients
+        );
+    }
+    eprint!("Attach to which (1-{}; enter for none)? ", live.len());
+    let mut answer = String::new();
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    stdin
+        .read_line(&mut answer)
+        .await
+        .map_err(|e| format!("cannot read the answer: {e}"))?;
+    let answer = answer.trim();
+    if answer.is_empty() {
+        return Err("no session chosen".to_string());
+    }
+    answer
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|n| live.get(n))
+        .map(|l| l.socket.clone())
+        .ok_or_else(|| format!("`{answer}` is not one of 1-{}", live.len()))
 }
 
 /// `agent attach [ID] [--since ENTRY]`: stdin lines to the session, its lines to stdout,

@@ -30,6 +30,7 @@ enum Pending {
         id: Option<Value>,
         kind: String,
         since: Option<String>,
+        last: Option<usize>,
     },
     Rpc {
         id: Option<Value>,
@@ -119,6 +120,10 @@ pub(super) async fn serve(
                             in_flight.cancel.cancel();
                             Some(Response::new(id.clone(), "abort", Ok(None)))
                         }
+                        (Pending::Execute { id, command: EngineCommand::Abort }, Some(in_flight)) => {
+                            in_flight.cancel.cancel();
+                            Some(client.abort_now(id.clone()))
+                        }
                         (Pending::Rpc { id, command: Command::AbortBash, .. }, Some(in_flight))
                             if in_flight.bash =>
                         {
@@ -163,14 +168,42 @@ impl Client {
         let _ = aborting.now_or_never();
     }
 
+    /// `execute` of `abort` while a command is in flight: carried out at once (it overtakes
+    /// the command, as the RPC's `abort` does), answered with its outcome.
+    fn abort_now(&self, id: Option<Value>) -> Response {
+        use futures_util::FutureExt;
+        let aborting = self
+            .context
+            .agent
+            .execute(EngineCommand::Abort, Control::new());
+        let answer = match aborting.now_or_never() {
+            Some(result) => result
+                .map(|outcome| serde_json::to_value(outcome).ok())
+                .map_err(|e| e.to_string()),
+            None => Ok(None),
+        };
+        Response::new(id, "execute", answer)
+    }
+
     /// Carry out `pending`: answered now, or the command that takes time.
     async fn take_up(&self, pending: Pending) -> Option<InFlight> {
         match pending {
             Pending::Refused(response) => self.send(&response).await,
-            Pending::Live { id, kind, since } => {
+            Pending::Live {
+                id,
+                kind,
+                since,
+                last,
+            } => {
                 match kind.as_str() {
                     // Answered by the hub, in its place among the events.
-                    "attach" => self.hub.attach(self.id, id, since.as_deref()),
+                    "attach" => {
+                        let replay = hub::Replay {
+                            since: since.as_deref(),
+                            last,
+                        };
+                        self.hub.attach(self.id, id, replay)
+                    }
                     "detach" => {
                         self.hub.detach(self.id);
                         self.send(&Response::new(id, &kind, Ok(None))).await;
@@ -345,10 +378,21 @@ fn read(frame: Frame) -> Pending {
                     return Pending::Refused(Response::new(id, kind, Err(why.to_string())));
                 }
             };
+            let last = match object.get("last") {
+                None | Some(Value::Null) => None,
+                Some(last) => match last.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                    Some(last) => Some(last),
+                    None => {
+                        let why = "invalid `attach` command: `last` is a count of messages (a whole number, 0 or more)";
+                        return Pending::Refused(Response::new(id, kind, Err(why.to_string())));
+                    }
+                },
+            };
             return Pending::Live {
                 id,
                 kind: kind.to_string(),
                 since,
+                last,
             };
         }
         let decision = object.get("decision").cloned();

@@ -175,21 +175,28 @@ impl Hub {
     }
 
     /// `attach`: queue the answer `id` with the replay (the messages after entry `since`,
-    /// all of them when it is not given or not found), then the turn so far; from then on
-    /// the client gets every event.
-    pub(super) fn attach(&self, client_id: u64, id: Option<Value>, since: Option<&str>) {
+    /// all of them when it is not given or not found; only the last `last` of those when
+    /// given), then the turn so far; from then on the client gets every event.
+    pub(super) fn attach(&self, client_id: u64, id: Option<Value>, replay: Replay<'_>) {
         let mut inner = self.lock();
         let messages = inner.journal.messages();
-        let start = since
+        let start = replay
+            .since
             .and_then(|since| {
                 messages
                     .iter()
                     .position(|(entry, _)| entry.as_deref() == Some(since))
             })
             .map(|at| at + 1);
+        let after = &messages[start.unwrap_or(0)..];
+        // A client that shows a screen asks for the last messages only: replaying (and
+        // parsing) a whole long session is what made attaching slow.
+        let omitted = replay
+            .last
+            .map_or(0, |last| after.len().saturating_sub(last));
         // Serialized straight from the messages (no JSON tree in between): a long session
         // is replayed in one pass.
-        let replayed: Vec<Replayed<'_>> = messages[start.unwrap_or(0)..]
+        let replayed: Vec<Replayed<'_>> = after[omitted..]
             .iter()
             .map(|(entry, message)| Replayed {
                 message: message.as_ref(),
@@ -204,7 +211,8 @@ impl Hub {
             data: AttachData {
                 session_id: &inner.session_id,
                 client_id,
-                since: start.and(since),
+                since: start.and(replay.since),
+                omitted,
                 messages: replayed,
                 is_streaming: inner.journal.running(),
             },
@@ -313,6 +321,15 @@ impl Inner {
     }
 }
 
+/// What an `attach` asks to be replayed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Replay<'a> {
+    /// The messages after this entry (all when `None` or unknown).
+    pub since: Option<&'a str>,
+    /// Only the last this many of them.
+    pub last: Option<usize>,
+}
+
 /// A replayed message: the message with its session entry.
 #[derive(Serialize)]
 struct Replayed<'a> {
@@ -339,6 +356,8 @@ struct AttachData<'a> {
     session_id: &'a str,
     client_id: u64,
     since: Option<&'a str>,
+    /// Messages after `since` left out of the replay (before those replayed) for `last`.
+    omitted: usize,
     messages: Vec<Replayed<'a>>,
     is_streaming: bool,
 }

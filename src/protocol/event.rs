@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -232,7 +232,7 @@ impl AgentEvent {
 
 /// What a call waiting for approval would do (`tool_approval_request.preview`), worked out
 /// by the engine before it asks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
     rename_all = "snake_case",
@@ -267,7 +267,7 @@ pub enum ApprovalPreview {
 /// Where the agent is: a run goes `preparing` → (`model_running` → `tool_running` ⇄
 /// `awaiting_human`, with `retrying` and `compacting` on the way)… → `completed`, `failed`
 /// or `aborted`, then `idle` (or `preparing` again when messages were queued).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Preparing,
@@ -300,7 +300,7 @@ impl RunState {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NoticeLevel {
     Info,
@@ -308,7 +308,7 @@ pub enum NoticeLevel {
 }
 
 /// A path a checkpoint does not cover, and why (over a cap, unreadable, not a file).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedFile {
     pub path: String,
     pub reason: String,
@@ -361,14 +361,14 @@ pub enum AssistantMessageEvent {
 
 /// What a tool produced: the content the model sees, and details for front ends (a diff,
 /// the path of a saved full output).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolResultPayload {
     pub content: Vec<Content>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Completed,
@@ -377,7 +377,7 @@ pub enum RunStatus {
     Limit,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompactionReason {
     Threshold,

@@ -6,12 +6,12 @@
 use super::command::{PermissionMode, ThinkingLevel};
 use super::event::SkippedFile;
 use super::message::UserMessage;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 
 /// Which session the agent writes to, and where its conversation is.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionIdentity {
     pub id: String,
@@ -23,7 +23,7 @@ pub struct SessionIdentity {
 }
 
 /// Why the session's identity or head changed (`session_changed`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionChange {
     New,
@@ -36,7 +36,7 @@ pub enum SessionChange {
 }
 
 /// A model and the provider it is called through, as `get_available_models` describes one.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelSummary {
     pub provider: String,
@@ -52,7 +52,7 @@ pub struct ModelSummary {
     pub cost: ModelCostSummary,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCostSummary {
     pub input: f64,
@@ -62,7 +62,7 @@ pub struct ModelCostSummary {
 }
 
 /// What a restore did to the files.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreSummary {
     pub restored: Vec<String>,
@@ -93,7 +93,7 @@ pub fn restore_counts(restored: usize, removed: usize, not_restored: usize) -> S
 }
 
 /// How the user's shell command (`RunShell`) went.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ShellResult {
     /// Its output (tail-truncated like the bash tool's).
@@ -111,7 +111,7 @@ pub struct ShellResult {
 }
 
 /// What one `@path` became.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
     rename_all = "snake_case",
@@ -139,7 +139,7 @@ pub enum Attached {
 }
 
 /// What a command did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",

@@ -7,8 +7,8 @@ use super::composer::Composer;
 use super::markdown::StreamingMarkdown;
 use super::theme::Theme;
 use super::transcript::Entry;
-use crate::agent::Agent;
 use crate::config::Settings;
+use crate::live::link::EngineLink;
 
 use crate::protocol::message::Message;
 use ratatui::text::Line;
@@ -157,12 +157,17 @@ pub struct StatusNote {
     /// A short note in the status line (e.g. "press ctrl+c again to quit").
     pub hint: Option<(String, Instant)>,
     pub quit_armed: Option<Instant>,
+    /// Whether the terminal has the focus (it says when not: `notify`).
+    pub unfocused: bool,
+    /// How an unfocused terminal is told that a run needs the user (`[tui] notify`).
+    pub notify: crate::config::tui::TuiNotify,
 }
 
 /// The interface's core: the engine, the settings, what goes into the scrollback, and the
 /// groups of state the parts of the screen own (the run, the composer, the views over it).
 pub struct App {
-    pub agent: Arc<Agent>,
+    /// The engine: this process's, or a live session's (`agent attach`).
+    pub agent: EngineLink,
     pub settings: Arc<Settings>,
     pub theme: Theme,
     pub width: u16,
@@ -186,13 +191,14 @@ pub struct App {
 
 impl App {
     pub fn new(
-        agent: Arc<Agent>,
+        agent: EngineLink,
         settings: Arc<Settings>,
         theme: Theme,
         width: u16,
         tasks: mpsc::UnboundedSender<TaskResult>,
     ) -> App {
         let composer = Composer::new(&theme);
+        let notify = settings.tui_notify.resolve(|name| std::env::var(name).ok());
         App {
             agent,
             settings,
@@ -216,7 +222,10 @@ impl App {
                 clipboard_busy: false,
             },
             views: Default::default(),
-            status: StatusNote::default(),
+            status: StatusNote {
+                notify,
+                ..StatusNote::default()
+            },
         }
     }
 

@@ -41,6 +41,20 @@ impl App {
         self.set_phase(super::app::Phase::Tool(tool));
     }
 
+    /// A call's approval was answered elsewhere (another client of a live session): once
+    /// the call runs or ends, its dialog, or its place in the queue, goes.
+    pub fn approval_settled(&mut self, tool_call_id: &str) {
+        self.views
+            .approvals_waiting
+            .retain(|a| a.tool_call_id != tool_call_id);
+        let open = self.views.approval.as_ref();
+        if open.is_some_and(|a| a.tool_call_id == tool_call_id)
+            && let Some(answered) = self.views.approval.take()
+        {
+            self.open_next_approval(&answered);
+        }
+    }
+
     /// Rows of the dialog when it is open, fitted into `max_rows`.
     pub fn approval_rows(&self, width: u16, max_rows: u16) -> Option<(u16, Vec<Line<'static>>)> {
         let approval = self.views.approval.as_ref()?;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         self.dirty = true;
+        self.notify_unfocused(&event);
         if let Some(event) = self.on_run_event(event) {
             self.on_other_event(event);
         }
@@ -47,13 +48,19 @@ impl App {
                 tool_call_id,
                 partial_result,
                 ..
-            } => self.on_tool_output(&tool_call_id, &partial_result.content),
+            } => {
+                self.approval_settled(&tool_call_id);
+                self.on_tool_output(&tool_call_id, &partial_result.content)
+            }
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 result,
                 is_error,
-            } => self.on_tool_end(&tool_call_id, &tool_name, &result, is_error),
+            } => {
+                self.approval_settled(&tool_call_id);
+                self.on_tool_end(&tool_call_id, &tool_name, &result, is_error)
+            }
             // The status line reads the state from the agent (`Snapshot::state`).
             AgentEvent::TurnStart | AgentEvent::State { .. } => {}
             AgentEvent::TurnEnd {

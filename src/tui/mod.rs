@@ -23,6 +23,7 @@ mod lsp_view;
 pub mod markdown;
 mod mcp_view;
 pub mod mention;
+mod notify;
 mod permissions_view;
 pub mod picker;
 mod plan;
@@ -46,4 +47,5 @@ pub mod views;
 pub mod width;
 pub mod wrap;
 
-pub use run::{Start, run};
+pub use run::{Start, attach, run};
+pub use start::REPLAY;

@@ -95,13 +95,16 @@ pub fn rows(view: &PermissionsView, width: u16, theme: &Theme) -> Vec<Line<'stat
 impl App {
     /// `/permissions [revoke N | allow|ask|deny RULE]`.
     pub fn permissions_command(&mut self, arg: &str) {
+        let Some(agent) = self.agent.local().cloned() else {
+            return self.warning(crate::live::link::OWNER_ONLY);
+        };
         let (verb, rest) = match arg.split_once(char::is_whitespace) {
             Some((verb, rest)) => (verb, rest.trim()),
             None => (arg, ""),
         };
         let kind = match verb {
             "" => {
-                let rows = rows(&self.agent.permissions(), self.width, &self.theme);
+                let rows = rows(&agent.permissions(), self.width, &self.theme);
                 self.push_rows(rows);
                 return;
             }
@@ -110,7 +113,7 @@ impl App {
                     .parse::<usize>()
                     .ok()
                     .and_then(|n| n.checked_sub(1))
-                    .and_then(|index| self.agent.revoke_grant(index));
+                    .and_then(|index| agent.revoke_grant(index));
                 match revoked {
                     Some(grant) => self.notice(&format!("Revoked the session grant {grant}")),
                     None => self.warning(
@@ -135,7 +138,7 @@ impl App {
             ));
             return;
         }
-        if let Err(e) = self.agent.add_rule(kind, rest) {
+        if let Err(e) = agent.add_rule(kind, rest) {
             self.warning(&format!("Not a rule: {e}"));
             return;
         }

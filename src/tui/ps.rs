@@ -17,7 +17,10 @@ fn elapsed(time: Duration) -> String {
 
 impl App {
     pub fn ps_command(&mut self) {
-        let shells = self.agent.background_shells().list();
+        let Some(agent) = self.agent.local() else {
+            return self.warning(crate::live::link::OWNER_ONLY);
+        };
+        let shells = agent.background_shells().list();
         if shells.is_empty() {
             return self.notice("No background shells.");
         }
@@ -44,7 +47,10 @@ impl App {
     }
 
     pub fn kill_shell(&mut self, id: String) {
-        let shells = self.agent.background_shells();
+        let Some(agent) = self.agent.local() else {
+            return self.warning(crate::live::link::OWNER_ONLY);
+        };
+        let shells = agent.background_shells();
         let tasks = self.tasks.clone();
         tokio::spawn(async move {
             let result = match shells.kill(&id).await {

@@ -112,7 +112,10 @@ impl App {
         if self.is_working() {
             return self.warning("The agent is working: wait for it, or press esc first");
         }
-        let (agent, tasks) = (self.agent.clone(), self.tasks.clone());
+        let Some(agent) = self.agent.local().cloned() else {
+            return self.warning(crate::live::link::OWNER_ONLY);
+        };
+        let tasks = self.tasks.clone();
         tokio::spawn(async move {
             let tree = agent.tree().await.map_err(|e| e.to_string());
             let _ = tasks.send(TaskResult::Tree(tree));

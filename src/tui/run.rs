@@ -37,7 +37,30 @@ pub struct Start {
     pub notices: Vec<String>,
 }
 
+/// What the interface drives: the engine this process prepared, or a live session another
+/// process runs (`agent attach`), with its events.
+pub enum Engine {
+    Own(Box<Prepared>, Start),
+    Attached(
+        crate::live::remote::RemoteEngine,
+        mpsc::UnboundedReceiver<crate::protocol::event::AgentEvent>,
+    ),
+}
+
 pub async fn run(prepared: Prepared, settings: Settings, start: Start) -> u8 {
+    run_on(Engine::Own(Box::new(prepared), start), settings).await
+}
+
+/// `agent attach` in a terminal: the interface as a client of the live session `remote`.
+pub async fn attach(
+    remote: crate::live::remote::RemoteEngine,
+    events: mpsc::UnboundedReceiver<crate::protocol::event::AgentEvent>,
+    settings: Settings,
+) -> u8 {
+    run_on(Engine::Attached(remote, events), settings).await
+}
+
+async fn run_on(engine: Engine, settings: Settings) -> u8 {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         eprintln!(
             "agent: the interactive interface needs a terminal; use -p or --mode json in scripts"
@@ -64,7 +87,7 @@ pub async fn run(prepared: Prepared, settings: Settings, start: Start) -> u8 {
             return 1;
         }
     };
-    let (code, resume_hint) = event_loop(&mut screen, &mut modes, prepared, settings, start).await;
+    let (code, resume_hint) = event_loop(&mut screen, &mut modes, engine, settings).await;
     let _ = screen.leave();
     modes.leave();
     if let Some(hint) = resume_hint {
@@ -102,14 +125,22 @@ struct Loop {
 async fn event_loop(
     screen: &mut Screen<Backend>,
     modes: &mut TerminalModes,
-    prepared: Prepared,
+    engine: Engine,
     settings: Settings,
-    start: Start,
 ) -> (u8, Option<String>) {
     let (tasks, task_results) = mpsc::unbounded_channel();
-    let agent_events = prepared.agent.subscribe();
-    let mut app =
-        super::start::start_app(prepared, settings, start, screen.size().width, tasks).await;
+    let width = screen.size().width;
+    let (agent_events, mut app) = match engine {
+        Engine::Own(prepared, start) => {
+            let events = prepared.agent.subscribe();
+            let app = super::start::start_app(*prepared, settings, start, width, tasks).await;
+            (events, app)
+        }
+        Engine::Attached(remote, events) => {
+            let app = super::start::start_attached(remote, settings, width, tasks);
+            (events, app)
+        }
+    };
     let mut lp = Loop {
         input: EventStream::new(),
         agent_events,
@@ -150,14 +181,19 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
             // The terminal is gone.
             Some(Err(_)) | None => app.exit = Some(0),
         },
-        event = lp.agent_events.recv() => {
-            if let Some(event) = event {
+        event = lp.agent_events.recv() => match event {
+            Some(event) => {
                 app.on_agent_event(event);
                 while let Ok(event) = lp.agent_events.try_recv() {
                     app.on_agent_event(event);
                 }
             }
-        }
+            // Only a live session's stream ends (its owner exited, or vanished).
+            None => {
+                let in_words = app.agent.remote().is_none_or(|r| r.ended_in_words());
+                app.exit = Some(if in_words { 0 } else { 1 });
+            }
+        },
         result = lp.task_results.recv() => {
             if let Some(result) = result {
                 app.on_task(result);
@@ -303,11 +339,18 @@ async fn finish(app: &mut App, screen: &mut Screen<Backend>, code: u8) -> (u8, O
     close_full_screen(app, screen);
     // Whatever is pending still reaches the scrollback.
     let _ = draw(app, screen);
+    if let Some(remote) = app.agent.remote() {
+        // Leaving a live session stops nothing there.
+        return (code, Some(super::start::leaving_note(remote).await));
+    }
     let _ = app.execute_now(crate::protocol::command::Command::Abort);
     let agent = app.agent.clone();
     let _ = tokio::time::timeout(Duration::from_secs(2), agent.wait_for_idle()).await;
     agent.session_end("exit").await;
-    (code, super::resume_hint::for_agent(&agent, &app.settings))
+    let hint = agent
+        .local()
+        .and_then(|agent| super::resume_hint::for_agent(agent, &app.settings));
+    (code, hint)
 }
 
 async fn wait(signal: &mut Option<tokio::signal::unix::Signal>) {
@@ -377,6 +420,14 @@ fn on_terminal_event(app: &mut App, event: Event) -> Outcome {
             Outcome::Redraw
         }
         Event::Resize(..) => Outcome::Resized,
+        Event::FocusLost => {
+            app.status.unfocused = true;
+            Outcome::Nothing
+        }
+        Event::FocusGained => {
+            app.status.unfocused = false;
+            Outcome::Nothing
+        }
         _ => Outcome::Nothing,
     }
 }

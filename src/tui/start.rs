@@ -6,12 +6,14 @@ use super::app::{App, TaskResult};
 use super::run::Start;
 use super::theme::Theme;
 use crate::config::Settings;
+use crate::live::link::EngineLink;
+use crate::live::remote::RemoteEngine;
 use crate::startup::Prepared;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-/// Messages of a resumed session shown on start.
-const REPLAY: usize = 200;
+/// Messages of a resumed session shown on start (and what `agent attach` is replayed).
+pub const REPLAY: usize = 200;
 
 pub(super) async fn start_app(
     prepared: Prepared,
@@ -20,7 +22,7 @@ pub(super) async fn start_app(
     width: u16,
     tasks: mpsc::UnboundedSender<TaskResult>,
 ) -> App {
-    let agent = Arc::new(prepared.agent);
+    let agent = EngineLink::Local(Arc::new(prepared.agent));
     let settings = Arc::new(settings);
     let mut app = App::new(
         agent.clone(),
@@ -51,7 +53,7 @@ pub(super) async fn start_app(
     match prepared.untrusted_hooks {
         // SessionStart runs once the user answered.
         Some(project) => app.ask_hook_trust(project),
-        None => agent.session_start(agent.session_source()).await,
+        None => agent.session_start().await,
     }
     if start.pick_session {
         app.open_picker();
@@ -85,5 +87,44 @@ fn start_notices(app: &mut App, settings: &Settings, tasks: mpsc::UnboundedSende
                 TaskResult::Notice(found.join("\n"))
             });
         });
+    }
+}
+
+/// `agent attach`: the `App` over a live session, showing the messages it replayed.
+pub(super) fn start_attached(
+    remote: RemoteEngine,
+    settings: Settings,
+    width: u16,
+    tasks: mpsc::UnboundedSender<TaskResult>,
+) -> App {
+    let id = remote.snapshot().session.id;
+    let earlier = match remote.omitted() {
+        0 => String::new(),
+        n => format!(" ({n} earlier messages not shown)"),
+    };
+    let settings = Arc::new(settings);
+    let engine = EngineLink::Remote(Arc::new(remote));
+    let mut app = App::new(engine, settings.clone(), Theme::from_env(), width, tasks);
+    let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
+    app.input.composer.set_history(history);
+    if let Some(problem) = problem {
+        app.warning(&problem);
+    }
+    app.replay(REPLAY);
+    app.notice(&format!(
+        "Attached to live session {id}{earlier}: its own process runs it; leaving (ctrl+d) stops nothing."
+    ));
+    app
+}
+
+/// What leaving a live session prints: why it ended, or how to come back.
+pub(super) async fn leaving_note(remote: &RemoteEngine) -> String {
+    match remote.ended() {
+        Some(why) => format!("The live session ended: {why}"),
+        None => {
+            remote.detach().await;
+            let id = remote.snapshot().session.id;
+            format!("Detached from live session {id}; it goes on (agent attach {id})")
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! putting them back on every way out: a normal exit, a panic, SIGTERM, and around ctrl+z.
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{disable_raw_mode, enable_raw_mode};
 use std::io::Write;
@@ -22,6 +22,9 @@ impl TerminalModes {
         crossterm::execute!(
             out,
             EnableBracketedPaste,
+            // Focus reports: a run that needs the user while the terminal is in the
+            // background says so (`[tui] notify`).
+            EnableFocusChange,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
         Ok(TerminalModes { active: true })
@@ -47,6 +50,7 @@ fn restore() {
     let _ = crossterm::execute!(
         out,
         PopKeyboardEnhancementFlags,
+        DisableFocusChange,
         DisableBracketedPaste,
         crossterm::cursor::Show
     );

@@ -47,7 +47,9 @@ impl App {
                 self.warning(&format!("Could not remember the answer: {e}"));
             }
             if trusted {
-                self.agent.hooks().add(project.specs.clone());
+                if let Some(agent) = self.agent.local() {
+                    agent.hooks().add(project.specs.clone());
+                }
                 self.notice("The project's hooks run from now on.");
             } else {
                 self.notice("The project's hooks are not run.");
@@ -56,6 +58,6 @@ impl App {
             self.notice("The project's hooks are not run this time.");
         }
         let agent = self.agent.clone();
-        tokio::spawn(async move { agent.session_start(agent.session_source()).await });
+        tokio::spawn(async move { agent.session_start().await });
     }
 }

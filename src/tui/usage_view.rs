@@ -90,7 +90,10 @@ impl App {
 
     pub(super) fn context_command(&mut self) {
         let theme = self.theme;
-        let report: ContextReport = self.agent.context_report();
+        let Some(agent) = self.agent.local() else {
+            return self.warning(crate::live::link::OWNER_ONLY);
+        };
+        let report: ContextReport = agent.context_report();
         let styles = [
             theme.accent(),
             theme.success(),

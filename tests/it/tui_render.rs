@@ -72,7 +72,13 @@ fn app() -> (App, tempfile::TempDir) {
         dir.path(),
     )));
     let (tasks, _) = tokio::sync::mpsc::unbounded_channel();
-    let app = App::new(agent, settings(dir.path()), Theme::plain(), WIDTH, tasks);
+    let app = App::new(
+        agent::live::link::EngineLink::Local(agent),
+        settings(dir.path()),
+        Theme::plain(),
+        WIDTH,
+        tasks,
+    );
     (app, dir)
 }
 

@@ -151,6 +151,16 @@ impl Tui {
             .any(|w| w == needle)
     }
 
+    /// How many times the program has written `needle` (escape sequences included).
+    pub fn count(&self, needle: &[u8]) -> usize {
+        self.raw
+            .lock()
+            .unwrap()
+            .windows(needle.len())
+            .filter(|w| *w == needle)
+            .count()
+    }
+
     /// The terminal window changed size (SIGWINCH reaches the program).
     pub fn resize(&mut self, rows: u16, cols: u16) {
         let size = |n: u16| std::num::NonZeroU16::new(n).expect("a terminal size");

@@ -85,6 +85,7 @@ pub(super) fn resolve(
         proxy: file.proxy,
         serve: file.serve,
         notify: file.notify,
+        tui_notify: file.tui.notify.unwrap_or_default(),
         agents,
         extensions,
         hooks,

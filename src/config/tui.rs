@@ -1,0 +1,93 @@
+//! `[tui]`: settings of the interactive interface only. `notify`: how it tells you that a
+//! run ended or a call waits for your approval while its terminal is not focused — the
+//! terminal's bell, or a desktop notification by escape sequence (OSC 9, which iTerm2,
+//! WezTerm, Ghostty, kitty and Windows Terminal show; OSC 777, which VTE terminals such as
+//! GNOME Terminal, foot and urxvt show). The `notify` command (docs/protocol.md §4.7) is
+//! separate and works in every front end.
+
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiTable {
+    pub notify: Option<TuiNotify>,
+}
+
+/// How the interface gets your attention.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TuiNotify {
+    /// A desktop notification where the terminal is known to show one (OSC 9 or 777), the
+    /// bell elsewhere.
+    #[default]
+    Auto,
+    Bell,
+    Osc9,
+    Osc777,
+    Off,
+}
+
+impl TuiNotify {
+    /// What `auto` means in the terminal the environment describes (`var` reads it):
+    /// `Osc9`, `Osc777` or `Bell`; any other choice as it is.
+    pub fn resolve(self, var: impl Fn(&str) -> Option<String>) -> TuiNotify {
+        if self != TuiNotify::Auto {
+            return self;
+        }
+        let program = var("TERM_PROGRAM").unwrap_or_default().to_lowercase();
+        let term = var("TERM").unwrap_or_default();
+        let osc9 = ["iterm.app", "wezterm", "ghostty"].contains(&program.as_str())
+            || term.contains("kitty")
+            || term.contains("ghostty")
+            || var("WT_SESSION").is_some();
+        let osc777 = var("VTE_VERSION").is_some()
+            || term.starts_with("foot")
+            || term.starts_with("rxvt-unicode");
+        if osc9 {
+            TuiNotify::Osc9
+        } else if osc777 {
+            TuiNotify::Osc777
+        } else {
+            TuiNotify::Bell
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn auto_picks_what_the_terminal_shows() {
+        let auto = TuiNotify::Auto;
+        assert_eq!(
+            auto.resolve(env(&[("TERM_PROGRAM", "WezTerm")])),
+            TuiNotify::Osc9
+        );
+        assert_eq!(
+            auto.resolve(env(&[("TERM", "xterm-kitty")])),
+            TuiNotify::Osc9
+        );
+        assert_eq!(
+            auto.resolve(env(&[("VTE_VERSION", "7600")])),
+            TuiNotify::Osc777
+        );
+        assert_eq!(
+            auto.resolve(env(&[("TERM", "xterm-256color")])),
+            TuiNotify::Bell
+        );
+        assert_eq!(
+            TuiNotify::Off.resolve(env(&[("TERM_PROGRAM", "WezTerm")])),
+            TuiNotify::Off
+        );
+    }
+}
