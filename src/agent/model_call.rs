@@ -199,10 +199,28 @@ impl Run {
             settings = Arc::new(cut);
         }
         let provider_name = &settings.provider.settings().name;
-        let (messages, mode) = {
+        let (messages, mode, goal) = {
             let state = lock(&self.shared.state);
             let messages: Vec<Arc<Message>> = state.history.messages().to_vec();
-            (messages, state.permissions.mode)
+            (messages, state.permissions.mode, state.goal.is_some())
+        };
+        // The `goal` tool is offered only while there is a goal to mark.
+        let tool_specs: std::borrow::Cow<'_, [crate::llm::request::ToolSpec]> = if goal
+            || !settings
+                .tool_specs
+                .iter()
+                .any(|t| t.name == super::goal::TOOL)
+        {
+            std::borrow::Cow::Borrowed(&settings.tool_specs)
+        } else {
+            std::borrow::Cow::Owned(
+                settings
+                    .tool_specs
+                    .iter()
+                    .filter(|t| t.name != super::goal::TOOL)
+                    .cloned()
+                    .collect(),
+            )
         };
         let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
         // One cache per session: its requests share their prefix.
@@ -211,7 +229,7 @@ impl Run {
             model: &settings.model,
             system_prompt: &system_prompt,
             messages: &messages,
-            tools: &settings.tool_specs,
+            tools: &tool_specs,
             thinking: settings.thinking,
             web_search: settings
                 .tool_settings

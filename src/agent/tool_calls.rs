@@ -288,6 +288,7 @@ impl Run {
         // Where every result passes on its way to the events, the history and the model.
         output.redact_secrets();
         self.note_unseen_images(&mut output);
+        let output = self.note_goal_mark(&call.name, output).await;
         if let Some(todos) = crate::tools::todo::todos_of_result(&call.name, &output) {
             self.shared.emit(AgentEvent::TodoUpdate { todos });
         }
