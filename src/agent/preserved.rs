@@ -19,7 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub const GOAL: &str = "The goal the user set (/goal), verbatim:\n\n";
-pub const REQUEST: &str = "The user's original request for the current task, verbatim:\n\n";
+pub const REQUEST: &str = "The user's original request, verbatim:\n\n";
 pub const LATEST: &str = "The user's latest message, verbatim:\n\n";
 pub const TODOS: &str = "The current task list (todo_write), verbatim:\n\n";
 pub const PLAN: &str = "The plan the user approved, verbatim:\n\n";
@@ -121,29 +121,15 @@ fn is_users_own(message: &Message) -> bool {
     matches!(message, Message::User(_)) && !goal::is_goal_message(message)
 }
 
-/// Where the current task starts: the last message of the user's own that follows a
-/// finished answer (one without tool calls), or the start of the conversation (which may be
-/// an earlier compaction's summary).
+/// Where the user's original request is: their first message of the conversation (after a
+/// compaction, the summary, which carries it). A later message of theirs refines the task
+/// or starts another; either way the first one says what the work was for, and the latest
+/// is kept too.
 fn task_start(messages: &[Arc<Message>]) -> Option<usize> {
-    let mut start = None;
-    let mut after_answer = true;
-    for (i, message) in messages.iter().enumerate() {
-        match message.as_ref() {
-            Message::User(_) if i == 0 && is_summary(message) => {
-                start = Some(0);
-                after_answer = false;
-            }
-            Message::User(_) if is_users_own(message) => {
-                if after_answer {
-                    start = Some(i);
-                }
-                after_answer = false;
-            }
-            Message::User(_) | Message::ToolResult(_) => after_answer = false,
-            Message::Assistant(assistant) => after_answer = !assistant.has_tool_calls(),
-        }
-    }
-    start
+    messages
+        .iter()
+        .enumerate()
+        .position(|(i, m)| (i == 0 && is_summary(m)) || is_users_own(m))
 }
 
 /// The user's latest message of their own (index 0 may be an earlier summary).
@@ -338,18 +324,19 @@ mod tests {
     }
 
     #[test]
-    fn the_task_starts_after_the_last_finished_answer() {
+    fn the_request_is_the_first_message_and_the_latest_is_the_users_own() {
         let messages = vec![
-            user("old task"),
+            user(&goal::start_text("g")),
+            user("the task"),
             answer("done"),
-            user("new task"),
+            user("also this"),
             call("read", json!({"path": "a"})),
-            user("steer: also b"),
+            user("steer: and b"),
             answer("ok"),
             user(&goal::continue_text("g")),
         ];
-        assert_eq!(task_start(&messages), Some(2));
-        assert_eq!(latest_user(&messages), Some(4));
+        assert_eq!(task_start(&messages), Some(1));
+        assert_eq!(latest_user(&messages), Some(5));
     }
 
     #[test]

@@ -216,8 +216,13 @@ impl SessionWriter {
 
     /// The goal a session read from its file has.
     pub fn with_goal(self, goal: Option<String>) -> SessionWriter {
-        *self.goal.lock().unwrap_or_else(PoisonError::into_inner) = goal;
+        self.note_goal(goal);
         self
+    }
+
+    /// The goal of the branch read after the head moved.
+    pub fn note_goal(&self, goal: Option<String>) {
+        *self.goal.lock().unwrap_or_else(PoisonError::into_inner) = goal;
     }
 
     /// The entry the next one will follow.

@@ -27,6 +27,7 @@ mod commands_acp;
 mod commands_rpc;
 mod commands_tui;
 mod compaction;
+mod compaction_task;
 mod conformance;
 mod e2e;
 mod engine;
