@@ -345,3 +345,45 @@ async fn a_rewind_goes_back_to_before_a_compaction() {
     assert_eq!(texts[2], "second question");
     assert_eq!(rpc.exit_code().await, 0);
 }
+
+/// ACP `/goal TEXT`: the goal is set through the engine's `set_goal`, the run it starts
+/// belongs to the command's turn, and the answer says the goal is done once the model
+/// marked it; `/goal` then says none is set.
+#[tokio::test]
+async fn acp_goal_command_works_until_the_goal_is_done() {
+    use agent_client_protocol::v1::schema::StopReason;
+    let env = workspace();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("g", "goal", json!({"status": "done"}))),
+        Reply::sse(chat::text("Achieved.")),
+    ])
+    .await;
+    let mut cmd = env.agent(&server, &["--mode", "acp"]);
+    cmd.env("RUST_LOG", "debug");
+    let mut acp = support::acp::Acp::spawn(cmd).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp
+        .prompt(&id, &format!("/goal {GOAL}"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let done = |u: &Value| u.to_string().contains("Goal done: ");
+    acp.until(done).await;
+    let updates = acp.wire_updates();
+    let achieved = updates
+        .iter()
+        .position(|u| u.to_string().contains("Achieved."))
+        .expect("the run's answer reached the editor");
+    assert!(achieved < updates.iter().position(done).unwrap());
+    assert_eq!(server.bodies().len(), 2);
+    assert!(
+        support::commands::logged_commands(env.home.path())
+            .contains(&json!({"type": "set_goal", "goal": GOAL})),
+        "the engine's command"
+    );
+    acp.prompt(&id, "/goal").await.unwrap().unwrap();
+    acp.until(|u| u.to_string().contains("No goal is set"))
+        .await;
+    assert_eq!(acp.exit_code().await, 0);
+}
