@@ -335,6 +335,7 @@ async fn summarise_and_replace(
             files: &state.files,
             extensions: &shared.extensions,
             goal: state.goal.as_deref(),
+            max_chars: preserved::max_chars(settings.model.context_window),
         })
     };
     let compacted_at = now_millis();

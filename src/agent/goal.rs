@@ -9,12 +9,14 @@
 use super::run::Run;
 use super::state::lock;
 use super::{Agent, AgentError};
+use crate::llm::request::ToolSpec;
 use crate::protocol::event::GoalChange;
 use crate::protocol::message::{Message, UserMessage};
 use crate::session::format::NewEntry;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 /// The tool the model marks the goal with.
 pub const TOOL: &str = "goal";
@@ -38,6 +40,15 @@ pub fn continue_text(goal: &str) -> String {
          is achieved, call the `{TOOL}` tool with status `done` (or `blocked`, with the reason, \
          if you need the user)."
     )
+}
+
+/// The tools a request offers: `specs` without the `goal` tool unless a goal is set.
+pub(crate) fn offered(specs: &[ToolSpec], goal: bool) -> Cow<'_, [ToolSpec]> {
+    if goal || !specs.iter().any(|t| t.name == TOOL) {
+        Cow::Borrowed(specs)
+    } else {
+        Cow::Owned(specs.iter().filter(|t| t.name != TOOL).cloned().collect())
+    }
 }
 
 /// Whether `message` is one the engine sent for a goal.

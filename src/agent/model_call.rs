@@ -205,23 +205,7 @@ impl Run {
             (messages, state.permissions.mode, state.goal.is_some())
         };
         // The `goal` tool is offered only while there is a goal to mark.
-        let tool_specs: std::borrow::Cow<'_, [crate::llm::request::ToolSpec]> = if goal
-            || !settings
-                .tool_specs
-                .iter()
-                .any(|t| t.name == super::goal::TOOL)
-        {
-            std::borrow::Cow::Borrowed(&settings.tool_specs)
-        } else {
-            std::borrow::Cow::Owned(
-                settings
-                    .tool_specs
-                    .iter()
-                    .filter(|t| t.name != super::goal::TOOL)
-                    .cloned()
-                    .collect(),
-            )
-        };
+        let tool_specs = super::goal::offered(&settings.tool_specs, goal);
         let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
         // One cache per session: its requests share their prefix.
         let session_id = lock(&self.shared.session_id).clone();

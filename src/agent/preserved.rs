@@ -36,6 +36,32 @@ pub struct Sources<'a> {
     pub files: &'a FileMemory,
     pub extensions: &'a Extensions,
     pub goal: Option<&'a str>,
+    /// The most characters one block quotes (a request, a plan, a skill); longer ones are
+    /// cut, saying how much was left out (the summary covers it).
+    pub max_chars: usize,
+}
+
+/// The most characters a block quotes, for a model with this window (in tokens): a
+/// sixteenth of the window, at most 16,000 — what keeps the task stays small beside what
+/// the compaction frees.
+pub fn max_chars(context_window: u64) -> usize {
+    let chars = (context_window / 16).saturating_mul(4).min(16_000);
+    usize::try_from(chars).unwrap_or(16_000).max(400)
+}
+
+/// The files listed at most; more are counted.
+const MAX_FILES: usize = 200;
+
+/// `text` cut to `max` characters (at a character boundary), saying how much was left out.
+fn clip(text: &str, max: usize) -> String {
+    let kept = crate::tools::truncate::clip(text, max);
+    if kept.len() == text.len() {
+        return text.to_string();
+    }
+    format!(
+        "{kept}… [{} more characters, left out here: the summary covers them]",
+        text.len() - kept.len()
+    )
 }
 
 /// The blocks to keep beside the summary, in order.
@@ -53,6 +79,7 @@ pub fn blocks(sources: &Sources<'_>) -> Vec<String> {
             .find(|b| b.starts_with(header))
             .map(|b| b.to_string())
     };
+    let max = sources.max_chars;
     let mut out = Vec::new();
     if let Some(goal) = sources.goal {
         out.push(format!("{GOAL}{goal}"));
@@ -60,14 +87,18 @@ pub fn blocks(sources: &Sources<'_>) -> Vec<String> {
     let start = task_start(messages);
     match start {
         Some(0) if !previous.is_empty() => out.extend(carried(REQUEST)),
-        Some(at) if at < cut => out.push(format!("{REQUEST}{}", request_text(&messages[at]))),
+        Some(at) if at < cut => out.push(format!(
+            "{REQUEST}{}",
+            clip(&request_text(&messages[at]), max)
+        )),
         _ => {}
     }
     match latest_user(messages) {
         Some(0) if !previous.is_empty() => out.extend(carried(LATEST)),
-        Some(at) if at < cut && Some(at) != start => {
-            out.push(format!("{LATEST}{}", request_text(&messages[at])))
-        }
+        Some(at) if at < cut && Some(at) != start => out.push(format!(
+            "{LATEST}{}",
+            clip(&request_text(&messages[at]), max)
+        )),
         _ => {}
     }
     match last_todos(messages) {
@@ -78,7 +109,7 @@ pub fn blocks(sources: &Sources<'_>) -> Vec<String> {
         None => out.extend(carried(TODOS)),
     }
     match approved_plan(messages) {
-        Some((at, plan)) if at < cut => out.push(format!("{PLAN}{plan}")),
+        Some((at, plan)) if at < cut => out.push(format!("{PLAN}{}", clip(&plan, max))),
         Some(_) => {}
         None => out.extend(carried(PLAN)),
     }
@@ -203,7 +234,8 @@ fn files_block(sources: &Sources<'_>, carried: Option<&str>) -> Option<String> {
         return None;
     }
     let mut block = FILES.to_string();
-    for (path, (read, edited)) in &files {
+    let more = files.len().saturating_sub(MAX_FILES);
+    for (path, (read, edited)) in files.iter().take(MAX_FILES) {
         let how = match (read, edited) {
             (true, true) => "read and edited",
             (false, true) => "edited",
@@ -214,6 +246,9 @@ fn files_block(sources: &Sources<'_>, carried: Option<&str>) -> Option<String> {
             "- {path} ({how}): {}",
             state_now(&sources.cwd.join(path), sources.files)
         );
+    }
+    if more > 0 {
+        let _ = writeln!(block, "({more} more files, not listed)");
     }
     Some(block.trim_end().to_string())
 }
@@ -277,7 +312,11 @@ fn skill_blocks(sources: &Sources<'_>, previous: &[&str]) -> Vec<String> {
             continue;
         };
         match skill.prompt("") {
-            Ok(instructions) => out.push(format!("{}{instructions}", skill_header(&name))),
+            Ok(instructions) => out.push(format!(
+                "{}{}",
+                skill_header(&name),
+                clip(&instructions, sources.max_chars)
+            )),
             Err(error) => tracing::warn!(%error, "an active skill could not be read"),
         }
     }
@@ -363,6 +402,7 @@ mod tests {
             files: &memory,
             extensions: &extensions,
             goal: Some("ship 1.0"),
+            max_chars: 1_000,
         };
         let first = blocks(&sources);
         assert_eq!(first[0], format!("{GOAL}ship 1.0"));
@@ -375,6 +415,15 @@ mod tests {
         );
         assert!(first[3].contains("- gone.rs (read): no longer exists"));
         assert_eq!(first.len(), 4, "the latest message is kept as it is");
+        let long = vec![user(&"x".repeat(5_000)), answer("ok")];
+        let clipped = blocks(&Sources {
+            messages: &long,
+            cut: 2,
+            goal: None,
+            ..sources
+        });
+        assert!(clipped[0].len() < 1_200, "{}", clipped[0].len());
+        assert!(clipped[0].ends_with("the summary covers them]"));
         // A second compaction of [summary, latest, answer] carries them forward.
         let summary = Arc::new(crate::session::load::summary_message("s", &first, 1));
         let messages = vec![summary, user("latest words"), answer("ok")];
