@@ -9,7 +9,7 @@ use serde_json::json;
 use support::chat;
 use support::env::env;
 use support::pty::Tui;
-use support::server::{FakeServer, Reply};
+use support::server::{FakeServer, Gate, Reply};
 
 async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;
@@ -65,10 +65,56 @@ async fn compact_shows_the_tokens_before_and_after() {
     assert_eq!(tui.exit_code().await, 0);
 }
 
-#[allow(dead_code)]
-fn goal_done() -> Vec<Reply> {
-    vec![
-        Reply::sse(chat::tool_call("g", "goal", json!({"status": "done"}))),
+/// The status line: the last row that shows the permission mode.
+fn status_row(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|l| l.contains(" mode"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn goal_shows_in_the_status_line_until_the_model_marks_it_done() {
+    let env = env();
+    let gate = Gate::new();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call("g", "goal", json!({"status": "done"}))).after(&gate),
         Reply::sse(chat::text("Achieved it.")),
-    ]
+    ])
+    .await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("/goal Make the parser robust");
+    tui.enter();
+    // The run the goal started waits for the model: the goal is in the status line.
+    let screen = tui
+        .wait_for("the goal in the status line", |s| {
+            status_row(s).contains("goal: Make the parser robust")
+        })
+        .await;
+    assert!(
+        screen.contains("Goal set: Make the parser robust"),
+        "{screen}"
+    );
+    gate.open();
+    tui.wait_for_text("Achieved it.").await;
+    let screen = tui
+        .wait_for("the goal gone from the status line", |s| {
+            !status_row(s).contains("goal:") && !s.contains("esc to interrupt")
+        })
+        .await;
+    assert!(
+        screen.contains("The model marked the goal done."),
+        "{screen}"
+    );
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    assert!(bodies[0].to_string().contains("Make the parser robust"));
+    tui.type_text("/goal");
+    tui.enter();
+    tui.wait_for_text("No goal is set").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
 }
