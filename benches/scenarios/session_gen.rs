@@ -86,6 +86,8 @@ pub fn generate(
                 model: Some(("bench", "bench-model")),
                 thinking: Some(ThinkingLevel::Off),
                 name: None,
+                goal: None,
+                preserved: &[],
             };
             let line = encode(entry, &id, parent.as_deref(), timestamp)?;
             out.write_all(&line).context("writing the session")?;

@@ -2,28 +2,24 @@
 //! reported usage for the last response plus an estimate (characters / 4) of what came
 //! after. Past the window minus a reserve, or when the provider reports an overflow, or on
 //! request, the older part of the history is summarised by the current model with the
-//! structured prompt in `assets/compaction_prompt.md`; the most recent turns stay verbatim
-//! and a tool call is never separated from its result. The summary is appended to the
-//! session as a compaction entry: nothing is deleted from the file.
+//! structured prompt in `assets/compaction_prompt.md` (`agent::summary`); the most recent
+//! turns stay verbatim and a tool call is never separated from its result, and what keeps
+//! the task — the user's request, the task list, the plan, the files, the skills, the goal
+//! — is kept verbatim beside the summary (`agent::preserved`). The summary is appended to
+//! the session as a compaction entry (a node of the session tree: a rewind can go back to
+//! before it): nothing is deleted from the file.
 
 use super::cut::{choose_cut, manual_cut};
-use super::retry::{Attempts, Next};
+use super::preserved::{self, Sources};
 use super::state::{RunSettings, Shared, lock};
-use crate::llm::assembler::Assembler;
-use crate::llm::error::ProviderError;
-use crate::llm::request::{ModelRequest, ThinkingLevel};
 use crate::protocol::event::{AgentEvent, CompactionReason};
-use crate::protocol::message::{
-    AssistantContent, Content, Message, StopReason, UserMessage, now_millis,
-};
+use crate::protocol::message::{AssistantContent, Content, Message, StopReason, now_millis};
 use crate::session::format::NewEntry;
 use crate::session::load::summary_message;
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-const PROMPT: &str = include_str!("../../assets/compaction_prompt.md");
 /// How much of one tool result or argument goes into the text to summarise.
 const MAX_PART_CHARS: usize = 2_000;
 
@@ -230,24 +226,6 @@ fn shorten(text: &str, max: usize) -> String {
     format!("{kept}… [{} more characters]", text.len() - kept.len())
 }
 
-/// Paths the tools read and changed, from the tool calls themselves.
-fn files_touched(messages: &[Arc<Message>]) -> (BTreeSet<String>, BTreeSet<String>) {
-    let mut read = BTreeSet::new();
-    let mut modified = BTreeSet::new();
-    for message in messages {
-        if let Message::Assistant(assistant) = message.as_ref() {
-            for call in assistant.tool_calls() {
-                match crate::tools::meta::file_of_call(&call.name, &call.arguments) {
-                    Some((path, true)) => modified.insert(path.to_string()),
-                    Some((path, false)) => read.insert(path.to_string()),
-                    None => false,
-                };
-            }
-        }
-    }
-    (read, modified)
-}
-
 /// Compact the history now. Emits `auto_compaction_start`/`_end`; on success the history
 /// is the summary followed by the kept messages. Returns the token count after.
 pub(crate) async fn compact(
@@ -345,19 +323,23 @@ async fn summarise_and_replace(
             instructions.trim()
         );
     }
-    let mut summary = request_summary(settings, request_text, cancel).await?;
-    let (read, modified) = files_touched(&messages[..cut]);
-    if !read.is_empty() || !modified.is_empty() {
-        let list = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join(", ");
-        let _ = write!(
-            summary,
-            "\n\nFiles read: {}\nFiles modified: {}",
-            list(&read),
-            list(&modified)
-        );
-    }
+    let replaced = content_tokens(&messages[..cut]);
+    let summary =
+        super::summary::summarise(shared, settings, cancel, request_text, replaced).await?;
+    let preserved = {
+        let state = lock(&shared.state);
+        preserved::blocks(&Sources {
+            messages,
+            cut,
+            cwd: &settings.cwd,
+            files: &state.files,
+            extensions: &shared.extensions,
+            goal: state.goal.as_deref(),
+            max_chars: preserved::max_chars(settings.model.context_window),
+        })
+    };
     let compacted_at = now_millis();
-    let summary_message = Arc::new(summary_message(&summary, compacted_at));
+    let summary_message = Arc::new(summary_message(&summary, &preserved, compacted_at));
     let after = estimate_tokens(&summary_message)
         + messages[cut..]
             .iter()
@@ -367,7 +349,10 @@ async fn summarise_and_replace(
     // The settings in use now (a model switched during the run included), so a reader
     // that starts at this compaction knows them without reading what came before.
     let current = Arc::clone(&lock(&shared.settings));
-    let name = lock(&shared.state).session_name.clone();
+    let (name, goal) = {
+        let state = lock(&shared.state);
+        (state.session_name.clone(), state.goal.clone())
+    };
     let (entry_id, _) = shared
         .persist_at(
             NewEntry::Compaction {
@@ -378,6 +363,8 @@ async fn summarise_and_replace(
                 model: Some((&current.provider.settings().name, &current.model.id)),
                 thinking: Some(current.thinking),
                 name: name.as_deref(),
+                goal: goal.as_deref(),
+                preserved: &preserved,
             },
             compacted_at,
         )
@@ -394,114 +381,14 @@ async fn summarise_and_replace(
     }
 }
 
-async fn request_summary(
-    settings: &RunSettings,
-    text: String,
-    cancel: &CancellationToken,
-) -> Result<String, String> {
-    let messages = [Arc::new(Message::User(UserMessage::text(text)))];
-    let request = ModelRequest {
-        model: &settings.model,
-        system_prompt: PROMPT,
-        messages: &messages,
-        tools: &[],
-        thinking: ThinkingLevel::Off,
-        web_search: None,
-        cache_key: None,
-    };
-    // The same retry policy as the run's model calls: a summary lost to a dropped
-    // connection would leave a conversation too long to go on.
-    let mut attempts = Attempts::default();
-    let (assembler, mut deltas) = loop {
-        let mut assembler = Assembler::new(&settings.provider.settings().name, &settings.model.id);
-        let mut deltas = Vec::new();
-        let result = settings
-            .provider
-            .stream(&request, cancel, &mut |event| {
-                assembler.apply(event, &mut deltas)
-            })
-            .await;
-        let error = match result {
-            Ok(()) => break (assembler, deltas),
-            Err(error) => error,
-        };
-        let failed = |error: &ProviderError| format!("the summary request failed: {error}");
-        if cancel.is_cancelled() {
-            return Err(failed(&error));
-        }
-        let next = if settings.auto_retry {
-            attempts.after(&settings.retry, &error)
-        } else {
-            Next::GiveUp
-        };
-        let delay = match next {
-            Next::Retry { delay, .. } => delay,
-            Next::TooLong(requested) => {
-                return Err(format!(
-                    "{} (the provider asks to wait {} before trying again, more than \
-                     retry.max_retry_delay_ms allows)",
-                    failed(&error),
-                    crate::llm::timeouts::describe(requested)
-                ));
-            }
-            Next::GiveUp => return Err(failed(&error)),
-        };
-        tracing::warn!(
-            attempt = attempts.retries(),
-            delay_ms = crate::time::millis(delay),
-            %error,
-            "retrying the summary request"
-        );
-        tokio::select! {
-            () = cancel.cancelled() => return Err(failed(&error)),
-            () = tokio::time::sleep(delay) => {}
-        }
-    };
-    let (message, _) = assembler.finish(&mut deltas);
-    let summary = message.text();
-    if summary.trim().is_empty() {
-        return Err("the model returned an empty summary".to_string());
-    }
-    Ok(summary)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::message::{AssistantMessage, ToolCall, ToolResultMessage};
-    use serde_json::json;
+    use crate::llm::request::ThinkingLevel;
+    use crate::protocol::message::{AssistantMessage, UserMessage};
 
     fn user(text: &str) -> Arc<Message> {
         Arc::new(Message::User(UserMessage::text(text)))
-    }
-
-    fn call(id: &str) -> Arc<Message> {
-        let mut message = AssistantMessage::empty("p", "m");
-        message.content.push(AssistantContent::ToolCall(ToolCall {
-            id: id.into(),
-            name: "read".into(),
-            arguments: json!({"path": "src/lib.rs"}),
-            invalid_arguments: None,
-        }));
-        Arc::new(Message::Assistant(message))
-    }
-
-    fn result(id: &str, size: usize) -> Arc<Message> {
-        Arc::new(Message::ToolResult(ToolResultMessage {
-            tool_call_id: id.into(),
-            tool_name: "read".into(),
-            content: vec![Content::text("x".repeat(size))],
-            details: None,
-            is_error: false,
-            timestamp: 0,
-        }))
-    }
-
-    #[test]
-    fn the_files_read_and_changed_come_from_the_calls() {
-        let messages = vec![user("start"), call("a"), result("a", 400)];
-        let (read, modified) = files_touched(&messages);
-        assert!(read.contains("src/lib.rs") && modified.is_empty());
     }
 
     #[test]

@@ -21,13 +21,20 @@ impl Agent {
     /// What the next request would hold, by part (docs/protocol.md §3.5).
     pub fn context_report(&self) -> ContextReport {
         let settings = self.shared.settings();
-        let (messages, mode) = {
+        let (messages, mode, goal) = {
             let state = lock(&self.shared.state);
-            (state.history.messages().to_vec(), state.permissions.mode)
+            (
+                state.history.messages().to_vec(),
+                state.permissions.mode,
+                state.goal.is_some(),
+            )
         };
         let prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
         let mut parts = prompt_parts(&prompt);
-        parts.extend(tool_parts(&settings.tool_specs));
+        parts.extend(tool_parts(&super::goal::offered(
+            &settings.tool_specs,
+            goal,
+        )));
         let (text, images) = messages.iter().fold((0u64, 0u64), |(text, images), m| {
             let attached = attachments(m);
             let all = super::compaction::estimate_tokens(m);

@@ -12,6 +12,7 @@ mod context_report;
 mod controls;
 mod cut;
 mod forks;
+pub mod goal;
 pub mod guard;
 mod history;
 mod hook_points;
@@ -22,11 +23,13 @@ mod model_call;
 pub mod permissions;
 mod phase;
 pub mod plan_mode;
+mod preserved;
 pub mod queue;
 mod retry;
 pub mod rewind;
 mod run;
 mod state;
+mod summary;
 mod tool_calls;
 mod usage;
 
@@ -182,6 +185,8 @@ pub struct Snapshot {
     pub auto_retry: bool,
     /// The session's name, if it was given one.
     pub session_name: Option<String>,
+    /// The session's goal (`set_goal`), while one is set.
+    pub goal: Option<String>,
 }
 
 pub struct Agent {
@@ -205,6 +210,10 @@ impl Agent {
                 Ok(with_task) => tools = with_task,
                 Err(error) => tracing::warn!(%error, "no `task` tool"),
             }
+        }
+        match tools.clone().with_tool(Arc::new(goal::GoalTool)) {
+            Ok(with_goal) => tools = with_goal,
+            Err(error) => tracing::warn!(%error, "no `goal` tool"),
         }
         let tool_specs = tools.specs();
         let sandbox = config.tool_settings.sandbox.status.clone();
@@ -248,6 +257,7 @@ impl Agent {
             search_unsupported_told: false,
             retry_wait: None,
             session_name: config.session.as_ref().and_then(|s| s.name()),
+            goal: config.session.as_ref().and_then(|s| s.goal()),
         };
         let session_id = config
             .session
@@ -610,6 +620,7 @@ impl Agent {
             auto_compaction: settings.compaction.enabled,
             auto_retry: settings.auto_retry,
             session_name: state.session_name.clone(),
+            goal: state.goal.clone(),
         }
     }
 }

@@ -199,11 +199,13 @@ impl Run {
             settings = Arc::new(cut);
         }
         let provider_name = &settings.provider.settings().name;
-        let (messages, mode) = {
+        let (messages, mode, goal) = {
             let state = lock(&self.shared.state);
             let messages: Vec<Arc<Message>> = state.history.messages().to_vec();
-            (messages, state.permissions.mode)
+            (messages, state.permissions.mode, state.goal.is_some())
         };
+        // The `goal` tool is offered only while there is a goal to mark.
+        let tool_specs = super::goal::offered(&settings.tool_specs, goal);
         let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
         // One cache per session: its requests share their prefix.
         let session_id = lock(&self.shared.session_id).clone();
@@ -211,7 +213,7 @@ impl Run {
             model: &settings.model,
             system_prompt: &system_prompt,
             messages: &messages,
-            tools: &settings.tool_specs,
+            tools: &tool_specs,
             thinking: settings.thinking,
             web_search: settings
                 .tool_settings

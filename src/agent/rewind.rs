@@ -193,18 +193,29 @@ impl Agent {
         force: bool,
     ) -> Result<Rewound, AgentError> {
         let _busy = Busy::start(&self.shared)?;
-        let (index, text) = {
+        let (index, text, before_compaction) = {
             let state = lock(&self.shared.state);
             let index = state
                 .history
                 .position(entry_id)
                 .ok_or_else(|| AgentError::NoSuchMessage(entry_id.to_string()))?;
             match state.history.messages()[index].as_ref() {
-                Message::User(user) => (index, user.typed_text().to_string()),
+                // A compaction's summary: going back to before the compaction.
+                message if index == 0 && session::load::is_summary(message) => {
+                    (index, String::new(), true)
+                }
+                Message::User(user) => (index, user.typed_text().to_string(), false),
                 _ => return Err(AgentError::NoSuchMessage(entry_id.to_string())),
             }
         };
         let session = self.shared.session();
+        if before_compaction && mode.conversation() && session.is_none() {
+            return Err(AgentError::Checkpoint(
+                "this session is not kept on disk: what a compaction summarised cannot be \
+                 brought back"
+                    .to_string(),
+            ));
+        }
         let head_before = session.as_ref().and_then(|s| s.head());
         let note = |target: Option<String>| RewindNote {
             target,
@@ -244,8 +255,14 @@ impl Agent {
                     .move_head(parent.as_deref())
                     .await
                     .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
+                if before_compaction {
+                    // The conversation as it was before the compaction, read back whole.
+                    self.reload(session).await?;
+                }
             }
-            lock(&self.shared.state).history.truncate(index);
+            if !before_compaction {
+                lock(&self.shared.state).history.truncate(index);
+            }
             rewound.text = Some(text);
             self.shared.session_changed(SessionChange::Rewind);
         }
@@ -324,6 +341,13 @@ impl Agent {
             .move_head(Some(head))
             .await
             .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
+        self.reload(session).await
+    }
+
+    /// Make the context the branch that leads to the session's head, read from its file
+    /// (with the branch's goal).
+    async fn reload(&self, session: &Arc<SessionWriter>) -> Result<(), AgentError> {
+        let path = session.path().to_path_buf();
         let loaded = blocking(move || session::load::load(&path)).await?;
         let mut history = loaded.context;
         for (id, message) in history.iter_mut().filter(|(id, _)| id.is_empty()) {
@@ -332,8 +356,13 @@ impl Agent {
                 .await
                 .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
         }
+        session.note_goal(loaded.goal.clone());
         let mut state = lock(&self.shared.state);
         state.history = super::history::History::new(history);
+        if std::mem::replace(&mut state.goal, loaded.goal) != state.goal {
+            self.shared
+                .goal_changed(&state, crate::protocol::event::GoalChange::Session);
+        }
         Ok(())
     }
 

@@ -45,6 +45,8 @@ pub(crate) struct Run {
     pub reservation: Option<super::budget::Reservation>,
     /// A budget stopped a retry: which. The run ends with `limit`.
     pub budget_stop: Option<String>,
+    /// The model marked the goal blocked: the run ends instead of going on toward it.
+    pub goal_blocked: bool,
 }
 
 /// Start a run in the background. The caller holds the state lock, so the run cannot
@@ -85,6 +87,7 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
         paused: false,
         reservation: None,
         budget_stop: None,
+        goal_blocked: false,
     };
     // A bug must not wedge the agent: a panic ends the run as failed, with `agent_end`.
     let outcome = match AssertUnwindSafe(run.execute(prompts)).catch_unwind().await {
@@ -254,7 +257,11 @@ impl Run {
                         stop_hook_active = true;
                         injected = Some(UserMessage::text(reason));
                     }
-                    _ => return Outcome::Completed,
+                    // A goal not marked done keeps the run going (bounded by its limits).
+                    _ => match self.goal_continuation() {
+                        Some(message) => injected = Some(message),
+                        None => return Outcome::Completed,
+                    },
                 }
             }
         }

@@ -94,6 +94,8 @@ pub(crate) struct State {
     pub retry_wait: Option<CancellationToken>,
     /// The session's name (`set_session_name`), if it has one.
     pub session_name: Option<String>,
+    /// The session's goal (`set_goal`), while one is set (`agent::goal`).
+    pub goal: Option<String>,
 }
 
 pub(crate) struct Shared {
@@ -249,6 +251,14 @@ impl Shared {
     pub fn usage_update(&self, state: &State) {
         self.emit(AgentEvent::UsageUpdate {
             usage: state.ledger.report(),
+        });
+    }
+
+    /// Announce the session's goal now (`goal_update`).
+    pub fn goal_changed(&self, state: &State, reason: crate::protocol::event::GoalChange) {
+        self.emit(AgentEvent::GoalUpdate {
+            goal: state.goal.clone(),
+            reason,
         });
     }
 

@@ -288,6 +288,7 @@ impl Run {
         // Where every result passes on its way to the events, the history and the model.
         output.redact_secrets();
         self.note_unseen_images(&mut output);
+        let output = self.note_goal_mark(&call.name, output).await;
         if let Some(todos) = crate::tools::todo::todos_of_result(&call.name, &output) {
             self.shared.emit(AgentEvent::TodoUpdate { todos });
         }
@@ -318,10 +319,19 @@ impl Run {
     /// schema, and it is permitted. `Err` is the result the model gets instead.
     async fn prepare(&mut self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Sandboxed), ToolOutput> {
         let Some(tool) = self.settings.tools.get(&call.name).cloned() else {
+            // The tools offered: `goal` only while there is a goal.
+            let goal = lock(&self.shared.state).goal.is_some();
+            let names: Vec<&str> = self
+                .settings
+                .tools
+                .names()
+                .into_iter()
+                .filter(|name| goal || *name != super::goal::TOOL)
+                .collect();
             return Err(ToolOutput::error(format!(
                 "Tool `{}` does not exist. Available tools: {}.",
                 call.name,
-                self.settings.tools.names().join(", ")
+                names.join(", ")
             )));
         };
         if let Some(raw) = &call.invalid_arguments {

@@ -4,7 +4,9 @@
 //! rebuilt from the history on resume, reported by `usage_update` and `usage_report`.
 
 use crate::protocol::message::{Message, Usage};
-use crate::protocol::usage::{AgentUsage, ModelUsage, ToolUsage, UsageReport, cost_of};
+use crate::protocol::usage::{
+    AgentUsage, CompactionUsage, ModelUsage, ToolUsage, UsageReport, cost_of,
+};
 use std::sync::Arc;
 
 #[derive(Clone, Debug, Default)]
@@ -14,6 +16,8 @@ pub(crate) struct UsageLedger {
     models: Vec<(ModelUsage, bool)>,
     agents: Vec<(AgentUsage, bool)>,
     tools: Vec<ToolUsage>,
+    /// The compactions' summary requests (also in the totals and under their model).
+    compaction: (CompactionUsage, bool),
 }
 
 impl UsageLedger {
@@ -64,6 +68,14 @@ impl UsageLedger {
         entry.0.usage.add(usage);
         entry.0.calls += 1;
         entry.1 |= usage.price_unknown();
+    }
+
+    /// One summary request of a compaction: a model call like the others, also shown apart.
+    pub fn record_compaction(&mut self, provider: &str, model: &str, usage: &Usage) {
+        self.record_call(provider, model, usage);
+        self.compaction.0.calls += 1;
+        self.compaction.0.usage.add(usage);
+        self.compaction.1 |= usage.price_unknown();
     }
 
     /// One model call of the sub-agent `agent_id` (or of one of its descendants).
@@ -164,6 +176,10 @@ impl UsageLedger {
                 .collect(),
             tools,
             calls: self.calls,
+            compaction: CompactionUsage {
+                cost: with_cost(self.compaction.1, &self.compaction.0.usage),
+                ..self.compaction.0.clone()
+            },
         }
     }
 
@@ -240,5 +256,20 @@ mod tests {
         assert_eq!(report.agents[0].usage.input, 50);
         assert_eq!(report.total.input, 150);
         assert_eq!(report.calls, 2);
+    }
+
+    #[test]
+    fn a_compaction_is_counted_in_the_totals_and_shown_apart() {
+        let mut ledger = UsageLedger::default();
+        ledger.record_call("p", "priced", &usage(100, 10, 0.5));
+        ledger.record_compaction("p", "priced", &usage(80, 20, 0.25));
+        let report = ledger.report();
+        assert_eq!(report.calls, 2);
+        assert_eq!(report.total.input, 180);
+        assert_eq!(report.cost, Some(0.75));
+        assert_eq!(report.models[0].calls, 2);
+        assert_eq!(report.compaction.calls, 1);
+        assert_eq!(report.compaction.usage.output, 20);
+        assert_eq!(report.compaction.cost, Some(0.25));
     }
 }

@@ -71,6 +71,14 @@ impl EngineLink {
         }
     }
 
+    /// The session's goal, while one is set.
+    pub fn goal(&self) -> Option<String> {
+        match self {
+            EngineLink::Local(agent) => agent.goal(),
+            EngineLink::Remote(remote) => remote.snapshot().goal,
+        }
+    }
+
     /// The conversation (remotely: the part replayed and what came since).
     pub fn messages(&self) -> Vec<Arc<Message>> {
         match self {

@@ -263,6 +263,7 @@ fn snapshot_of(state: &Value) -> Snapshot {
         auto_compaction: state["autoCompactionEnabled"] == true,
         auto_retry: state["autoRetryEnabled"] == true,
         session_name: state["sessionName"].as_str().map(str::to_string),
+        goal: state["goal"].as_str().map(str::to_string),
     }
 }
 
@@ -300,6 +301,7 @@ impl Mirror {
                 snapshot.permission_mode = *permission_mode;
             }
             AgentEvent::SessionChanged { session, .. } => snapshot.session = session.clone(),
+            AgentEvent::GoalUpdate { goal, .. } => snapshot.goal = goal.clone(),
             AgentEvent::UsageUpdate { usage } => {
                 snapshot.usage = usage.total.clone();
                 self.usage = usage.clone();

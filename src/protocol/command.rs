@@ -103,6 +103,12 @@ pub enum Command {
     SetSessionName {
         name: String,
     },
+    /// Set the session's goal (`goal`), or clear it (`null` or blank): the agent works
+    /// toward a goal across turns until the model marks it done (`agent::goal`).
+    SetGoal {
+        #[serde(default)]
+        goal: Option<String>,
+    },
     /// Continue the conversation on another branch of the session tree.
     SwitchBranch {
         entry_id: String,
@@ -151,6 +157,7 @@ impl Command {
             Command::UndoRewind { .. } => "undo_rewind",
             Command::Clone => "clone",
             Command::SetSessionName { .. } => "set_session_name",
+            Command::SetGoal { .. } => "set_goal",
             Command::SwitchBranch { .. } => "switch_branch",
             Command::RunShell { .. } => "run_shell",
             Command::ExpandCommand { .. } => "expand_command",

@@ -175,6 +175,12 @@ pub enum AgentEvent {
     UsageUpdate {
         usage: super::usage::UsageReport,
     },
+    /// The session's goal changed (`set_goal`, the model marked it, another session or
+    /// branch): the goal now (`null`: none), and why.
+    GoalUpdate {
+        goal: Option<String>,
+        reason: GoalChange,
+    },
     /// An event of a sub-agent (a `task` call's child), passed on by its parent. Text
     /// deltas may be coalesced (at most one per 50 ms per child); nothing else is dropped.
     SubagentEvent {
@@ -375,6 +381,22 @@ pub enum RunStatus {
     Failed,
     Aborted,
     Limit,
+}
+
+/// Why the goal changed (`goal_update.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GoalChange {
+    /// The user set it (`set_goal`).
+    Set,
+    /// The user cleared it.
+    Cleared,
+    /// The model marked it achieved (`goal` tool, status `done`): it is cleared.
+    Done,
+    /// The model marked it blocked: the run ended, the goal stays.
+    Blocked,
+    /// Another session or branch is current: its goal.
+    Session,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -184,6 +184,10 @@ pub enum Outcome {
     SessionName {
         name: String,
     },
+    /// The session's goal now (`None`: none).
+    Goal {
+        goal: Option<String>,
+    },
     PermissionMode {
         mode: PermissionMode,
     },

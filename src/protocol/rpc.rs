@@ -136,6 +136,11 @@ pub enum Command {
     SetSessionName {
         name: String,
     },
+    /// Set the session's goal, or clear it (`goal` absent, `null` or blank).
+    SetGoal {
+        #[serde(default)]
+        goal: Option<String>,
+    },
     /// The user messages a fork can start from.
     GetForkMessages,
     /// Continue in a copy of the session.

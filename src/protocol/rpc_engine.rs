@@ -117,6 +117,7 @@ impl Command {
             Command::SetAutoRetry { enabled } => EngineCommand::SetAutoRetry { enabled },
             Command::AbortRetry => EngineCommand::AbortRetry,
             Command::SetSessionName { name } => EngineCommand::SetSessionName { name },
+            Command::SetGoal { goal } => EngineCommand::SetGoal { goal },
             local @ (Command::GetState
             | Command::GetPermissions
             | Command::GetMessages

@@ -23,8 +23,22 @@ pub struct UsageReport {
     pub agents: Vec<AgentUsage>,
     /// Tools by the tokens their results added to the context, most first.
     pub tools: Vec<ToolUsage>,
-    /// Model calls made (the sub-agents' included).
+    /// Model calls made (the sub-agents' and the compactions' included).
     pub calls: u64,
+    /// The summary requests of this agent's compactions: also counted in `total`, `calls`
+    /// and under their model in `models`.
+    #[serde(default)]
+    pub compaction: CompactionUsage,
+}
+
+/// What compacting the context cost: the summary requests, however many.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionUsage {
+    pub calls: u64,
+    pub usage: Usage,
+    /// Dollars, `None` when the model had no prices.
+    pub cost: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

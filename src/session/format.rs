@@ -102,6 +102,13 @@ pub enum Entry {
         /// The session's name then (`None`: it had none), when the settings are recorded.
         #[serde(default)]
         name: Option<String>,
+        /// The session's goal then (`None`: none), when the settings are recorded.
+        #[serde(default)]
+        goal: Option<String>,
+        /// What the compaction kept verbatim beside the summary (the user's request, the
+        /// task list, the files and their state, …): one text block each, sent after it.
+        #[serde(default)]
+        preserved: Vec<String>,
     },
     /// The session was given a name (`set_session_name`): the last one on the branch holds.
     SessionInfo {
@@ -111,6 +118,17 @@ pub enum Entry {
         #[serde(default)]
         timestamp: i64,
         name: String,
+    },
+    /// The session's goal from now on (`set_goal`): `null` when it was cleared or done.
+    /// The last one on the branch holds.
+    Goal {
+        id: String,
+        #[serde(default)]
+        parent_id: Option<String>,
+        #[serde(default)]
+        timestamp: i64,
+        #[serde(default)]
+        goal: Option<String>,
     },
     /// The head moved (a rewind, a switch to another branch): the conversation continues
     /// from `parent_id`; `from` was the head before.
@@ -133,6 +151,7 @@ impl Entry {
             | Entry::ThinkingChange { id, .. }
             | Entry::Compaction { id, .. }
             | Entry::SessionInfo { id, .. }
+            | Entry::Goal { id, .. }
             | Entry::Branch { id, .. } => id,
         }
     }
@@ -144,6 +163,7 @@ impl Entry {
             | Entry::ThinkingChange { parent_id, .. }
             | Entry::Compaction { parent_id, .. }
             | Entry::SessionInfo { parent_id, .. }
+            | Entry::Goal { parent_id, .. }
             | Entry::Branch { parent_id, .. } => parent_id.as_deref(),
         }
     }
@@ -155,6 +175,7 @@ impl Entry {
             | Entry::ThinkingChange { timestamp, .. }
             | Entry::Compaction { timestamp, .. }
             | Entry::SessionInfo { timestamp, .. }
+            | Entry::Goal { timestamp, .. }
             | Entry::Branch { timestamp, .. } => *timestamp,
         }
     }
@@ -179,6 +200,12 @@ pub enum NewEntry<'a> {
         model: Option<(&'a str, &'a str)>,
         thinking: Option<ThinkingLevel>,
         name: Option<&'a str>,
+        goal: Option<&'a str>,
+        preserved: &'a [String],
+    },
+    /// The session's goal from now on (`None`: none).
+    Goal {
+        goal: Option<&'a str>,
     },
     /// The session's name from now on.
     SessionInfo {
@@ -234,6 +261,16 @@ enum Line<'a> {
         thinking: Option<ThinkingLevel>,
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        goal: Option<&'a str>,
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        preserved: &'a [String],
+    },
+    Goal {
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: i64,
+        goal: Option<&'a str>,
     },
     SessionInfo {
         id: &'a str,
@@ -287,6 +324,8 @@ pub fn encode(
             model,
             thinking,
             name,
+            goal,
+            preserved,
         } => Line::Compaction {
             id,
             parent_id,
@@ -299,6 +338,14 @@ pub fn encode(
             model: model.map(|(_, model)| model),
             thinking,
             name,
+            goal,
+            preserved,
+        },
+        NewEntry::Goal { goal } => Line::Goal {
+            id,
+            parent_id,
+            timestamp,
+            goal,
         },
         NewEntry::SessionInfo { name } => Line::SessionInfo {
             id,
@@ -358,6 +405,8 @@ mod tests {
                 model: Some(("openai", "gpt-4.1")),
                 thinking: Some(ThinkingLevel::High),
                 name: None,
+                goal: Some("ship it"),
+                preserved: &["kept".to_string()],
             },
             "c1",
             Some("a1"),

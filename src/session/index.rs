@@ -25,6 +25,8 @@ pub enum Kind {
     Compaction,
     /// The session was named.
     SessionInfo,
+    /// The session's goal was set or cleared.
+    Goal,
     /// The head moved (a rewind, a switch of branch): an empty node of the tree.
     Branch,
     Other,
@@ -38,6 +40,7 @@ impl Kind {
             b"thinking_change" => Kind::ThinkingChange,
             b"compaction" => Kind::Compaction,
             b"session_info" => Kind::SessionInfo,
+            b"goal" => Kind::Goal,
             b"branch" => Kind::Branch,
             _ => Kind::Other,
         }

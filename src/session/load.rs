@@ -15,7 +15,7 @@ use super::format::{Entry, Header};
 use super::index::{FileIndex, Kind, for_each_line, read_header};
 use super::tail;
 use crate::llm::request::ThinkingLevel;
-use crate::protocol::message::{Message, ToolResultMessage, UserMessage};
+use crate::protocol::message::{Content, Message, ToolResultMessage, UserMessage};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -24,13 +24,23 @@ use std::sync::Arc;
 pub const INTERRUPTED_TEXT: &str =
     "The session was interrupted before this tool call finished; it may or may not have run.";
 
-/// The message that stands for everything a compaction summarised.
-pub fn summary_message(summary: &str, timestamp: i64) -> Message {
-    let mut message = UserMessage::text(format!(
-        "The conversation so far was summarized to save context. Summary:\n\n{summary}"
-    ));
+/// How the message that stands for a compaction starts.
+pub const SUMMARY_INTRO: &str = "The conversation so far was summarized to save context.";
+
+/// The message that stands for everything a compaction summarised: the summary, then what
+/// the compaction kept verbatim (`preserved`), one text block each.
+pub fn summary_message(summary: &str, preserved: &[String], timestamp: i64) -> Message {
+    let mut message = UserMessage::text(format!("{SUMMARY_INTRO} Summary:\n\n{summary}"));
+    message
+        .content
+        .extend(preserved.iter().map(|block| Content::text(block.clone())));
     message.timestamp = timestamp;
     Message::User(message)
+}
+
+/// Whether `message` is the one that stands for a compaction.
+pub fn is_summary(message: &Message) -> bool {
+    matches!(message, Message::User(user) if user.typed_text().starts_with(SUMMARY_INTRO))
 }
 
 pub struct LoadedSession {
@@ -45,6 +55,8 @@ pub struct LoadedSession {
     pub thinking: Option<ThinkingLevel>,
     /// The session's name (`set_session_name`), the last one on the branch.
     pub name: Option<String>,
+    /// The session's goal (`set_goal`), the last one on the branch.
+    pub goal: Option<String>,
     /// The entry the context ends at (the head); a writer continuing the session names it
     /// as the parent of what it writes next.
     pub last_entry_id: Option<String>,
@@ -97,6 +109,7 @@ pub(super) fn load_from_end(path: &Path) -> Result<Option<LoadedSession>, Sessio
         model: tail.model,
         thinking: tail.thinking,
         name: tail.name,
+        goal: tail.goal,
         last_entry_id: tail.head_id,
         valid_len: tail.valid_len,
         warnings,
@@ -136,12 +149,17 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
     let mut model = None;
     let mut thinking = None;
     let mut name = None;
+    let mut goal = None;
     let mut compaction: Option<(usize, Option<String>)> = None;
     for (position, &node) in chain.iter().enumerate() {
         let kind = index.nodes[node].kind;
         if !matches!(
             kind,
-            Kind::ModelChange | Kind::ThinkingChange | Kind::SessionInfo | Kind::Compaction
+            Kind::ModelChange
+                | Kind::ThinkingChange
+                | Kind::SessionInfo
+                | Kind::Goal
+                | Kind::Compaction
         ) {
             continue;
         }
@@ -151,12 +169,14 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
             }) => model = Some((provider, m)),
             Some(Entry::ThinkingChange { thinking: t, .. }) => thinking = Some(t),
             Some(Entry::SessionInfo { name: n, .. }) => name = Some(n),
+            Some(Entry::Goal { goal: g, .. }) => goal = g,
             Some(Entry::Compaction {
                 first_kept_entry_id,
                 provider,
                 model: m,
                 thinking: t,
                 name: n,
+                goal: g,
                 ..
             }) => {
                 compaction = Some((position, first_kept_entry_id));
@@ -165,6 +185,7 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
                     model = Some((provider, m));
                     thinking = Some(t);
                     name = n;
+                    goal = g;
                 }
             }
             _ => {}
@@ -219,6 +240,7 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
         model,
         thinking,
         name,
+        goal,
         last_entry_id: head.map(|h| index.nodes[h].id.clone()),
         valid_len,
         warnings,
@@ -261,6 +283,7 @@ fn parse_context(
                 Entry::Compaction {
                     id,
                     summary,
+                    preserved,
                     timestamp,
                     ..
                 } => {
@@ -268,12 +291,14 @@ fn parse_context(
                     // one found here (a later compaction cut inside what it kept) is
                     // superseded: the later summary covers it.
                     if Some(offset) == chosen {
-                        messages.insert(0, (id, Arc::new(summary_message(&summary, timestamp))));
+                        let message = summary_message(&summary, &preserved, timestamp);
+                        messages.insert(0, (id, Arc::new(message)));
                     }
                 }
                 Entry::ModelChange { .. }
                 | Entry::ThinkingChange { .. }
                 | Entry::SessionInfo { .. }
+                | Entry::Goal { .. }
                 | Entry::Branch { .. } => {}
             }
             true

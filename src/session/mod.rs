@@ -138,7 +138,8 @@ async fn resume(path: &Path) -> Result<Opened, SessionError> {
         loaded.valid_len,
         loaded.last_entry_id.clone(),
     )?
-    .named(loaded.name.clone());
+    .named(loaded.name.clone())
+    .with_goal(loaded.goal.clone());
     let mut history = loaded.context;
     // Interrupted tool calls were answered on load; write those answers down too.
     for (id, message) in history.iter_mut().filter(|(id, _)| id.is_empty()) {

@@ -29,6 +29,7 @@ pub(super) struct Tail {
     pub model: Option<(String, String)>,
     pub thinking: Option<ThinkingLevel>,
     pub name: Option<String>,
+    pub goal: Option<String>,
     pub head_id: Option<String>,
     /// Bytes of the file that end with a complete line.
     pub valid_len: u64,
@@ -88,13 +89,20 @@ struct Settings {
     /// The session's name, once the newest `session_info` (or a compaction that records
     /// the name in force) was found: `Some(None)` for no name.
     name: Option<Option<String>>,
+    /// The session's goal, once the newest `goal` entry (or a compaction that records the
+    /// goal in force) was found: `Some(None)` for none.
+    goal: Option<Option<String>>,
     /// A compaction recorded them all: nothing older can change them.
     complete: bool,
 }
 
 impl Settings {
     fn known(&self) -> bool {
-        self.complete || (self.model.is_some() && self.thinking.is_some() && self.name.is_some())
+        self.complete
+            || (self.model.is_some()
+                && self.thinking.is_some()
+                && self.name.is_some()
+                && self.goal.is_some())
     }
 }
 
@@ -134,7 +142,11 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         chain.push((offset, id));
         let position = chain.len() - 1;
         match kind {
-            Kind::ModelChange | Kind::ThinkingChange | Kind::SessionInfo | Kind::Compaction => {
+            Kind::ModelChange
+            | Kind::ThinkingChange
+            | Kind::SessionInfo
+            | Kind::Goal
+            | Kind::Compaction => {
                 read_settings(&line, position, &mut settings, &mut compaction)?;
             }
             _ => {}
@@ -176,6 +188,7 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         model: settings.model,
         thinking: settings.thinking,
         name: settings.name.flatten(),
+        goal: settings.goal.flatten(),
         head_id,
         valid_len,
         torn,
@@ -233,12 +246,16 @@ fn read_settings(
         Entry::SessionInfo { name, .. } if !settings.complete => {
             settings.name.get_or_insert(Some(name));
         }
+        Entry::Goal { goal, .. } if !settings.complete => {
+            settings.goal.get_or_insert(goal);
+        }
         Entry::Compaction {
             first_kept_entry_id,
             provider,
             model,
             thinking,
             name,
+            goal,
             ..
         } => {
             if compaction.is_none() {
@@ -250,6 +267,7 @@ fn read_settings(
                 settings.model.get_or_insert((provider, model));
                 settings.thinking.get_or_insert(thinking);
                 settings.name.get_or_insert(name);
+                settings.goal.get_or_insert(goal);
                 settings.complete = true;
             }
         }

@@ -72,6 +72,8 @@ impl File {
             model: settings.then_some(("prov", "model-c")),
             thinking: settings.then_some(ThinkingLevel::Low),
             name: None,
+            goal: None,
+            preserved: &[],
         })
     }
 
@@ -259,6 +261,8 @@ fn a_session_name_is_found_both_ways_also_behind_a_compaction() {
         model: Some(("prov", "model-c")),
         thinking: Some(ThinkingLevel::Low),
         name: Some("second name"),
+        goal: None,
+        preserved: &[],
     });
     file.answer("four");
     assert!(same_both_ways(&file));

@@ -92,8 +92,18 @@ pub fn tree(path: &Path) -> Result<SessionTree, SessionError> {
                 (role, preview(&message), timestamp)
             }
             Ok(Entry::Compaction {
-                summary, timestamp, ..
-            }) => ("compaction", one_line(&summary), timestamp),
+                summary,
+                timestamp,
+                tokens_before,
+                tokens_after,
+                ..
+            }) => (
+                "compaction",
+                one_line(&format!(
+                    "{tokens_before} → {tokens_after} tokens: {summary}"
+                )),
+                timestamp,
+            ),
             _ => return true,
         };
         if current.contains(&i) {

@@ -41,6 +41,8 @@ pub struct SessionWriter {
     last_entry_id: Mutex<Option<String>>,
     /// The session's name: the last `session_info` written or read.
     name: Mutex<Option<String>>,
+    /// The session's goal: the last `goal` entry written or read.
+    goal: Mutex<Option<String>>,
     commands: Option<mpsc::Sender<Command>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -138,6 +140,7 @@ impl SessionWriter {
             id: id.to_string(),
             last_entry_id: Mutex::new(last_entry_id),
             name: Mutex::new(None),
+            goal: Mutex::new(None),
             commands: thread.is_some().then_some(commands),
             thread,
         }
@@ -203,6 +206,25 @@ impl SessionWriter {
         self
     }
 
+    /// The session's goal, if one is set.
+    pub fn goal(&self) -> Option<String> {
+        self.goal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The goal a session read from its file has.
+    pub fn with_goal(self, goal: Option<String>) -> SessionWriter {
+        self.note_goal(goal);
+        self
+    }
+
+    /// The goal of the branch read after the head moved.
+    pub fn note_goal(&self, goal: Option<String>) {
+        *self.goal.lock().unwrap_or_else(PoisonError::into_inner) = goal;
+    }
+
     /// The entry the next one will follow.
     pub fn head(&self) -> Option<String> {
         self.last_entry_id
@@ -239,6 +261,9 @@ impl SessionWriter {
             *last = Some(id.clone());
             if let NewEntry::SessionInfo { name } = entry {
                 *self.name.lock().unwrap_or_else(PoisonError::into_inner) = Some(name.to_string());
+            }
+            if let NewEntry::Goal { goal } = entry {
+                *self.goal.lock().unwrap_or_else(PoisonError::into_inner) = goal.map(String::from);
             }
         }
         let written = self.wait(done).await;

@@ -99,7 +99,7 @@ impl Tool for TodoWriteTool {
 }
 
 /// The list as the model reads it back.
-fn render(todos: &[TodoItem]) -> String {
+pub fn render(todos: &[TodoItem]) -> String {
     if todos.is_empty() {
         return "The task list is now empty.".to_string();
     }

@@ -123,6 +123,7 @@ impl App {
             },
             AgentEvent::Checkpoint { skipped, .. } => self.on_checkpoint(&skipped),
             AgentEvent::TodoUpdate { todos } => self.run.todos = todos,
+            AgentEvent::GoalUpdate { goal, reason } => self.on_goal_update(goal, reason),
             event @ AgentEvent::WebSearch { .. } => self.on_web_search(event),
             // Sub-agents' own events (their approval requests also come relayed as ours).
             AgentEvent::SubagentEvent {

@@ -16,6 +16,7 @@ pub mod diff_view;
 mod engine;
 mod events;
 mod frame_diff;
+mod goal;
 pub mod history;
 mod keys;
 mod live;

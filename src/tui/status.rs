@@ -53,11 +53,12 @@ fn state_prefix(state: RunState, elapsed: Duration) -> String {
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Keep {
     Always = 0,
-    Model = 1,
-    Think = 2,
-    Tokens = 3,
-    Cost = 4,
-    Servers = 5,
+    Goal = 1,
+    Model = 2,
+    Think = 3,
+    Tokens = 4,
+    Cost = 5,
+    Servers = 6,
 }
 
 /// The parts that fit in `width` (with one column to spare), in their order: whole parts
@@ -105,6 +106,9 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
             .into_iter()
             .map(|part| (Keep::Servers, part)),
     );
+    if let Some(goal) = &state.goal {
+        right.push((Keep::Goal, super::goal::status_part(goal, 24)));
+    }
     right.push((Keep::Model, state.model.clone()));
     if state.thinking != crate::llm::request::ThinkingLevel::Off {
         right.push((Keep::Think, format!("think {}", state.thinking.as_str())));

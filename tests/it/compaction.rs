@@ -183,10 +183,16 @@ async fn a_resumed_session_with_low_stored_usage_is_compacted_before_the_request
     assert_eq!(bodies.len(), 2, "a summary request, then the answer");
     let sent = transcript(&bodies[1]);
     assert!(
-        !sent
-            .iter()
-            .any(|m| m.contains("question 0") || m.contains("answer 0")),
+        !sent.iter().any(|m| m.contains("answer 0")),
         "the oldest turns are summarised, not sent: {sent:?}"
+    );
+    // The user's original request is kept beside the summary, cut to what the window
+    // allows (a sixteenth of it), the rest left to the summary.
+    let kept = &sent[1];
+    assert!(
+        kept.contains("The user's original request, verbatim:\n\nquestion 0 q")
+            && kept.contains("more characters, left out here"),
+        "{kept}"
     );
     assert!(sent.iter().any(|m| m.contains("the summary")), "{sent:?}");
     let chars: usize = sent.iter().map(String::len).sum();

@@ -438,10 +438,28 @@ pub fn transcript(body: &serde_json::Value) -> Vec<String> {
                         calls.join(",")
                     )
                 }
-                _ => format!("{role}:{}", m["content"].as_str().unwrap_or("<parts>")),
+                _ => format!("{role}:{}", content_text(&m["content"])),
             }
         })
         .collect()
+}
+
+/// A message's content as text: a string as it is; parts (text and images) joined by
+/// newlines, an image as `<image>`.
+pub fn content_text(content: &serde_json::Value) -> String {
+    if let Some(text) = content.as_str() {
+        return text.to_string();
+    }
+    content
+        .as_array()
+        .map(|parts| {
+            parts
+                .iter()
+                .map(|p| p["text"].as_str().unwrap_or("<image>").to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
 }
 
 /// Wait (up to 20 s) until `pid` is gone: a killed process may take a moment to be reaped.

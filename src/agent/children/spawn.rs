@@ -56,6 +56,7 @@ pub fn child_config(
     };
     let allowed = |name: &str| {
         name != super::TASK_TOOL
+            && name != crate::agent::goal::TOOL
             && definition
                 .tools
                 .as_ref()

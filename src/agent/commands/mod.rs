@@ -133,6 +133,9 @@ impl Agent {
             Command::SetSessionName { name } => Ok(Outcome::SessionName {
                 name: self.set_session_name(&name).await?,
             }),
+            Command::SetGoal { goal } => Ok(Outcome::Goal {
+                goal: self.set_goal(goal.as_deref()).await?,
+            }),
             Command::Rewind {
                 target,
                 restore,

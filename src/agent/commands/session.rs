@@ -138,6 +138,11 @@ impl Agent {
                 .set_session_spent(ledger.total().cost.total);
             state.ledger = ledger;
             state.session_name = session.as_ref().and_then(|s| s.name());
+            let goal = session.as_ref().and_then(|s| s.goal());
+            if std::mem::replace(&mut state.goal, goal) != state.goal {
+                self.shared
+                    .goal_changed(&state, crate::protocol::event::GoalChange::Session);
+            }
             let id = session
                 .as_ref()
                 .map(|s| s.id().to_string())

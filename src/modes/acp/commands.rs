@@ -1,7 +1,8 @@
 //! The slash commands an editor offers (`available_commands_update`) and what a prompt
 //! that starts with one does: `/compact [focus]`, `/new`, `/model [provider/]model`,
-//! `/thinking [level]`, `/session`, `/help`. A command answers with a message and ends its
-//! turn at once; `/compact` and `/new` wait for no run to be going. The project's and user's
+//! `/thinking [level]`, `/session`, `/goal [text|clear]`, `/help`. A command answers with a
+//! message and ends its turn at once; `/compact` and `/new` wait for no run to be going; a
+//! `/goal` set while idle keeps its turn until the run it starts ends. The project's and user's
 //! custom commands and skills are offered too; a prompt naming one is expanded by the session.
 
 use super::options;
@@ -48,6 +49,11 @@ const COMMANDS: &[Builtin] = &[
         name: "session",
         input: None,
         about: "This session's id, file and usage",
+    },
+    Builtin {
+        name: "goal",
+        input: Some("the objective; `clear` to clear it"),
+        about: "Show, set or clear the goal the agent works toward across turns",
     },
     Builtin {
         name: "help",
@@ -140,6 +146,27 @@ pub async fn run(session: &Session, name: &str, arg: &str) -> Result<Option<Stri
             agent.snapshot().thinking.as_str()
         ),
         "thinking" => format!("Thinking: {}.", session.set_thinking(arg).await?.as_str()),
+        "goal" if arg.is_empty() => match agent.goal() {
+            Some(goal) => format!("Goal: {goal}. Clear it with /goal clear."),
+            None => "No goal is set. Set one with /goal TEXT.".to_string(),
+        },
+        "goal" => {
+            let goal = (arg != "clear").then(|| arg.to_string());
+            let was_running = agent.is_running();
+            match execute(EngineCommand::SetGoal { goal }).await {
+                Ok(Outcome::Goal { goal: None }) => "Goal cleared.".to_string(),
+                Ok(Outcome::Goal { goal: Some(goal) }) if !was_running => {
+                    // The run the goal started belongs to this turn.
+                    agent.wait_for_idle().await;
+                    match agent.goal() {
+                        None => format!("Goal done: {goal}"),
+                        Some(_) => format!("Goal still set: {goal}. Clear it with /goal clear."),
+                    }
+                }
+                Ok(_) => format!("Goal set: {arg}"),
+                Err(e) => format!("The goal was not set: {e}"),
+            }
+        }
         "session" => {
             let state = agent.snapshot();
             let file = state.session.path.as_ref().map_or_else(

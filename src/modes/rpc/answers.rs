@@ -69,6 +69,7 @@ pub(super) fn answer(kind: &str, result: Result<Outcome, CommandError>) -> Answe
             "truncated": shell.truncated,
             "fullOutputPath": shell.full_output_path,
         })),
+        Outcome::Goal { goal } => Some(json!({ "goal": goal })),
         Outcome::Aborted { .. }
         | Outcome::Unqueued { .. }
         | Outcome::Done

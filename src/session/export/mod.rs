@@ -107,7 +107,7 @@ fn read_items(file: &Path) -> Result<Vec<Item>, SessionError> {
                 tokens_before,
                 tokens_after,
             },
-            Entry::Branch { .. } | Entry::SessionInfo { .. } => continue,
+            Entry::Branch { .. } | Entry::SessionInfo { .. } | Entry::Goal { .. } => continue,
         });
     }
     Ok(items)
