@@ -88,5 +88,6 @@ mod tui_screen;
 mod tui_usage;
 mod tui_welcome;
 mod usage;
+mod web_client;
 mod web_fetch;
 mod web_search;
