@@ -728,6 +728,13 @@ function wire() {
     $("menu").setAttribute("aria-expanded", String(open));
     if (open) loadSessions();
   });
+  // On a phone the side panel is a drawer: a tap beside it or esc closes it.
+  $("main").addEventListener("click", () => {
+    if (document.body.classList.contains("drawer")) closeDrawer();
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && document.body.classList.contains("drawer")) closeDrawer();
+  });
   $("todo-count").addEventListener("click", () => {
     document.body.classList.add("drawer");
     $("menu").setAttribute("aria-expanded", "true");

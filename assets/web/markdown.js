@@ -167,6 +167,7 @@ const Render = (() => {
         while (i < lines.length) {
           const l = lines[i];
           const m = l.match(/^(\s*)([-*+]|\d+[.)])\s+(.*)$/);
+          if (m && m[1].length <= indent + 1 && /^\d/.test(m[2]) !== ordered) break;
           if (m && m[1].length <= indent + 1) {
             items.push([m[3]]);
             i++;
