@@ -241,6 +241,7 @@ function onEvent(event, agentId) {
       if (event.status !== "completed") setStatus(`The run ${event.status === "limit" ? "hit a limit" : event.status}${event.error ? `: ${event.error}` : ""}`, event.status !== "aborted");
       app.approvals = [];
       hideApproval();
+      loadSessions();
       break;
     case "state":
       setState(event.state);
@@ -453,6 +454,7 @@ function cardFor(call) {
 
 function summaryOf(call) {
   const args = call.arguments || {};
+  if (Array.isArray(args.todos)) return `${args.todos.length} item${args.todos.length === 1 ? "" : "s"}`;
   const shown = args.command || args.path || args.file_path || args.pattern || args.url || args.query || args.description;
   if (typeof shown === "string") return shown.split("\n")[0];
   const text = JSON.stringify(args);
@@ -472,7 +474,7 @@ function drawCard(card) {
   const body = el("div", "tool-body");
   const args = call.arguments || {};
   if (typeof args.command === "string") body.append(pre("command", args.command));
-  else if (Object.keys(args).length && !(call.name === "edit" || call.name === "write")) body.append(pre("args", JSON.stringify(args, null, 2)));
+  else if (Object.keys(args).length && !["edit", "write", "todo_write"].includes(call.name)) body.append(pre("args", JSON.stringify(args, null, 2)));
   const details = (result && result.details) || {};
   if (typeof details.diff === "string") body.append(diffBlock(details.diff));
   else if (call.name === "write" && typeof args.content === "string" && !result?.isError) {

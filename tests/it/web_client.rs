@@ -1,7 +1,8 @@
 //! `agent serve --web` (docs/protocol.md §4.6): the web client in a real headless Chromium
 //! (Debian's `chromium`, driven by tests/web/drive.mjs with playwright-core: open the page,
 //! sign in with the token in the URL fragment, send a prompt and watch its deltas arrive,
-//! reload mid-stream and see the same transcript, abort, approve a command, reload again),
+//! reload mid-stream and see the same transcript, queue a steer and a follow-up, abort,
+//! approve a command, see the todo list and the sub-agent tree, reload again),
 //! and its sign-in attacked over raw HTTP: no token → 401, a foreign Host or Origin → 403, a
 //! request signed in by cookie that changes anything without this server's Origin → 403,
 //! the token never stored in the cookie nor written anywhere by the server.
@@ -331,14 +332,30 @@ async fn web_client_streams_approves_aborts_and_survives_a_reload_in_chromium() 
             &["Hello ", "from ", "the ", "web ", "client"],
             Duration::from_millis(400),
         ),
+        Reply::sse(chat::tool_calls(&[
+            (
+                "t1",
+                "todo_write",
+                json!({"todos": [
+                    {"content": "Run the command", "status": "in_progress"},
+                    {"content": "Report back", "status": "pending"},
+                ]}),
+            ),
+            (
+                "c1",
+                "bash",
+                json!({"command": "touch made-by-web; echo approved-$((40+2))"}),
+            ),
+        ])),
         Reply::sse(chat::tool_call(
-            "c1",
-            "bash",
-            json!({"command": "touch made-by-web; echo approved-$((40+2))"}),
+            "k1",
+            "task",
+            json!({"description": "look around", "prompt": "CHILD-JOB"}),
         )),
         Reply::sse(chat::text("All done.")),
     ])
     .await;
+    upstream.route("CHILD-JOB", vec![Reply::sse(chat::text("child done"))]);
     let serve = start(&env, &upstream, &["--web"]).await;
     let profile = tempfile::tempdir().unwrap();
     let mut driver = tokio::process::Command::new("node");

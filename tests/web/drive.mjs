@@ -1,8 +1,9 @@
 // Drives `agent serve --web` in a real headless Chromium, as a person would, for
 // tests/it/web_client.rs: open the page (without a token it asks for one), sign in with the
 // token in the URL fragment, start a session, send a prompt and watch its deltas arrive,
-// reload mid-stream and see the same transcript, abort, approve a command in the dialog and
-// read its collapsed output, reload once more. Every wait is for a condition, with a bound
+// reload mid-stream and see the same transcript, steer and queue a follow-up, abort, approve
+// a command in the dialog and read its collapsed output, see the todo list and the sub-agent
+// tree, reload once more. Every wait is for a condition, with a bound
 // far above what a loaded machine needs. Prints `STEP name` as it goes and `OK` at the end;
 // any failure is `FAIL: why` and exit 1.
 //
@@ -110,10 +111,22 @@ try {
   check(after === before, `the transcript differs after a reload:\n--- before\n${before}\n--- after\n${after}`);
   await visible("#abort");
 
+  step("steer and queue a follow-up while it runs");
+  await page.fill("#prompt", "steer this way");
+  await page.press("#prompt", "Enter");
+  await page.fill("#prompt", "and then this");
+  await page.click("#follow-up");
+  await page.waitForFunction(() => {
+    const queue = document.querySelector("#queue").innerText;
+    return queue.includes("steer: steer this way") && queue.includes("follow-up: and then this");
+  });
+
   step("abort");
   await page.click("#abort");
   await page.waitForSelector(".stop-aborted");
   await page.waitForSelector("#abort", { state: "hidden" });
+  // The queued messages go with the run.
+  await page.waitForSelector("#queue", { state: "hidden" });
   check((await page.$(".msg.assistant.streaming")) === null, "still streaming after the abort");
 
   step("a command waits for approval");
@@ -132,11 +145,17 @@ try {
   await page.click('[data-decision="allow"]');
   await page.waitForSelector("#approval", { state: "hidden" });
   await page.waitForFunction(() => [...document.querySelectorAll(".msg.assistant")].some((m) => m.innerText.includes("All done")));
-  const card = await page.waitForSelector(".tool.done");
+  const card = await page.waitForSelector('.tool.done[data-tool-call-id="c1"]');
   check(!(await card.evaluate((c) => c.open)), "the tool's output is not collapsed");
   check(!(await card.evaluate((c) => c.innerText)).includes("approved-42"), "the collapsed output shows");
   await card.click();
-  await page.waitForFunction(() => document.querySelector(".tool.done pre.output")?.innerText.includes("approved-42"));
+  await page.waitForFunction(() => document.querySelector('.tool.done[data-tool-call-id="c1"] pre.output')?.innerText.includes("approved-42"));
+  step("the todo list and the sub-agent tree");
+  await page.waitForFunction(() => document.querySelector("#todos").innerText.includes("Run the command"));
+  await page.waitForFunction(() => {
+    const tree = document.querySelector("#agents").innerText;
+    return tree.includes("general") && tree.includes("completed");
+  });
   await shot("desktop-done");
   await shot("phone-done", { width: 390, height: 844 });
   await card.evaluate((c) => (c.open = false));
@@ -148,6 +167,8 @@ try {
   const again = await transcript();
   check(again === done, `the transcript differs after a reload:\n--- before\n${done}\n--- after\n${again}`);
   check(await page.isVisible(".session.live.current"), "the session is not listed as live and current");
+  await page.waitForFunction(() => document.querySelector("#todos").innerText.includes("Report back"));
+  await page.waitForFunction(() => document.querySelector("#agents").innerText.includes("general"));
 
   if (SHOTS) {
     await page.setViewportSize({ width: 390, height: 844 });
