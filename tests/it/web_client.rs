@@ -352,7 +352,11 @@ async fn web_client_streams_approves_aborts_and_survives_a_reload_in_chromium() 
             "task",
             json!({"description": "look around", "prompt": "CHILD-JOB"}),
         )),
-        Reply::sse(chat::text("All done.")),
+        // A hostile answer: markup that would run script if the page took it for HTML.
+        Reply::sse(chat::text(
+            "All done. <img src=x onerror=\"window.pwned=1\"> [click](javascript:window.pwned=2) \
+             `<b>code</b>`\n\n```html\n<script>window.pwned=3</script>\n```\n",
+        )),
     ])
     .await;
     upstream.route("CHILD-JOB", vec![Reply::sse(chat::text("child done"))]);

@@ -150,6 +150,21 @@ try {
   check(!(await card.evaluate((c) => c.innerText)).includes("approved-42"), "the collapsed output shows");
   await card.click();
   await page.waitForFunction(() => document.querySelector('.tool.done[data-tool-call-id="c1"] pre.output')?.innerText.includes("approved-42"));
+  step("the model's markup is shown as text, never run");
+  await page.waitForFunction(() => document.querySelector("#transcript pre.code")?.innerText.includes("<script>"));
+  const injected = await page.evaluate(() => ({
+    pwned: window.pwned,
+    images: document.querySelectorAll("#transcript img").length,
+    scripts: document.querySelectorAll("#transcript script").length,
+    bold: document.querySelectorAll("#transcript b").length,
+    links: [...document.querySelectorAll("#transcript a")].map((a) => a.getAttribute("href")),
+  }));
+  check(
+    injected.pwned === undefined && injected.images === 0 && injected.scripts === 0 && injected.bold === 0 && injected.links.length === 0,
+    `the answer's markup became HTML: ${JSON.stringify(injected)}`,
+  );
+  check((await transcript()).includes('<img src=x onerror="window.pwned=1">'), "the answer's markup is not shown as text");
+
   step("the todo list and the sub-agent tree");
   await page.waitForFunction(() => document.querySelector("#todos").innerText.includes("Run the command"));
   await page.waitForFunction(() => {
