@@ -230,6 +230,9 @@ pub struct ServeArgs {
     /// Another name of this server accepted in Host and Origin headers (repeatable)
     #[arg(long = "allow-host", value_name = "NAME")]
     pub allow_host: Vec<String>,
+    /// Also serve the web client at / (a single page for phones and desktops)
+    #[arg(long)]
+    pub web: bool,
 }
 
 #[derive(Debug, Args)]

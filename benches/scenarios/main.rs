@@ -5,7 +5,7 @@
 //! `--mode acp`, the latency `agent proxy` adds to each delta, eight sub-agents streaming
 //! at once, what language-server diagnostics add to an edit, what the sandbox adds to a
 //! command, a connection's cost through the sandbox's egress proxy, a live session's
-//! `attach` replay and fan-out to several clients, and how much of each request the next one
+//! `attach` replay and fan-out to several clients, the web client's size and first paint, and how much of each request the next one
 //! repeats (prefix stability, for prompt caching). It starts its own
 //! loopback model server (and MCP server) and needs nothing but
 //! the repository:
@@ -53,6 +53,7 @@ mod server;
 mod session_gen;
 mod subagents;
 mod tui_memory;
+mod web;
 
 use anyhow::Context;
 use measure::{Sample, median, median_duration};
@@ -742,6 +743,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "live") {
             live::run(&bench).await?;
+        }
+        if want(&args, "web") {
+            web::run(&bench).await?;
         }
         if want(&args, "prefix") {
             prefix::run().await?;

@@ -95,5 +95,6 @@ mod tui_sessions;
 mod tui_usage;
 mod tui_welcome;
 mod usage;
+mod web_client;
 mod web_fetch;
 mod web_search;

@@ -97,6 +97,20 @@ impl Access {
         authorization: Option<&str>,
         scheme: &str,
     ) -> Result<(), Refusal> {
+        self.check_origin(host, origin, scheme)?;
+        if path != "/healthz" && !self.bearer_ok(authorization) {
+            return Err(UNAUTHORIZED);
+        }
+        Ok(())
+    }
+
+    /// The `Host` names this server and an `Origin`, when sent, is its own.
+    pub fn check_origin(
+        &self,
+        host: Option<&str>,
+        origin: Option<&str>,
+        scheme: &str,
+    ) -> Result<(), Refusal> {
         let host = host.map(str::to_ascii_lowercase);
         if !host.as_ref().is_some_and(|h| self.hosts.contains(h)) {
             return Err(Refusal {
@@ -117,18 +131,33 @@ impl Access {
                 });
             }
         }
-        if path != "/healthz"
-            && !self.tokens.is_empty()
-            && self.tokens.check(authorization).is_none()
-        {
-            return Err(Refusal {
-                status: 401,
-                message: "missing or unknown bearer token (Authorization: Bearer TOKEN)",
-            });
-        }
         Ok(())
     }
+
+    /// Whether tokens are asked for at all (none are on a loopback address without
+    /// `AGENT_SERVE_TOKENS`).
+    pub fn needs_token(&self) -> bool {
+        !self.tokens.is_empty()
+    }
+
+    /// No token is needed, or the `Authorization` header carries an accepted one.
+    pub fn bearer_ok(&self, authorization: Option<&str>) -> bool {
+        self.tokens.is_empty() || self.tokens.check(authorization).is_some()
+    }
+
+    /// Whether `token` (as the web client's sign-in sends it) is accepted.
+    pub fn token_ok(&self, token: &str) -> bool {
+        self.tokens
+            .check(Some(&format!("Bearer {token}")))
+            .is_some()
+    }
 }
+
+/// The answer to a request that needs a token and has none that is accepted.
+pub const UNAUTHORIZED: Refusal = Refusal {
+    status: 401,
+    message: "missing or unknown bearer token (Authorization: Bearer TOKEN)",
+};
 
 /// A private address: IPv4 10/8, 172.16/12, 192.168/16, 100.64/10 (CGNAT, e.g. a
 /// tailnet), link-local; IPv6 unique local (fc00::/7) and link-local.

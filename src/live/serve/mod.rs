@@ -8,6 +8,7 @@
 pub mod access;
 mod host;
 mod routes;
+mod web;
 
 use crate::cli::ServeArgs;
 use crate::config::Settings;
@@ -34,6 +35,8 @@ struct Server {
     home: PathBuf,
     /// `http` or `https`: what an `Origin` of this server starts with.
     scheme: &'static str,
+    /// With `--web`: the web client's sign-ins.
+    web: Option<web::Web>,
 }
 
 /// Run `agent serve` until SIGINT or SIGTERM: 0, or 1 when it cannot start.
@@ -74,8 +77,24 @@ async fn serve(settings: Settings, args: &ServeArgs) -> Result<(), String> {
         home: settings.paths.home.clone(),
         settings,
         scheme,
+        web: args.web.then(|| web::Web::new(tls.is_some())),
     });
     println!("agent serve: listening on {scheme}://{bound}");
+    if args.web {
+        let sign_in = if server.access.needs_token() {
+            format!(
+                " (sign in by opening {scheme}://{bound}/#token=TOKEN, TOKEN one of {TOKENS_ENV})"
+            )
+        } else {
+            String::new()
+        };
+        // Not `println!`: a reader that stopped after the first line must not stop the server.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stdout(),
+            "agent serve: web client at {scheme}://{bound}/{sign_in}"
+        );
+    }
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     loop {

@@ -5,7 +5,8 @@
 
 use super::super::client::LiveClient;
 use super::super::server::{clean_stale, run_dir, socket_path};
-use super::Server;
+use super::access::{self, Refusal};
+use super::{Server, web};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
@@ -24,16 +25,7 @@ const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 pub(super) async fn route(server: &Server, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
-    let headers = request.headers();
-    let header = |name: hyper::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
-    let checked = server.access.check(
-        &path,
-        header(hyper::header::HOST),
-        header(hyper::header::ORIGIN),
-        header(hyper::header::AUTHORIZATION),
-        server.scheme,
-    );
-    if let Err(refusal) = checked {
+    if let Err(refusal) = admit(server, &request, &path) {
         let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN);
         let mut response = error(status, refusal.message);
         if status == StatusCode::UNAUTHORIZED {
@@ -43,6 +35,18 @@ pub(super) async fn route(server: &Server, request: Request<Incoming>) -> Respon
             );
         }
         return response;
+    }
+    if let Some(web) = &server.web {
+        match (request.method(), path.as_str()) {
+            (&Method::GET, _) => {
+                if let Some((index, asset)) = web::asset(&path) {
+                    return web::asset_response(index, asset, request.headers());
+                }
+            }
+            (&Method::POST, "/v1/web/login") => return web.sign_in(server, request).await,
+            (&Method::POST, "/v1/web/logout") => return web.sign_out(request.headers()),
+            _ => {}
+        }
     }
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = request.method().clone();
@@ -80,6 +84,40 @@ pub(super) async fn route(server: &Server, request: Request<Incoming>) -> Respon
             error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
         }
         _ => error(StatusCode::NOT_FOUND, "no such route"),
+    }
+}
+
+/// Whether `request` is answered: its `Host` and `Origin` are this server's, and — unless
+/// it is public (`/healthz`, the web client's files and sign-in) or no token is needed —
+/// it carries an accepted bearer token or the web client's cookie; signed in by cookie, a
+/// request that changes anything must also carry this server's `Origin`.
+fn admit(server: &Server, request: &Request<Incoming>, path: &str) -> Result<(), Refusal> {
+    let headers = request.headers();
+    let header = |name: hyper::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    let origin = header(hyper::header::ORIGIN);
+    server
+        .access
+        .check_origin(header(hyper::header::HOST), origin, server.scheme)?;
+    let public = path == "/healthz"
+        || server.web.is_some()
+            && (path == "/v1/web/login" || path == "/v1/web/logout" || web::asset(path).is_some());
+    if public
+        || server
+            .access
+            .bearer_ok(header(hyper::header::AUTHORIZATION))
+    {
+        return Ok(());
+    }
+    match &server.web {
+        Some(web) if web.signed_in(headers) => {
+            let reads = matches!(*request.method(), Method::GET | Method::HEAD);
+            if reads || origin.is_some() {
+                Ok(())
+            } else {
+                Err(web::NO_ORIGIN)
+            }
+        }
+        _ => Err(access::UNAUTHORIZED),
     }
 }
 
@@ -234,7 +272,7 @@ async fn events(socket: Option<PathBuf>, since: Option<String>) -> Response<Body
     response
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
+pub(super) fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -244,6 +282,6 @@ fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
     response
 }
 
-fn error(status: StatusCode, message: &str) -> Response<Body> {
+pub(super) fn error(status: StatusCode, message: &str) -> Response<Body> {
     json_response(status, &json!({"error": {"message": message}}))
 }
