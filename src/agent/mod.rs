@@ -26,6 +26,7 @@ pub mod queue;
 mod retry;
 pub mod rewind;
 mod run;
+mod shell_exits;
 mod state;
 mod tool_calls;
 mod usage;
