@@ -242,6 +242,7 @@ impl Agent {
             )),
             can_ask: config.can_ask,
             shells: Default::default(),
+            session_net: Default::default(),
             task: None,
             session_error: None,
             model_after_run: None,

@@ -67,6 +67,9 @@ pub fn resolve(
         agent_home: Some(agent_home.to_path_buf()),
         home,
         deny_read,
+        allow_local_binding: table
+            .allow_local_binding
+            .unwrap_or(crate::sandbox::ALLOW_LOCAL_BINDING_DEFAULT),
     })
 }
 
@@ -108,6 +111,7 @@ mod tests {
             allow_hosts: Vec::new(),
             deny_read: vec!["/srv/keys".into()],
             allow_read: vec![".env.local".into()],
+            allow_local_binding: None,
         };
         let config = resolve(
             Some(SandboxMode::Off),

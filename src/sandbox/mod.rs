@@ -45,6 +45,9 @@ impl SandboxMode {
     }
 }
 
+/// `[sandbox] allow_local_binding` when the config does not say.
+pub const ALLOW_LOCAL_BINDING_DEFAULT: bool = false;
+
 /// `[sandbox]` as resolved from the config file and the command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SandboxConfig {
@@ -63,6 +66,10 @@ pub struct SandboxConfig {
     pub home: Option<PathBuf>,
     /// What neither commands nor the file tools may read.
     pub deny_read: deny_read::DenyRead,
+    /// `[sandbox] allow_local_binding`: with the network off (and no `allow_hosts`),
+    /// commands share one loopback-only network namespace per session, where they may
+    /// listen and connect (`linux::session_net`).
+    pub allow_local_binding: bool,
 }
 
 /// What one sandboxed command may do. Serialised to the supervisor, which applies it to
@@ -86,6 +93,11 @@ pub struct Policy {
     /// What stays read-only inside `writable` and what is kept from reading, found for one
     /// command (`Sandbox::command_policy`); `None` until then.
     pub guards: Option<guard::Guards>,
+    /// With the network off and no `allow_hosts`: the command joins its session's
+    /// loopback-only network namespace (`linux::session_net`) and may make IPv4/IPv6
+    /// sockets there. Without a namespace to join it gets the unix-only filter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub local_binding: bool,
 }
 
 impl Policy {
@@ -130,6 +142,9 @@ impl Policy {
             home: config.home.as_deref().map(canonical),
             deny_read: config.deny_read.clone(),
             guards: None,
+            local_binding: config.allow_local_binding
+                && !config.network
+                && config.allow_hosts.is_empty(),
         })
     }
 

@@ -123,6 +123,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
             cwd: &ctx.cwd,
             set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
             hidden: &ctx.settings.hidden_env,
+            session_net: Some(&ctx.session_net),
         },
     )
     .await?;
@@ -227,6 +228,7 @@ async fn start_in_background(command: &str, ctx: &ToolContext) -> ToolOutput {
         sandbox: policy.as_ref(),
         cwd: &ctx.cwd,
         hidden_env: &ctx.settings.hidden_env,
+        session_net: Some(&ctx.session_net),
     };
     let id = match ctx.shells.start(command, options).await {
         Ok(id) => id,

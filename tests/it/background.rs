@@ -376,7 +376,13 @@ fn last_conversation(server: &support::server::FakeServer) -> String {
 #[tokio::test]
 async fn a_background_shell_that_fails_at_once_is_reported_exited_with_the_sandbox_cause() {
     let env = env();
-    // bash makes the socket itself: no interpreter start-up to wait for.
+    // bash makes the socket itself: no interpreter start-up to wait for. Without loopback
+    // listeners even a socket on 127.0.0.1 is refused.
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[sandbox]\nallow_local_binding = false\n",
+    )
+    .unwrap();
     let command = "echo starting; exec 3<>/dev/tcp/127.0.0.1/9";
     let server = support::server::FakeServer::start(vec![
         Reply::sse(chat::tool_call(

@@ -310,6 +310,8 @@ pub struct StartOptions<'a> {
     pub sandbox: Option<&'a Policy>,
     pub cwd: &'a Path,
     pub hidden_env: &'a [String],
+    /// The session's loopback network namespace (`[sandbox] allow_local_binding`).
+    pub session_net: Option<&'a super::process::session_net::SessionNet>,
 }
 
 impl BackgroundShells {
@@ -326,6 +328,7 @@ impl BackgroundShells {
                 cwd: options.cwd,
                 set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
                 hidden: options.hidden_env,
+                session_net: options.session_net,
             },
         )
         .await?;
