@@ -134,6 +134,14 @@ mod tests {
         );
         assert_eq!(m.denies(Path::new("/repo/.env"), false), Some(".env"));
         assert_eq!(m.denies(Path::new("/repo/.env.local"), false), None);
+        // Loopback listeners are on unless the config says otherwise.
+        assert!(config.allow_local_binding);
+        let off = SandboxTable {
+            allow_local_binding: Some(false),
+            ..SandboxTable::default()
+        };
+        let off = resolve(None, &off, Path::new("/repo"), Path::new("/h")).unwrap();
+        assert!(!off.allow_local_binding);
         let bad = SandboxTable {
             deny_read: vec!["ok".into(), " ".into()],
             ..SandboxTable::default()

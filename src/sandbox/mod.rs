@@ -45,8 +45,11 @@ impl SandboxMode {
     }
 }
 
-/// `[sandbox] allow_local_binding` when the config does not say.
-pub const ALLOW_LOCAL_BINDING_DEFAULT: bool = false;
+/// `[sandbox] allow_local_binding` when the config does not say: on — the session's
+/// loopback is its own (tests/it/sandbox_loopback.rs attacks that, as root and as an
+/// unprivileged user); where the kernel will not make the namespace, commands keep the
+/// unix-only filter.
+pub const ALLOW_LOCAL_BINDING_DEFAULT: bool = true;
 
 /// `[sandbox]` as resolved from the config file and the command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -169,6 +172,8 @@ impl Policy {
             "network on".to_string()
         } else if self.egress_bridge() {
             format!("network only to {} (proxy)", hosts.join(", "))
+        } else if self.local_binding {
+            "network off but the session's own loopback (listeners allowed)".to_string()
         } else {
             "network off".to_string()
         };
@@ -398,5 +403,47 @@ mod tests {
             ..SandboxConfig::default()
         };
         assert_eq!(Policy::resolve(&off, Path::new("/repo")), None);
+    }
+
+    #[test]
+    fn loopback_listeners_come_only_with_the_network_off_and_no_allowed_hosts() {
+        let on = SandboxConfig {
+            allow_local_binding: true,
+            ..SandboxConfig::default()
+        };
+        let policy = Policy::resolve(&on, Path::new("/repo")).unwrap();
+        assert!(policy.local_binding);
+        assert!(
+            policy.summary().contains("the session's own loopback"),
+            "{}",
+            policy.summary()
+        );
+        // The whole network, or the proxy's namespace: no session loopback on top.
+        let network = SandboxConfig {
+            network: true,
+            ..on.clone()
+        };
+        assert!(
+            !Policy::resolve(&network, Path::new("/repo"))
+                .unwrap()
+                .local_binding
+        );
+        let hosts = SandboxConfig {
+            allow_hosts: vec![egress::Pattern::parse("pypi.org").unwrap()],
+            ..on.clone()
+        };
+        assert!(
+            !Policy::resolve(&hosts, Path::new("/repo"))
+                .unwrap()
+                .local_binding
+        );
+        let off = Policy::resolve(&SandboxConfig::default(), Path::new("/repo")).unwrap();
+        assert!(!off.local_binding);
+        assert!(
+            off.summary()
+                .starts_with("workspace-write, network off, writes under /repo"),
+            "{}",
+            off.summary()
+        );
     }
 }

@@ -331,20 +331,16 @@ async fn without_allow_local_binding_a_listener_is_refused_and_the_result_says_h
     }
 }
 
-/// The case through the real binary (`-p`, auto mode, the default sandbox with
-/// `allow_local_binding`): the model starts a dev server in the background, and its next
+/// The case through the real binary (`-p`, auto mode, the default sandbox, which
+/// allows local binding): the model starts a dev server in the background, and its next
 /// command fetches from it.
 #[tokio::test]
 async fn the_agent_serves_a_background_dev_server_to_its_next_command() {
     if !can_run(User::Me).await {
         return;
     }
+    // No config: loopback listeners are the default.
     let env = support::env::env();
-    std::fs::write(
-        env.home.path().join("config.toml"),
-        "[sandbox]\nallow_local_binding = true\n",
-    )
-    .unwrap();
     serve_marker(env.cwd.path(), User::Me, "from the dev server");
     let server = support::server::FakeServer::start(vec![
         support::server::Reply::sse(support::chat::tool_call(
@@ -385,4 +381,28 @@ async fn the_agent_serves_a_background_dev_server_to_its_next_command() {
         started.contains("Started in the background as shell_1"),
         "{sent}"
     );
+}
+
+/// `get_permissions` says whether commands share the session's loopback: on by default,
+/// off when the config says so, `"unavailable"` where the namespace could not be made.
+#[tokio::test]
+async fn get_permissions_reports_local_binding() {
+    use support::process::Rpc;
+    for (config, expected) in [
+        ("", json!(true)),
+        ("[sandbox]\nallow_local_binding = false\n", json!(false)),
+        ("[sandbox]\nnetwork = true\n", json!(false)),
+    ] {
+        let env = support::env::env();
+        std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+        let server = support::server::FakeServer::start(vec![]).await;
+        let mut rpc =
+            Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--sandbox", "workspace-write"]));
+        rpc.send(json!({"id": "p", "type": "get_permissions"}))
+            .await;
+        let permissions = rpc.response("p").await;
+        let local = &permissions["data"]["sandbox"]["localBinding"];
+        // No command ran yet, so no namespace was tried: the setting is what is shown.
+        assert_eq!(local, &expected, "{config:?}: {permissions}");
+    }
 }
