@@ -135,16 +135,15 @@ pub async fn start_command(
         }
         _ => None,
     };
-    // A command with an egress proxy or the session's namespace hands its supervisor more
-    // descriptors (the channel its proxy listener comes back over, the namespace's), which
-    // the fork server does not pass: such a supervisor is started from the binary.
+    // A command with an egress proxy hands its supervisor one more descriptor (the channel
+    // its proxy listener comes back over), which the fork server does not pass: such a
+    // supervisor is started from the binary. The session's namespace it does pass.
     #[cfg(target_os = "linux")]
     if supervisor == Path::new(DEFAULT_SUPERVISOR)
         && !sandbox.is_some_and(Policy::egress_bridge)
-        && net.is_none()
         && forkserver::running()
     {
-        match start_forked(argv, sandbox, &output, &env).await {
+        match start_forked(argv, sandbox, net, &output, &env).await {
             Err(ForkedStart::NotRunning) => {}
             Err(ForkedStart::Failed(error)) => return Err(error),
             Ok(started) => return started.await,
@@ -176,6 +175,7 @@ enum ForkedStart {
 async fn start_forked(
     argv: &[&OsStr],
     sandbox: Option<&Policy>,
+    net: NetHandles<'_>,
     output: &OwnedFd,
     env: &CommandEnv<'_>,
 ) -> Result<impl std::future::Future<Output = std::io::Result<Supervised>>, ForkedStart> {
@@ -205,13 +205,23 @@ async fn start_forked(
     let (control_read, control_write) = std::io::pipe().map_err(failed)?;
     let (report_read, report_write) = std::io::pipe().map_err(failed)?;
     let output = output.try_clone().map_err(failed)?;
+    // The namespace's descriptors, in the order the server expects: network, then user.
+    let mut net_fds = Vec::new();
+    if let Some(handles) = net.filter(|_| request.sandbox.is_some()) {
+        net_fds.push(handles.net.try_clone().map_err(failed)?);
+        if let Some(user) = &handles.user {
+            net_fds.push(user.try_clone().map_err(failed)?);
+        }
+    }
     let forked = tokio::task::spawn_blocking(move || {
         use std::os::fd::AsFd;
+        let net: Vec<_> = net_fds.iter().map(AsFd::as_fd).collect();
         let forked = forkserver::spawn(
             &request,
             control_read.as_fd(),
             report_write.as_fd(),
             output.as_fd(),
+            &net,
         );
         // Our copies of the supervisor's ends close here: its stdin ends when the agent's
         // end does, its report when the supervisor's does.

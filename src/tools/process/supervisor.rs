@@ -209,7 +209,10 @@ pub struct Setup {
 /// Supervise what the fork server was asked to start, in the process it forked: the
 /// exit code.
 #[cfg(target_os = "linux")]
-pub fn supervise_request(request: super::forkserver::Request) -> i32 {
+pub fn supervise_request(
+    request: super::forkserver::Request,
+    session_net: Option<crate::sandbox::linux::session_net::Handles>,
+) -> i32 {
     let sandbox = match request
         .sandbox
         .as_deref()
@@ -239,7 +242,10 @@ pub fn supervise_request(request: super::forkserver::Request) -> i32 {
         program,
         argv.collect(),
         sandbox.as_ref(),
-        Descriptors::default(),
+        Descriptors {
+            egress: None,
+            session_net,
+        },
         Some(setup),
     );
     i32::from(code != ExitCode::SUCCESS)
