@@ -9,13 +9,14 @@
 //!
 //! The supervisor it forks is the same code with the same three descriptors as one the
 //! agent starts (plus, with `[sandbox] allow_local_binding`, the session's network
-//! namespace for its command to join, as `supervisor::SESSION_NET_FLAG` passes it): its stdin is the agent's control pipe (end of file when the agent goes
-//! away, however it ends), its stdout the report, its stderr the command's output. The
-//! agent passes them over a socket (SCM_RIGHTS) with each request, and the server closes
-//! its copies as soon as the supervisor is forked, so every guarantee of `supervisor`
-//! holds unchanged: the whole tree below it dies on a kill, a timeout, an abort or the
-//! agent's death. The agent gets a pidfd of each supervisor in return, to wait for it and
-//! (should it hang) kill it without racing a reused pid, the server being its parent.
+//! namespace for its command to join, as `supervisor::SESSION_NET_FLAG` passes it): its
+//! stdin is the agent's control pipe (end of file when the agent goes away, however it
+//! ends), its stdout the report, its stderr the command's output. The agent passes them
+//! over a socket (SCM_RIGHTS) with each request, and the server closes its copies as soon
+//! as the supervisor is forked, so every guarantee of `supervisor` holds unchanged: the
+//! whole tree below it dies on a kill, a timeout, an abort or the agent's death. The agent
+//! gets a pidfd of each supervisor in return, to wait for it and (should it hang) kill it
+//! without racing a reused pid, the server being its parent.
 //!
 //! The server is in a process group of its own (the terminal's Ctrl+C is the agent's),
 //! holds nothing of the terminal (its stdio is /dev/null), and ends when the agent's end
@@ -389,7 +390,8 @@ fn reap() {
     while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
 }
 
-/// A request and its three descriptors; `None` at end of file or on anything malformed.
+/// A request and its descriptors (the three stdio, then a session's namespaces if any);
+/// `None` at end of file or on anything malformed.
 fn read_request(stream: &mut std::os::unix::net::UnixStream) -> Option<(Request, Vec<OwnedFd>)> {
     let mut header = [0u8; 4];
     let (read, fds) = receive_with_fds(stream.as_fd(), &mut header).ok()?;
