@@ -161,6 +161,7 @@ async fn bash(cwd: &Path, sandbox: &Sandbox, command: &str) -> anyhow::Result<St
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
+        session_net: Default::default(),
     };
     let output = agent::tools::bash::BashTool
         .execute(json!({ "command": command }), ctx)

@@ -28,6 +28,7 @@ pub mod queue;
 mod retry;
 pub mod rewind;
 mod run;
+mod shell_exits;
 mod state;
 mod summary;
 mod tool_calls;
@@ -250,6 +251,7 @@ impl Agent {
             )),
             can_ask: config.can_ask,
             shells: Default::default(),
+            session_net: Default::default(),
             task: None,
             session_error: None,
             model_after_run: None,

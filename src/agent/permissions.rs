@@ -34,6 +34,10 @@ pub struct SandboxView {
     /// `[sandbox] allow_hosts` while the network is off: the hosts commands reach through
     /// the egress proxy (empty: none).
     pub allow_hosts: Vec<String>,
+    /// `[sandbox] allow_local_binding` in force: `true` (commands share the session's
+    /// loopback), `false`, or `"unavailable"` when this machine would not make the
+    /// session's namespace (then commands have the unix-only filter).
+    pub local_binding: serde_json::Value,
     pub writable_roots: Vec<String>,
     /// Paths that stay read-only inside the writable roots.
     pub read_only: Vec<String>,
@@ -63,6 +67,16 @@ impl Agent {
         };
         let policy = sandbox.command_policy(&settings.cwd);
         let policy = policy.as_ref();
+        let local_binding = match (
+            policy.is_some_and(|p| p.local_binding),
+            state.session_net.state(),
+        ) {
+            (false, _) => serde_json::Value::Bool(false),
+            (true, crate::tools::process::session_net::NetState::Unavailable(_)) => {
+                serde_json::Value::from("unavailable")
+            }
+            (true, _) => serde_json::Value::Bool(true),
+        };
         let paths = |list: Option<&Vec<std::path::PathBuf>>| -> Vec<String> {
             list.into_iter()
                 .flatten()
@@ -80,6 +94,7 @@ impl Agent {
                     .filter(|p| p.egress_bridge())
                     .map(|p| p.allow_hosts.iter().map(ToString::to_string).collect())
                     .unwrap_or_default(),
+                local_binding,
                 writable_roots: paths(policy.map(|p| &p.writable)),
                 read_only: policy
                     .and_then(|p| p.guards.as_ref())

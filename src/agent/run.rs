@@ -429,7 +429,10 @@ impl Run {
         taken
     }
 
-    pub async fn commit_user(&mut self, message: UserMessage) {
+    pub async fn commit_user(&mut self, mut message: UserMessage) {
+        if let Some(note) = self.shell_exit_notes() {
+            message.content.push(note);
+        }
         let message = Arc::new(Message::User(message));
         self.shared.emit(AgentEvent::MessageStart {
             message: message.clone(),

@@ -82,6 +82,9 @@ pub(crate) struct State {
     pub spill: Arc<SpillDir>,
     /// The background shells the model started; they end with the agent.
     pub shells: Arc<crate::tools::background::BackgroundShells>,
+    /// The loopback network namespace the session's sandboxed commands share
+    /// (`[sandbox] allow_local_binding`); it ends with the agent.
+    pub session_net: Arc<crate::tools::process::session_net::SessionNet>,
     /// The model to go back to when the agent is idle again: a run started with another
     /// model for its prompt alone (a custom command's `model`).
     pub model_after_run: Option<(Arc<Provider>, ModelInfo)>,

@@ -286,6 +286,9 @@ impl Run {
 
     async fn finish_call(&mut self, call: &ToolCall, mut output: ToolOutput) -> Arc<Message> {
         // Where every result passes on its way to the events, the history and the model.
+        if let Some(note) = self.shell_exit_notes() {
+            output.content.push(note);
+        }
         output.redact_secrets();
         self.note_unseen_images(&mut output);
         let output = self.note_goal_mark(&call.name, output).await;

@@ -185,6 +185,8 @@ pub struct SandboxTable {
     /// Exceptions to `deny_read` (its defaults included).
     #[serde(default)]
     pub allow_read: Vec<String>,
+    /// Loopback listeners for sandboxed commands in one network namespace per session.
+    pub allow_local_binding: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -67,6 +67,9 @@ pub fn resolve(
         agent_home: Some(agent_home.to_path_buf()),
         home,
         deny_read,
+        allow_local_binding: table
+            .allow_local_binding
+            .unwrap_or(crate::sandbox::ALLOW_LOCAL_BINDING_DEFAULT),
     })
 }
 
@@ -108,6 +111,7 @@ mod tests {
             allow_hosts: Vec::new(),
             deny_read: vec!["/srv/keys".into()],
             allow_read: vec![".env.local".into()],
+            allow_local_binding: None,
         };
         let config = resolve(
             Some(SandboxMode::Off),
@@ -130,6 +134,14 @@ mod tests {
         );
         assert_eq!(m.denies(Path::new("/repo/.env"), false), Some(".env"));
         assert_eq!(m.denies(Path::new("/repo/.env.local"), false), None);
+        // Loopback listeners are on unless the config says otherwise.
+        assert!(config.allow_local_binding);
+        let off = SandboxTable {
+            allow_local_binding: Some(false),
+            ..SandboxTable::default()
+        };
+        let off = resolve(None, &off, Path::new("/repo"), Path::new("/h")).unwrap();
+        assert!(!off.allow_local_binding);
         let bad = SandboxTable {
             deny_read: vec!["ok".into(), " ".into()],
             ..SandboxTable::default()

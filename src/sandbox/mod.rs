@@ -45,6 +45,12 @@ impl SandboxMode {
     }
 }
 
+/// `[sandbox] allow_local_binding` when the config does not say: on — the session's
+/// loopback is its own (tests/it/sandbox_loopback.rs attacks that, as root and as an
+/// unprivileged user); where the kernel will not make the namespace, commands keep the
+/// unix-only filter.
+pub const ALLOW_LOCAL_BINDING_DEFAULT: bool = true;
+
 /// `[sandbox]` as resolved from the config file and the command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SandboxConfig {
@@ -63,6 +69,10 @@ pub struct SandboxConfig {
     pub home: Option<PathBuf>,
     /// What neither commands nor the file tools may read.
     pub deny_read: deny_read::DenyRead,
+    /// `[sandbox] allow_local_binding`: with the network off (and no `allow_hosts`),
+    /// commands share one loopback-only network namespace per session, where they may
+    /// listen and connect (`linux::session_net`).
+    pub allow_local_binding: bool,
 }
 
 /// What one sandboxed command may do. Serialised to the supervisor, which applies it to
@@ -86,6 +96,11 @@ pub struct Policy {
     /// What stays read-only inside `writable` and what is kept from reading, found for one
     /// command (`Sandbox::command_policy`); `None` until then.
     pub guards: Option<guard::Guards>,
+    /// With the network off and no `allow_hosts`: the command joins its session's
+    /// loopback-only network namespace (`linux::session_net`) and may make IPv4/IPv6
+    /// sockets there. Without a namespace to join it gets the unix-only filter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub local_binding: bool,
 }
 
 impl Policy {
@@ -130,6 +145,9 @@ impl Policy {
             home: config.home.as_deref().map(canonical),
             deny_read: config.deny_read.clone(),
             guards: None,
+            local_binding: config.allow_local_binding
+                && !config.network
+                && config.allow_hosts.is_empty(),
         })
     }
 
@@ -154,6 +172,8 @@ impl Policy {
             "network on".to_string()
         } else if self.egress_bridge() {
             format!("network only to {} (proxy)", hosts.join(", "))
+        } else if self.local_binding {
+            "network off but the session's own loopback (listeners allowed)".to_string()
         } else {
             "network off".to_string()
         };
@@ -383,5 +403,47 @@ mod tests {
             ..SandboxConfig::default()
         };
         assert_eq!(Policy::resolve(&off, Path::new("/repo")), None);
+    }
+
+    #[test]
+    fn loopback_listeners_come_only_with_the_network_off_and_no_allowed_hosts() {
+        let on = SandboxConfig {
+            allow_local_binding: true,
+            ..SandboxConfig::default()
+        };
+        let policy = Policy::resolve(&on, Path::new("/repo")).unwrap();
+        assert!(policy.local_binding);
+        assert!(
+            policy.summary().contains("the session's own loopback"),
+            "{}",
+            policy.summary()
+        );
+        // The whole network, or the proxy's namespace: no session loopback on top.
+        let network = SandboxConfig {
+            network: true,
+            ..on.clone()
+        };
+        assert!(
+            !Policy::resolve(&network, Path::new("/repo"))
+                .unwrap()
+                .local_binding
+        );
+        let hosts = SandboxConfig {
+            allow_hosts: vec![egress::Pattern::parse("pypi.org").unwrap()],
+            ..on.clone()
+        };
+        assert!(
+            !Policy::resolve(&hosts, Path::new("/repo"))
+                .unwrap()
+                .local_binding
+        );
+        let off = Policy::resolve(&SandboxConfig::default(), Path::new("/repo")).unwrap();
+        assert!(!off.local_binding);
+        assert!(
+            off.summary()
+                .starts_with("workspace-write, network off, writes under /repo"),
+            "{}",
+            off.summary()
+        );
     }
 }

@@ -105,6 +105,7 @@ mod tests {
                 unreadable: vec![PathBuf::from("/home/u/.ssh")],
                 ..Guards::default()
             }),
+            local_binding: false,
         };
         let text = profile(&policy);
         assert!(text.contains("(deny default)"));

@@ -123,6 +123,7 @@ async fn run(command: &str, timeout: Duration, ctx: &ToolContext) -> std::io::Re
             cwd: &ctx.cwd,
             set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
             hidden: &ctx.settings.hidden_env,
+            session_net: Some(&ctx.session_net),
         },
     )
     .await?;
@@ -227,22 +228,55 @@ async fn start_in_background(command: &str, ctx: &ToolContext) -> ToolOutput {
         sandbox: policy.as_ref(),
         cwd: &ctx.cwd,
         hidden_env: &ctx.settings.hidden_env,
+        session_net: Some(&ctx.session_net),
     };
     let id = match ctx.shells.start(command, options).await {
         Ok(id) => id,
         Err(e) => return ToolOutput::error(format!("Could not start the command: {e}")),
     };
+    // Until it settles: a command that fails at once (a server that cannot bind) is
+    // reported as ended, with its whole error, not as running halfway through it.
     tokio::select! {
         _ = ctx.cancel.cancelled() => {}
-        _ = ctx.shells.wait_for_output(&id, super::background::FIRST_OUTPUT_WAIT) => {}
+        _ = ctx.shells.wait_to_settle(
+            &id,
+            super::background::SETTLE_QUIET,
+            super::background::FIRST_OUTPUT_WAIT,
+        ) => {}
     }
     let Some(first) = ctx.shells.take_new_output(&id) else {
         return ToolOutput::error(format!("The background shell {id} is gone."));
     };
-    let text = format!(
-        "Started in the background as {id}. Read its output with bash_output {{\"id\": \"{id}\"}}, \
-         stop it with kill_shell.\n\n{}",
-        super::background::tools::render(&id, &first, None)
-    );
-    ToolOutput::text(text).with_details(json!({"shellId": id, "background": true}))
+    let rendered = super::background::tools::render(&id, &first, None);
+    let mut details = json!({"shellId": id, "background": true});
+    if let (Some(details), Some(blocked)) = (details.as_object_mut(), &first.blocked) {
+        details.insert(
+            "sandbox".to_string(),
+            json!({"blocked": blocked.boundary, "remedy": blocked.remedy}),
+        );
+    }
+    match first.status {
+        super::background::ShellStatus::Running => ToolOutput::text(format!(
+            "Started in the background as {id}. Read its output with bash_output \
+             {{\"id\": \"{id}\"}}, stop it with kill_shell.\n\n{rendered}"
+        ))
+        .with_details(details),
+        ended => {
+            let failed = !matches!(
+                ended,
+                super::background::ShellStatus::Exited(process::Exit::Code(0))
+            );
+            let how = match ended {
+                super::background::ShellStatus::Exited(process::Exit::Code(code)) => {
+                    format!("exited at once with code {code}")
+                }
+                other => format!("{} at once", other.describe()),
+            };
+            let mut output =
+                ToolOutput::text(format!("{id} {how}: it is not running.\n\n{rendered}"))
+                    .with_details(details);
+            output.is_error = failed;
+            output
+        }
+    }
 }

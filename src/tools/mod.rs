@@ -129,6 +129,9 @@ pub struct ToolContext {
     pub spill: Arc<spill::SpillDir>,
     /// The agent's background shells (`bash` with `background: true`).
     pub shells: Arc<background::BackgroundShells>,
+    /// The session's loopback network namespace its sandboxed commands share
+    /// (`[sandbox] allow_local_binding`), made on first use.
+    pub session_net: Arc<process::session_net::SessionNet>,
 }
 
 /// Tool settings from config.

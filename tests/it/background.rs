@@ -364,3 +364,121 @@ async fn ended_shells_past_the_cap_are_forgotten_and_their_elapsed_time_stops() 
     assert!(!ids.contains(&"shell_1".to_string()), "{ids:?}");
     assert_eq!(ids.len(), ENDED_KEPT);
 }
+
+/// What the model was sent in the last request, as text.
+fn last_conversation(server: &support::server::FakeServer) -> String {
+    let bodies = server.bodies();
+    support::harness::transcript(bodies.last().unwrap()).join("\n")
+}
+
+/// A background command the sandbox stops at once (a server that cannot make its socket) is
+/// reported as ended — with its exit code and the sandbox's cause — not as running.
+#[tokio::test]
+async fn a_background_shell_that_fails_at_once_is_reported_exited_with_the_sandbox_cause() {
+    let env = env();
+    // bash makes the socket itself: no interpreter start-up to wait for. Without loopback
+    // listeners even a socket on 127.0.0.1 is refused.
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[sandbox]\nallow_local_binding = false\n",
+    )
+    .unwrap();
+    let command = "echo starting; exec 3<>/dev/tcp/127.0.0.1/9";
+    let server = support::server::FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )),
+        Reply::sse(chat::text("told")),
+    ])
+    .await;
+    let output = env
+        .agent(
+            &server,
+            &[
+                "-p",
+                "--permission-mode",
+                "auto",
+                "--sandbox",
+                "workspace-write",
+                "serve",
+            ],
+        )
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let sent = last_conversation(&server);
+    let result = sent
+        .lines()
+        .skip_while(|line| !line.starts_with("tool:c1:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        result.contains("shell_1 exited at once with code 1"),
+        "{sent}"
+    );
+    assert!(result.contains("network disabled"), "{sent}");
+    assert!(!result.contains("Started in the background"), "{sent}");
+}
+
+/// A background shell that ends later, while the model does something else, is reported to
+/// the model once, with the next tool result (or the next message): exit code, last lines and
+/// the sandbox's cause.
+#[tokio::test]
+async fn a_background_shell_that_exits_later_is_reported_once_with_the_next_result() {
+    let env = env();
+    let server_command = "until [ -e go ]; do sleep 0.05; done; echo $$ > pid; \
+                          exec python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)'";
+    let wait_for_its_end = "touch go; until [ -s pid ]; do sleep 0.05; done; \
+                            while [ -e /proc/$(cat pid) ]; do sleep 0.05; done; echo gone";
+    let server = support::server::FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": server_command, "background": true}),
+        )),
+        Reply::sse(chat::tool_call(
+            "c2",
+            "bash",
+            json!({"command": wait_for_its_end}),
+        )),
+        // A second result the note can ride on, should the shell's end be published only
+        // after c2's result was made.
+        Reply::sse(chat::tool_call("c3", "ls", json!({}))),
+        Reply::sse(chat::text("told")),
+    ])
+    .await;
+    let output = env
+        .agent(
+            &server,
+            &[
+                "-p",
+                "--permission-mode",
+                "auto",
+                "--sandbox",
+                "workspace-write",
+                "serve",
+            ],
+        )
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let sent = last_conversation(&server);
+    let start = sent.lines().find(|l| l.starts_with("tool:c1:")).unwrap();
+    assert!(
+        start.contains("Started in the background as shell_1"),
+        "{sent}"
+    );
+    assert_eq!(
+        sent.matches("[shell_1 exited with code 1").count(),
+        1,
+        "told exactly once: {sent}"
+    );
+    let note = &sent[sent.find("[shell_1 exited with code 1").unwrap()..];
+    let note = note.lines().next().unwrap();
+    assert!(note.contains("Operation not permitted"), "{note}");
+    assert!(note.contains("network disabled"), "{note}");
+}

@@ -65,6 +65,7 @@ mod sandbox;
 mod sandbox_egress;
 mod sandbox_egress_hosts;
 mod sandbox_escape;
+mod sandbox_loopback;
 mod sandbox_secrets;
 mod secrets;
 mod serve;

@@ -59,6 +59,7 @@ async fn bash(cwd: &Path, sandbox: Sandbox, command: &str) -> ToolOutput {
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
+        session_net: Default::default(),
     };
     agent::tools::bash::BashTool
         .execute(json!({ "command": command }), ctx)
@@ -586,6 +587,7 @@ async fn a_background_shells_refusal_is_explained_when_its_output_is_read() {
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
+        session_net: Default::default(),
     };
     let started = agent::tools::bash::BashTool
         .execute(

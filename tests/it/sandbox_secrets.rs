@@ -177,6 +177,7 @@ fn context(f: &Fixture, sandbox: Sandbox) -> ToolContext {
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
+        session_net: Default::default(),
     }
 }
 

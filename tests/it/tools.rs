@@ -136,6 +136,7 @@ async fn dropping_a_running_command_kills_everything_it_started() {
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
+        session_net: Default::default(),
     };
     let running = agent::tools::bash::BashTool.execute(json!({ "command": ESCAPING }), ctx);
     let dropped = tokio::spawn(running);
@@ -200,6 +201,7 @@ async fn output_followed_by_silence_is_shown_while_the_command_still_runs() {
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
+        session_net: Default::default(),
     };
     // One line at once, then nothing until the test lets the command go on.
     let command = format!(

@@ -165,6 +165,7 @@ pub fn context(user: User, cwd: &Path, sandbox: Sandbox) -> ToolContext {
         files: Default::default(),
         spill: Default::default(),
         shells: Default::default(),
+        session_net: Default::default(),
     }
 }
 

@@ -185,6 +185,8 @@ async fn run_task(children: Arc<Children>, args: Value, ctx: ToolContext) -> Too
     config.session = session.as_ref().map(|s| s.writer.clone());
     let agent_id = children.next_id();
     let agent = Arc::new(Agent::new(config));
+    // It works on the same tree and may use its parent's dev server: the same loopback.
+    lock(&agent.shared.state).session_net = ctx.session_net.clone();
     // What the child spends, its parent spends: it stops when either's budget is crossed.
     agent.shared.purse.link(
         parent.purse.clone(),

@@ -55,6 +55,8 @@ impl Shared {
             files,
             spill: state.spill.clone(),
             shells,
+            // The user's `!command` reaches the model's dev servers too.
+            session_net: state.session_net.clone(),
         }
     }
 }

@@ -87,11 +87,19 @@ pub fn diagnose(policy: &Policy, cwd: &Path, output: &str) -> Option<Blocked> {
         if policy.egress_bridge() {
             return Some(super::egress::unproxied());
         }
+        let loopback = if policy.local_binding {
+            "They reach only the session's own loopback (127.0.0.1: the servers its \
+             commands started), not the host's services or other hosts."
+        } else {
+            "To let them listen on 127.0.0.1 (a dev server, a test's own server) and \
+             reach each other there, set `allow_local_binding = true` under [sandbox]."
+        };
         return Some(Blocked {
             boundary: "network disabled".to_string(),
-            remedy: "Sandboxed commands have no network: set `network = true` under \
-                     [sandbox] in config.toml, or run the agent with `--sandbox off`."
-                .to_string(),
+            remedy: format!(
+                "Sandboxed commands have no network: set `network = true` under [sandbox] in \
+                 config.toml, or run the agent with `--sandbox off`. {loopback}"
+            ),
         });
     }
     None
@@ -373,6 +381,7 @@ mod tests {
             deny_read: Default::default(),
             guards: None,
             allow_hosts: Vec::new(),
+            local_binding: false,
         };
         policy.guards = Some(super::super::guard::discover(
             &policy,

@@ -12,6 +12,10 @@
 //! also gets a network namespace of its own whose one way out is the egress proxy's
 //! listener (`netns`), and the seccomp filter lets it make the sockets that reach it.
 //!
+//! With `[sandbox] allow_local_binding` (the policy's `local_binding`) the command first
+//! joins its session's loopback-only network namespace (`session_net`), before step 1, and
+//! the seccomp filter lets it make IPv4 and IPv6 sockets there.
+//!
 //! Everything that allocates or opens paths happens in `Prepared::new`, in the parent; the
 //! child (`Prepared::apply`) only makes system calls, so it is safe after a fork of a
 //! process with threads (and from a fork server).
@@ -20,6 +24,7 @@ mod filters;
 mod mounts;
 pub mod netns;
 mod privileges;
+pub mod session_net;
 
 use super::Policy;
 use landlock::{RulesetCreated, RulesetStatus};
@@ -43,6 +48,8 @@ pub enum Failure {
     Seccomp(i32),
     /// The network namespace for `allow_hosts` could not be made.
     Network(i32),
+    /// The session's loopback network namespace could not be joined.
+    SessionNet(i32),
 }
 
 impl Failure {
@@ -73,6 +80,11 @@ impl Failure {
                  allow_hosts through the agent's proxy ({})",
                 os(e)
             ),
+            Failure::SessionNet(e) => format!(
+                "cannot join the session's loopback network namespace for [sandbox] \
+                 allow_local_binding ({})",
+                os(e)
+            ),
         }
     }
 
@@ -84,7 +96,8 @@ impl Failure {
             | Failure::Privileges(e)
             | Failure::Landlock(e)
             | Failure::Seccomp(e)
-            | Failure::Network(e) => e,
+            | Failure::Network(e)
+            | Failure::SessionNet(e) => e,
             Failure::LandlockMissing => libc::ENOSYS,
         }
     }
@@ -99,6 +112,7 @@ impl Failure {
             Failure::Seccomp(e) => [5, e],
             Failure::Privileges(e) => [6, e],
             Failure::Network(e) => [7, e],
+            Failure::SessionNet(e) => [8, e],
         }
     }
 
@@ -111,6 +125,7 @@ impl Failure {
             [4, _] => Failure::LandlockMissing,
             [6, e] => Failure::Privileges(e),
             [7, e] => Failure::Network(e),
+            [8, e] => Failure::SessionNet(e),
             [_, e] => Failure::Seccomp(e),
         })
     }
@@ -124,6 +139,10 @@ pub struct Prepared {
     plan: Plan,
     /// With `allow_hosts`: the command's network namespace and the proxy's listener.
     bridge: Option<netns::Bridge>,
+    /// Whether the policy lets the command join its session's namespace.
+    local_binding: bool,
+    /// The session's namespace to join (network, user), once given (`join_session_net`).
+    session_net: Option<(std::os::fd::RawFd, Option<std::os::fd::RawFd>)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -179,7 +198,25 @@ impl Prepared {
             filter,
             plan,
             bridge,
+            local_binding: policy.local_binding && !policy.network && !policy.egress_bridge(),
+            session_net: None,
         })
+    }
+
+    /// With `local_binding`: join the session's namespace (`handles` stays open until the
+    /// command has started), and only then allow IPv4 and IPv6 sockets. A policy without
+    /// `local_binding` ignores it: the command keeps the unix-only filter.
+    pub fn join_session_net(&mut self, handles: &session_net::Handles) -> Result<(), PrepareError> {
+        use std::os::fd::AsRawFd;
+        if !self.local_binding {
+            return Ok(());
+        }
+        self.filter = Some(netns::loopback_filter().map_err(PrepareError::Seccomp)?);
+        self.session_net = Some((
+            handles.net.as_raw_fd(),
+            handles.user.as_ref().map(AsRawFd::as_raw_fd),
+        ));
+        Ok(())
     }
 
     /// With `allow_hosts`: send the proxy's listener over the unix socket `socket` (kept
@@ -193,6 +230,9 @@ impl Prepared {
     /// Apply the sandbox to the calling (single-threaded, forked) process. Makes system
     /// calls only: no allocation, no locks.
     pub fn apply(&mut self) -> Result<(), Failure> {
+        if let Some((net, user)) = self.session_net {
+            session_net::join(net, user).map_err(Failure::SessionNet)?;
+        }
         self.plan.apply()?;
         if let Some(bridge) = &self.bridge {
             bridge.enter().map_err(Failure::Network)?;

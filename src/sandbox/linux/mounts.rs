@@ -254,7 +254,7 @@ fn mount_flags(path: &CString) -> libc::c_ulong {
 }
 
 /// Whether this process may mount without a user namespace.
-fn has_sys_admin() -> bool {
+pub(super) fn has_sys_admin() -> bool {
     const CAP_SYS_ADMIN: u32 = 21;
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -268,7 +268,7 @@ fn has_sys_admin() -> bool {
 }
 
 /// Write `data` to a /proc file with raw system calls.
-unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
+pub(super) unsafe fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
     // SAFETY: open/write/close on a NUL-terminated path and a live buffer.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

@@ -55,7 +55,7 @@ impl Bridge {
                 return Err(last_errno());
             }
             let result = listen(listener).and_then(|()| match self.to {
-                Some(to) => send_fd(to, listener),
+                Some(to) => send_fd(to, listener, 0),
                 None => Ok(()),
             });
             libc::close(listener);
@@ -65,7 +65,7 @@ impl Bridge {
 }
 
 /// Bring the namespace's `lo` up (it starts down).
-unsafe fn loopback_up() -> Result<(), i32> {
+pub(super) unsafe fn loopback_up() -> Result<(), i32> {
     // SAFETY: socket/ioctl/close with a zeroed `ifreq` on the stack.
     unsafe {
         let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
@@ -125,12 +125,12 @@ const _: () = assert!(std::mem::size_of::<RawFd>() == FD_SIZE as usize);
 #[repr(C, align(8))]
 struct ControlRoom([u8; 32]);
 
-/// Send `fd` over the unix socket `to`, with one byte of data.
-unsafe fn send_fd(to: RawFd, fd: RawFd) -> Result<(), i32> {
+/// Send `fd` over the unix socket `to`, with one byte of data, `tag`.
+pub(super) unsafe fn send_fd(to: RawFd, fd: RawFd, tag: u8) -> Result<(), i32> {
     // SAFETY: sendmsg with a message whose buffers live on this stack frame; the CMSG
     // macros stay inside `room` (its size is checked against CMSG_SPACE).
     unsafe {
-        let mut byte = [0u8; 1];
+        let mut byte = [tag; 1];
         let mut iov = libc::iovec {
             iov_base: byte.as_mut_ptr().cast(),
             iov_len: 1,
@@ -167,6 +167,19 @@ unsafe fn send_fd(to: RawFd, fd: RawFd) -> Result<(), i32> {
 /// In the agent, once the command runs: the listener its child sent over `socket`
 /// (without waiting: it was sent before the command started).
 pub fn receive_listener(socket: BorrowedFd<'_>) -> std::io::Result<std::net::TcpListener> {
+    let Some((_, owned)) = receive_fd(socket)? else {
+        return Err(std::io::Error::other(
+            "the command's network namespace sent no listener",
+        ));
+    };
+    let listener = std::net::TcpListener::from(owned);
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// One descriptor sent over `socket` with `send_fd` and its tag, without waiting (close-on-
+/// exec here); `None` when nothing (more) was sent.
+pub(super) fn receive_fd(socket: BorrowedFd<'_>) -> std::io::Result<Option<(u8, OwnedFd)>> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
@@ -187,7 +200,11 @@ pub fn receive_listener(socket: BorrowedFd<'_>) -> std::io::Result<std::net::Tcp
             libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
         );
         if received < 0 {
-            return Err(std::io::Error::last_os_error());
+            let error = std::io::Error::last_os_error();
+            if error.kind() == std::io::ErrorKind::WouldBlock {
+                return Ok(None);
+            }
+            return Err(error);
         }
         let header = libc::CMSG_FIRSTHDR(&message);
         if received != 1
@@ -195,15 +212,10 @@ pub fn receive_listener(socket: BorrowedFd<'_>) -> std::io::Result<std::net::Tcp
             || (*header).cmsg_level != libc::SOL_SOCKET
             || (*header).cmsg_type != libc::SCM_RIGHTS
         {
-            return Err(std::io::Error::other(
-                "the command's network namespace sent no listener",
-            ));
+            return Ok(None);
         }
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(header).cast::<RawFd>());
-        let owned = OwnedFd::from_raw_fd(fd);
-        let listener = std::net::TcpListener::from(owned);
-        listener.set_nonblocking(true)?;
-        Ok(listener)
+        Ok(Some((byte[0], OwnedFd::from_raw_fd(fd))))
     }
 }
 

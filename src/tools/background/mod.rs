@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::io::AsyncReadExt;
@@ -27,10 +28,18 @@ const KEPT_BYTES: usize = 4 * 1024 * 1024;
 /// Ended shells kept for `bash_output` and `/ps`; past this, starting another forgets the
 /// oldest ended ones (their supervisors end, taking what the command left running).
 pub const ENDED_KEPT: usize = 16;
-/// How long the start waits for first output (or the command's end) before returning.
-pub const FIRST_OUTPUT_WAIT: Duration = Duration::from_millis(500);
+/// The longest the start waits for the command to settle (`wait_to_settle`) before
+/// returning.
+pub const FIRST_OUTPUT_WAIT: Duration = Duration::from_secs(1);
+/// How long the output must stay quiet after the first output for the start to return
+/// (a server that printed its banner and waits; a traceback that is still coming is not).
+pub const SETTLE_QUIET: Duration = Duration::from_millis(150);
 /// How long to keep reading after the command exits, for output still in the pipe.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
+/// How much of the end of a shell's output an exit note looks at.
+const LAST_LINES_BYTES: usize = 16 * 1024;
+/// How many of its last lines an exit note quotes.
+const NOTE_LINES: usize = 3;
 
 /// Where a background shell is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +71,65 @@ pub struct NewOutput {
     pub status: ShellStatus,
     /// What the sandbox refused, as this output shows it.
     pub blocked: Option<crate::sandbox::diagnose::Blocked>,
+}
+
+/// A background shell that ended without the model reading its end: told once, with the
+/// next tool result or the next message (`agent::run`).
+#[derive(Clone, Debug)]
+pub struct ExitNote {
+    pub id: String,
+    pub status: ShellStatus,
+    /// Its last lines of output (blank lines left out), joined by newlines.
+    pub last_lines: String,
+    /// What the sandbox refused, as the end of its output shows it.
+    pub blocked: Option<crate::sandbox::diagnose::Blocked>,
+}
+
+impl ExitNote {
+    /// One line for the model: `[shell_1 exited with code 1 — last lines: …; sandbox: …]`.
+    pub fn render(&self) -> String {
+        let mut text = format!("[{} {}", self.id, self.status.describe());
+        if !self.last_lines.is_empty() {
+            text.push_str(" — last lines: ");
+            text.push_str(&self.last_lines.replace('\n', " | "));
+        }
+        if let Some(blocked) = &self.blocked {
+            text.push_str(&format!(
+                "; blocked by the sandbox: {}. {}",
+                blocked.boundary, blocked.remedy
+            ));
+        }
+        text.push_str("; read the rest with bash_output]");
+        text
+    }
+}
+
+/// When a starting command has settled: some output arrived and then none for `quiet`.
+struct Settle {
+    quiet: Duration,
+    /// Bytes seen at the last look, and when that count last changed.
+    total: usize,
+    changed: Option<tokio::time::Instant>,
+}
+
+impl Settle {
+    fn new(quiet: Duration) -> Settle {
+        Settle {
+            quiet,
+            total: 0,
+            changed: None,
+        }
+    }
+
+    /// Look at the output's byte count at `now`: whether it has settled.
+    fn observe(&mut self, now: tokio::time::Instant, total: usize) -> bool {
+        if total != self.total {
+            self.total = total;
+            self.changed = Some(now);
+        }
+        self.changed
+            .is_some_and(|changed| now.saturating_duration_since(changed) >= self.quiet)
+    }
 }
 
 /// One shell as `/ps` lists it.
@@ -105,6 +173,20 @@ impl Output {
         self.bytes.drain(..excess);
         self.dropped += excess;
         self.bytes.extend(bytes);
+    }
+
+    /// Every byte that arrived so far, kept or dropped.
+    fn total(&self) -> usize {
+        self.dropped + self.bytes.len()
+    }
+
+    /// The last `lines` lines of what is kept (read or not), for a note about the end.
+    fn last_lines(&self, lines: usize) -> String {
+        let start = self.bytes.len().saturating_sub(LAST_LINES_BYTES);
+        let bytes: Vec<u8> = self.bytes.range(start..).copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
     }
 
     /// Whether anything arrived (kept or dropped) that was not read yet.
@@ -183,6 +265,8 @@ struct Shell {
     refusals_told: Mutex<usize>,
     /// The policy it runs under and where, to explain what the sandbox refused.
     sandbox: Option<(Policy, std::path::PathBuf)>,
+    /// Whether the model was told how it ended (a read after the end, or an exit note).
+    end_told: std::sync::atomic::AtomicBool,
 }
 
 /// The agent's background shells.
@@ -226,6 +310,8 @@ pub struct StartOptions<'a> {
     pub sandbox: Option<&'a Policy>,
     pub cwd: &'a Path,
     pub hidden_env: &'a [String],
+    /// The session's loopback network namespace (`[sandbox] allow_local_binding`).
+    pub session_net: Option<&'a super::process::session_net::SessionNet>,
 }
 
 impl BackgroundShells {
@@ -242,6 +328,7 @@ impl BackgroundShells {
                 cwd: options.cwd,
                 set: &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
                 hidden: options.hidden_env,
+                session_net: options.session_net,
             },
         )
         .await?;
@@ -261,6 +348,7 @@ impl BackgroundShells {
             sandbox: options
                 .sandbox
                 .map(|policy| (policy.clone(), options.cwd.to_path_buf())),
+            end_told: Default::default(),
         });
         let number = {
             let mut inner = lock(&self.inner);
@@ -321,12 +409,75 @@ impl BackgroundShells {
         }
     }
 
+    /// Wait until shell `id` has settled: it ended, or its output has stayed quiet for
+    /// `quiet` after some arrived — at most `limit`. A command that fails at once is seen
+    /// ending (its whole error read), not caught halfway through its first lines.
+    pub async fn wait_to_settle(&self, id: &str, quiet: Duration, limit: Duration) {
+        let Some(shell) = self.get(id) else {
+            return;
+        };
+        let mut status = shell.status.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut settle = Settle::new(quiet);
+        loop {
+            if *status.borrow() != ShellStatus::Running {
+                return;
+            }
+            let total = lock(&shell.output).total();
+            if settle.observe(tokio::time::Instant::now(), total) {
+                return;
+            }
+            // Output has no signal of its own: look again every few milliseconds.
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => return,
+                _ = status.changed() => {}
+                _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            }
+        }
+    }
+
+    /// Shells that ended on their own since the model last looked at them and whose end it
+    /// was not told yet — each once (later calls leave them out).
+    pub fn unreported_exits(&self) -> Vec<ExitNote> {
+        let shells: Vec<(u64, Arc<Shell>)> = lock(&self.inner)
+            .shells
+            .iter()
+            .map(|(number, shell)| (*number, shell.clone()))
+            .collect();
+        shells
+            .into_iter()
+            .filter(|(_, shell)| matches!(*shell.status.borrow(), ShellStatus::Exited(_)))
+            .filter(|(_, shell)| !shell.end_told.swap(true, Ordering::SeqCst))
+            .map(|(number, shell)| {
+                let status = *shell.status.borrow();
+                let output = lock(&shell.output);
+                let last_lines = output.last_lines(NOTE_LINES);
+                let start = output.bytes.len().saturating_sub(LAST_LINES_BYTES);
+                let end: Vec<u8> = output.bytes.range(start..).copied().collect();
+                drop(output);
+                let blocked = shell.sandbox.as_ref().and_then(|(policy, cwd)| {
+                    crate::sandbox::diagnose::diagnose(policy, cwd, &String::from_utf8_lossy(&end))
+                });
+                ExitNote {
+                    id: format!("shell_{number}"),
+                    status,
+                    last_lines,
+                    blocked,
+                }
+            })
+            .collect()
+    }
+
     /// The output of shell `id` the model has not read yet (marking it read); `None` for an
     /// unknown id.
     pub fn take_new_output(&self, id: &str) -> Option<NewOutput> {
         let shell = self.get(id)?;
         // The status first: output read after an exit is complete.
         let status = *shell.status.borrow();
+        if status != ShellStatus::Running {
+            // The reader learns how it ended: no exit note about it later.
+            shell.end_told.store(true, Ordering::SeqCst);
+        }
         let (text, dropped) = lock(&shell.output).take(status != ShellStatus::Running);
         // Connections the egress proxy refused since the last look: known, not guessed.
         let refused = match &shell.refusals {
@@ -361,6 +512,8 @@ impl BackgroundShells {
         let mut ended = shell.ended.subscribe();
         let _ = ended.wait_for(|ended| *ended).await;
         let status = *shell.status.borrow();
+        // The caller says how it ended.
+        shell.end_told.store(true, Ordering::SeqCst);
         Some(status)
     }
 
@@ -517,6 +670,71 @@ mod tests {
         let (text, dropped) = output.take(false);
         assert_eq!(text, "✓✓");
         assert_eq!(dropped, 5);
+    }
+
+    /// A shell with no process behind it, registered as `shell_N`, for the registry's own
+    /// bookkeeping.
+    fn fake_shell(shells: &BackgroundShells, output: &[u8], status: ShellStatus) -> String {
+        let shell = Arc::new(Shell {
+            command: "fake".to_string(),
+            pid: 0,
+            started: SystemTime::now(),
+            since: Instant::now(),
+            stopped: Mutex::new(None),
+            output: Mutex::new(Output::new(KEPT_BYTES)),
+            status: watch::Sender::new(status),
+            ended: watch::Sender::new(false),
+            kill: CancellationToken::new(),
+            refusals: None,
+            refusals_told: Mutex::new(0),
+            sandbox: None,
+            end_told: Default::default(),
+        });
+        lock(&shell.output).push(output);
+        let mut inner = lock(&shells.inner);
+        inner.started += 1;
+        let number = inner.started;
+        inner.shells.insert(number, shell);
+        format!("shell_{number}")
+    }
+
+    #[test]
+    fn a_start_settles_only_after_its_output_has_been_quiet() {
+        let quiet = Duration::from_millis(150);
+        let t0 = tokio::time::Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut settle = Settle::new(quiet);
+        // Nothing printed yet: never settled (the limit ends that wait).
+        assert!(!settle.observe(at(0), 0));
+        assert!(!settle.observe(at(900), 0));
+        // The first lines of a traceback: not settled while more may come.
+        assert!(!settle.observe(at(1000), 120));
+        assert!(!settle.observe(at(1100), 120));
+        // More output starts the quiet period again.
+        assert!(!settle.observe(at(1140), 480));
+        assert!(!settle.observe(at(1289), 480));
+        assert!(settle.observe(at(1290), 480));
+    }
+
+    #[test]
+    fn an_exit_is_noted_once_and_not_at_all_when_the_model_read_it() {
+        let shells = BackgroundShells::default();
+        let exited = ShellStatus::Exited(Exit::Code(1));
+        let noted = fake_shell(&shells, b"one\n\ntwo\nthree\nfour\n", exited);
+        let read = fake_shell(&shells, b"done\n", exited);
+        let running = fake_shell(&shells, b"serving\n", ShellStatus::Running);
+        assert!(shells.take_new_output(&read).is_some());
+        let notes = shells.unreported_exits();
+        let ids: Vec<&str> = notes.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(ids, [noted.as_str()], "{running} runs, {read} was read");
+        let text = notes[0].render();
+        assert!(
+            text.starts_with(&format!(
+                "[{noted} exited with code 1 — last lines: two | three | four;"
+            )),
+            "{text}"
+        );
+        assert!(shells.unreported_exits().is_empty(), "told once");
     }
 
     #[test]

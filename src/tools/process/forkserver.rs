@@ -8,13 +8,15 @@
 //! `exec`s, while a supervisor allocates, reads `/proc` and starts threads.)
 //!
 //! The supervisor it forks is the same code with the same three descriptors as one the
-//! agent starts: its stdin is the agent's control pipe (end of file when the agent goes
-//! away, however it ends), its stdout the report, its stderr the command's output. The
-//! agent passes them over a socket (SCM_RIGHTS) with each request, and the server closes
-//! its copies as soon as the supervisor is forked, so every guarantee of `supervisor`
-//! holds unchanged: the whole tree below it dies on a kill, a timeout, an abort or the
-//! agent's death. The agent gets a pidfd of each supervisor in return, to wait for it and
-//! (should it hang) kill it without racing a reused pid, the server being its parent.
+//! agent starts (plus, with `[sandbox] allow_local_binding`, the session's network
+//! namespace for its command to join, as `supervisor::SESSION_NET_FLAG` passes it): its
+//! stdin is the agent's control pipe (end of file when the agent goes away, however it
+//! ends), its stdout the report, its stderr the command's output. The agent passes them
+//! over a socket (SCM_RIGHTS) with each request, and the server closes its copies as soon
+//! as the supervisor is forked, so every guarantee of `supervisor` holds unchanged: the
+//! whole tree below it dies on a kill, a timeout, an abort or the agent's death. The agent
+//! gets a pidfd of each supervisor in return, to wait for it and (should it hang) kill it
+//! without racing a reused pid, the server being its parent.
 //!
 //! The server is in a process group of its own (the terminal's Ctrl+C is the agent's),
 //! holds nothing of the terminal (its stdio is /dev/null), and ends when the agent's end
@@ -41,6 +43,10 @@ use rustix::net::{
 
 /// The agent's end of the socket to the server; `None` once the server is gone.
 static SERVER: OnceLock<Mutex<Option<std::os::unix::net::UnixStream>>> = OnceLock::new();
+
+/// The most descriptors a request carries: the supervisor's three stdio, and a session's
+/// network and user namespaces.
+const MAX_FDS: usize = 5;
 
 /// The largest request accepted (the command line and environment are far below it;
 /// the kernel's own limit for both together is 2 MB on most systems).
@@ -125,12 +131,15 @@ pub enum SpawnError {
 }
 
 /// Ask the server for a supervisor with `control` as its stdin, `report` as its stdout
-/// and `output` as its stderr. Blocking (a fork's time): call it off the async threads.
+/// and `output` as its stderr, and — with `[sandbox] allow_local_binding` — the session's
+/// network namespace (`net`, then its user namespace if any) for its command to join.
+/// Blocking (a fork's time): call it off the async threads.
 pub fn spawn(
     request: &Request,
     control: BorrowedFd<'_>,
     report: BorrowedFd<'_>,
     output: BorrowedFd<'_>,
+    net: &[BorrowedFd<'_>],
 ) -> Result<Forked, SpawnError> {
     let Some(server) = SERVER.get() else {
         return Err(SpawnError::NotRunning);
@@ -139,7 +148,9 @@ pub fn spawn(
     let Some(socket) = guard.as_mut() else {
         return Err(SpawnError::NotRunning);
     };
-    match exchange(socket, request, [control, report, output]) {
+    let mut fds = vec![control, report, output];
+    fds.extend(net.iter().take(2));
+    match exchange(socket, request, &fds) {
         Ok(Ok(pidfd)) => Ok(Forked { pidfd }),
         Ok(Err(errno)) => Err(SpawnError::Failed(std::io::Error::from_raw_os_error(errno))),
         Err(error) => {
@@ -155,15 +166,15 @@ pub fn spawn(
 fn exchange(
     socket: &mut std::os::unix::net::UnixStream,
     request: &Request,
-    fds: [BorrowedFd<'_>; 3],
+    fds: &[BorrowedFd<'_>],
 ) -> std::io::Result<Result<OwnedFd, i32>> {
     let payload = encode(request);
     let length = u32::try_from(payload.len())
         .map_err(|_| std::io::Error::other("the command and its environment are too large"))?;
     let header = length.to_le_bytes();
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
     let mut control = SendAncillaryBuffer::new(&mut space);
-    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+    if !control.push(SendAncillaryMessage::ScmRights(fds)) {
         return Err(std::io::Error::other("no room for the descriptors"));
     }
     let sent = rustix::net::sendmsg(
@@ -197,7 +208,7 @@ fn receive_with_fds(
     socket: BorrowedFd<'_>,
     buffer: &mut [u8],
 ) -> std::io::Result<(usize, Vec<OwnedFd>)> {
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS + 1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let received = loop {
         match rustix::net::recvmsg(
@@ -379,8 +390,9 @@ fn reap() {
     while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
 }
 
-/// A request and its three descriptors; `None` at end of file or on anything malformed.
-fn read_request(stream: &mut std::os::unix::net::UnixStream) -> Option<(Request, [OwnedFd; 3])> {
+/// A request and its descriptors (the three stdio, then a session's namespaces if any);
+/// `None` at end of file or on anything malformed.
+fn read_request(stream: &mut std::os::unix::net::UnixStream) -> Option<(Request, Vec<OwnedFd>)> {
     let mut header = [0u8; 4];
     let (read, fds) = receive_with_fds(stream.as_fd(), &mut header).ok()?;
     if read == 0 {
@@ -393,7 +405,9 @@ fn read_request(stream: &mut std::os::unix::net::UnixStream) -> Option<(Request,
     }
     let mut payload = vec![0u8; length];
     stream.read_exact(&mut payload).ok()?;
-    let fds: [OwnedFd; 3] = fds.try_into().ok()?;
+    if !(3..=MAX_FDS).contains(&fds.len()) {
+        return None;
+    }
     Some((decode(&payload)?, fds))
 }
 
@@ -401,7 +415,7 @@ fn read_request(stream: &mut std::os::unix::net::UnixStream) -> Option<(Request,
 fn fork_supervisor(
     stream: &std::os::unix::net::UnixStream,
     request: Request,
-    fds: [OwnedFd; 3],
+    fds: Vec<OwnedFd>,
 ) -> Result<OwnedFd, i32> {
     let errno = || {
         std::io::Error::last_os_error()
@@ -432,7 +446,15 @@ fn fork_supervisor(
 
 /// In the forked child: take the three descriptors as stdio, leave the server's state
 /// behind, and supervise the command; never returns.
-fn become_supervisor(server: i32, request: Request, fds: [OwnedFd; 3]) -> ! {
+fn become_supervisor(server: i32, request: Request, mut fds: Vec<OwnedFd>) -> ! {
+    // After the three stdio: the session's namespaces (close-on-exec, as received).
+    let mut net = fds.split_off(3.min(fds.len())).into_iter();
+    let session_net = net
+        .next()
+        .map(|net_fd| crate::sandbox::linux::session_net::Handles {
+            net: net_fd,
+            user: net.next(),
+        });
     // SAFETY: system calls on this process's own signal state and descriptors; the
     // descriptors in `fds` are open and owned here.
     unsafe {
@@ -454,7 +476,7 @@ fn become_supervisor(server: i32, request: Request, fds: [OwnedFd; 3]) -> ! {
     // The originals go: a copy of the output pipe left open here would keep the agent
     // from seeing the pipe end when the command's processes are done.
     drop(fds);
-    let code = supervisor::supervise_request(request);
+    let code = supervisor::supervise_request(request, session_net);
     // SAFETY: _exit ends this process without running the agent's exit code (the
     // supervisor's report is flushed line by line).
     unsafe { libc::_exit(code) }

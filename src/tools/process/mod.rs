@@ -12,6 +12,7 @@
 pub mod forkserver;
 pub mod report;
 pub mod server_child;
+pub mod session_net;
 pub mod supervisor;
 pub mod tree;
 
@@ -108,6 +109,9 @@ pub struct CommandEnv<'a> {
     pub set: &'a [(&'a str, &'a str)],
     /// Variables removed from what the command sees (the providers' keys).
     pub hidden: &'a [String],
+    /// The session's loopback network namespace, joined when the policy allows local
+    /// binding (`[sandbox] allow_local_binding`); `None`: none to join.
+    pub session_net: Option<&'a session_net::SessionNet>,
 }
 
 /// Start `argv` below a supervisor, as `start` does with this binary as the supervisor
@@ -121,21 +125,33 @@ pub async fn start_command(
     output: OwnedFd,
     env: CommandEnv<'_>,
 ) -> std::io::Result<Supervised> {
+    // With local binding, the session's namespace (made now if this is its first command;
+    // where it cannot be made, the command keeps the unix-only filter and the result's
+    // diagnosis says why a listener failed).
+    #[cfg(target_os = "linux")]
+    let net = match (sandbox, env.session_net) {
+        (Some(policy), Some(session_net)) if policy.local_binding => {
+            session_net.handles(supervisor).await.ok()
+        }
+        _ => None,
+    };
     // A command with an egress proxy hands its supervisor one more descriptor (the channel
     // its proxy listener comes back over), which the fork server does not pass: such a
-    // supervisor is started from the binary.
+    // supervisor is started from the binary. The session's namespace it does pass.
     #[cfg(target_os = "linux")]
     if supervisor == Path::new(DEFAULT_SUPERVISOR)
         && !sandbox.is_some_and(Policy::egress_bridge)
         && forkserver::running()
     {
-        match start_forked(argv, sandbox, &output, &env).await {
+        match start_forked(argv, sandbox, net, &output, &env).await {
             Err(ForkedStart::NotRunning) => {}
             Err(ForkedStart::Failed(error)) => return Err(error),
             Ok(started) => return started.await,
         }
     }
-    start(supervisor, argv, sandbox, output, |command| {
+    #[cfg(not(target_os = "linux"))]
+    let net = None;
+    start_with(supervisor, argv, sandbox, net, output, |command| {
         command.current_dir(env.cwd);
         for (name, value) in env.set {
             command.env(name, value);
@@ -159,6 +175,7 @@ enum ForkedStart {
 async fn start_forked(
     argv: &[&OsStr],
     sandbox: Option<&Policy>,
+    net: NetHandles<'_>,
     output: &OwnedFd,
     env: &CommandEnv<'_>,
 ) -> Result<impl std::future::Future<Output = std::io::Result<Supervised>>, ForkedStart> {
@@ -188,13 +205,23 @@ async fn start_forked(
     let (control_read, control_write) = std::io::pipe().map_err(failed)?;
     let (report_read, report_write) = std::io::pipe().map_err(failed)?;
     let output = output.try_clone().map_err(failed)?;
+    // The namespace's descriptors, in the order the server expects: network, then user.
+    let mut net_fds = Vec::new();
+    if let Some(handles) = net.filter(|_| request.sandbox.is_some()) {
+        net_fds.push(handles.net.try_clone().map_err(failed)?);
+        if let Some(user) = &handles.user {
+            net_fds.push(user.try_clone().map_err(failed)?);
+        }
+    }
     let forked = tokio::task::spawn_blocking(move || {
         use std::os::fd::AsFd;
+        let net: Vec<_> = net_fds.iter().map(AsFd::as_fd).collect();
         let forked = forkserver::spawn(
             &request,
             control_read.as_fd(),
             report_write.as_fd(),
             output.as_fd(),
+            &net,
         );
         // Our copies of the supervisor's ends close here: its stdin ends when the agent's
         // end does, its report when the supervisor's does.
@@ -243,12 +270,30 @@ pub async fn start(
     output: OwnedFd,
     configure: impl FnOnce(&mut tokio::process::Command),
 ) -> std::io::Result<Supervised> {
+    start_with(supervisor, argv, sandbox, None, output, configure).await
+}
+
+/// The session's namespace as a command's start sees it.
+#[cfg(target_os = "linux")]
+type NetHandles<'a> = Option<&'a crate::sandbox::linux::session_net::Handles>;
+#[cfg(not(target_os = "linux"))]
+type NetHandles<'a> = Option<&'a ()>;
+
+/// `start`, joining the session's namespace `net` when the policy allows local binding.
+async fn start_with(
+    supervisor: &Path,
+    argv: &[&OsStr],
+    sandbox: Option<&Policy>,
+    net: NetHandles<'_>,
+    output: OwnedFd,
+    configure: impl FnOnce(&mut tokio::process::Command),
+) -> std::io::Result<Supervised> {
     let mut command = tokio::process::Command::new(supervisor);
     command.arg(supervisor::FLAG);
     let mut egress = egress_channel(sandbox)?;
     if let Some(policy) = sandbox {
-        let policy = serde_json::to_string(policy).map_err(std::io::Error::other)?;
-        command.arg(supervisor::SANDBOX_FLAG).arg(policy);
+        let json = serde_json::to_string(policy).map_err(std::io::Error::other)?;
+        command.arg(supervisor::SANDBOX_FLAG).arg(json);
         #[cfg(target_os = "linux")]
         if let Some(fd) = egress.as_ref().and_then(|c| c.supervisor_fd()) {
             command.arg(supervisor::EGRESS_FLAG).arg(fd.to_string());
@@ -257,7 +302,26 @@ pub async fn start(
                 command.pre_exec(move || crate::sandbox::egress::Channel::keep_in_child(fd));
             }
         }
+        #[cfg(target_os = "linux")]
+        if let Some(handles) = net.filter(|_| policy.local_binding) {
+            command
+                .arg(supervisor::SESSION_NET_FLAG)
+                .arg(handles.argument());
+            let fds = handles.raw();
+            // SAFETY: `keep_in_child` makes fcntl calls only, allowed between fork and exec
+            // (the vector was allocated before the fork and is only read).
+            unsafe {
+                command.pre_exec(move || {
+                    for fd in &fds {
+                        crate::sandbox::egress::Channel::keep_in_child(*fd)?;
+                    }
+                    Ok(())
+                });
+            }
+        }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = net;
     command
         .args(argv)
         .stdin(Stdio::piped())

@@ -28,7 +28,12 @@
 //!   and to kill;
 //! - with `EGRESS_FLAG FD` after the policy (`[sandbox] allow_hosts`), passes the unix
 //!   socket FD on to the sandbox, which sends the command's proxy listener back over it
-//!   (`crate::sandbox::egress`), and sets the proxy variables for the command.
+//!   (`crate::sandbox::egress`), and sets the proxy variables for the command;
+//! - with `SESSION_NET_FLAG NET[,USER]` after those (`[sandbox] allow_local_binding`), has
+//!   the command join the session's loopback-only network namespace, whose descriptors it
+//!   inherited (`crate::sandbox::linux::session_net`);
+//! - started as `FLAG MAKE_NET_FLAG FD` instead, it supervises nothing: it makes a
+//!   session's namespace and sends it over the unix socket FD, then exits.
 
 use super::report::{Line, Outcome, Proc, Survivor};
 use super::tree::{self, Process};
@@ -56,6 +61,14 @@ pub const SANDBOX_FLAG: &str = "--sandbox-policy";
 /// command's egress proxy listener goes to the agent.
 pub const EGRESS_FLAG: &str = "--egress";
 
+/// After the policy (and the egress socket): the next argument names the descriptors of the
+/// session's network namespace (`NET` or `NET,USER`) the command joins.
+pub const SESSION_NET_FLAG: &str = "--session-net";
+
+/// Instead of a program: make a session's network namespace and send it over the unix
+/// socket whose descriptor is the next argument.
+pub const MAKE_NET_FLAG: &str = "--make-session-net";
+
 /// How long the killing of a tree may take before what still lives is reported.
 const PATIENCE: Duration = Duration::from_secs(2);
 
@@ -67,6 +80,10 @@ pub fn run_if_asked() -> Option<ExitCode> {
         return None;
     }
     let mut program = args.next();
+    #[cfg(target_os = "linux")]
+    if program.as_deref() == Some(std::ffi::OsStr::new(MAKE_NET_FLAG)) {
+        return Some(make_session_net(args.next()));
+    }
     let mut sandbox = None;
     if program.as_deref() == Some(std::ffi::OsStr::new(SANDBOX_FLAG)) {
         let policy = args.next().unwrap_or_default();
@@ -94,6 +111,28 @@ pub fn run_if_asked() -> Option<ExitCode> {
         }
         program = args.next();
     }
+    #[cfg(target_os = "linux")]
+    let mut session_net = None;
+    #[cfg(target_os = "linux")]
+    if program.as_deref() == Some(std::ffi::OsStr::new(SESSION_NET_FLAG)) {
+        match args
+            .next()
+            .as_deref()
+            .and_then(std::ffi::OsStr::to_str)
+            .and_then(crate::sandbox::linux::session_net::adopt)
+        {
+            Some(handles) => session_net = Some(handles),
+            None => {
+                report(&Line::Failed {
+                    message: "the supervisor got no session network namespace".to_string(),
+                });
+                return Some(ExitCode::FAILURE);
+            }
+        }
+        program = args.next();
+    }
+    #[cfg(not(target_os = "linux"))]
+    let session_net = None;
     let Some(program) = program else {
         report(&Line::Failed {
             message: "no command given to the supervisor".to_string(),
@@ -104,9 +143,41 @@ pub fn run_if_asked() -> Option<ExitCode> {
         program,
         args.collect(),
         sandbox.as_ref(),
-        egress,
+        Descriptors {
+            egress,
+            session_net,
+        },
         None,
     ))
+}
+
+/// `MAKE_NET_FLAG FD`: make the namespace and send it; errors on stderr.
+#[cfg(target_os = "linux")]
+fn make_session_net(socket: Option<OsString>) -> ExitCode {
+    use std::os::fd::AsRawFd;
+    let Some(socket) = socket.as_deref().and_then(adopt_socket) else {
+        eprintln!("no socket to send the session's network namespace over");
+        return ExitCode::FAILURE;
+    };
+    match crate::sandbox::linux::session_net::make_here_and_send(socket.as_raw_fd()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What the supervisor inherited for the sandbox besides the policy.
+#[derive(Default)]
+struct Descriptors {
+    /// `[sandbox] allow_hosts`: where the proxy's listener goes.
+    egress: Option<std::os::fd::OwnedFd>,
+    /// `[sandbox] allow_local_binding`: the session's namespace.
+    #[cfg(target_os = "linux")]
+    session_net: Option<crate::sandbox::linux::session_net::Handles>,
+    #[cfg(not(target_os = "linux"))]
+    session_net: Option<()>,
 }
 
 /// The inherited socket named by `fd` (a number), made close-on-exec again so that the
@@ -138,7 +209,10 @@ pub struct Setup {
 /// Supervise what the fork server was asked to start, in the process it forked: the
 /// exit code.
 #[cfg(target_os = "linux")]
-pub fn supervise_request(request: super::forkserver::Request) -> i32 {
+pub fn supervise_request(
+    request: super::forkserver::Request,
+    session_net: Option<crate::sandbox::linux::session_net::Handles>,
+) -> i32 {
     let sandbox = match request
         .sandbox
         .as_deref()
@@ -164,7 +238,16 @@ pub fn supervise_request(request: super::forkserver::Request) -> i32 {
         cwd: request.cwd,
         env: request.env,
     };
-    let code = supervise(program, argv.collect(), sandbox.as_ref(), None, Some(setup));
+    let code = supervise(
+        program,
+        argv.collect(),
+        sandbox.as_ref(),
+        Descriptors {
+            egress: None,
+            session_net,
+        },
+        Some(setup),
+    );
     i32::from(code != ExitCode::SUCCESS)
 }
 
@@ -180,7 +263,7 @@ fn supervise(
     program: OsString,
     args: Vec<OsString>,
     sandbox: Option<&Policy>,
-    egress: Option<std::os::fd::OwnedFd>,
+    descriptors: Descriptors,
     setup: Option<Setup>,
 ) -> ExitCode {
     // SAFETY: these calls have no memory-safety preconditions.
@@ -188,7 +271,7 @@ fn supervise(
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::getpid()
     };
-    let started = start(program, args, me, sandbox, egress, setup);
+    let started = start(program, args, me, sandbox, descriptors, setup);
     let mut child = match started {
         Ok(child) => child,
         Err(e) => {
@@ -288,9 +371,13 @@ fn start(
     args: Vec<OsString>,
     me: i32,
     sandbox: Option<&Policy>,
-    egress: Option<std::os::fd::OwnedFd>,
+    descriptors: Descriptors,
     setup: Option<Setup>,
 ) -> std::io::Result<std::process::Child> {
+    let Descriptors {
+        egress,
+        session_net,
+    } = descriptors;
     let output = std::io::stderr().as_fd().try_clone_to_owned()?;
     #[cfg(target_os = "macos")]
     let (program, args) = match sandbox {
@@ -332,6 +419,11 @@ fn start(
         let mut prepared = crate::sandbox::linux::Prepared::new(policy)
             .map_err(|e| std::io::Error::other(format!("the sandbox could not be set up: {e}")))?;
         crate::sandbox::egress::bridge(policy, &mut command, &mut prepared, egress.as_ref());
+        if let Some(handles) = &session_net {
+            prepared.join_session_net(handles).map_err(|e| {
+                std::io::Error::other(format!("the sandbox could not be set up: {e}"))
+            })?;
+        }
         // SAFETY: `apply_in_child` only makes system calls on memory prepared here.
         unsafe {
             command.pre_exec(move || prepared.apply_in_child());
@@ -342,8 +434,10 @@ fn start(
         Err(e) => return Err(explain_spawn_failure(e, sandbox)),
     };
     drop(command);
-    // The command's child has sent what it had to over the egress socket.
+    // The command's child has sent what it had to over the egress socket, and is in the
+    // session's namespace (or failed to start).
     drop(egress);
+    drop(session_net);
     let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
     // SAFETY: dup2 onto stderr with a descriptor this function owns; nothing else in this
     // process holds on to the old stderr.
