@@ -89,8 +89,10 @@ pub struct AgentConfig {
     /// The hooks to run (docs/extensions.md); `Hooks::default()` runs none.
     pub hooks: Arc<crate::extensions::hooks::Hooks>,
     /// The models the configuration offers (`SetModel`, a command's or a sub-agent's
-    /// `model`); `None`: no model can be chosen by name.
+    /// `model`) and its profiles (`SetProfile`); `None`: no model can be chosen by name.
     pub models: Option<Arc<dyn commands::models::Models>>,
+    /// The profile the settings came from (`--profile`), if any.
+    pub profile: Option<String>,
     /// The custom commands and skills a prompt may start with (`/name`).
     pub extensions: Arc<crate::extensions::Extensions>,
     /// The session's id: the one `session::open` made (also for a session not kept on
@@ -182,6 +184,8 @@ pub struct Snapshot {
     pub auto_retry: bool,
     /// The session's name, if it was given one.
     pub session_name: Option<String>,
+    /// The profile in use, if any.
+    pub profile: Option<String>,
 }
 
 pub struct Agent {
@@ -224,6 +228,7 @@ impl Agent {
             auto_retry: true,
             compaction: config.compaction,
             cwd: config.cwd,
+            profile: config.profile,
         };
         let state = State {
             ledger: usage::UsageLedger::from_history(&config.history),
@@ -610,6 +615,7 @@ impl Agent {
             auto_compaction: settings.compaction.enabled,
             auto_retry: settings.auto_retry,
             session_name: state.session_name.clone(),
+            profile: settings.profile.clone(),
         }
     }
 }

@@ -69,6 +69,7 @@ pub fn build_agent(
             settings.clone(),
         ))),
         extensions: settings.extensions.clone(),
+        profile: settings.profile.clone(),
         session_id: Some(session_id.to_string()),
         sessions_dir: Some(settings.paths.sessions_dir.clone()),
     }))

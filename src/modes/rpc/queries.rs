@@ -27,6 +27,8 @@ pub(super) fn state(context: &Context) -> Value {
         "autoCompactionEnabled": state.auto_compaction,
         "autoRetryEnabled": state.auto_retry,
         "sessionName": state.session_name,
+        "profile": state.profile,
+        "profiles": context.agent.profiles(),
         "usage": state.usage,
         "contextTokens": state.context_tokens,
         "contextWindow": state.context_window,
