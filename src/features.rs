@@ -21,6 +21,14 @@ pub const WEB: Feature = Feature {
     name: "web",
     what: "web_fetch",
 };
+pub const KEYRING: Feature = Feature {
+    name: "keyring",
+    what: "OS keyring",
+};
+pub const LSP: Feature = Feature {
+    name: "lsp",
+    what: "language-server",
+};
 
 impl Feature {
     /// "this build has no ACP support: rebuild with --features acp".
@@ -36,6 +44,7 @@ impl Feature {
 pub fn tool_left_out(name: &str) -> Option<Feature> {
     match name {
         "web_fetch" if !cfg!(feature = "web") => Some(WEB),
+        "lsp" if !cfg!(feature = "lsp") => Some(LSP),
         _ => None,
     }
 }

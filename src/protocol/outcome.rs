@@ -166,7 +166,7 @@ pub enum Outcome {
     NoOtherModel,
     /// The profile switched to (`SetProfile`).
     Profile {
-        profile: ProfileSummary,
+        profile: Box<ProfileSummary>,
     },
     /// The reasoning level in effect.
     Thinking {

@@ -45,14 +45,14 @@ impl Agent {
         let client = models
             .connect(profile.provider.clone())
             .map_err(CommandError::Model)?;
-        let summary = ProfileSummary {
+        let summary = Box::new(ProfileSummary {
             name: profile.name.clone(),
             model: models::summary(&profile.provider, &profile.model),
             account: profile.provider.account.clone(),
             permission_mode: profile.permission_mode,
             sandbox: profile.sandbox.mode.as_str().to_string(),
             mcp_servers: profile.mcp_servers.clone(),
-        };
+        });
         let before = self.shared.settings();
         let model_changed = before.provider.settings().name != profile.provider.name
             || before.model.id != profile.model.id;
