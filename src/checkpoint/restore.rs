@@ -61,15 +61,11 @@ pub struct Summary {
 impl Summary {
     /// "3 restored, 1 removed" (and what was left alone).
     pub fn describe(&self) -> String {
-        let mut text = format!(
-            "{} restored, {} removed",
+        crate::protocol::outcome::restore_counts(
             self.restored.len(),
-            self.removed.len()
-        );
-        if !self.not_restored.is_empty() {
-            text.push_str(&format!(", {} not restored", self.not_restored.len()));
-        }
-        text
+            self.removed.len(),
+            self.not_restored.len(),
+        )
     }
 }
 

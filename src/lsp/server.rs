@@ -89,6 +89,9 @@ struct State {
     crashes: u32,
     retry_at: Option<Instant>,
     up_since: Option<Instant>,
+    /// Whether some start became ready: a later start that fails is then a crash to retry
+    /// (a loaded machine, a killed process), not a server that can never start.
+    was_ready: bool,
     error: Option<String>,
     progress: BTreeMap<String, Progress>,
 }
@@ -167,6 +170,7 @@ impl Server {
                 crashes: 0,
                 retry_at: None,
                 up_since: None,
+                was_ready: false,
                 error: None,
                 progress: BTreeMap::new(),
             }),
@@ -368,6 +372,7 @@ impl Server {
             }
             state.capabilities = capabilities;
             state.up_since = Some(Instant::now());
+            state.was_ready = true;
             state.error = None;
         }
         tracing::info!(target: "lsp", server = %self.spec.name, "language server ready");
@@ -420,7 +425,7 @@ impl Server {
             state.connection = None;
             state.up_since = None;
             state.progress.clear();
-            let failed = starting || state.crashes >= MAX_CRASHES;
+            let failed = (starting && !state.was_ready) || state.crashes >= MAX_CRASHES;
             state.error = Some(if starting {
                 format!("it did not start: {why}")
             } else if failed {

@@ -86,6 +86,27 @@ pub struct RestoreSummary {
     pub not_restored: Vec<SkippedFile>,
 }
 
+impl RestoreSummary {
+    /// "3 restored, 1 removed" (and what was left alone).
+    pub fn describe(&self) -> String {
+        restore_counts(
+            self.restored.len(),
+            self.removed.len(),
+            self.not_restored.len(),
+        )
+    }
+}
+
+/// How a restore is said, by the engine's log and by every front end: "3 restored, 1
+/// removed", and how many were left alone when some were.
+pub fn restore_counts(restored: usize, removed: usize, not_restored: usize) -> String {
+    let mut text = format!("{restored} restored, {removed} removed");
+    if not_restored > 0 {
+        text.push_str(&format!(", {not_restored} not restored"));
+    }
+    text
+}
+
 /// How the user's shell command (`RunShell`) went.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -40,10 +40,10 @@ impl App {
     /// A child's event: keep its row in the tree current.
     pub fn on_subagent(&mut self, agent_id: String, call_id: String, event: AgentEvent) {
         // A child's approval was answered: the parent is back to running its task calls.
-        if self.approval.is_none() && matches!(self.working, Some((_, Phase::Approval))) {
+        if self.views.approval.is_none() && matches!(self.run.working, Some((_, Phase::Approval))) {
             self.set_phase(Phase::Tool(crate::agent::children::TASK_TOOL.to_string()));
         }
-        if !self.subagents.iter().any(|r| r.agent_id == agent_id) {
+        if !self.run.subagents.iter().any(|r| r.agent_id == agent_id) {
             let name = self
                 .agent
                 .agents()
@@ -51,7 +51,7 @@ impl App {
                 .find(|a| a.agent_id == agent_id)
                 .map(|a| a.name)
                 .unwrap_or_else(|| "agent".to_string());
-            self.subagents.push(SubagentRow {
+            self.run.subagents.push(SubagentRow {
                 agent_id: agent_id.clone(),
                 call_id,
                 name,
@@ -60,7 +60,12 @@ impl App {
                 tokens: 0,
             });
         }
-        let Some(row) = self.subagents.iter_mut().find(|r| r.agent_id == agent_id) else {
+        let Some(row) = self
+            .run
+            .subagents
+            .iter_mut()
+            .find(|r| r.agent_id == agent_id)
+        else {
             return;
         };
         let activity = match event {
@@ -112,13 +117,14 @@ impl App {
 
     /// The task call `call_id` ended: its child leaves the tree.
     pub fn task_ended(&mut self, call_id: &str) {
-        self.subagents.retain(|r| r.call_id != call_id);
+        self.run.subagents.retain(|r| r.call_id != call_id);
     }
 
     /// The tree rows under the task cell of `call_id`.
     pub fn subagent_rows(&self, call_id: &str, width: u16) -> Vec<Line<'static>> {
         let theme = &self.theme;
-        self.subagents
+        self.run
+            .subagents
             .iter()
             .filter(|r| r.call_id == call_id)
             .map(|row| {
@@ -159,7 +165,7 @@ impl App {
             }
             return;
         };
-        self.agent_focus = Some(AgentFocus {
+        self.views.agent_focus = Some(AgentFocus {
             agent_id: chosen.agent_id.clone(),
             name: chosen.name.clone(),
             log: Log::default(),
@@ -167,7 +173,7 @@ impl App {
             status: String::new(),
             settled: false,
         });
-        self.view = Some(View::new());
+        self.views.view = Some(View::new());
         self.dirty = true;
     }
 
@@ -198,7 +204,7 @@ impl App {
 
     /// A key while the agent view is open.
     pub fn agent_view_key(&mut self, key: KeyEvent) {
-        let Some(focus) = self.agent_focus.as_mut() else {
+        let Some(focus) = self.views.agent_focus.as_mut() else {
             return;
         };
         if let Some(steer) = focus.steer.as_mut() {
@@ -210,7 +216,7 @@ impl App {
                     if !text.trim().is_empty()
                         && let Some(Err(error)) =
                             self.execute_now(Command::SteerAgent { agent_id, text })
-                        && let Some(focus) = self.agent_focus.as_mut()
+                        && let Some(focus) = self.views.agent_focus.as_mut()
                     {
                         focus.status = error.to_string();
                     }
@@ -226,14 +232,14 @@ impl App {
         }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => {
-                self.agent_focus = None;
-                self.view = None;
+                self.views.agent_focus = None;
+                self.views.view = None;
             }
             KeyCode::Char('s') => focus.steer = Some(String::new()),
             KeyCode::Char('x') => {
                 let agent_id = focus.agent_id.clone();
                 if let Some(Err(error)) = self.execute_now(Command::AbortAgent { agent_id })
-                    && let Some(focus) = self.agent_focus.as_mut()
+                    && let Some(focus) = self.views.agent_focus.as_mut()
                 {
                     focus.status = error.to_string();
                 }
@@ -256,7 +262,8 @@ impl App {
     /// Draw the agent view: the child's transcript read afresh (it grows as it streams).
     pub fn render_agent_view(&mut self, buffer: &mut Buffer, kept: bool) -> Painted {
         let theme = self.theme;
-        let (Some(focus), Some(view)) = (self.agent_focus.as_mut(), self.view.as_mut()) else {
+        let (Some(focus), Some(view)) = (self.views.agent_focus.as_mut(), self.views.view.as_mut())
+        else {
             buffer.reset();
             return Painted::All;
         };

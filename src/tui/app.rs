@@ -82,49 +82,22 @@ pub enum Phase {
     Compacting,
 }
 
-pub struct App {
-    pub agent: Arc<Agent>,
-    pub settings: Arc<Settings>,
-    pub theme: Theme,
-    pub width: u16,
-    pub composer: Composer,
+/// The live run's state: what streams, which tools and `!` commands run, what is queued,
+/// what the model's task list and sub-agents are.
+pub struct RunState {
     pub stream: Option<Stream>,
     pub tools: Vec<ToolView>,
     pub steering: Vec<String>,
     pub follow_up: Vec<String>,
     /// `Some` while a run (or a compaction) is active.
     pub working: Option<(Instant, Phase)>,
-    pub approval: Option<super::approval::Approval>,
-    /// Requests that came while the dialog showed another, oldest first.
-    pub approvals_waiting: std::collections::VecDeque<super::approval::Approval>,
-    pub picker: Option<super::picker::Picker>,
-    /// The highlighted slash-command completion.
-    pub completion: usize,
-    /// Esc closed the command popup (until the text changes).
-    pub popup_closed: bool,
     /// The last compaction message shown: the same one is not repeated every turn.
     pub last_compaction_note: Option<String>,
-    /// Rows waiting to go into the scrollback.
-    pub out: Vec<Line<'static>>,
     /// Rows of the current assistant response pushed so far (taken back if it is retried).
     pub attempt_rows: usize,
-    /// Rows already drawn that the next frame must take back from the screen.
-    pub retract: usize,
-    /// The whole conversation, for the transcript view.
-    pub log: super::transcript::Log,
-    /// The transcript view, while it is open.
-    pub view: Option<super::transcript::View>,
     pub show_thinking: bool,
     /// Thoughts of the current exchange shown collapsed: ctrl+t shows them expanded.
     pub collapsed_thoughts: Vec<String>,
-    pub quit_armed: Option<Instant>,
-    /// A short note in the status line (e.g. "press ctrl+c again to quit").
-    pub hint: Option<(String, Instant)>,
-    pub exit: Option<u8>,
-    pub dirty: bool,
-    pub tasks: mpsc::UnboundedSender<TaskResult>,
-    /// The MCP servers (none unless set after `new`), for `/mcp` and the status line.
-    pub mcp: Arc<crate::mcp::McpManager>,
     /// Cancels running `!` shell commands (esc, ctrl+c).
     pub shell_cancel: tokio_util::sync::CancellationToken,
     /// `!` commands running now.
@@ -133,27 +106,82 @@ pub struct App {
     pub shell_runs_started: u64,
     /// What the last checkpoint did not cover (shown when it changes).
     pub checkpoint_skipped: Vec<crate::protocol::event::SkippedFile>,
-    /// The list of `/rewind`, `/fork` or `/tree`, while it is open.
-    pub menu: Option<super::menu::Menu>,
-    /// A project's hooks waiting for the user's trust (the question is the open menu).
-    pub untrusted_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
-    /// esc was pressed on an empty composer while idle: another esc opens `/rewind`.
-    pub esc_armed: bool,
     /// The model's task list (`todo_write`), shown above the composer during a run.
     pub todos: Vec<crate::protocol::todo::TodoItem>,
     /// Running sub-agents, for the tree under their task cells.
     pub subagents: Vec<super::agents::SubagentRow>,
-    /// The agent view's child (the view itself is `view`), while it is open.
-    pub agent_focus: Option<super::agents::AgentFocus>,
+}
+
+impl Default for RunState {
+    fn default() -> RunState {
+        RunState {
+            stream: None,
+            tools: Vec::new(),
+            steering: Vec::new(),
+            follow_up: Vec::new(),
+            working: None,
+            last_compaction_note: None,
+            attempt_rows: 0,
+            show_thinking: false,
+            collapsed_thoughts: Vec::new(),
+            shell_cancel: tokio_util::sync::CancellationToken::new(),
+            shells: Vec::new(),
+            shell_runs_started: 0,
+            checkpoint_skipped: Vec::new(),
+            todos: Vec::new(),
+            subagents: Vec::new(),
+        }
+    }
+}
+
+/// The composer and what helps it: slash-command completion, the `@` picker, esc esc, the
+/// clipboard.
+pub struct Input {
+    pub composer: Composer,
+    /// The highlighted slash-command completion.
+    pub completion: usize,
+    /// Esc closed the command popup (until the text changes).
+    pub popup_closed: bool,
     /// The `@` file picker, while the word at the cursor starts with `@`.
     pub mention: Option<super::mention::MentionPicker>,
     pub mention_search: super::mention::MentionSearch,
-    /// What `/diff` shows (the view itself is `view`), while it is open.
-    pub diff_log: Option<super::transcript::Log>,
-    /// The git snapshot taken at start, for `/diff` when checkpoints are off.
-    pub git_baseline: Option<super::diff_view::GitBaseline>,
+    /// esc was pressed on an empty composer while idle: another esc opens `/rewind`.
+    pub esc_armed: bool,
     /// ctrl+v is reading the clipboard.
     pub clipboard_busy: bool,
+}
+
+/// The status line's passing note.
+#[derive(Default)]
+pub struct StatusNote {
+    /// A short note in the status line (e.g. "press ctrl+c again to quit").
+    pub hint: Option<(String, Instant)>,
+    pub quit_armed: Option<Instant>,
+}
+
+/// The interface's core: the engine, the settings, what goes into the scrollback, and the
+/// groups of state the parts of the screen own (the run, the composer, the views over it).
+pub struct App {
+    pub agent: Arc<Agent>,
+    pub settings: Arc<Settings>,
+    pub theme: Theme,
+    pub width: u16,
+    /// Rows waiting to go into the scrollback.
+    pub out: Vec<Line<'static>>,
+    /// Rows already drawn that the next frame must take back from the screen.
+    pub retract: usize,
+    /// The whole conversation, for the transcript view.
+    pub log: super::transcript::Log,
+    pub exit: Option<u8>,
+    pub dirty: bool,
+    pub tasks: mpsc::UnboundedSender<TaskResult>,
+    /// The MCP servers (none unless set after `new`), for `/mcp` and the status line.
+    pub mcp: Arc<crate::mcp::McpManager>,
+    pub run: RunState,
+    pub input: Input,
+    /// The dialogs and full-screen views over the composer.
+    pub views: super::views::Views,
+    pub status: StatusNote,
 }
 
 impl App {
@@ -170,46 +198,25 @@ impl App {
             settings,
             theme,
             width,
-            composer,
-            stream: None,
-            tools: Vec::new(),
-            steering: Vec::new(),
-            follow_up: Vec::new(),
-            working: None,
-            approval: None,
-            approvals_waiting: Default::default(),
-            picker: None,
-            completion: 0,
-            popup_closed: false,
-            last_compaction_note: None,
             out: Vec::new(),
-            attempt_rows: 0,
             retract: 0,
             log: Default::default(),
-            view: None,
-            show_thinking: false,
-            collapsed_thoughts: Vec::new(),
-            quit_armed: None,
-            hint: None,
             exit: None,
             dirty: true,
             tasks,
-            shell_cancel: tokio_util::sync::CancellationToken::new(),
             mcp: crate::mcp::McpManager::empty(),
-            shells: Vec::new(),
-            shell_runs_started: 0,
-            checkpoint_skipped: Vec::new(),
-            menu: None,
-            untrusted_hooks: None,
-            esc_armed: false,
-            todos: Vec::new(),
-            subagents: Vec::new(),
-            agent_focus: None,
-            mention: None,
-            mention_search: Default::default(),
-            diff_log: None,
-            git_baseline: None,
-            clipboard_busy: false,
+            run: RunState::default(),
+            input: Input {
+                composer,
+                completion: 0,
+                popup_closed: false,
+                mention: None,
+                mention_search: Default::default(),
+                esc_armed: false,
+                clipboard_busy: false,
+            },
+            views: Default::default(),
+            status: StatusNote::default(),
         }
     }
 
@@ -237,26 +244,26 @@ impl App {
     }
 
     pub fn set_hint(&mut self, text: impl Into<String>) {
-        self.hint = Some((text.into(), Instant::now()));
+        self.status.hint = Some((text.into(), Instant::now()));
         self.dirty = true;
     }
 
     pub fn is_working(&self) -> bool {
-        self.working.is_some()
+        self.run.working.is_some()
     }
 
     /// Whether something on screen moves with time (a spinner, a timer).
     pub fn is_animated(&self) -> bool {
-        self.working.is_some() || !self.shells.is_empty()
+        self.run.working.is_some() || !self.run.shells.is_empty()
     }
 
     pub(super) fn set_phase(&mut self, phase: Phase) {
         // While a question is open the run waits for the user, whatever else moves (a
         // sub-agent's call ending while another sub-agent asks).
-        if self.approval.is_some() && phase != Phase::Approval {
+        if self.views.approval.is_some() && phase != Phase::Approval {
             return;
         }
-        if let Some((_, current)) = &mut self.working {
+        if let Some((_, current)) = &mut self.run.working {
             *current = phase;
         }
     }
@@ -282,7 +289,7 @@ impl App {
             let rows = cells::message(
                 message,
                 &results,
-                self.show_thinking,
+                self.run.show_thinking,
                 self.width,
                 &self.theme,
             );
@@ -299,7 +306,7 @@ impl App {
             TaskResult::Shell(event) => self.on_shell(event),
             TaskResult::Idle => {
                 if !self.agent.is_running() {
-                    self.working = None;
+                    self.run.working = None;
                 }
                 self.dirty = true;
             }
@@ -314,11 +321,11 @@ impl App {
     /// ctrl+t: show thinking from now on — and the thoughts of this exchange that were shown
     /// collapsed, expanded below — or collapse it again.
     pub fn toggle_thinking(&mut self) {
-        self.show_thinking = !self.show_thinking;
-        if !self.show_thinking {
+        self.run.show_thinking = !self.run.show_thinking;
+        if !self.run.show_thinking {
             return self.set_hint("thinking is collapsed");
         }
-        let earlier = std::mem::take(&mut self.collapsed_thoughts);
+        let earlier = std::mem::take(&mut self.run.collapsed_thoughts);
         for thought in &earlier {
             let rows = cells::thinking(thought, true, self.width, &self.theme);
             self.push_rows(rows);
@@ -387,7 +394,7 @@ impl App {
     /// The terminal width changed.
     pub fn resize(&mut self, width: u16) {
         self.width = width;
-        if let Some(text) = self.stream.as_mut().and_then(|s| s.text.as_mut()) {
+        if let Some(text) = self.run.stream.as_mut().and_then(|s| s.text.as_mut()) {
             text.set_width(width.saturating_sub(2));
         }
         self.dirty = true;

@@ -285,22 +285,22 @@ impl App {
     /// A tool call waits for approval: show it (after those already waiting: sub-agents ask
     /// at the same time).
     pub fn open_approval(&mut self, approval: Approval) {
-        if self.approval.is_some() {
-            self.approvals_waiting.push_back(approval);
+        if self.views.approval.is_some() {
+            self.views.approvals_waiting.push_back(approval);
             return;
         }
-        self.approval = Some(approval);
+        self.views.approval = Some(approval);
         // The question must be seen: the transcript view gives way.
-        self.view = None;
+        self.views.view = None;
     }
 
     /// The dialog was answered: the next request waiting, if any, takes its place; else the
     /// run goes on with the answered call (a sub-agent's: the parent's `task` call).
     fn open_next_approval(&mut self, answered: &Approval) {
-        if let Some(mut next) = self.approvals_waiting.pop_front() {
+        if let Some(mut next) = self.views.approvals_waiting.pop_front() {
             next.opened = Instant::now();
-            self.approval = Some(next);
-            self.view = None;
+            self.views.approval = Some(next);
+            self.views.view = None;
             self.set_phase(super::app::Phase::Approval);
             return;
         }
@@ -313,19 +313,19 @@ impl App {
 
     /// Rows of the dialog when it is open, fitted into `max_rows`.
     pub fn approval_rows(&self, width: u16, max_rows: u16) -> Option<(u16, Vec<Line<'static>>)> {
-        let approval = self.approval.as_ref()?;
-        let waiting = self.approvals_waiting.len();
+        let approval = self.views.approval.as_ref()?;
+        let waiting = self.views.approvals_waiting.len();
         let rows = approval.rows(width, max_rows, &self.theme, waiting);
         Some((clamp_u16(rows.len()), rows))
     }
 
     pub fn approval_key(&mut self, key: KeyEvent) {
-        let Some(approval) = self.approval.as_mut() else {
+        let Some(approval) = self.views.approval.as_mut() else {
             return;
         };
         if approval.opened.elapsed() < dialog_grace() && key.code != KeyCode::Esc {
             // Typed before the dialog could be seen: it was meant for the composer.
-            if let Action::Submit(text) = self.composer.handle_key(key) {
+            if let Action::Submit(text) = self.input.composer.handle_key(key) {
                 self.submit(text);
             }
             self.set_hint("a tool is waiting for approval: y, a or n");
@@ -362,7 +362,7 @@ impl App {
             KeyCode::Home => approval.scroll = 0,
             KeyCode::End => approval.scroll = usize::MAX,
             KeyCode::Esc => {
-                self.approval = None;
+                self.views.approval = None;
                 self.interrupt();
             }
             _ => {}
@@ -370,11 +370,12 @@ impl App {
     }
 
     fn answer(&mut self, decision: Decision) {
-        let Some(approval) = self.approval.take() else {
+        let Some(approval) = self.views.approval.take() else {
             return;
         };
         // The call runs from now: its timer starts now, not when it asked.
         if let Some(view) = self
+            .run
             .tools
             .iter_mut()
             .find(|t| t.id.as_deref() == Some(approval.tool_call_id.as_str()))

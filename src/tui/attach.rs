@@ -124,11 +124,16 @@ impl App {
         };
         for path in paths {
             match imagesize::size(&path) {
-                Ok(size) => self.composer.insert_image(&path, size.width, size.height),
+                Ok(size) => self
+                    .input
+                    .composer
+                    .insert_image(&path, size.width, size.height),
                 // Not an image after all: as `@path`, which says why it is not attached.
                 Err(_) => {
                     let shown = path.strip_prefix(&self.settings.cwd).unwrap_or(&path);
-                    self.composer.insert(&format!("@{} ", shown.display()));
+                    self.input
+                        .composer
+                        .insert(&format!("@{} ", shown.display()));
                 }
             }
         }
@@ -138,10 +143,10 @@ impl App {
     /// ctrl+v: read the clipboard's image in a task, save it beside the session, and put a
     /// chip for it in the composer when it is there (`on_clipboard_image`).
     pub fn paste_clipboard_image(&mut self) {
-        if self.clipboard_busy {
+        if self.input.clipboard_busy {
             return self.set_hint("still reading the clipboard");
         }
-        self.clipboard_busy = true;
+        self.input.clipboard_busy = true;
         let tasks = self.tasks.clone();
         let spill = self.agent.spill_dir();
         tokio::spawn(async move {
@@ -160,9 +165,9 @@ impl App {
     }
 
     pub fn on_clipboard_image(&mut self, saved: Result<SavedImage, String>) {
-        self.clipboard_busy = false;
+        self.input.clipboard_busy = false;
         match saved {
-            Ok((path, width, height)) => self.composer.insert_image(&path, width, height),
+            Ok((path, width, height)) => self.input.composer.insert_image(&path, width, height),
             Err(why) => self.notice(&why),
         }
         self.dirty = true;
@@ -180,7 +185,7 @@ impl App {
     /// Why `text` cannot be sent as it is: it holds an image chip's label whose image is
     /// not known (recalled from an earlier run), which would attach nothing.
     pub fn unknown_chips(&self, text: &str) -> Option<String> {
-        let unknown = self.composer.unknown_chips(text);
+        let unknown = self.input.composer.unknown_chips(text);
         let first = unknown.first()?;
         Some(format!(
             "{first} is only text now: its image was pasted in an earlier run and is not known; \
@@ -192,7 +197,7 @@ impl App {
     /// `@path`s attached; when idle it starts a run.
     pub fn follow_up_text(&mut self, text: String) {
         if let Some(problem) = self.unknown_chips(&text) {
-            self.composer.set_text(&text);
+            self.input.composer.set_text(&text);
             self.warning(&problem);
             return;
         }

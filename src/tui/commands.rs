@@ -200,15 +200,16 @@ pub fn completions(input: &str, extensions: &Extensions) -> Vec<Completion> {
 impl App {
     /// Tab: complete the highlighted command.
     pub fn complete(&mut self) -> bool {
-        let matches = completions(self.composer.single_line(), &self.settings.extensions);
-        let Some(command) = matches.get(self.completion.min(matches.len().saturating_sub(1)))
+        let matches = completions(self.input.composer.single_line(), &self.settings.extensions);
+        let Some(command) = matches.get(self.input.completion.min(matches.len().saturating_sub(1)))
         else {
             return false;
         };
         let suffix = if command.args.is_empty() { "" } else { " " };
-        self.composer
+        self.input
+            .composer
             .set_text(&format!("/{}{suffix}", command.name));
-        self.completion = 0;
+        self.input.completion = 0;
         true
     }
 
@@ -431,13 +432,13 @@ impl App {
         if picker.is_empty() {
             return self.notice("No earlier sessions in this directory.");
         }
-        self.picker = Some(picker);
+        self.views.picker = Some(picker);
         self.dirty = true;
     }
 
     /// Continue the session picked in the picker, with the model in use now.
     pub fn resume_picked(&mut self) {
-        let Some(path) = self.picker.take().and_then(|p| p.selected_path()) else {
+        let Some(path) = self.views.picker.take().and_then(|p| p.selected_path()) else {
             return;
         };
         let resume = EngineCommand::Resume {

@@ -102,7 +102,7 @@ fn split_git_diff(diff: &str) -> Vec<FileChange> {
 impl App {
     pub fn diff_command(&mut self) {
         let agent = self.agent.clone();
-        let baseline = self.git_baseline.clone();
+        let baseline = self.views.git_baseline.clone();
         let tasks = self.tasks.clone();
         tokio::spawn(async move {
             let result = match agent.session_changes().await {
@@ -136,9 +136,9 @@ impl App {
         }
         let mut view = View::titled("Diff");
         view.to_start();
-        self.agent_focus = None;
-        self.diff_log = Some(log);
-        self.view = Some(view);
+        self.views.agent_focus = None;
+        self.views.diff_log = Some(log);
+        self.views.view = Some(view);
         self.dirty = true;
     }
 }

@@ -58,7 +58,7 @@ impl App {
         let sent = self.as_engine_text(&text);
         if let Err(problem) = self.send(&text, sent, delivery) {
             // Nothing is sent: the prompt comes back to be changed.
-            self.composer.set_text(&text);
+            self.input.composer.set_text(&text);
             self.warning(&problem);
         }
     }
@@ -76,7 +76,8 @@ impl App {
     fn send(&mut self, text: &str, sent: String, delivery: Delivery) -> Result<(), String> {
         let mut parts = vec![InputPart::Text { text: sent }];
         parts.extend(
-            self.composer
+            self.input
+                .composer
                 .images_in(text)
                 .into_iter()
                 .map(|image| InputPart::Chip {
@@ -140,7 +141,7 @@ impl App {
                 ));
                 self.reshow(6);
                 if let Some(text) = text {
-                    self.composer.set_text(&text);
+                    self.input.composer.set_text(&text);
                 }
             }
             (After::Forked, Err(e)) => self.warning(&format!("Could not fork: {e}")),
@@ -152,7 +153,7 @@ impl App {
                 self.warning(&format!(
                     "Changed outside the agent since the checkpoint: {listed}. Nothing was restored."
                 ));
-                self.menu = Some(Menu::new(
+                self.views.menu = Some(Menu::new(
                     "Overwrite them?",
                     vec![
                         MenuItem::new("Cancel", Choice::Cancel),
@@ -172,7 +173,7 @@ impl App {
         for notice in notices {
             self.warning(notice);
         }
-        self.todos.clear();
+        self.run.todos.clear();
         self.reshow(200);
         let resumed = self.resumed_note(id);
         self.notice(&resumed.unwrap_or(note));

@@ -23,7 +23,7 @@ impl App {
     /// handed back.
     fn on_run_event(&mut self, event: AgentEvent) -> Option<AgentEvent> {
         match event {
-            AgentEvent::AgentStart => self.working = Some((Instant::now(), Phase::Waiting)),
+            AgentEvent::AgentStart => self.run.working = Some((Instant::now(), Phase::Waiting)),
             AgentEvent::MessageStart { message } => self.on_message_start(&message),
             AgentEvent::MessageUpdate {
                 assistant_message_event,
@@ -76,15 +76,7 @@ impl App {
     /// Compaction, approvals, the queue, notices, checkpoints, todos, sub-agents, hooks.
     fn on_other_event(&mut self, event: AgentEvent) {
         match event {
-            // A `/compact` reports through the task channel too, and the two channels are
-            // read in no fixed order: a compaction already over when its events are read
-            // leaves nothing working.
-            AgentEvent::AutoCompactionStart { .. } => {
-                if self.working.is_none() && self.agent.is_running() {
-                    self.working = Some((Instant::now(), Phase::Compacting));
-                }
-                self.set_phase(Phase::Compacting);
-            }
+            AgentEvent::AutoCompactionStart { .. } => self.on_compaction_start(),
             AgentEvent::AutoCompactionEnd {
                 tokens_before,
                 tokens_after,
@@ -115,22 +107,16 @@ impl App {
                 steering,
                 follow_up,
             } => {
-                self.steering = steering;
-                self.follow_up = follow_up;
+                self.run.steering = steering;
+                self.run.follow_up = follow_up;
             }
             AgentEvent::Notice { level, message } => match level {
                 NoticeLevel::Info => self.notice(&message),
                 NoticeLevel::Warning => self.warning(&message),
             },
             AgentEvent::Checkpoint { skipped, .. } => self.on_checkpoint(&skipped),
-            AgentEvent::TodoUpdate { todos } => self.todos = todos,
-            // One dim line now; the transcript gets it with the message's turn.
-            event @ AgentEvent::WebSearch { .. } => {
-                if let Some(search) = event.into_web_search() {
-                    let rows = cells::notice(&search.summary(), self.width, &self.theme);
-                    self.push_rows(rows);
-                }
-            }
+            AgentEvent::TodoUpdate { todos } => self.run.todos = todos,
+            event @ AgentEvent::WebSearch { .. } => self.on_web_search(event),
             // Sub-agents' own events (their approval requests also come relayed as ours).
             AgentEvent::SubagentEvent {
                 agent_id,
@@ -150,8 +136,39 @@ impl App {
             AgentEvent::SessionChanged { .. }
             | AgentEvent::ConfigChanged { .. }
             | AgentEvent::UsageUpdate { .. } => {}
-            // The run's own events went to `on_run_event`.
-            _ => {}
+            // The run's own events went to `on_run_event`. Named, not `_`: a new event is a
+            // compile error here until the interface decides what it shows.
+            AgentEvent::AgentStart
+            | AgentEvent::TurnStart
+            | AgentEvent::MessageStart { .. }
+            | AgentEvent::MessageUpdate { .. }
+            | AgentEvent::MessageEnd { .. }
+            | AgentEvent::ToolExecutionStart { .. }
+            | AgentEvent::ToolExecutionUpdate { .. }
+            | AgentEvent::ToolExecutionEnd { .. }
+            | AgentEvent::TurnEnd { .. }
+            | AgentEvent::AgentEnd { .. }
+            | AgentEvent::AutoRetryStart { .. }
+            | AgentEvent::AutoRetryEnd { .. }
+            | AgentEvent::State { .. } => {}
+        }
+    }
+
+    /// A `/compact` reports through the task channel too, and the two channels are read in
+    /// no fixed order: a compaction already over when its events are read leaves nothing
+    /// working.
+    fn on_compaction_start(&mut self) {
+        if self.run.working.is_none() && self.agent.is_running() {
+            self.run.working = Some((Instant::now(), Phase::Compacting));
+        }
+        self.set_phase(Phase::Compacting);
+    }
+
+    /// One dim line now; the transcript gets it with the message's turn.
+    fn on_web_search(&mut self, event: AgentEvent) {
+        if let Some(search) = event.into_web_search() {
+            let rows = cells::notice(&search.summary(), self.width, &self.theme);
+            self.push_rows(rows);
         }
     }
 
@@ -159,13 +176,13 @@ impl App {
         match message.as_ref() {
             Message::User(user) => {
                 self.log.push_user(message);
-                self.collapsed_thoughts.clear();
+                self.run.collapsed_thoughts.clear();
                 let rows = cells::user(user.typed_text(), self.width, &self.theme);
                 self.push_rows(rows);
             }
             Message::Assistant(_) => {
-                self.attempt_rows = 0;
-                self.stream = Some(Stream {
+                self.run.attempt_rows = 0;
+                self.run.stream = Some(Stream {
                     text: None,
                     marked: false,
                     thinking: None,
@@ -183,6 +200,7 @@ impl App {
         content: &[crate::protocol::message::Content],
     ) {
         if let Some(view) = self
+            .run
             .tools
             .iter_mut()
             .find(|t| t.id.as_deref() == Some(tool_call_id))
@@ -205,11 +223,12 @@ impl App {
     ) {
         self.task_ended(tool_call_id);
         let index = self
+            .run
             .tools
             .iter()
             .position(|t| t.id.as_deref() == Some(tool_call_id));
         let args = index
-            .map(|i| self.tools.remove(i).args)
+            .map(|i| self.run.tools.remove(i).args)
             .unwrap_or(Value::Null);
         let rows = cells::tool(
             tool_name,
@@ -225,14 +244,14 @@ impl App {
     }
 
     fn on_agent_end(&mut self, status: RunStatus, error: Option<String>) {
-        self.working = None;
-        self.approval = None;
-        self.approvals_waiting.clear();
+        self.run.working = None;
+        self.views.approval = None;
+        self.views.approvals_waiting.clear();
         // An answer that could not be saved ends without `message_end`; it is kept in
         // memory, so it stays on screen too.
         self.flush_stream();
-        self.stream = None;
-        self.tools.clear();
+        self.run.stream = None;
+        self.run.tools.clear();
         match status {
             RunStatus::Completed => self.offer_plan_approval(),
             RunStatus::Aborted => self.notice("Interrupted."),
@@ -263,7 +282,7 @@ impl App {
         if self.agent.is_running() {
             self.set_phase(Phase::Waiting);
         } else {
-            self.working = None;
+            self.run.working = None;
         }
     }
 
@@ -275,7 +294,7 @@ impl App {
     fn on_delta(&mut self, delta: AssistantMessageEvent) {
         let width = self.width.saturating_sub(2);
         let theme = self.theme;
-        let Some(stream) = self.stream.as_mut() else {
+        let Some(stream) = self.run.stream.as_mut() else {
             return;
         };
         match delta {
@@ -311,11 +330,11 @@ impl App {
                     && !thinking.trim().is_empty()
                 {
                     let rows =
-                        cells::thinking(&thinking, self.show_thinking, self.width, &self.theme);
-                    self.attempt_rows += rows.len();
+                        cells::thinking(&thinking, self.run.show_thinking, self.width, &self.theme);
+                    self.run.attempt_rows += rows.len();
                     self.push_rows(rows);
-                    if !self.show_thinking {
-                        self.collapsed_thoughts.push(thinking);
+                    if !self.run.show_thinking {
+                        self.run.collapsed_thoughts.push(thinking);
                     }
                 }
             }
@@ -328,7 +347,7 @@ impl App {
                         _ => None,
                     })
                     .unwrap_or_default();
-                self.tools.push(ToolView {
+                self.run.tools.push(ToolView {
                     content_index: Some(content_index),
                     id: None,
                     name,
@@ -380,7 +399,7 @@ impl App {
                 false,
             ),
         };
-        if self.last_compaction_note.as_deref() == Some(text.as_str()) {
+        if self.run.last_compaction_note.as_deref() == Some(text.as_str()) {
             return;
         }
         if warn {
@@ -388,14 +407,14 @@ impl App {
         } else {
             self.notice(&text);
         }
-        self.last_compaction_note = Some(text);
+        self.run.last_compaction_note = Some(text);
     }
 
     /// A response failed and will be retried: what it showed goes away, so the retried
     /// answer replaces it. Rows not drawn yet are dropped; drawn ones are taken back from
     /// the screen at the next frame.
     fn take_back_attempt(&mut self) {
-        let rows = std::mem::take(&mut self.attempt_rows);
+        let rows = std::mem::take(&mut self.run.attempt_rows);
         let undrawn = rows.min(self.out.len());
         self.out.truncate(self.out.len() - undrawn);
         self.retract += rows - undrawn;
@@ -404,7 +423,7 @@ impl App {
     /// Rows of the streaming text that can no longer change go to the scrollback now.
     fn commit_text(&mut self, rows: Vec<Line<'static>>) {
         let theme = self.theme;
-        let Some(stream) = self.stream.as_mut() else {
+        let Some(stream) = self.run.stream.as_mut() else {
             return;
         };
         let mut out = Vec::with_capacity(rows.len() + 1);
@@ -421,7 +440,7 @@ impl App {
             }
             out.push(row);
         }
-        self.attempt_rows += out.len();
+        self.run.attempt_rows += out.len();
         self.push_rows(out);
     }
 
@@ -437,7 +456,7 @@ impl App {
         ) {
             // A failed response's calls are answered (or dropped, if it is retried) without
             // running: forget the live views of calls that never got an id.
-            self.tools.retain(|t| t.state != ToolState::Streaming);
+            self.run.tools.retain(|t| t.state != ToolState::Streaming);
         }
         for call in assistant.tool_calls() {
             let index = assistant
@@ -445,6 +464,7 @@ impl App {
                 .iter()
                 .position(|b| matches!(b, AssistantContent::ToolCall(c) if c.id == call.id));
             if let Some(view) = self
+                .run
                 .tools
                 .iter_mut()
                 .find(|t| t.id.is_none() && t.content_index == index)
@@ -459,22 +479,27 @@ impl App {
 
     /// Put what was streamed of the current answer into the transcript.
     fn flush_stream(&mut self) {
-        if let Some(mut stream) = self.stream.take()
+        if let Some(mut stream) = self.run.stream.take()
             && let Some(mut text) = stream.text.take()
         {
             let rows = text.finish();
-            self.stream = Some(stream);
+            self.run.stream = Some(stream);
             self.commit_text(rows);
-            self.stream = None;
+            self.run.stream = None;
         }
     }
 
     /// The live view of a call, created if the stream never announced it.
     fn tool_view(&mut self, id: &str, name: &str, args: Value) -> &mut ToolView {
-        let index = match self.tools.iter().position(|t| t.id.as_deref() == Some(id)) {
+        let index = match self
+            .run
+            .tools
+            .iter()
+            .position(|t| t.id.as_deref() == Some(id))
+        {
             Some(index) => index,
             None => {
-                self.tools.push(ToolView {
+                self.run.tools.push(ToolView {
                     content_index: None,
                     id: Some(id.to_string()),
                     name: name.to_string(),
@@ -483,10 +508,10 @@ impl App {
                     output: Vec::new(),
                     since: Instant::now(),
                 });
-                self.tools.len() - 1
+                self.run.tools.len() - 1
             }
         };
-        let view = &mut self.tools[index];
+        let view = &mut self.run.tools[index];
         view.args = args;
         view
     }

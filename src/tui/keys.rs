@@ -6,6 +6,7 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
+use super::views::Dialog;
 use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
 use crate::protocol::outcome::Outcome;
@@ -14,14 +15,6 @@ use std::time::{Duration, Instant};
 
 /// How long after a first ctrl+c a second one quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(1);
-
-/// A dialog over the composer (`App::top_dialog`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialog {
-    Approval,
-    Picker,
-    Menu,
-}
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum KeyOutcome {
@@ -47,7 +40,7 @@ impl App {
         }
         // esc esc on an empty composer while idle: /rewind. Any other key in between
         // starts over.
-        let armed = std::mem::take(&mut self.esc_armed);
+        let armed = std::mem::take(&mut self.input.esc_armed);
         if self.dialog_key(key) {
             return KeyOutcome::Handled;
         }
@@ -61,14 +54,14 @@ impl App {
         let cancel = matches!(key.code, KeyCode::Esc)
             || (ctrl && matches!(key.code, KeyCode::Char('c' | 'g')));
         if !cancel
-            || !self.composer.is_searching()
-            || self.view.is_some()
+            || !self.input.composer.is_searching()
+            || self.views.view.is_some()
             || self.top_dialog().is_some()
         {
             return false;
         }
-        self.esc_armed = false;
-        self.composer.handle_key(key);
+        self.input.esc_armed = false;
+        self.input.composer.handle_key(key);
         true
     }
 
@@ -83,9 +76,9 @@ impl App {
             KeyCode::Char('t') => self.toggle_thinking(),
             KeyCode::Char('o') => self.toggle_view(),
             KeyCode::Char('g') => {
-                if self.agent_focus.is_some() && self.view.is_some() {
-                    self.agent_focus = None;
-                    self.view = None;
+                if self.views.agent_focus.is_some() && self.views.view.is_some() {
+                    self.views.agent_focus = None;
+                    self.views.view = None;
                 } else {
                     self.open_agent_view(None);
                 }
@@ -97,9 +90,9 @@ impl App {
 
     /// A key for the agent view or the transcript view, when one is open.
     fn view_key_if_open(&mut self, key: KeyEvent) -> bool {
-        if self.agent_focus.is_some() && self.view.is_some() {
+        if self.views.agent_focus.is_some() && self.views.view.is_some() {
             self.agent_view_key(key);
-        } else if self.view.is_some() {
+        } else if self.views.view.is_some() {
             self.view_key(key);
         } else {
             return false;
@@ -118,19 +111,9 @@ impl App {
         true
     }
 
-    /// The dialog over the composer that is drawn and gets the keys: an approval over the
-    /// session picker over a menu (a hook-trust question, `/rewind`'s list) — one order for
-    /// both, so the dialog seen is the one that answers (D23).
+    /// The dialog over the composer that is drawn and gets the keys (`Views::top`).
     pub fn top_dialog(&self) -> Option<Dialog> {
-        if self.approval.is_some() {
-            Some(Dialog::Approval)
-        } else if self.picker.is_some() {
-            Some(Dialog::Picker)
-        } else if self.menu.is_some() {
-            Some(Dialog::Menu)
-        } else {
-            None
-        }
+        self.views.top()
     }
 
     /// A key for the `@` picker while it is open: `Some` when it took it.
@@ -155,82 +138,91 @@ impl App {
     fn composer_key(&mut self, key: KeyEvent, armed: bool) -> KeyOutcome {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let completing = !self.popup_closed
-            && !completions(self.composer.single_line(), &self.settings.extensions).is_empty();
-        let before = self.composer.single_line().to_string();
+        let completing = !self.input.popup_closed
+            && !completions(self.input.composer.single_line(), &self.settings.extensions)
+                .is_empty();
+        let before = self.input.composer.single_line().to_string();
         if let Some(outcome) = self.mention_key(key) {
             return outcome;
         }
         match key.code {
             // Esc closes the command popup first; with nothing open it stops the agent.
-            KeyCode::Esc if completing => self.popup_closed = true,
-            KeyCode::Esc if !self.is_working() && self.composer.is_empty() => {
-                self.interrupt();
-                if armed {
-                    self.open_rewind();
-                } else {
-                    self.esc_armed = true;
-                    self.set_hint("esc again to rewind");
-                }
+            KeyCode::Esc if completing => self.input.popup_closed = true,
+            KeyCode::Esc if !self.is_working() && self.input.composer.is_empty() => {
+                self.esc_on_empty(armed)
             }
             KeyCode::Esc => self.interrupt(),
             KeyCode::BackTab => self.cycle_permission_mode(),
-            KeyCode::Char('d') if ctrl && self.composer.is_empty() => self.exit = Some(0),
+            KeyCode::Char('d') if ctrl && self.input.composer.is_empty() => self.exit = Some(0),
             // ctrl+v reaches us as a key (terminals paste text with a binding of their own,
             // as a bracketed paste): the clipboard's image, if it holds one.
-            KeyCode::Char('v') if ctrl && !alt && !self.composer.is_searching() => {
+            KeyCode::Char('v') if ctrl && !alt && !self.input.composer.is_searching() => {
                 self.paste_clipboard_image()
             }
-            KeyCode::Up if alt => {
-                if let Some(Ok(Outcome::Unqueued {
-                    message: Some(message),
-                })) = self.execute_now(Command::UnqueueLast)
-                {
-                    let text = message.plain_text();
-                    let current = self.composer.text();
-                    self.composer.set_text(&if current.is_empty() {
-                        text
-                    } else {
-                        format!("{text}\n{current}")
-                    });
-                }
-            }
+            KeyCode::Up if alt => self.unqueue_last(),
             KeyCode::Tab if completing => {
                 self.complete();
             }
             KeyCode::Up if completing && !alt => {
-                self.completion = self.completion.saturating_sub(1)
+                self.input.completion = self.input.completion.saturating_sub(1)
             }
             KeyCode::Down if completing && !alt => {
                 let count =
-                    completions(self.composer.single_line(), &self.settings.extensions).len();
-                self.completion = (self.completion + 1).min(count.saturating_sub(1));
+                    completions(self.input.composer.single_line(), &self.settings.extensions).len();
+                self.input.completion = (self.input.completion + 1).min(count.saturating_sub(1));
             }
             // `/mo` + enter runs the highlighted command, as tab + enter would.
             KeyCode::Enter if completing && key.modifiers.is_empty() => {
                 self.complete();
-                let command = self.composer.text();
-                self.composer.clear();
-                self.composer.remember(&command);
+                let command = self.input.composer.text();
+                self.input.composer.clear();
+                self.input.composer.remember(&command);
                 self.submit(command.trim_end().to_string());
             }
-            _ => match self.composer.handle_key(key) {
+            _ => match self.input.composer.handle_key(key) {
                 Action::Submit(text) => self.submit(text),
                 Action::FollowUp(text) => self.follow_up_text(text),
                 Action::Edited => {
-                    self.completion = self.completion.min(
-                        completions(self.composer.single_line(), &self.settings.extensions)
+                    self.input.completion = self.input.completion.min(
+                        completions(self.input.composer.single_line(), &self.settings.extensions)
                             .len()
                             .saturating_sub(1),
                     )
                 }
             },
         }
-        if self.composer.single_line() != before {
-            self.popup_closed = false;
+        if self.input.composer.single_line() != before {
+            self.input.popup_closed = false;
         }
         self.update_mention();
         KeyOutcome::Handled
+    }
+
+    /// esc on an empty composer while idle: the second one in a row opens `/rewind`.
+    fn esc_on_empty(&mut self, armed: bool) {
+        self.interrupt();
+        if armed {
+            self.open_rewind();
+        } else {
+            self.input.esc_armed = true;
+            self.set_hint("esc again to rewind");
+        }
+    }
+
+    /// alt+↑: the last queued message comes back into the composer, above what it holds.
+    fn unqueue_last(&mut self) {
+        if let Some(Ok(Outcome::Unqueued {
+            message: Some(message),
+        })) = self.execute_now(Command::UnqueueLast)
+        {
+            let text = message.plain_text();
+            let current = self.input.composer.text();
+            self.input.composer.set_text(&if current.is_empty() {
+                text
+            } else {
+                format!("{text}\n{current}")
+            });
+        }
     }
 
     /// Run `act`, then follow the `@` word (a chosen path may end in a directory).
@@ -243,19 +235,24 @@ impl App {
 
     pub fn on_paste(&mut self, text: &str) {
         self.dirty = true;
-        if let Some(message) = self.approval.as_mut().and_then(|a| a.message.as_mut()) {
+        if let Some(message) = self
+            .views
+            .approval
+            .as_mut()
+            .and_then(|a| a.message.as_mut())
+        {
             message.push_str(&text.replace(['\r', '\n'], " "));
         } else if matches!(self.top_dialog(), None | Some(Dialog::Approval)) {
             // Pasted image files (a terminal's drag and drop pastes their paths): chips.
             if !self.paste_image_paths(text) {
-                self.composer.insert(text);
+                self.input.composer.insert(text);
             }
         }
     }
 
     /// Enter: a command, a shell command, a prompt, or (while working) a steering message.
     pub fn submit(&mut self, text: String) {
-        if let Some(problem) = self.composer.take_history_error() {
+        if let Some(problem) = self.input.composer.take_history_error() {
             self.warning(&problem);
         }
         let trimmed = text.trim();
@@ -272,7 +269,7 @@ impl App {
             return self.run_shell(command);
         }
         if let Some(problem) = self.unknown_chips(&text) {
-            self.composer.set_text(&text);
+            self.input.composer.set_text(&text);
             return self.warning(&problem);
         }
         // While the agent works it is steered; when idle the message starts a run.
@@ -281,8 +278,8 @@ impl App {
 
     /// esc: stop the run; queued messages come back to the composer so nothing is lost.
     pub(super) fn interrupt(&mut self) {
-        self.shell_cancel.cancel();
-        self.shell_cancel = tokio_util::sync::CancellationToken::new();
+        self.run.shell_cancel.cancel();
+        self.run.shell_cancel = tokio_util::sync::CancellationToken::new();
         if !self.agent.is_running() {
             return;
         }
@@ -293,11 +290,11 @@ impl App {
             return;
         }
         let mut texts: Vec<String> = queued.iter().map(UserMessage::plain_text).collect();
-        let current = self.composer.text();
+        let current = self.input.composer.text();
         if !current.trim().is_empty() {
             texts.push(current);
         }
-        self.composer.set_text(&texts.join("\n"));
+        self.input.composer.set_text(&texts.join("\n"));
         self.set_hint("stopped; queued messages are back in the composer");
     }
 
@@ -308,19 +305,20 @@ impl App {
         }
         let now = Instant::now();
         if self
+            .status
             .quit_armed
             .is_some_and(|armed| now.duration_since(armed) < QUIT_WINDOW)
         {
             self.exit = Some(0);
             return;
         }
-        self.composer.clear();
-        self.quit_armed = Some(now);
+        self.input.composer.clear();
+        self.status.quit_armed = Some(now);
         self.set_hint("press ctrl+c again to quit");
     }
 
     fn menu_key(&mut self, key: KeyEvent) {
-        let Some(menu) = self.menu.as_mut() else {
+        let Some(menu) = self.views.menu.as_mut() else {
             return;
         };
         match key.code {
@@ -332,7 +330,7 @@ impl App {
                 }
             }
             KeyCode::Esc => {
-                self.menu = None;
+                self.views.menu = None;
                 self.answer_hook_trust(None);
             }
             _ => {}
@@ -340,14 +338,14 @@ impl App {
     }
 
     fn picker_key(&mut self, key: KeyEvent) {
-        let Some(picker) = self.picker.as_mut() else {
+        let Some(picker) = self.views.picker.as_mut() else {
             return;
         };
         match key.code {
             KeyCode::Up => picker.up(),
             KeyCode::Down => picker.down(),
             KeyCode::Enter => self.resume_picked(),
-            KeyCode::Esc => self.picker = None,
+            KeyCode::Esc => self.views.picker = None,
             _ => {}
         }
     }

@@ -6,9 +6,9 @@
 use super::app::{App, Phase, ToolState};
 use super::cells;
 use super::commands::completions;
-use super::keys::Dialog;
 use super::screen::clamp_u16;
 use super::status::status_line;
+use super::views::Dialog;
 use super::wrap::wrap_text;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -80,7 +80,7 @@ impl App {
     /// The answer streaming now: the end of its thinking, the rows of its text not yet final.
     fn stream_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
         let theme = &self.theme;
-        if let Some(stream) = &self.stream {
+        if let Some(stream) = &self.run.stream {
             if let Some(thinking) = &stream.thinking {
                 // Only the last rows show: wrap only the end of a long text.
                 let shown = tail_chars(thinking.trim(), width as usize * (THINKING_ROWS + 1));
@@ -114,13 +114,18 @@ impl App {
     fn tool_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
         let theme = &self.theme;
         let streaming = self
+            .run
             .tools
             .iter()
             .any(|t| t.state == ToolState::Streaming)
             .then(|| self.agent.streaming_message())
             .flatten();
-        let asking = self.approval.as_ref().map(|a| a.tool_call_id.as_str());
-        for tool in &self.tools {
+        let asking = self
+            .views
+            .approval
+            .as_ref()
+            .map(|a| a.tool_call_id.as_str());
+        for tool in &self.run.tools {
             // The call in the approval dialog is shown there, whole; it is not running yet.
             if asking.is_some() && tool.id.as_deref() == asking {
                 continue;
@@ -172,7 +177,7 @@ impl App {
     /// The user's `!` commands running, with their live output.
     fn shell_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
         let theme = &self.theme;
-        for run in &self.shells {
+        for run in &self.run.shells {
             rows.push(cells::blank());
             rows.push(Line::from(vec![
                 Span::styled(format!("{} ", spinner(run.since)), theme.accent()),
@@ -208,12 +213,12 @@ impl App {
     /// The task list and the working line: what the run does now, for how long.
     fn working_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
         let theme = &self.theme;
-        if self.working.is_some() {
-            rows.extend(super::todo_panel::rows(&self.todos, width, theme));
+        if self.run.working.is_some() {
+            rows.extend(super::todo_panel::rows(&self.run.todos, width, theme));
         }
-        if let Some((since, phase)) = &self.working {
+        if let Some((since, phase)) = &self.run.working {
             // Waiting for an answer is timed from the question, not from the run's start.
-            let timed_from = match (phase, &self.approval) {
+            let timed_from = match (phase, &self.views.approval) {
                 (Phase::Approval, Some(approval)) => approval.opened,
                 _ => *since,
             };
@@ -251,13 +256,14 @@ impl App {
     /// The messages queued for the run (steering, follow-ups).
     fn queue_rows(&self, rows: &mut Vec<Line<'static>>, width: u16) {
         let theme = &self.theme;
-        if !self.steering.is_empty() || !self.follow_up.is_empty() {
+        if !self.run.steering.is_empty() || !self.run.follow_up.is_empty() {
             rows.push(cells::blank());
             let queued = self
+                .run
                 .steering
                 .iter()
                 .map(|t| ("steer", t))
-                .chain(self.follow_up.iter().map(|t| ("follow-up", t)));
+                .chain(self.run.follow_up.iter().map(|t| ("follow-up", t)));
             for (kind, text) in queued {
                 let first_line = text.lines().next().unwrap_or("");
                 rows.push(Line::from(vec![
@@ -284,27 +290,27 @@ impl App {
                     .approval_rows(width, max_height.saturating_sub(2))
                     .unwrap_or_default();
             }
-            Some(Dialog::Picker) => self.picker.as_ref().map(|p| p.rows(width, theme)),
-            Some(Dialog::Menu) => self.menu.as_ref().map(|m| m.rows(width, theme)),
+            Some(Dialog::Picker) => self.views.picker.as_ref().map(|p| p.rows(width, theme)),
+            Some(Dialog::Menu) => self.views.menu.as_ref().map(|m| m.rows(width, theme)),
             None => None,
         };
         match rows {
             Some(rows) => (clamp_u16(rows.len()), rows),
-            None => (self.composer.height(width), Vec::new()),
+            None => (self.input.composer.height(width), Vec::new()),
         }
     }
 
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
         let dialog = self.top_dialog().is_some();
-        if let Some(mention) = &self.mention
+        if let Some(mention) = &self.input.mention
             && !dialog
         {
             return mention.rows(width, &self.theme);
         }
-        if dialog || self.popup_closed {
+        if dialog || self.input.popup_closed {
             return Vec::new();
         }
-        let matches = completions(self.composer.single_line(), &self.settings.extensions);
+        let matches = completions(self.input.composer.single_line(), &self.settings.extensions);
         let usage =
             |command: &super::commands::Completion| format!("  /{} {}", command.name, command.args);
         // The help column starts after the longest usage shown, so the two never touch.
@@ -318,7 +324,7 @@ impl App {
             .iter()
             .enumerate()
             .map(|(i, command)| {
-                let style = if i == self.completion {
+                let style = if i == self.input.completion {
                     self.theme.accent()
                 } else {
                     self.theme.dim()
@@ -377,7 +383,7 @@ impl App {
             bottom_height.min(area.bottom().saturating_sub(y)),
         );
         let cursor = if bottom_rows.is_empty() {
-            self.composer.render(bottom_area, buffer, &self.theme)
+            self.input.composer.render(bottom_area, buffer, &self.theme)
         } else {
             Paragraph::new(Text::from(bottom_rows)).render(bottom_area, buffer);
             None

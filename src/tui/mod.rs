@@ -34,6 +34,7 @@ mod rewind;
 pub mod run;
 pub mod screen;
 pub mod shell;
+mod start;
 pub mod status;
 mod terminal;
 pub mod theme;
@@ -42,6 +43,7 @@ pub mod transcript;
 mod trust;
 mod usage_view;
 mod viewer;
+pub mod views;
 pub mod width;
 pub mod wrap;
 

@@ -36,10 +36,12 @@ impl App {
 
     /// A run ended completed: in plan mode, ask whether to carry the plan out.
     pub fn offer_plan_approval(&mut self) {
-        if self.agent.snapshot().permission_mode != PermissionMode::Plan || self.menu.is_some() {
+        if self.agent.snapshot().permission_mode != PermissionMode::Plan
+            || self.views.menu.is_some()
+        {
             return;
         }
-        self.menu = Some(Menu::new(
+        self.views.menu = Some(Menu::new(
             "Carry out this plan?",
             vec![
                 MenuItem::new(

@@ -36,7 +36,7 @@ impl App {
                 ))
             })
             .collect();
-        self.menu = Some(Menu::new(
+        self.views.menu = Some(Menu::new(
             "Background shells — enter kills a running one:",
             items,
         ));

@@ -19,10 +19,10 @@ impl App {
     /// A checkpoint was taken: say what it does not cover, when that changed since the
     /// last one (every mutating call takes one; the same list again is no news).
     pub fn on_checkpoint(&mut self, skipped: &[SkippedFile]) {
-        if skipped == self.checkpoint_skipped.as_slice() {
+        if skipped == self.run.checkpoint_skipped.as_slice() {
             return;
         }
-        self.checkpoint_skipped = skipped.to_vec();
+        self.run.checkpoint_skipped = skipped.to_vec();
         if skipped.is_empty() {
             return;
         }
@@ -81,7 +81,7 @@ impl App {
         if items.is_empty() {
             return self.notice("Nothing to rewind to: no message has been sent yet.");
         }
-        self.menu = Some(Menu::new("Rewind to before", items));
+        self.views.menu = Some(Menu::new("Rewind to before", items));
     }
 
     /// `/fork`: pick where the new session starts.
@@ -104,7 +104,7 @@ impl App {
         if items.is_empty() {
             return self.notice("Nothing to fork yet: no message is in the session file.");
         }
-        self.menu = Some(Menu::new("Fork a new session from before", items));
+        self.views.menu = Some(Menu::new("Fork a new session from before", items));
     }
 
     /// `/tree`: the session's branches, to switch between.
@@ -121,7 +121,7 @@ impl App {
 
     /// enter in a menu.
     pub fn choose(&mut self, choice: Choice) {
-        self.menu = None;
+        self.views.menu = None;
         match choice {
             Choice::RewindTo { entry, preview } => self.ask_what_to_rewind(entry, preview),
             Choice::Rewind { entry, mode, force } => {
@@ -178,7 +178,7 @@ impl App {
                     .note("(the files as they were before it)"),
             );
         }
-        self.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
+        self.views.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
     }
 
     /// The session's tree was read (`/tree`).
@@ -199,7 +199,7 @@ impl App {
     ) {
         let mut said = Vec::new();
         if let Some(summary) = &summary {
-            let mut files = format!("files: {}", describe(summary));
+            let mut files = format!("files: {}", summary.describe());
             if !summary.not_restored.is_empty() {
                 let left: Vec<&str> = summary
                     .not_restored
@@ -222,7 +222,7 @@ impl App {
         let what = if undo { "Rewind undone" } else { "Rewound" };
         self.notice(&format!("{what}: {}", said.join("; ")));
         if let Some(text) = text {
-            self.composer.set_text(&text);
+            self.input.composer.set_text(&text);
         }
         if undo {
             self.reshow(6);
@@ -292,23 +292,11 @@ impl App {
             items,
         );
         menu.selected = selected.unwrap_or(0);
-        self.menu = Some(menu);
+        self.views.menu = Some(menu);
     }
 }
 
 /// "3 restored, 1 removed" (and what was left alone).
-fn describe(summary: &RestoreSummary) -> String {
-    let mut text = format!(
-        "{} restored, {} removed",
-        summary.restored.len(),
-        summary.removed.len()
-    );
-    if !summary.not_restored.is_empty() {
-        text.push_str(&format!(", {} not restored", summary.not_restored.len()));
-    }
-    text
-}
-
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -6,7 +6,6 @@ use super::app::{App, TaskResult};
 use super::keys::KeyOutcome;
 use super::screen::Screen;
 use super::terminal::{TerminalModes, install_panic_hook};
-use super::theme::Theme;
 use crate::config::Settings;
 use crate::startup::Prepared;
 use crossterm::event::{Event, EventStream};
@@ -17,7 +16,6 @@ use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
 use std::io::{BufWriter, IsTerminal, Stdout, Write};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
@@ -26,8 +24,6 @@ use tokio::sync::mpsc;
 const FRAME: Duration = Duration::from_millis(16);
 /// How often the spinner moves while working.
 const TICK: Duration = Duration::from_millis(80);
-/// Messages of a resumed session shown on start.
-const REPLAY: usize = 200;
 
 type Backend = CrosstermBackend<BufWriter<Stdout>>;
 
@@ -85,6 +81,24 @@ async fn lsp_changed(changes: &mut Option<tokio::sync::watch::Receiver<u64>>) ->
     }
 }
 
+/// What the loop listens to, and its frame bookkeeping.
+struct Loop {
+    input: EventStream,
+    agent_events: mpsc::UnboundedReceiver<crate::protocol::event::AgentEvent>,
+    task_results: mpsc::UnboundedReceiver<TaskResult>,
+    mcp_changes: tokio::sync::watch::Receiver<u64>,
+    mcp_open: bool,
+    mcp_launched: bool,
+    /// Diagnostics a server publishes on its own (a check that finished) redraw the status
+    /// line.
+    lsp_changes: Option<tokio::sync::watch::Receiver<u64>>,
+    terminate: Option<tokio::signal::unix::Signal>,
+    hangup: Option<tokio::signal::unix::Signal>,
+    last_frame: Instant,
+    /// The terminal was resized while the alternate screen showed.
+    resized_in_view: bool,
+}
+
 async fn event_loop(
     screen: &mut Screen<Backend>,
     modes: &mut TerminalModes,
@@ -92,224 +106,208 @@ async fn event_loop(
     settings: Settings,
     start: Start,
 ) -> (u8, Option<String>) {
-    let agent = Arc::new(prepared.agent);
-    let mut agent_events = agent.subscribe();
-    let (tasks, mut task_results) = mpsc::unbounded_channel();
-    let settings = Arc::new(settings);
-    let mut app = App::new(
-        agent.clone(),
-        settings.clone(),
-        Theme::from_env(),
-        screen.size().width,
-        tasks.clone(),
-    );
-    app.mcp = prepared.mcp.clone();
-    if !settings.checkpoints.enabled {
-        app.git_baseline = Some(super::diff_view::git_baseline_now(&settings.cwd).await);
-    }
-    let mut mcp_changes = app.mcp.subscribe();
-    // Diagnostics a server publishes on its own (a check that finished) redraw the status
-    // line.
-    let mut lsp_changes = settings
-        .tool_settings
-        .lsp
-        .as_ref()
-        .map(|lsp| lsp.subscribe());
-    let mut mcp_open = true;
-    let mut mcp_launched = false;
-    let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
-    app.composer.set_history(history);
-    if let Some(problem) = problem {
-        app.warning(&problem);
-    }
-    app.replay(REPLAY);
-    if start.resumed
-        && let Some(note) = app.resumed_note(&agent.snapshot().session.id)
-    {
-        app.notice(&note);
-    }
-    for notice in start.notices.iter().chain(&prepared.notices) {
-        app.warning(notice);
-    }
-    for clash in settings
-        .extensions
-        .shadowed(&super::commands::builtin_names())
-    {
-        app.warning(&clash);
-    }
-    // A server that failed before we subscribed is reported now; later ones as they change.
-    for notice in app.mcp.take_notices() {
-        app.warning(&notice);
-    }
-    if super::probe::missing_key(&settings) {
-        app.notice(&super::probe::welcome(&settings));
-        tokio::spawn(async move {
-            let found = super::probe::local_servers().await;
-            let _ = tasks.send(if found.is_empty() {
-                TaskResult::Notice("No local model server answered (Ollama :11434, LM Studio :1234, llama.cpp :8080, vLLM :8000).".to_string())
-            } else {
-                TaskResult::Notice(found.join("\n"))
-            });
-        });
-    }
-    match prepared.untrusted_hooks {
-        // SessionStart runs once the user answered.
-        Some(project) => app.ask_hook_trust(project),
-        None => agent.session_start(agent.session_source()).await,
-    }
-    if start.pick_session {
-        app.open_picker();
-    }
-    if let Some(prompt) = start.prompt.filter(|p| !p.trim().is_empty()) {
-        app.submit(prompt);
-    }
-
-    let mut input = EventStream::new();
-    let mut terminate = signal(SignalKind::terminate()).ok();
-    let mut hangup = signal(SignalKind::hangup()).ok();
-    let mut last_frame = Instant::now() - FRAME;
-    let mut resized_in_view = false;
+    let (tasks, task_results) = mpsc::unbounded_channel();
+    let agent_events = prepared.agent.subscribe();
+    let mut app =
+        super::start::start_app(prepared, settings, start, screen.size().width, tasks).await;
+    let mut lp = Loop {
+        input: EventStream::new(),
+        agent_events,
+        task_results,
+        mcp_changes: app.mcp.subscribe(),
+        mcp_open: true,
+        mcp_launched: false,
+        lsp_changes: app
+            .settings
+            .tool_settings
+            .lsp
+            .as_ref()
+            .map(|lsp| lsp.subscribe()),
+        terminate: signal(SignalKind::terminate()).ok(),
+        hangup: signal(SignalKind::hangup()).ok(),
+        last_frame: Instant::now() - FRAME,
+        resized_in_view: false,
+    };
     loop {
-        let mut outcome = Outcome::Nothing;
-        let frame_at = app.dirty.then(|| (last_frame + FRAME).max(Instant::now()));
-        let tick_at = app.is_animated().then(|| Instant::now() + TICK);
-        tokio::select! {
-            event = input.next() => match event {
-                Some(Ok(event)) => {
-                    outcome = on_terminal_event(&mut app, event);
-                    // Everything already typed (a paste without bracketed paste) is taken
-                    // before the next frame: one frame for a thousand keys.
-                    while matches!(outcome, Outcome::Nothing | Outcome::Redraw)
-                        && let Some(Ok(event)) = ready_event(&mut input).await
-                    {
-                        outcome = outcome.max(on_terminal_event(&mut app, event));
-                    }
-                    if matches!(outcome, Outcome::Nothing | Outcome::Redraw) {
-                        kick_stalled_input();
-                    }
-                }
-                // The terminal is gone.
-                Some(Err(_)) | None => app.exit = Some(0),
-            },
-            event = agent_events.recv() => {
-                if let Some(event) = event {
-                    app.on_agent_event(event);
-                    while let Ok(event) = agent_events.try_recv() {
-                        app.on_agent_event(event);
-                    }
-                }
-            }
-            result = task_results.recv() => {
-                if let Some(result) = result {
-                    app.on_task(result);
-                }
-            }
-            changed = mcp_changes.changed(), if mcp_open => {
-                if changed.is_ok() {
-                    // A server came up or went down: the status line says so, and a server
-                    // that could not start is reported once.
-                    for notice in app.mcp.take_notices() {
-                        app.warning(&notice);
-                    }
-                    app.dirty = true;
-                } else {
-                    mcp_open = false;
-                }
-            }
-            changed = lsp_changed(&mut lsp_changes) => {
-                if changed {
-                    app.dirty = true;
-                } else {
-                    lsp_changes = None;
-                }
-            }
-            _ = wait(&mut terminate) => app.exit = Some(143),
-            _ = wait(&mut hangup) => app.exit = Some(129),
-            _ = sleep_until(frame_at), if frame_at.is_some() => {
-                if draw(&mut app, screen).is_err() {
-                    app.exit = Some(1);
-                }
-                last_frame = Instant::now();
-                // MCP servers start once the prompt is on the screen: starting three server
-                // processes competes with the first frame for the CPU (a run that begins
-                // sooner starts them itself).
-                if !mcp_launched {
-                    mcp_launched = true;
-                    tracing::info!("interface ready: first frame drawn");
-                    app.mcp.launch();
-                }
-            }
-            _ = sleep_until(tick_at), if tick_at.is_some() => app.dirty = true,
-        }
-        match outcome {
-            Outcome::Nothing => {}
-            Outcome::Redraw => last_frame = Instant::now() - FRAME,
-            Outcome::Resized if screen.in_alternate() => {
-                // The normal screen's live area is placed again when the view closes.
-                resized_in_view = true;
-                if let Ok((width, height)) = crossterm::terminal::size() {
-                    screen.resize_alternate(Size::new(width, height));
-                    app.resize(width);
-                }
-                last_frame = Instant::now() - FRAME;
-            }
-            Outcome::Resized => {
-                drop(input);
-                let row = cursor_row();
-                input = EventStream::new();
-                tracing::debug!(?row, "terminal resized; the cursor is now on this row");
-                if let Ok((width, height)) = crossterm::terminal::size() {
-                    let _ = screen.resize(Size::new(width, height), row);
-                    app.resize(width);
-                }
-                last_frame = Instant::now() - FRAME;
-            }
-            Outcome::Suspend => {
-                if screen.in_alternate() {
-                    app.view = None;
-                    app.agent_focus = None;
-                    let _ = leave_view(screen);
-                }
-                drop(input);
-                suspend(&mut app, screen, modes);
-                input = EventStream::new();
-                last_frame = Instant::now() - FRAME;
-            }
-        }
-        if app.view.is_none() && screen.in_alternate() {
-            let _ = leave_view(screen);
-            if std::mem::take(&mut resized_in_view) {
-                drop(input);
-                let row = cursor_row();
-                input = EventStream::new();
-                if let Ok((width, height)) = crossterm::terminal::size() {
-                    let _ = screen.resize(Size::new(width, height), row);
-                }
-            }
-            app.dirty = true;
-            last_frame = Instant::now() - FRAME;
-        }
-        if let Some((_, at)) = &app.hint
-            && at.elapsed() > Duration::from_secs(4)
-        {
-            app.hint = None;
-            app.dirty = true;
-        }
+        let outcome = step(&mut app, &mut lp, screen).await;
+        after_outcome(&mut app, &mut lp, screen, modes, outcome);
         if let Some(code) = app.exit {
-            app.shell_cancel.cancel();
-            if screen.in_alternate() {
-                app.view = None;
-                app.agent_focus = None;
-                let _ = leave_view(screen);
-            }
-            // Whatever is pending still reaches the scrollback.
-            let _ = draw(&mut app, screen);
-            agent.abort();
-            let _ = tokio::time::timeout(Duration::from_secs(2), agent.wait_for_idle()).await;
-            agent.session_end("exit").await;
-            return (code, super::resume_hint::for_agent(&agent, &settings));
+            return finish(&mut app, screen, code).await;
         }
     }
+}
+
+/// Wait for the next thing to happen and take it in.
+async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Outcome {
+    let mut outcome = Outcome::Nothing;
+    let frame_at = app
+        .dirty
+        .then(|| (lp.last_frame + FRAME).max(Instant::now()));
+    let tick_at = app.is_animated().then(|| Instant::now() + TICK);
+    tokio::select! {
+        event = lp.input.next() => match event {
+            Some(Ok(event)) => outcome = on_terminal_input(app, &mut lp.input, event).await,
+            // The terminal is gone.
+            Some(Err(_)) | None => app.exit = Some(0),
+        },
+        event = lp.agent_events.recv() => {
+            if let Some(event) = event {
+                app.on_agent_event(event);
+                while let Ok(event) = lp.agent_events.try_recv() {
+                    app.on_agent_event(event);
+                }
+            }
+        }
+        result = lp.task_results.recv() => {
+            if let Some(result) = result {
+                app.on_task(result);
+            }
+        }
+        changed = lp.mcp_changes.changed(), if lp.mcp_open => {
+            if changed.is_ok() {
+                // A server came up or went down: the status line says so, and a server
+                // that could not start is reported once.
+                for notice in app.mcp.take_notices() {
+                    app.warning(&notice);
+                }
+                app.dirty = true;
+            } else {
+                lp.mcp_open = false;
+            }
+        }
+        changed = lsp_changed(&mut lp.lsp_changes) => {
+            if changed {
+                app.dirty = true;
+            } else {
+                lp.lsp_changes = None;
+            }
+        }
+        _ = wait(&mut lp.terminate) => app.exit = Some(143),
+        _ = wait(&mut lp.hangup) => app.exit = Some(129),
+        _ = sleep_until(frame_at), if frame_at.is_some() => on_frame(app, lp, screen),
+        _ = sleep_until(tick_at), if tick_at.is_some() => app.dirty = true,
+    }
+    outcome
+}
+
+/// A terminal event, and everything already typed after it (a paste without bracketed
+/// paste) before the next frame: one frame for a thousand keys.
+async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event) -> Outcome {
+    let mut outcome = on_terminal_event(app, event);
+    while matches!(outcome, Outcome::Nothing | Outcome::Redraw)
+        && let Some(Ok(event)) = ready_event(input).await
+    {
+        outcome = outcome.max(on_terminal_event(app, event));
+    }
+    if matches!(outcome, Outcome::Nothing | Outcome::Redraw) {
+        kick_stalled_input();
+    }
+    outcome
+}
+
+/// The frame slot came: draw.
+fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
+    if draw(app, screen).is_err() {
+        app.exit = Some(1);
+    }
+    lp.last_frame = Instant::now();
+    // MCP servers start once the prompt is on the screen: starting three server
+    // processes competes with the first frame for the CPU (a run that begins
+    // sooner starts them itself).
+    if !lp.mcp_launched {
+        lp.mcp_launched = true;
+        tracing::info!("interface ready: first frame drawn");
+        app.mcp.launch();
+    }
+}
+
+/// What a terminal event asks of the screen (resize, suspend), then the view closing and
+/// the hint expiring.
+fn after_outcome(
+    app: &mut App,
+    lp: &mut Loop,
+    screen: &mut Screen<Backend>,
+    modes: &mut TerminalModes,
+    outcome: Outcome,
+) {
+    let redraw_now = Instant::now() - FRAME;
+    match outcome {
+        Outcome::Nothing => {}
+        Outcome::Redraw => lp.last_frame = redraw_now,
+        Outcome::Resized if screen.in_alternate() => {
+            // The normal screen's live area is placed again when the view closes.
+            lp.resized_in_view = true;
+            if let Ok((width, height)) = crossterm::terminal::size() {
+                screen.resize_alternate(Size::new(width, height));
+                app.resize(width);
+            }
+            lp.last_frame = redraw_now;
+        }
+        Outcome::Resized => {
+            let row = restart_input(lp);
+            tracing::debug!(?row, "terminal resized; the cursor is now on this row");
+            if let Ok((width, height)) = crossterm::terminal::size() {
+                let _ = screen.resize(Size::new(width, height), row);
+                app.resize(width);
+            }
+            lp.last_frame = redraw_now;
+        }
+        Outcome::Suspend => {
+            close_full_screen(app, screen);
+            // The old stream goes (a new one reads nothing until it is polled).
+            lp.input = EventStream::new();
+            suspend(app, screen, modes);
+            lp.last_frame = redraw_now;
+        }
+    }
+    if app.views.view.is_none() && screen.in_alternate() {
+        let _ = leave_view(screen);
+        if std::mem::take(&mut lp.resized_in_view) {
+            let row = restart_input(lp);
+            if let Ok((width, height)) = crossterm::terminal::size() {
+                let _ = screen.resize(Size::new(width, height), row);
+            }
+        }
+        app.dirty = true;
+        lp.last_frame = redraw_now;
+    }
+    if let Some((_, at)) = &app.status.hint
+        && at.elapsed() > Duration::from_secs(4)
+    {
+        app.status.hint = None;
+        app.dirty = true;
+    }
+}
+
+/// Ask the terminal where the cursor is, with a new input stream around the question
+/// (see `cursor_row`).
+fn restart_input(lp: &mut Loop) -> Option<u16> {
+    // The old stream goes (a new one reads nothing until it is polled).
+    lp.input = EventStream::new();
+    cursor_row()
+}
+
+/// Close the full-screen view (transcript, agent, diff) and go back to the normal screen.
+fn close_full_screen(app: &mut App, screen: &mut Screen<Backend>) {
+    if screen.in_alternate() {
+        app.views.view = None;
+        app.views.agent_focus = None;
+        let _ = leave_view(screen);
+    }
+}
+
+/// Leave: stop what runs (through the engine's own `abort`, as every front end does), let
+/// the pending rows reach the scrollback, end the session.
+async fn finish(app: &mut App, screen: &mut Screen<Backend>, code: u8) -> (u8, Option<String>) {
+    app.run.shell_cancel.cancel();
+    close_full_screen(app, screen);
+    // Whatever is pending still reaches the scrollback.
+    let _ = draw(app, screen);
+    let _ = app.execute_now(crate::protocol::command::Command::Abort);
+    let agent = app.agent.clone();
+    let _ = tokio::time::timeout(Duration::from_secs(2), agent.wait_for_idle()).await;
+    agent.session_end("exit").await;
+    (code, super::resume_hint::for_agent(&agent, &app.settings))
 }
 
 async fn wait(signal: &mut Option<tokio::signal::unix::Signal>) {
@@ -427,7 +425,7 @@ fn leave_view(screen: &mut Screen<Backend>) -> std::io::Result<()> {
 
 fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
-    if app.view.is_some() {
+    if app.views.view.is_some() {
         // The transcript view: rows for the scrollback wait in `app.out` until it closes.
         if !screen.in_alternate() {
             crossterm::queue!(screen.backend_mut(), EnterAlternateScreen)?;

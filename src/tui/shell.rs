@@ -45,9 +45,9 @@ impl App {
         if command.is_empty() {
             return;
         }
-        self.shell_runs_started += 1;
-        let id = self.shell_runs_started;
-        self.shells.push(ShellRun {
+        self.run.shell_runs_started += 1;
+        let id = self.run.shell_runs_started;
+        self.run.shells.push(ShellRun {
             id,
             command: command.clone(),
             since: Instant::now(),
@@ -57,7 +57,7 @@ impl App {
         let tasks = self.tasks.clone();
         let updates = tasks.clone();
         let control = Control {
-            cancel: self.shell_cancel.clone(),
+            cancel: self.run.shell_cancel.clone(),
             progress: Some(Arc::new(move |partial| {
                 let text = join_text(&partial.content);
                 let _ = updates.send(TaskResult::Shell(ShellEvent::Output(id, text)));
@@ -91,7 +91,7 @@ impl App {
     pub fn on_shell(&mut self, event: ShellEvent) {
         match event {
             ShellEvent::Output(id, text) => {
-                if let Some(run) = self.shells.iter_mut().find(|r| r.id == id) {
+                if let Some(run) = self.run.shells.iter_mut().find(|r| r.id == id) {
                     let lines: Vec<&str> = text.lines().collect();
                     run.output = lines[lines.len().saturating_sub(super::app::LIVE_OUTPUT_ROWS)..]
                         .iter()
@@ -100,7 +100,7 @@ impl App {
                 }
             }
             ShellEvent::Done(id, args, finished) => {
-                self.shells.retain(|r| r.id != id);
+                self.run.shells.retain(|r| r.id != id);
                 let content = [Content::Text {
                     text: finished.output.clone(),
                 }];

@@ -132,7 +132,7 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
         }
     }
     let right = fitting(right, usize::from(width));
-    let left = match (&state.session_error, &app.hint) {
+    let left = match (&state.session_error, &app.status.hint) {
         (Some(error), _) => Span::styled(format!("⚠ {error}"), theme.warning()),
         (None, Some((hint, _))) => Span::styled(hint.clone(), theme.dim()),
         (None, None) if app.is_working() => Span::styled(

@@ -24,7 +24,7 @@ impl App {
             text.push_str(&line);
         }
         self.warning(&text);
-        self.menu = Some(Menu::new(
+        self.views.menu = Some(Menu::new(
             "Run this project's hooks?",
             vec![
                 MenuItem::new("Yes, trust them", Choice::TrustHooks(true))
@@ -33,12 +33,12 @@ impl App {
                     .note("(not asked again until they change)"),
             ],
         ));
-        self.untrusted_hooks = Some(project);
+        self.views.untrusted_hooks = Some(project);
     }
 
     /// The answer (`None`: the question was closed without one; asked again next time).
     pub fn answer_hook_trust(&mut self, trusted: Option<bool>) {
-        let Some(project) = self.untrusted_hooks.take() else {
+        let Some(project) = self.views.untrusted_hooks.take() else {
             return;
         };
         if let Some(trusted) = trusted {

@@ -10,9 +10,9 @@ use ratatui::buffer::Buffer;
 
 impl App {
     pub fn toggle_view(&mut self) {
-        self.agent_focus = None;
-        self.diff_log = None;
-        self.view = match self.view.take() {
+        self.views.agent_focus = None;
+        self.views.diff_log = None;
+        self.views.view = match self.views.view.take() {
             Some(_) => None,
             None => Some(View::new()),
         };
@@ -21,12 +21,12 @@ impl App {
 
     pub fn view_key(&mut self, key: KeyEvent) {
         let theme = self.theme;
-        let Some(view) = self.view.as_mut() else {
+        let Some(view) = self.views.view.as_mut() else {
             return;
         };
         // The agent view shows a child's transcript; `/diff` its changes; the transcript
         // view, ours.
-        let log = match (&self.agent_focus, &self.diff_log) {
+        let log = match (&self.views.agent_focus, &self.views.diff_log) {
             (Some(focus), _) => &focus.log,
             (None, Some(diff)) => diff,
             (None, None) => &self.log,
@@ -45,8 +45,8 @@ impl App {
         }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => {
-                self.view = None;
-                self.diff_log = None;
+                self.views.view = None;
+                self.views.diff_log = None;
             }
             KeyCode::Up | KeyCode::Char('k') => view.scroll(log, -1, &theme),
             KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => view.scroll(log, 1, &theme),
@@ -64,13 +64,13 @@ impl App {
     /// Draw the open view over the whole (alternate) screen; `kept` says the buffer holds
     /// the last frame (see `Screen::draw_alternate`).
     pub fn render_view(&mut self, buffer: &mut Buffer, kept: bool) -> Painted {
-        if self.agent_focus.is_some() {
+        if self.views.agent_focus.is_some() {
             return self.render_agent_view(buffer, kept);
         }
         let status = self.view_status();
         let theme = self.theme;
-        let log = self.diff_log.as_ref().unwrap_or(&self.log);
-        match self.view.as_mut() {
+        let log = self.views.diff_log.as_ref().unwrap_or(&self.log);
+        match self.views.view.as_mut() {
             Some(view) => view.render(log, buffer, kept, &theme, &status),
             None => {
                 buffer.reset();
@@ -80,8 +80,8 @@ impl App {
     }
 
     fn view_status(&self) -> String {
-        let running = self.shells.len();
-        match &self.working {
+        let running = self.run.shells.len();
+        match &self.run.working {
             Some((since, phase)) => {
                 let what = match phase {
                     Phase::Tool(name) => format!("running {name}"),

@@ -538,3 +538,38 @@ async fn acp_refuses_a_prompt_or_session_flags_as_a_usage_error() {
         assert!(out.stdout.is_empty(), "{}", out.stdout);
     }
 }
+
+/// An editor that stops reading (closes its end of our output, e.g. right after an answer)
+/// has left: the agent's next write fails and it exits 0, as when the input ends, not 1 as
+/// for a broken connection. Its input stays open, so only the failed write can end it.
+#[tokio::test]
+async fn an_editor_that_stops_reading_has_left_and_the_agent_exits_0() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let mut cmd = env.agent(&server, &["--mode", "acp"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let initialize = |id: u32| {
+        format!(
+            "{}\n",
+            json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+                   "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+        )
+    };
+    stdin.write_all(initialize(1).as_bytes()).await.unwrap();
+    let answer = stdout.next_line().await.unwrap().unwrap();
+    assert!(answer.contains("\"id\":1"), "{answer}");
+    drop(stdout);
+    stdin.write_all(initialize(2).as_bytes()).await.unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(120), child.wait())
+        .await
+        .expect("the agent noticed nobody reads")
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    drop(stdin);
+}

@@ -261,6 +261,81 @@ async fn a_server_asking_for_its_configuration_gets_its_section() {
 }
 
 #[tokio::test]
+async fn a_server_that_worked_and_then_fails_to_start_again_is_retried_not_given_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let refuse = dir.path().join("refuse");
+    let (mut h, lsp) = harness(settings(
+        &[
+            "--crash-on-change",
+            "--pid-file",
+            pid_file.to_str().unwrap(),
+            "--exit-at-initialize-if",
+            refuse.to_str().unwrap(),
+        ],
+        "",
+        "",
+    ))
+    .await;
+    let file = h.dir.path().join("f.fk");
+    std::fs::write(&file, "x\n").unwrap();
+    call(&mut h, "read", json!({"path": "f.fk"})).await;
+    until_open(&lsp, &file).await;
+    let first = wait_for_pid(&pid_file).await;
+    std::fs::remove_file(&pid_file).unwrap();
+    // It crashes on the change, and its next start fails at `initialize` (as a cold start
+    // on a loaded machine can run out of time).
+    std::fs::write(&refuse, "").unwrap();
+    call(
+        &mut h,
+        "write",
+        json!({"path": "f.fk", "content": "ERROR: boom\n"}),
+    )
+    .await;
+    assert!(wait_until_dead(first).await, "the crashed server is reaped");
+    // The next use after the retry delay starts it again; that start fails.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    for _ in 0..2000 {
+        if pid_file.exists() {
+            break;
+        }
+        lsp.diagnostics(&file, Duration::from_millis(10), &cancel)
+            .await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = wait_for_pid(&pid_file).await;
+    assert_ne!(second, first);
+    until("the second start failed", || status_of(&lsp) != "starting").await;
+    assert!(wait_until_dead(second).await, "the failed start is reaped");
+    // That failed start is one more crash, not the end: once starts work again, it is back.
+    assert_eq!(status_of(&lsp), "restarting");
+    std::fs::remove_file(&refuse).unwrap();
+    let mut checked = None;
+    for _ in 0..2000 {
+        let reports = lsp
+            .diagnostics(&file, Duration::from_secs(10), &cancel)
+            .await;
+        if let Some(report) = reports.first()
+            && matches!(report.outcome, agent::lsp::report::Outcome::Checked { .. })
+        {
+            checked = Some(report.clone());
+            break;
+        }
+        assert_ne!(status_of(&lsp), "failed", "{reports:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let checked = checked.expect("the server was started again");
+    assert!(
+        matches!(
+            checked.outcome,
+            agent::lsp::report::Outcome::Checked { errors: 1, .. }
+        ),
+        "{checked:?}"
+    );
+    lsp.shut_down().await;
+}
+
+#[tokio::test]
 async fn a_crashed_server_is_reported_and_started_again_later() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pid");

@@ -59,7 +59,7 @@ fn servers_installed() -> Option<PathBuf> {
 /// `[lsp]` with the built-in `NAME` run from the installed packages (all others off).
 fn settings(bin: &Path, name: &str, program: &str) -> LspSettings {
     let text = format!(
-        "diagnostics_wait_secs = 60\n[{name}]\ncommand = {}\n",
+        "diagnostics_wait_secs = 60\n[{name}]\ncommand = {}\nstartup_timeout_secs = 300\n",
         json!(bin.join(program).display().to_string())
     );
     let table: LspTable = toml::from_str(&text).unwrap();
@@ -109,11 +109,12 @@ async fn settled(lsp: &Lsp, path: &Path) {
     // hanging the suite (each ask waits at most 20 s, the whole at most 5 minutes).
     let cancel = tokio_util::sync::CancellationToken::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    let mut last = Vec::new();
     while std::time::Instant::now() < deadline {
-        let reports = lsp
+        last = lsp
             .diagnostics(path, Duration::from_secs(20), &cancel)
             .await;
-        if reports
+        if last
             .iter()
             .all(|r| matches!(r.outcome, agent::lsp::report::Outcome::Checked { .. }))
         {
@@ -121,7 +122,11 @@ async fn settled(lsp: &Lsp, path: &Path) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("no diagnostics for {}", path.display());
+    let servers: Vec<_> = lsp.started().iter().map(|s| s.view()).collect();
+    panic!(
+        "no diagnostics for {}: last reports {last:?}; servers {servers:?}",
+        path.display()
+    );
 }
 
 #[tokio::test]

@@ -287,7 +287,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         cwd: _dir.path().to_path_buf(),
         preview: command_preview(&long),
     });
-    app.approval.as_mut().unwrap().opened -= std::time::Duration::from_secs(1);
+    app.views.approval.as_mut().unwrap().opened -= std::time::Duration::from_secs(1);
     let screen = render_at(&app, 20);
     assert!(screen.contains("echo step 1\n"), "{screen}");
     assert!(screen.contains("more below"), "{screen}");
@@ -302,7 +302,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
 #[tokio::test]
 async fn the_status_line_shows_model_usage_and_completions() {
     let (mut app, _dir) = app();
-    app.composer.set_text("/co");
+    app.input.composer.set_text("/co");
     let screen = render(&app);
     insta::assert_snapshot!(screen);
     app.on_agent_event(AgentEvent::MessageStart {

@@ -21,7 +21,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(120);
 
 pub enum Incoming {
     /// A `session/update`: the notification as JSON (`params`).
@@ -121,11 +121,11 @@ impl Acp {
         }
     }
 
-    /// Send a request and wait (at most 20 s) for its answer.
+    /// Send a request and wait (at most 120 s) for its answer.
     pub async fn request<R: JsonRpcRequest>(&self, request: R) -> Result<R::Response, Error> {
         tokio::time::timeout(WAIT, self.cx.send_request(request).block_task())
             .await
-            .expect("no answer within 20 s")
+            .expect("no answer within 120 s")
     }
 
     /// Send a request whose answer comes later (a prompt).
@@ -137,7 +137,7 @@ impl Acp {
         tokio::spawn(async move {
             tokio::time::timeout(WAIT, sent.block_task())
                 .await
-                .expect("no answer within 20 s")
+                .expect("no answer within 120 s")
         })
     }
 
@@ -171,14 +171,14 @@ impl Acp {
         self.start(PromptRequest::new(session.clone(), blocks))
     }
 
-    /// The next update or permission request (at most 20 s).
+    /// The next update or permission request (at most 120 s).
     pub async fn next(&mut self) -> Incoming {
         self.next_or_none()
             .await
-            .expect("nothing arrived within 20 s")
+            .expect("nothing arrived within 120 s")
     }
 
-    /// The next update or permission request, or `None` after 20 s of nothing.
+    /// The next update or permission request, or `None` after 120 s of nothing.
     async fn next_or_none(&mut self) -> Option<Incoming> {
         let next = tokio::time::timeout(WAIT, self.incoming.recv())
             .await
@@ -194,13 +194,13 @@ impl Acp {
     }
 
     /// Updates (their `update` objects) up to and including the first matching `done`; a
-    /// permission request on the way fails the test, and so do 20 s without a match (the
+    /// permission request on the way fails the test, and so do 120 s without a match (the
     /// failure shows what came).
     pub async fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
             let Some(next) = self.next_or_none().await else {
-                panic!("nothing matched within 20 s; seen {seen:#?}");
+                panic!("nothing matched within 120 s; seen {seen:#?}");
             };
             match next {
                 Incoming::Update(params) => {

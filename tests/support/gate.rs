@@ -39,7 +39,7 @@ impl Gates {
         changed.notify_all();
     }
 
-    /// Wait (up to 20 s) until `count` calls have started at `name`; false if they did not.
+    /// Wait (up to 120 s) until `count` calls have started at `name`; false if they did not.
     pub async fn started(&self, name: &str, count: usize) -> bool {
         let gates = self.clone();
         let name = name.to_string();
@@ -47,7 +47,7 @@ impl Gates {
             let (lock, changed) = &*gates.state;
             let state = lock.lock().unwrap();
             let (_state, timeout) = changed
-                .wait_timeout_while(state, Duration::from_secs(20), |s| {
+                .wait_timeout_while(state, Duration::from_secs(120), |s| {
                     s.started.get(&name).copied().unwrap_or(0) < count
                 })
                 .unwrap();

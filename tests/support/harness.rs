@@ -228,9 +228,10 @@ impl Harness {
         }
     }
 
-    /// The next event, `state` events included.
+    /// The next event, `state` events included (a bound on a hang, generous for a loaded
+    /// machine: not a figure).
     pub async fn next_any_event(&mut self) -> AgentEvent {
-        tokio::time::timeout(Duration::from_secs(20), self.events.recv())
+        tokio::time::timeout(Duration::from_secs(120), self.events.recv())
             .await
             .expect("timed out waiting for an event")
             .expect("event channel closed")

@@ -49,7 +49,7 @@ impl Scratch {
     /// Wait until `name` exists (hooks that run in the background).
     pub async fn wait_for(&self, name: &str) -> Value {
         let path = self.path(name);
-        tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::time::timeout(Duration::from_secs(120), async {
             while !path.exists() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -57,7 +57,7 @@ impl Scratch {
         .await
         .expect("the hook never wrote its file");
         // Written by `cat`: wait until it is complete JSON.
-        tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::time::timeout(Duration::from_secs(120), async {
             loop {
                 if let Ok(value) =
                     serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap())

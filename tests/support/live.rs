@@ -39,7 +39,7 @@ impl Socket {
 
     /// The next line; `None` when the session closed the connection.
     pub async fn next_or_end(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+        let line = tokio::time::timeout(Duration::from_secs(120), self.lines.next_line())
             .await
             .expect("timed out waiting for a line from the live session")
             .expect("read the socket")?;

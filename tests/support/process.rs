@@ -33,12 +33,12 @@ pub struct Output {
     pub stderr: String,
 }
 
-/// Run to completion (at most 30 s).
+/// Run to completion (at most 120 s: a bound on a hang).
 pub async fn run(mut cmd: Command) -> Output {
     let child = cmd.spawn().expect("spawn agent");
-    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await
-        .expect("agent did not finish within 30 s")
+        .expect("agent did not finish within 120 s")
         .expect("wait for agent");
     Output {
         code: output.status.code().unwrap_or(-1),
@@ -88,7 +88,7 @@ impl Rpc {
     }
 
     pub async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+        let line = tokio::time::timeout(Duration::from_secs(120), self.lines.next_line())
             .await
             .expect("timed out waiting for a line")
             .expect("read stdout")
@@ -118,7 +118,7 @@ impl Rpc {
 
     pub async fn exit_code(mut self) -> i32 {
         self.stdin = None;
-        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+        let status = tokio::time::timeout(Duration::from_secs(120), self.child.wait())
             .await
             .expect("agent did not exit")
             .unwrap();

@@ -29,7 +29,7 @@ impl Proxy {
         let stdout = child.stdout.take().unwrap();
         let mut first = String::new();
         tokio::time::timeout(
-            Duration::from_secs(20),
+            Duration::from_secs(120),
             BufReader::new(stdout).read_line(&mut first),
         )
         .await

@@ -218,9 +218,9 @@ impl Tui {
         above.join("\n")
     }
 
-    /// Wait (up to 20 s) until the screen satisfies `pred`; returns it.
+    /// Wait (up to 120 s) until the screen satisfies `pred`; returns it.
     pub async fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let screen = self.transcript();
             if pred(&screen) {
@@ -236,7 +236,7 @@ impl Tui {
     /// Wait until the visible screen satisfies `pred`, checking every 200 µs — for latency
     /// measurements, where `wait_for`'s coarse polling would be the figure.
     pub async fn wait_for_screen_precisely(&self, what: &str, pred: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if pred(&self.screen()) {
                 return;
@@ -289,7 +289,7 @@ impl Tui {
 
     /// Wait for the process to end; its exit code.
     pub async fn exit_code(&mut self) -> u32 {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 // What it wrote last (the terminal modes restored) may still be on its way

@@ -242,7 +242,7 @@ impl FakeServer {
 
     pub async fn wait_for_requests(&self, n: usize) {
         let mut count = self.count.clone();
-        tokio::time::timeout(Duration::from_secs(20), count.wait_for(|c| *c >= n))
+        tokio::time::timeout(Duration::from_secs(120), count.wait_for(|c| *c >= n))
             .await
             .expect("timed out waiting for requests")
             .expect("server gone");

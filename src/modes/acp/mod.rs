@@ -43,21 +43,34 @@ use std::sync::Arc;
 
 /// Serve ACP on stdin/stdout until the editor goes away (end of input, or output closed)
 /// or a signal comes; then every session is stopped, its tools killed (a second signal
-/// exits without waiting). Exit code: 0 when the editor left, 1 when the connection
-/// failed, 130/143/129 for SIGINT/SIGTERM/SIGHUP.
+/// exits without waiting). Exit code: 0 when the editor left (its input ended, or it
+/// stopped reading our output), 1 when the connection failed otherwise, 130/143/129 for
+/// SIGINT/SIGTERM/SIGHUP.
 pub async fn run(settings: Settings, thinking_from_flags: bool) -> u8 {
     let server = Arc::new(Server::new(settings, thinking_from_flags));
-    let connection =
-        ConnectTo::<Client>::connect_to(connection(server.clone()), transport::stdio());
+    let reader_left = tokio_util::sync::CancellationToken::new();
+    let connection = ConnectTo::<Client>::connect_to(
+        connection(server.clone()),
+        transport::stdio(reader_left.clone()),
+    );
     let mut interrupts = Interrupts::new();
     let code = tokio::select! {
         result = connection => match result {
             Ok(()) => 0,
+            // It closed its end of our output (e.g. right after an answer): it left.
+            Err(_) if reader_left.is_cancelled() => {
+                tracing::info!("the editor stopped reading the ACP output");
+                0
+            }
             Err(error) => {
                 tracing::warn!(%error, "the ACP connection failed");
                 1
             }
         },
+        () = reader_left.cancelled() => {
+            tracing::info!("the editor stopped reading the ACP output");
+            0
+        }
         code = interrupts.next() => code,
     };
     tracing::info!(code, "the ACP connection ended; stopping every session");

@@ -16,11 +16,16 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
-/// The process's stdin and stdout as a JSON-RPC line transport.
-pub fn stdio() -> Lines<LineSink, impl Stream<Item = io::Result<String>> + Send + 'static> {
+/// The process's stdin and stdout as a JSON-RPC line transport. `reader_left` is cancelled
+/// when a write finds the editor's end of stdout closed: the editor left (nothing written
+/// from then on can reach it), the connection did not fail.
+pub fn stdio(
+    reader_left: CancellationToken,
+) -> Lines<LineSink, impl Stream<Item = io::Result<String>> + Send + 'static> {
     Lines::new(
-        LineSink::new(tokio::io::stdout()),
+        LineSink::new(tokio::io::stdout(), reader_left),
         incoming(BufReader::new(tokio::io::stdin())),
     )
 }
@@ -62,12 +67,22 @@ pub struct LineSink {
 }
 
 impl LineSink {
-    /// Must be called inside a tokio runtime.
-    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> LineSink {
+    /// Must be called inside a tokio runtime. `reader_left` is cancelled when a write fails
+    /// because nobody reads any more.
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(
+        writer: W,
+        reader_left: CancellationToken,
+    ) -> LineSink {
         let (lines, queue) = mpsc::unbounded_channel();
         let (done, written) = oneshot::channel();
         tokio::spawn(async move {
-            let _ = done.send(write_lines(writer, queue).await);
+            let result = write_lines(writer, queue).await;
+            if let Err(error) = &result
+                && error.kind() == io::ErrorKind::BrokenPipe
+            {
+                reader_left.cancel();
+            }
+            let _ = done.send(result);
         });
         LineSink {
             lines: Some(lines),
@@ -160,7 +175,7 @@ mod tests {
     #[tokio::test]
     async fn output_is_written_in_order_and_closing_waits_for_it() {
         let (writer, mut reader) = tokio::io::duplex(1 << 16);
-        let mut sink = LineSink::new(writer);
+        let mut sink = LineSink::new(writer, CancellationToken::new());
         for n in 0..100 {
             sink.send(format!("{{\"n\":{n}}}")).await.unwrap();
         }
@@ -177,7 +192,7 @@ mod tests {
     async fn sending_fails_once_the_reader_is_gone() {
         let (writer, reader) = tokio::io::duplex(16);
         drop(reader);
-        let mut sink = LineSink::new(writer);
+        let mut sink = LineSink::new(writer, CancellationToken::new());
         sink.send("first".to_string()).await.unwrap();
         // Wait until the writer task has met the closed reader and stopped.
         while !sink.lines.as_ref().unwrap().is_closed() {

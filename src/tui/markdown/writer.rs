@@ -174,46 +174,8 @@ impl<'a> Writer<'a> {
                 self.begin_block();
                 self.html = Some(String::new());
             }
-            Tag::List(first) => {
-                self.flush_inline();
-                if self.in_item() {
-                    // A nested list follows its item's text directly.
-                    self.blank_pending = false;
-                } else {
-                    self.begin_block();
-                }
-                let first = match (self.lists.is_empty(), first) {
-                    (true, Some(n)) => Some(self.ctx.first_number.unwrap_or(n)),
-                    (_, first) => first,
-                };
-                self.lists.push(first);
-            }
-            Tag::Item => {
-                self.flush_inline();
-                self.blank_pending = false;
-                let marker = match self.lists.last_mut() {
-                    Some(Some(n)) => {
-                        let marker = format!("{n}. ");
-                        *n = n.saturating_add(1);
-                        marker
-                    }
-                    _ => {
-                        let depth = self
-                            .containers
-                            .iter()
-                            .filter(|c| matches!(c, Container::Item { .. }))
-                            .count();
-                        format!("{} ", BULLETS[depth % BULLETS.len()])
-                    }
-                };
-                let width = str_width(&marker);
-                let marker = Span::styled(marker, self.theme.list_marker());
-                self.containers.push(Container::Item {
-                    marker,
-                    width,
-                    first: true,
-                });
-            }
+            Tag::List(first) => self.start_list(first),
+            Tag::Item => self.start_item(),
             Tag::Table(aligns) => {
                 self.begin_block();
                 self.table = Some(Table::new(aligns));
@@ -250,6 +212,49 @@ impl<'a> Writer<'a> {
             | Tag::DefinitionListDefinition
             | Tag::MetadataBlock(_) => self.begin_block(),
         }
+    }
+
+    fn start_list(&mut self, first: Option<u64>) {
+        self.flush_inline();
+        if self.in_item() {
+            // A nested list follows its item's text directly.
+            self.blank_pending = false;
+        } else {
+            self.begin_block();
+        }
+        let first = match (self.lists.is_empty(), first) {
+            (true, Some(n)) => Some(self.ctx.first_number.unwrap_or(n)),
+            (_, first) => first,
+        };
+        self.lists.push(first);
+    }
+
+    /// A list item: its marker (the next number, or a bullet by depth) starts its first row.
+    fn start_item(&mut self) {
+        self.flush_inline();
+        self.blank_pending = false;
+        let marker = match self.lists.last_mut() {
+            Some(Some(n)) => {
+                let marker = format!("{n}. ");
+                *n = n.saturating_add(1);
+                marker
+            }
+            _ => {
+                let depth = self
+                    .containers
+                    .iter()
+                    .filter(|c| matches!(c, Container::Item { .. }))
+                    .count();
+                format!("{} ", BULLETS[depth % BULLETS.len()])
+            }
+        };
+        let width = str_width(&marker);
+        let marker = Span::styled(marker, self.theme.list_marker());
+        self.containers.push(Container::Item {
+            marker,
+            width,
+            first: true,
+        });
     }
 
     fn end(&mut self, tag: TagEnd) {

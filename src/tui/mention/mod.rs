@@ -29,23 +29,29 @@ pub struct MentionSearch {
 impl App {
     /// After every key: open, follow or close the picker as the word at the cursor says.
     pub fn update_mention(&mut self) {
-        let Some(query) = self.composer.mention_query() else {
-            self.mention = None;
-            self.mention_search.dismissed = None;
+        let Some(query) = self.input.composer.mention_query() else {
+            self.input.mention = None;
+            self.input.mention_search.dismissed = None;
             return;
         };
-        if self.mention_search.dismissed.as_deref() == Some(query.as_str()) {
+        if self.input.mention_search.dismissed.as_deref() == Some(query.as_str()) {
             return;
         }
-        self.mention_search.dismissed = None;
-        let opening = self.mention.is_none();
-        if !opening && self.mention.as_ref().is_some_and(|m| m.query == query) {
+        self.input.mention_search.dismissed = None;
+        let opening = self.input.mention.is_none();
+        if !opening
+            && self
+                .input
+                .mention
+                .as_ref()
+                .is_some_and(|m| m.query == query)
+        {
             return;
         }
-        match &mut self.mention {
+        match &mut self.input.mention {
             Some(picker) => picker.query = query.clone(),
             None => {
-                self.mention = Some(MentionPicker {
+                self.input.mention = Some(MentionPicker {
                     query: query.clone(),
                     results: Vec::new(),
                     answered: None,
@@ -53,7 +59,7 @@ impl App {
                 })
             }
         }
-        let sender = self.mention_search.queries.get_or_insert_with(|| {
+        let sender = self.input.mention_search.queries.get_or_insert_with(|| {
             let tasks = self.tasks.clone();
             index::start(self.settings.cwd.clone(), move |query, found| {
                 let _ = tasks.send(TaskResult::Mentions(query, found));
@@ -68,7 +74,7 @@ impl App {
 
     /// The worker answered `query`.
     pub fn on_mentions(&mut self, query: String, found: Vec<String>) {
-        if let Some(picker) = &mut self.mention
+        if let Some(picker) = &mut self.input.mention
             && picker.query == query
         {
             picker.selected = picker.selected.min(found.len().saturating_sub(1));
@@ -80,43 +86,47 @@ impl App {
 
     /// Whether the `@` word already names the highlighted path exactly.
     pub fn mention_is_exact(&self) -> bool {
-        self.mention
+        self.input
+            .mention
             .as_ref()
             .is_some_and(|m| m.results.get(m.selected) == Some(&m.query))
     }
 
     /// Whether the picker is showing matches (its keys take precedence).
     pub fn mention_open(&self) -> bool {
-        self.mention.as_ref().is_some_and(|m| !m.results.is_empty())
+        self.input
+            .mention
+            .as_ref()
+            .is_some_and(|m| !m.results.is_empty())
     }
 
     pub fn mention_up(&mut self) {
-        if let Some(picker) = &mut self.mention {
+        if let Some(picker) = &mut self.input.mention {
             picker.selected = picker.selected.saturating_sub(1);
         }
     }
 
     pub fn mention_down(&mut self) {
-        if let Some(picker) = &mut self.mention {
+        if let Some(picker) = &mut self.input.mention {
             picker.selected = (picker.selected + 1).min(picker.results.len().saturating_sub(1));
         }
     }
 
     /// tab or enter: the chosen path replaces the `@` word.
     pub fn choose_mention(&mut self) {
-        let Some(picker) = self.mention.take() else {
+        let Some(picker) = self.input.mention.take() else {
             return;
         };
         if let Some(path) = picker.results.get(picker.selected) {
-            self.composer.complete_mention(path);
+            self.input.composer.complete_mention(path);
         }
         self.dirty = true;
     }
 
     /// esc: close the picker until the word changes.
     pub fn dismiss_mention(&mut self) {
-        if let Some(picker) = self.mention.take() {
-            self.mention_search.dismissed = Some(picker.query);
+        if let Some(picker) = self.input.mention.take() {
+            self.input.mention_search.dismissed = Some(picker.query);
         }
         self.dirty = true;
     }
