@@ -148,17 +148,7 @@ fn read_key(provider: &str) -> Result<String, AuthError> {
             .map_err(|e| AuthError::flow(format!("cannot read the key: {e}")))?;
         line
     };
-    let key = key.trim().to_string();
-    if key.is_empty() {
-        return Err(AuthError::flow("no key was entered; nothing was stored"));
-    }
-    if key.chars().any(char::is_control) || key.contains(' ') {
-        return Err(AuthError::flow(
-            "the key contains spaces or control characters; nothing was stored",
-        ));
-    }
-    crate::secrets::register(&key);
-    Ok(key)
+    super::interactive::valid_key(&key)
 }
 
 fn show_code(url: &str, code: &str) {
@@ -170,20 +160,7 @@ pub(crate) async fn open_browser(url: String) {
     eprintln!(
         "Open this address to sign in (a browser is being started if there is one):\n\n  {url}\n"
     );
-    if std::env::var_os("AGENT_NO_BROWSER").is_some() {
-        return;
-    }
-    let program = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
-    let _ = tokio::process::Command::new(program)
-        .arg(&url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+    super::interactive::start_browser(url).await
 }
 
 pub fn logout(args: &LogoutArgs) -> u8 {

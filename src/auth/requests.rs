@@ -32,11 +32,6 @@ pub fn store() -> Option<Arc<Store>> {
         .clone()
 }
 
-/// Whether a credential is stored for `provider`'s default account.
-pub fn has_stored(provider: &str) -> bool {
-    has_stored_for(provider, None)
-}
-
 /// Whether a credential is stored for `provider`'s `account` (`None`: the default one) — a
 /// cheap check for "is a key missing".
 pub fn has_stored_for(provider: &str, account: Option<&str>) -> bool {

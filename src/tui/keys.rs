@@ -29,6 +29,10 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.dirty = true;
+        // An API key being typed (`/login`) takes every key.
+        if self.secret_key(key) {
+            return KeyOutcome::Handled;
+        }
         if self.search_cancel_key(key) {
             return KeyOutcome::Handled;
         }
@@ -235,6 +239,9 @@ impl App {
 
     pub fn on_paste(&mut self, text: &str) {
         self.dirty = true;
+        if self.secret_paste(text) {
+            return;
+        }
         if let Some(message) = self
             .views
             .approval

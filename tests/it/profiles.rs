@@ -380,3 +380,80 @@ async fn login_status_and_logout_of_a_named_account() {
         assert!(file.contains(key));
     }
 }
+
+/// The interface: the profile in the status line, `/profile` switching it (the next
+/// request goes with the other account), `/login` reading a key that is never drawn nor
+/// written anywhere but the store, `/logout` forgetting it.
+#[tokio::test]
+async fn the_interface_switches_profiles_and_signs_in_with_a_hidden_key() {
+    const TYPED: &str = "sk-typed-in-the-tui-0123456789";
+    let e = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("answered at home"))]).await;
+    setup(&e, &server, "");
+    let tui = crate::support::pty::Tui::spawn_sized(
+        &["--profile", "work"],
+        e.home.path(),
+        e.cwd.path(),
+        crate::support::pty::ROWS,
+        crate::support::pty::COLS,
+        &[("AGENT_CREDENTIAL_STORE", "file")],
+    );
+    tui.wait_for_text("profile work").await;
+
+    tui.type_text("/profile home");
+    tui.enter();
+    tui.wait_for_text("Profile: home").await;
+    tui.wait_for_text("profile home").await;
+    tui.type_text("hello");
+    tui.enter();
+    tui.wait_for_text("answered at home").await;
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {HOME_KEY}").as_str())
+    );
+
+    tui.type_text("/login acme --account spare");
+    tui.enter();
+    tui.wait_for_text("it is not shown").await;
+    tui.wait_for_text("API key for `acme` (account `spare`): hidden")
+        .await;
+    tui.type_text(TYPED);
+    // Typed, not shown: neither on the screen nor in the composer.
+    assert!(
+        !tui.transcript().contains("sk-typed"),
+        "{}",
+        tui.transcript()
+    );
+    tui.enter();
+    tui.wait_for_text("Signed in to `acme` (account `spare`)")
+        .await;
+    assert!(!tui.wrote(TYPED.as_bytes()), "the key reached the terminal");
+    let file = std::fs::read_to_string(e.home.path().join("auth.json")).unwrap();
+    let stored: Value = serde_json::from_str(&file).unwrap();
+    assert_eq!(
+        stored["credentials"]["provider/acme@spare"]["key"], TYPED,
+        "{file}"
+    );
+
+    // Esc drops a key being typed.
+    tui.type_text("/login acme --account other");
+    tui.enter();
+    tui.wait_for_text("(account `other`): hidden").await;
+    tui.type_text("sk-dropped-0123456789");
+    tui.send(b"\x1b");
+    tui.wait_for_text("Nothing was stored.").await;
+
+    tui.type_text("/logout acme --account spare");
+    tui.enter();
+    tui.wait_for_text("Signed out of `acme` (account `spare`).")
+        .await;
+    let file = std::fs::read_to_string(e.home.path().join("auth.json")).unwrap();
+    assert!(
+        !file.contains(TYPED) && !file.contains("sk-dropped"),
+        "{file}"
+    );
+    for session in e.session_files() {
+        let text = std::fs::read_to_string(session).unwrap();
+        assert!(!text.contains(TYPED));
+    }
+}
