@@ -81,6 +81,12 @@ mod tests {
             let why = rule.err().unwrap().message;
             assert!(why.contains("rebuild with --features web"), "{why}");
         }
+        let lsp_left_out = (!cfg!(feature = "lsp")).then_some(LSP);
+        assert_eq!(tool_left_out("lsp"), lsp_left_out);
+        assert_eq!(
+            KEYRING.missing(),
+            "this build has no OS keyring support: rebuild with --features keyring"
+        );
         assert_eq!(tool_left_out("no_such_tool"), None);
     }
 }
