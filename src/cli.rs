@@ -96,6 +96,11 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<Mode>,
 
+    /// A [profiles.NAME] of the config: provider, model, account, permission mode, sandbox
+    /// and MCP servers together (flags still win)
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+
     /// Provider from the config (built in: openai, anthropic)
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
@@ -342,6 +347,10 @@ pub struct LoginArgs {
     /// Store an API key even for a provider that offers an account sign-in
     #[arg(long = "api-key")]
     pub api_key: bool,
+    /// Keep this credential as the named account of the provider, beside its default one
+    /// (a profile's `account` chooses it)
+    #[arg(long, value_name = "NAME")]
+    pub account: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -349,6 +358,10 @@ pub struct LogoutArgs {
     /// The provider to sign out of (all providers without it)
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
+    /// Only this account of the provider (without it: the provider's default account;
+    /// without --provider too: every credential)
+    #[arg(long, value_name = "NAME", requires = "provider")]
+    pub account: Option<String>,
 }
 
 #[derive(Debug, Args)]

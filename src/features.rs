@@ -21,6 +21,14 @@ pub const WEB: Feature = Feature {
     name: "web",
     what: "web_fetch",
 };
+pub const KEYRING: Feature = Feature {
+    name: "keyring",
+    what: "OS keyring",
+};
+pub const LSP: Feature = Feature {
+    name: "lsp",
+    what: "language-server",
+};
 
 impl Feature {
     /// "this build has no ACP support: rebuild with --features acp".
@@ -36,6 +44,7 @@ impl Feature {
 pub fn tool_left_out(name: &str) -> Option<Feature> {
     match name {
         "web_fetch" if !cfg!(feature = "web") => Some(WEB),
+        "lsp" if !cfg!(feature = "lsp") => Some(LSP),
         _ => None,
     }
 }
@@ -72,6 +81,12 @@ mod tests {
             let why = rule.err().unwrap().message;
             assert!(why.contains("rebuild with --features web"), "{why}");
         }
+        let lsp_left_out = (!cfg!(feature = "lsp")).then_some(LSP);
+        assert_eq!(tool_left_out("lsp"), lsp_left_out);
+        assert_eq!(
+            KEYRING.missing(),
+            "this build has no OS keyring support: rebuild with --features keyring"
+        );
         assert_eq!(tool_left_out("no_such_tool"), None);
     }
 }

@@ -15,6 +15,8 @@ pub mod file_size_limit;
 pub mod live;
 pub mod llm;
 pub mod logging;
+// A build without the `lsp` feature has the same `Lsp`, which starts no server (`lsp/off.rs`).
+#[cfg_attr(not(feature = "lsp"), path = "lsp/off.rs")]
 pub mod lsp;
 pub mod mcp;
 pub mod mcp_command;

@@ -146,6 +146,8 @@ fn main() -> ExitCode {
     // the process has one thread.
     settings.tool_settings.sandbox =
         agent::sandbox::Sandbox::start(&settings.sandbox, &settings.cwd);
+    // So are the sandboxes of the other modes a profile may switch to (`/profile`).
+    settings.prepare_profile_sandboxes();
     // The provider keys leave the process environment before any thread exists (so a tool
     // cannot read them from /proc/<pid>/environ) and are masked in everything written.
     // SAFETY: still single-threaded here: the logger, the async runtime and every task

@@ -453,6 +453,7 @@ mod tests {
                 api_key_env: None,
                 api_key_command: None,
                 headers: vec![],
+                account: None,
             },
             crate::llm::timeouts::Timeouts::default(),
         )
@@ -475,6 +476,7 @@ mod tests {
             auto_retry: true,
             compaction: CompactionSettings::default(),
             cwd: std::path::PathBuf::from("/"),
+            profile: None,
         };
         // 32,000 window - 16,384 reserve = 15,616 usable: keep half, not the configured 20k.
         assert_eq!(keep_recent(&settings), 7_808);

@@ -93,8 +93,10 @@ pub struct AgentConfig {
     /// The hooks to run (docs/extensions.md); `Hooks::default()` runs none.
     pub hooks: Arc<crate::extensions::hooks::Hooks>,
     /// The models the configuration offers (`SetModel`, a command's or a sub-agent's
-    /// `model`); `None`: no model can be chosen by name.
+    /// `model`) and its profiles (`SetProfile`); `None`: no model can be chosen by name.
     pub models: Option<Arc<dyn commands::models::Models>>,
+    /// The profile the settings came from (`--profile`), if any.
+    pub profile: Option<String>,
     /// The custom commands and skills a prompt may start with (`/name`).
     pub extensions: Arc<crate::extensions::Extensions>,
     /// The session's id: the one `session::open` made (also for a session not kept on
@@ -188,6 +190,8 @@ pub struct Snapshot {
     pub session_name: Option<String>,
     /// The session's goal (`set_goal`), while one is set.
     pub goal: Option<String>,
+    /// The profile in use, if any.
+    pub profile: Option<String>,
 }
 
 pub struct Agent {
@@ -234,6 +238,7 @@ impl Agent {
             auto_retry: true,
             compaction: config.compaction,
             cwd: config.cwd,
+            profile: config.profile,
         };
         let state = State {
             ledger: usage::UsageLedger::from_history(&config.history),
@@ -623,6 +628,7 @@ impl Agent {
             auto_retry: settings.auto_retry,
             session_name: state.session_name.clone(),
             goal: state.goal.clone(),
+            profile: settings.profile.clone(),
         }
     }
 }

@@ -57,6 +57,8 @@ pub(crate) struct RunSettings {
     pub auto_retry: bool,
     pub compaction: CompactionSettings,
     pub cwd: PathBuf,
+    /// The profile in use (`SetProfile`, `--profile`), if any.
+    pub profile: Option<String>,
 }
 
 pub(crate) struct State {

@@ -6,7 +6,7 @@
 use super::copilot;
 use super::credential::Credential;
 use super::error::AuthError;
-use super::store::{Store, provider_id};
+use super::store::{Store, account_id, check_account, parse_provider_id};
 use crate::cli::{AuthAction, LoginArgs, LogoutArgs};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -56,6 +56,10 @@ fn login_inner(args: &LoginArgs) -> Result<(), AuthError> {
     if let Some(why) = crate::config::unknown_provider(name, &paths.config_file) {
         return Err(AuthError::flow(why));
     }
+    let account = args.account.as_deref().map(str::trim);
+    if let Some(account) = account {
+        check_account(account).map_err(|why| AuthError::flow(format!("--account: {why}")))?;
+    }
     let store = Store::open(&home()?);
     if let Some(why) = store.keyring_required_but_missing() {
         return Err(AuthError::store(why));
@@ -97,7 +101,7 @@ fn login_inner(args: &LoginArgs) -> Result<(), AuthError> {
         Credential::Oauth(tokens)
     };
     let lock = store.lock()?;
-    let location = store.save(&lock, &provider_id(name), &credential)?;
+    let location = store.save(&lock, &account_id(name, account), &credential)?;
     drop(lock);
     let who = match &credential {
         Credential::Oauth(tokens) => tokens
@@ -107,8 +111,13 @@ fn login_inner(args: &LoginArgs) -> Result<(), AuthError> {
             .unwrap_or_default(),
         _ => String::new(),
     };
-    println!("Signed in to `{name}`{who}; the credential is in {location}.");
-    if let Some(var) = key_variable(name)
+    let target = match account {
+        Some(account) => format!("`{name}` (account `{account}`)"),
+        None => format!("`{name}`"),
+    };
+    println!("Signed in to {target}{who}; the credential is in {location}.");
+    if account.is_none()
+        && let Some(var) = key_variable(name)
         && crate::secrets::env_key(var).is_some_and(|v| !v.trim().is_empty())
     {
         println!("Note: {var} is set and is used instead while it is.");
@@ -139,17 +148,7 @@ fn read_key(provider: &str) -> Result<String, AuthError> {
             .map_err(|e| AuthError::flow(format!("cannot read the key: {e}")))?;
         line
     };
-    let key = key.trim().to_string();
-    if key.is_empty() {
-        return Err(AuthError::flow("no key was entered; nothing was stored"));
-    }
-    if key.chars().any(char::is_control) || key.contains(' ') {
-        return Err(AuthError::flow(
-            "the key contains spaces or control characters; nothing was stored",
-        ));
-    }
-    crate::secrets::register(&key);
-    Ok(key)
+    super::interactive::valid_key(&key)
 }
 
 fn show_code(url: &str, code: &str) {
@@ -161,20 +160,7 @@ pub(crate) async fn open_browser(url: String) {
     eprintln!(
         "Open this address to sign in (a browser is being started if there is one):\n\n  {url}\n"
     );
-    if std::env::var_os("AGENT_NO_BROWSER").is_some() {
-        return;
-    }
-    let program = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
-    let _ = tokio::process::Command::new(program)
-        .arg(&url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+    super::interactive::start_browser(url).await
 }
 
 pub fn logout(args: &LogoutArgs) -> u8 {
@@ -184,34 +170,47 @@ pub fn logout(args: &LogoutArgs) -> u8 {
 fn logout_inner(args: &LogoutArgs) -> Result<(), AuthError> {
     let store = Store::open(&home()?);
     let lock = store.lock()?;
+    let account = args.account.as_deref().map(str::trim);
     let ids: Vec<String> = match &args.provider {
-        Some(name) => vec![provider_id(name)],
+        Some(name) => vec![account_id(name, account)],
         None => store
             .ids()?
             .into_iter()
-            .filter(|id| id.starts_with("provider/"))
+            .filter(|id| parse_provider_id(id).is_some())
             .collect(),
     };
     let mut removed = Vec::new();
     for id in &ids {
         if store.remove(&lock, id)? {
-            removed.push(id.trim_start_matches("provider/").to_string());
+            removed.push(id.clone());
         }
     }
     match (removed.is_empty(), &args.provider) {
-        (true, Some(name)) => println!("No credential was stored for `{name}`."),
+        (true, Some(name)) => println!(
+            "No credential was stored for {}.",
+            subject(&account_id(name, account))
+        ),
         (true, None) => println!("No provider credential was stored."),
-        (false, _) => println!("Signed out of {}.", quoted(&removed)),
+        (false, _) => println!(
+            "Signed out of {}.",
+            removed
+                .iter()
+                .map(|id| subject(id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
     Ok(())
 }
 
-fn quoted(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// How a provider credential's id is named to the user: "`openai`", "`openai` (account
+/// `work`)".
+pub fn subject(id: &str) -> String {
+    match parse_provider_id(id) {
+        Some((provider, Some(account))) => format!("`{provider}` (account `{account}`)"),
+        Some((provider, None)) => format!("`{provider}`"),
+        None => format!("`{id}`"),
+    }
 }
 
 pub fn auth(action: &AuthAction) -> u8 {
@@ -231,12 +230,15 @@ fn status() -> Result<(), AuthError> {
         };
         any = true;
         let (kind, name) = id.split_once('/').unwrap_or(("", &id));
-        let subject = match kind {
-            "mcp" => format!("MCP server `{name}`"),
-            _ => format!("provider `{name}`"),
+        let (who, default_account) = match (kind, parse_provider_id(&id)) {
+            ("mcp", _) => (format!("MCP server `{name}`"), false),
+            (_, Some((provider, Some(account)))) => {
+                (format!("provider `{provider}` account `{account}`"), false)
+            }
+            _ => (format!("provider `{name}`"), true),
         };
-        let _ = writeln!(out, "{subject}: {}, in {location}", credential.describe());
-        if kind == "provider"
+        let _ = writeln!(out, "{who}: {}, in {location}", credential.describe());
+        if default_account
             && let Some(var) = key_variable(name)
             && crate::secrets::env_key(var).is_some_and(|v| !v.trim().is_empty())
         {

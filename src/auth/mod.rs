@@ -13,6 +13,10 @@ pub mod credential;
 pub mod error;
 mod file_store;
 pub mod http;
+pub mod interactive;
+// Without the `keyring` feature there is no OS keyring: `keyring_off.rs` says so, and
+// credentials go to auth.json.
+#[cfg_attr(not(feature = "keyring"), path = "keyring_off.rs")]
 mod keyring_store;
 pub mod loopback;
 #[cfg(feature = "mcp")]

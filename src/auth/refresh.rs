@@ -20,10 +20,17 @@ pub struct Subject {
 }
 
 impl Subject {
-    pub fn provider(name: &str) -> Subject {
-        Subject {
-            what: format!("provider `{name}`"),
-            command: format!("agent login --provider {name}"),
+    /// A provider's `account` (`None`: its default one).
+    pub fn account(name: &str, account: Option<&str>) -> Subject {
+        match account.filter(|a| !a.is_empty()) {
+            None => Subject {
+                what: format!("provider `{name}`"),
+                command: format!("agent login --provider {name}"),
+            },
+            Some(account) => Subject {
+                what: format!("account `{account}` of provider `{name}`"),
+                command: format!("agent login --provider {name} --account {account}"),
+            },
         }
     }
 

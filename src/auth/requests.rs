@@ -6,14 +6,14 @@
 use super::credential::Credential;
 use super::error::AuthError;
 use super::refresh::{self, Subject};
-use super::store::{Store, provider_id};
+use super::store::{Store, account_id};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 static STORE: OnceLock<Option<Arc<Store>>> = OnceLock::new();
 /// Header names and values.
 type Headers = Vec<(String, String)>;
-/// The headers of the credential each provider last used (non-secret).
+/// The headers of each credential (by its id) as last handed out (non-secret).
 static HEADERS: RwLock<Option<HashMap<String, Headers>>> = RwLock::new(None);
 
 /// The process's credential store, if the agent has a home. The library's own unit tests
@@ -32,24 +32,32 @@ pub fn store() -> Option<Arc<Store>> {
         .clone()
 }
 
-/// Whether a credential is stored for `provider` (a cheap check for "is a key missing").
-pub fn has_stored(provider: &str) -> bool {
-    store().is_some_and(|store| matches!(store.load(&provider_id(provider)), Ok(Some(_))))
+/// Whether a credential is stored for `provider`'s `account` (`None`: the default one) — a
+/// cheap check for "is a key missing".
+pub fn has_stored_for(provider: &str, account: Option<&str>) -> bool {
+    store().is_some_and(|store| matches!(store.load(&account_id(provider, account)), Ok(Some(_))))
 }
 
-/// The stored key or access token of `provider`, renewed first when it is about to
-/// expire; `None` when nothing is stored.
-pub async fn provider_key(provider: &str) -> Result<Option<String>, AuthError> {
-    key_for(provider, None).await
+/// The stored key or access token of `provider`'s `account`, renewed first when it is
+/// about to expire; `None` when nothing is stored.
+pub async fn provider_key(
+    provider: &str,
+    account: Option<&str>,
+) -> Result<Option<String>, AuthError> {
+    key_for(provider, account, None).await
 }
 
 /// A server refused `key`: renew it (once across agents) and return the new one, or say
 /// to sign in again. `None` when `key` did not come from the store.
-pub async fn after_rejection(provider: &str, key: &str) -> Result<Option<String>, AuthError> {
+pub async fn after_rejection(
+    provider: &str,
+    account: Option<&str>,
+    key: &str,
+) -> Result<Option<String>, AuthError> {
     let Some(store) = store() else {
         return Ok(None);
     };
-    let id = provider_id(provider);
+    let id = account_id(provider, account);
     let loaded = {
         let (store, id) = (store.clone(), id.clone());
         tokio::task::spawn_blocking(move || store.load(&id))
@@ -58,25 +66,31 @@ pub async fn after_rejection(provider: &str, key: &str) -> Result<Option<String>
     };
     match loaded {
         Some((Credential::Oauth(tokens), _)) if tokens.access_token == key => {
-            key_for(provider, Some(key)).await
+            key_for(provider, account, Some(key)).await
         }
         Some((Credential::ApiKey { key: stored }, _)) if stored == key => {
+            let subject = Subject::account(provider, account);
             Err(AuthError::SignInAgain {
-                what: format!("provider `{provider}`"),
+                what: subject.what,
                 why: "the server refused the stored API key".to_string(),
-                command: format!("agent login --provider {provider}"),
+                command: subject.command,
             })
         }
         _ => Ok(None),
     }
 }
 
-async fn key_for(provider: &str, rejected: Option<&str>) -> Result<Option<String>, AuthError> {
+async fn key_for(
+    provider: &str,
+    account: Option<&str>,
+    rejected: Option<&str>,
+) -> Result<Option<String>, AuthError> {
     let Some(store) = store() else {
         return Ok(None);
     };
-    let subject = Subject::provider(provider);
-    let credential = refresh::usable(store, &provider_id(provider), &subject, rejected).await?;
+    let subject = Subject::account(provider, account);
+    let id = account_id(provider, account);
+    let credential = refresh::usable(store, &id, &subject, rejected).await?;
     let (key, headers) = match credential {
         Some(Credential::ApiKey { key }) => (Some(key), Vec::new()),
         Some(Credential::Oauth(tokens)) => (
@@ -89,17 +103,18 @@ async fn key_for(provider: &str, rejected: Option<&str>) -> Result<Option<String
         .write()
         .unwrap_or_else(PoisonError::into_inner)
         .get_or_insert_with(HashMap::new)
-        .insert(provider.to_string(), headers);
+        .insert(id, headers);
     Ok(key)
 }
 
-/// The headers that go with `provider`'s stored sign-in (an account id, an integration
-/// id), as of the last key handed out.
-pub fn credential_headers(provider: &str) -> Vec<(String, String)> {
+/// The headers that go with the stored sign-in of `provider`'s `account` (an account id,
+/// an integration id), as of the last key handed out.
+pub fn credential_headers(provider: &str, account: Option<&str>) -> Vec<(String, String)> {
+    let id = account_id(provider, account);
     HEADERS
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .as_ref()
-        .and_then(|headers| headers.get(provider).cloned())
+        .and_then(|headers| headers.get(&id).cloned())
         .unwrap_or_default()
 }

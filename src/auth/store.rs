@@ -45,9 +45,46 @@ pub struct StoreLock {
     _file: std::fs::File,
 }
 
-/// The id of a provider's credential.
+/// The id of a provider's credential (its default account).
 pub fn provider_id(provider: &str) -> String {
     format!("provider/{provider}")
+}
+
+/// The id of the credential of `provider`'s `account` (`agent login --account`, a
+/// profile's `account`): `provider/NAME` for the default account — where every credential
+/// stored before accounts existed already is — and `provider/NAME@ACCOUNT` for a named one,
+/// so two accounts of one provider sit side by side.
+pub fn account_id(provider: &str, account: Option<&str>) -> String {
+    match account.filter(|a| !a.is_empty()) {
+        Some(account) => format!("provider/{provider}@{account}"),
+        None => provider_id(provider),
+    }
+}
+
+/// The provider and the account (`None`: the default one) of a provider credential's id;
+/// `None` for any other id.
+pub fn parse_provider_id(id: &str) -> Option<(&str, Option<&str>)> {
+    let rest = id.strip_prefix("provider/")?;
+    Some(match rest.split_once('@') {
+        Some((provider, account)) => (provider, Some(account)),
+        None => (rest, None),
+    })
+}
+
+/// Why `account` cannot name an account: empty, or with characters that would make its
+/// credential's id ambiguous.
+pub fn check_account(account: &str) -> Result<(), String> {
+    let fine = !account.is_empty()
+        && account
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{account}` is not an account name: use letters, digits, `-`, `_`, `.` and `+`"
+        ))
+    }
 }
 
 /// The id of an MCP server's credential.
@@ -247,5 +284,22 @@ mod tests {
         assert!(store.remove(&lock, &provider_id("openai")).unwrap());
         assert!(store.load(&provider_id("openai")).unwrap().is_none());
         assert!(crate::secrets::redact("x sk-round-trip-1234").contains(crate::secrets::REDACTED));
+    }
+
+    #[test]
+    fn a_named_account_sits_beside_the_default_one() {
+        assert_eq!(account_id("openai", None), "provider/openai");
+        assert_eq!(account_id("openai", Some("")), "provider/openai");
+        assert_eq!(account_id("openai", Some("work")), "provider/openai@work");
+        assert_eq!(
+            parse_provider_id("provider/openai@work"),
+            Some(("openai", Some("work")))
+        );
+        assert_eq!(parse_provider_id("provider/openai"), Some(("openai", None)));
+        assert_eq!(parse_provider_id("mcp/files"), None);
+        assert!(check_account("work-2").is_ok());
+        assert!(check_account("a@b").is_err());
+        assert!(check_account("").is_err());
+        assert!(check_account("a/b").is_err());
     }
 }

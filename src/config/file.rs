@@ -12,6 +12,11 @@ use std::collections::BTreeMap;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
+    /// The profile used when `--profile` names none.
+    pub profile: Option<String>,
+    /// `[profiles.NAME]`: provider, model, account, permission mode, sandbox, MCP servers.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, super::profiles::ProfileTable>,
     pub provider: Option<String>,
     pub model: Option<String>,
     pub permission_mode: Option<PermissionMode>,
@@ -343,6 +348,7 @@ mod tests {
             .join("\n");
         let config = parse(&uncommented).unwrap_or_else(|e| panic!("{e:?}\n{uncommented}"));
         assert!(config.providers.contains_key("my-local"));
+        assert!(config.profiles.contains_key("work"));
     }
 
     fn looks_like_setting(line: &str) -> bool {

@@ -9,6 +9,7 @@ pub mod lsp;
 pub mod mcp_edit;
 mod models;
 pub mod permissions_edit;
+pub mod profiles;
 mod resolve;
 mod sandbox;
 mod timeouts;
@@ -70,6 +71,18 @@ pub struct Settings {
     pub checkpoints: crate::checkpoint::Settings,
     /// The configured providers, to switch provider or model later.
     pub providers: BTreeMap<String, ProviderConfig>,
+    /// The profile in use (`--profile`, the file's `profile`), if any.
+    pub profile: Option<String>,
+    /// `[profiles]`, to switch between them later (`SetProfile`).
+    pub profiles: BTreeMap<String, profiles::ProfileTable>,
+    /// What the command line and the file chose below any profile (`None` without
+    /// profiles): a profile switched to keeps these for the keys it leaves out.
+    pub unprofiled: Option<Unprofiled>,
+    /// The `[mcp_servers]` the profile uses (`None`: all).
+    pub mcp_selection: Option<Vec<String>>,
+    /// The sandbox of every other mode a profile may switch to, found at start while the
+    /// process has one thread (`Sandbox::start` forks; main.rs).
+    pub sandboxes: Vec<crate::sandbox::Sandbox>,
     /// Whether the command line chose the provider, model or endpoint (a resumed session's
     /// model is used only when it did not).
     pub model_from_flags: bool,
@@ -100,6 +113,15 @@ pub struct Settings {
     pub agents: AgentsConfig,
     /// `[lsp]`: the language servers (none usable with `--no-tools`).
     pub lsp: lsp::LspSettings,
+}
+
+/// The settings a profile can change, as the command line and the file chose them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unprofiled {
+    pub provider: String,
+    pub model: String,
+    pub permission_mode: PermissionMode,
+    pub sandbox: crate::sandbox::SandboxMode,
 }
 
 /// `[agents]`, resolved.
@@ -141,9 +163,50 @@ impl Settings {
         } else {
             Overrides::default()
         };
-        let settings = provider_settings(&overrides, provider, config, builtin)
+        let mut settings = provider_settings(&overrides, provider, config, builtin)
             .map_err(|(key, message)| format!("`{key}`: {message}"))?;
+        settings.account = self.profile_account(self.profile.as_deref(), provider);
         Ok((settings, model_info(model, config)))
+    }
+
+    /// Find out now, for every other sandbox mode a profile may switch to, whether this
+    /// machine enforces it (`sandboxes`). Like `Sandbox::start`, call it while the process
+    /// has one thread.
+    pub fn prepare_profile_sandboxes(&mut self) {
+        let Some(base) = &self.unprofiled else {
+            return;
+        };
+        let mut modes: Vec<crate::sandbox::SandboxMode> = self
+            .profiles
+            .values()
+            .filter_map(|profile| profile.sandbox)
+            .chain([base.sandbox])
+            .filter(|mode| *mode != self.tool_settings.sandbox.mode)
+            .collect();
+        modes.sort_by_key(|mode| mode.as_str());
+        modes.dedup();
+        self.sandboxes = modes
+            .into_iter()
+            .map(|mode| {
+                let config = crate::sandbox::SandboxConfig {
+                    mode,
+                    ..self.sandbox.clone()
+                };
+                crate::sandbox::Sandbox::start(&config, &self.cwd)
+            })
+            .collect();
+    }
+
+    /// The account `provider` is called with while `profile` is in use: the profile's
+    /// `account`, for the profile's provider (a profile naming no provider: for the one
+    /// chosen without it); `None`: the provider's default credential.
+    pub fn profile_account(&self, profile: Option<&str>, provider: &str) -> Option<String> {
+        let profile = self.profiles.get(profile?)?;
+        let chosen = match &profile.provider {
+            Some(own) => own.as_str(),
+            None => &self.unprofiled.as_ref()?.provider,
+        };
+        profile.account.clone().filter(|_| chosen == provider)
     }
 }
 

@@ -80,5 +80,5 @@ fn has_key(provider: &ProviderSettings) -> bool {
             None => false,
             Some(var) => crate::secrets::env_key(var).is_some_and(|v| !v.is_empty()),
         }
-        || crate::auth::requests::has_stored(&provider.name)
+        || crate::auth::requests::has_stored_for(&provider.name, provider.account.as_deref())
 }

@@ -71,6 +71,14 @@ impl EngineLink {
         }
     }
 
+    /// The profiles `set_profile` takes.
+    pub fn profiles(&self) -> Vec<String> {
+        match self {
+            EngineLink::Local(agent) => agent.profiles(),
+            EngineLink::Remote(remote) => remote.profiles(),
+        }
+    }
+
     /// The session's goal, while one is set.
     pub fn goal(&self) -> Option<String> {
         match self {

@@ -27,6 +27,8 @@ pub struct RemoteEngine {
     /// How many messages a conversation replaced (another session, a compaction) is
     /// re-read with: the same as the first replay.
     last: Option<usize>,
+    /// The profiles the owner's configuration has (`get_state.profiles`).
+    profiles: Vec<String>,
 }
 
 struct Shared {
@@ -64,6 +66,7 @@ impl RemoteEngine {
         let client = Arc::new(client);
         let state = client.request(json!({"type": "get_state"})).await?;
         let mut snapshot = snapshot_of(&state);
+        let profiles = serde_json::from_value(state["profiles"].clone()).unwrap_or_default();
         // The events stream from the answer on: the pump starts once the replay is in.
         let mut answer = client.attach(None, last).await?;
         let messages = messages_of(answer["messages"].take());
@@ -92,6 +95,7 @@ impl RemoteEngine {
             client: client.clone(),
             shared: shared.clone(),
             last,
+            profiles,
         };
         tokio::spawn(pump(events, client, shared, last));
         Ok((engine, events_out))
@@ -123,6 +127,11 @@ impl RemoteEngine {
     }
 
     /// The state as the session last told it.
+    /// The profiles `set_profile` takes in the owning process.
+    pub fn profiles(&self) -> Vec<String> {
+        self.profiles.clone()
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         let shared = self.lock();
         let mut snapshot = shared.mirror.snapshot.clone();
@@ -264,6 +273,7 @@ fn snapshot_of(state: &Value) -> Snapshot {
         auto_retry: state["autoRetryEnabled"] == true,
         session_name: state["sessionName"].as_str().map(str::to_string),
         goal: state["goal"].as_str().map(str::to_string),
+        profile: state["profile"].as_str().map(str::to_string),
     }
 }
 
@@ -294,7 +304,9 @@ impl Mirror {
                 model,
                 thinking_level,
                 permission_mode,
+                profile,
             } => {
+                snapshot.profile = profile.clone();
                 snapshot.provider = provider.clone();
                 snapshot.model = model.clone();
                 snapshot.thinking = *thinking_level;

@@ -111,7 +111,11 @@ impl Provider {
     /// Whether requests use what `agent login` stored (no flag, command or variable key).
     fn settings_use_stored_key(&self) -> bool {
         let settings = &self.settings;
-        settings.api_key.as_deref().is_none_or(str::is_empty)
+        let given = settings.api_key.as_deref().is_some_and(|k| !k.is_empty());
+        if settings.named_account().is_some() {
+            return !given;
+        }
+        !given
             && settings.api_key_command.is_none()
             && settings
                 .api_key_env
@@ -124,14 +128,15 @@ impl Provider {
     /// nothing stored was sent, or the error that says to sign in again.
     async fn renew_stored_key(&self) -> Result<bool, ProviderError> {
         let name = &self.settings.name;
+        let account = self.settings.account.as_deref();
         let sign_in = |e: crate::auth::AuthError| ProviderError::SignIn(e.to_string());
-        let Some(sent) = crate::auth::requests::provider_key(name)
+        let Some(sent) = crate::auth::requests::provider_key(name, account)
             .await
             .map_err(sign_in)?
         else {
             return Ok(false);
         };
-        match crate::auth::requests::after_rejection(name, &sent).await {
+        match crate::auth::requests::after_rejection(name, account, &sent).await {
             Ok(renewed) => Ok(renewed.is_some()),
             Err(e) => Err(sign_in(e)),
         }

@@ -27,6 +27,9 @@ pub struct ProviderSettings {
     pub api_key_env: Option<String>,
     pub api_key_command: Option<String>,
     pub headers: Vec<(String, String)>,
+    /// Which of the provider's stored credentials requests use (`agent login --account`, a
+    /// profile's `account`); `None`: the default one.
+    pub account: Option<String>,
 }
 
 impl fmt::Debug for ProviderSettings {
@@ -45,6 +48,7 @@ impl fmt::Debug for ProviderSettings {
                 "headers",
                 &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
+            .field("account", &self.account)
             .finish()
     }
 }
@@ -63,6 +67,18 @@ impl ProviderSettings {
             crate::secrets::register(key);
             return Ok(Some(key.clone()));
         }
+        // A named account (a profile's) is that account's stored credential and nothing
+        // else: a key variable set for the provider must not quietly stand in for it.
+        if let Some(account) = self.named_account() {
+            return match crate::auth::requests::provider_key(&self.name, Some(account)).await {
+                Ok(Some(key)) => Ok(Some(key)),
+                Ok(None) => Err(ProviderError::SignIn(format!(
+                    "account `{account}` of provider `{}` is not signed in: run `agent login --provider {} --account {account}`",
+                    self.name, self.name
+                ))),
+                Err(e) => Err(ProviderError::SignIn(e.to_string())),
+            };
+        }
         if let Some(command) = &self.api_key_command {
             let key = self.run_key_command(command).await?;
             crate::secrets::register(&key);
@@ -76,7 +92,7 @@ impl ProviderSettings {
             return Ok(Some(key.trim().to_string()));
         }
         // Last, what `agent login` stored (a token renewed first when about to expire).
-        match crate::auth::requests::provider_key(&self.name).await {
+        match crate::auth::requests::provider_key(&self.name, None).await {
             Ok(Some(key)) => return Ok(Some(key)),
             Ok(None) => {}
             Err(e) => return Err(ProviderError::SignIn(e.to_string())),
@@ -93,16 +109,28 @@ impl ProviderSettings {
     /// Why requests would fail for want of a key, found without running anything (an
     /// `api_key_command` counts as a key): `None` when a key is there or none is needed.
     pub fn missing_key(&self) -> Option<String> {
+        let given = self.api_key.as_ref().is_some_and(|k| !k.is_empty());
+        if let Some(account) = self.named_account()
+            && !given
+        {
+            return (!crate::auth::requests::has_stored_for(&self.name, Some(account))).then(
+                || {
+                    format!(
+                        "account `{account}` of provider `{}` is not signed in: run `agent login --provider {} --account {account}`",
+                        self.name, self.name
+                    )
+                },
+            );
+        }
         let from_env = self
             .api_key_env
             .as_ref()
             .and_then(|var| crate::secrets::env_key(var))
             .is_some_and(|key| !key.trim().is_empty());
-        let given = self.api_key.as_ref().is_some_and(|k| !k.is_empty());
         if given || from_env || self.api_key_command.is_some() || !self.is_hosted() {
             return None;
         }
-        if crate::auth::requests::has_stored(&self.name) {
+        if crate::auth::requests::has_stored_for(&self.name, None) {
             return None;
         }
         Some(format!(
@@ -112,16 +140,24 @@ impl ProviderSettings {
         ))
     }
 
+    /// The account named for this provider (`None`: the default one).
+    pub fn named_account(&self) -> Option<&str> {
+        self.account.as_deref().filter(|a| !a.is_empty())
+    }
+
     /// How to supply a key, for error messages.
     pub fn key_instructions(&self) -> String {
+        let login = match self.named_account() {
+            Some(account) => format!("agent login --provider {} --account {account}", self.name),
+            None => format!("agent login --provider {}", self.name),
+        };
         match &self.api_key_env {
-            Some(var) => format!(
-                "the {var} environment variable, pass --api-key, or run `agent login --provider {}`",
-                self.name
-            ),
+            Some(var) => {
+                format!("the {var} environment variable, pass --api-key, or run `{login}`")
+            }
             None => format!(
-                "api_key_env or api_key_command in [providers.{}] of config.toml, pass --api-key, or run `agent login --provider {}`",
-                self.name, self.name
+                "api_key_env or api_key_command in [providers.{}] of config.toml, pass --api-key, or run `{login}`",
+                self.name
             ),
         }
     }
@@ -230,6 +266,7 @@ mod tests {
             api_key_env: Some("AGENT_TEST_SURELY_UNSET_KEY".into()),
             api_key_command: None,
             headers: vec![],
+            account: None,
         }
     }
 

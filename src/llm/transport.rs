@@ -135,7 +135,8 @@ pub fn headers(settings: &ProviderSettings, key: Option<&str>) -> Result<HeaderM
     }
     // The headers that go with an account `agent login` stored (only once its token was
     // handed out for this provider).
-    let signed_in = crate::auth::requests::credential_headers(&settings.name);
+    let signed_in =
+        crate::auth::requests::credential_headers(&settings.name, settings.account.as_deref());
     for (name, value) in signed_in.iter().chain(&settings.headers) {
         let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad_header(name))?;
         let mut header_value = HeaderValue::from_str(value).map_err(|_| bad_header(name))?;

@@ -2,6 +2,7 @@
 //! (1-based line and character column for people and models; 0-based line and a column in
 //! the negotiated encoding's units for servers), and the language id of a file.
 
+pub use super::view::shown;
 use lsp_types::{Position, Uri};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -99,15 +100,6 @@ pub fn extension(path: &Path) -> String {
     path.extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default()
-}
-
-/// `path` as the user sees it: relative to `cwd` when inside it (`.` for `cwd` itself).
-pub fn shown(path: &Path, cwd: &Path) -> String {
-    match path.strip_prefix(cwd) {
-        Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
-        Ok(relative) => relative.display().to_string(),
-        Err(_) => path.display().to_string(),
-    }
 }
 
 #[cfg(test)]

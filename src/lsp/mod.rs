@@ -16,6 +16,7 @@ mod process;
 pub mod report;
 pub mod rpc;
 pub mod server;
+pub mod view;
 
 use crate::config::lsp::{LspSettings, ServerSpec};
 use report::{FileReport, Outcome};
@@ -25,6 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+pub use view::{View, views_json};
 
 /// At most this many servers run at once (one per language and root).
 pub const MAX_SERVERS: usize = 8;
@@ -47,23 +49,6 @@ impl std::fmt::Debug for Lsp {
             .field("servers", &self.specs.len())
             .finish()
     }
-}
-
-/// A configured server (and, once started, each root it serves) for `/lsp` and `get_state`.
-#[derive(Clone, Debug)]
-pub struct View {
-    pub name: String,
-    pub command: String,
-    pub filetypes: Vec<String>,
-    /// `disabled`, `not installed`, or a started server's status.
-    pub status: String,
-    pub root: Option<PathBuf>,
-    pub error: Option<String>,
-    pub open_files: usize,
-    pub errors: usize,
-    pub warnings: usize,
-    /// What it reports in progress ("indexing 40%").
-    pub busy: Vec<String>,
 }
 
 impl Lsp {
@@ -474,27 +459,6 @@ pub fn root_of(path: &Path, markers: &[String], cwd: &Path) -> PathBuf {
     } else {
         start.to_path_buf()
     }
-}
-
-/// The servers as `get_state.data.lspServers`.
-pub fn views_json(views: &[View]) -> serde_json::Value {
-    views
-        .iter()
-        .map(|view| {
-            serde_json::json!({
-                "name": view.name,
-                "command": view.command,
-                "filetypes": view.filetypes,
-                "status": view.status,
-                "root": view.root,
-                "error": view.error,
-                "openFiles": view.open_files,
-                "errors": view.errors,
-                "warnings": view.warnings,
-                "busy": view.busy,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

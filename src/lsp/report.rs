@@ -6,6 +6,7 @@
 
 use super::documents::Published;
 use super::location::{Encoding, column_of, shown};
+pub use super::view::{counts_of, text_of};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -291,17 +292,6 @@ pub fn attach(output: &mut crate::tools::ToolOutput, reports: &[FileReport], cwd
         Some(_) => {}
         None => output.details = Some(json!({"lsp": details})),
     }
-}
-
-/// The counts of `details.lsp` of a result: `(errors, warnings)`.
-pub fn counts_of(details: Option<&Value>) -> Option<(u64, u64)> {
-    let lsp = details?.get("lsp")?;
-    Some((lsp.get("errors")?.as_u64()?, lsp.get("warnings")?.as_u64()?))
-}
-
-/// The text of `details.lsp` of a result.
-pub fn text_of(details: Option<&Value>) -> Option<&str> {
-    details?.get("lsp")?.get("text")?.as_str()
 }
 
 #[cfg(test)]

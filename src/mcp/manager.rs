@@ -1,5 +1,8 @@
 //! `McpManager`: the servers of `[mcp_servers]`, started in parallel in the background; the
-//! engine sees it only as a `ToolSource`, front ends read its `views`.
+//! engine sees it only as a `ToolSource`, front ends read its `views`. A profile's
+//! `mcp_servers` selects some of them (`ToolSource::select`): the others are not started,
+//! shown or offered (one already running keeps running, unseen, until the end, so
+//! switching back to it is instant).
 
 use super::config::ServerConfig;
 use super::names;
@@ -10,9 +13,10 @@ use crate::sandbox::Sandbox;
 use crate::tools::Tool;
 use crate::tools::source::ToolSource;
 use futures_util::future::BoxFuture;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +28,14 @@ pub struct McpManager {
     launched: AtomicBool,
     /// The runtime the servers run on (the one `configure` was called in).
     runtime: Option<tokio::runtime::Handle>,
+    /// The servers in use, by name (`None`: all of them).
+    selection: Mutex<Option<BTreeSet<String>>>,
+    /// The servers whose start was spawned.
+    spawned: Mutex<BTreeSet<String>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl McpManager {
@@ -34,6 +46,8 @@ impl McpManager {
             changes: Arc::default(),
             launched: AtomicBool::new(false),
             runtime: None,
+            selection: Mutex::new(None),
+            spawned: Mutex::new(BTreeSet::new()),
         })
     }
 
@@ -78,6 +92,8 @@ impl McpManager {
             changes,
             launched: AtomicBool::new(false),
             runtime: tokio::runtime::Handle::try_current().ok(),
+            selection: Mutex::new(None),
+            spawned: Mutex::new(BTreeSet::new()),
         }))
     }
 
@@ -91,22 +107,39 @@ impl McpManager {
             return;
         }
         tracing::debug!(servers = self.servers.len(), "starting the MCP servers");
-        for server in &self.servers {
-            runtime.spawn(server.clone().start());
+        self.spawn_selected(runtime);
+    }
+
+    /// Spawn the start of every server in use whose start was not spawned yet.
+    fn spawn_selected(&self, runtime: &tokio::runtime::Handle) {
+        let mut spawned = lock(&self.spawned);
+        for server in self.selected() {
+            if spawned.insert(server.name().to_string()) {
+                runtime.spawn(server.clone().start());
+            }
         }
     }
 
-    /// Every configured server, in name order.
+    /// The servers in use (all, or the profile's), in name order.
+    fn selected(&self) -> impl Iterator<Item = &Arc<Server>> {
+        let selection = lock(&self.selection).clone();
+        self.servers.iter().filter(move |server| {
+            selection
+                .as_ref()
+                .is_none_or(|names| names.contains(server.name()))
+        })
+    }
+
+    /// Every server in use, in name order.
     pub fn views(&self) -> Vec<ServerView> {
-        self.servers.iter().map(|s| s.view()).collect()
+        self.selected().map(|s| s.view()).collect()
     }
 
     /// `(ready, enabled)` server counts, for a status line; `None` without enabled servers.
     pub fn readiness(&self) -> Option<(usize, usize)> {
-        let enabled = self.servers.iter().filter(|s| s.config.enabled).count();
+        let enabled = self.selected().filter(|s| s.config.enabled).count();
         let ready = self
-            .servers
-            .iter()
+            .selected()
             .filter(|s| s.status() == Status::Ready)
             .count();
         (enabled > 0).then_some((ready, enabled))
@@ -119,8 +152,7 @@ impl McpManager {
 
     /// Why servers failed to start, each once (whoever asks first tells the user).
     pub fn take_notices(&self) -> Vec<String> {
-        self.servers
-            .iter()
+        self.selected()
             .filter_map(|server| {
                 server.take_notice().map(|why| {
                     format!(
@@ -150,7 +182,17 @@ impl ToolSource for McpManager {
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.servers.iter().flat_map(|s| s.tools()).collect()
+        self.selected().flat_map(|s| s.tools()).collect()
+    }
+
+    fn select(&self, names: Option<&[String]>) {
+        *lock(&self.selection) = names.map(|names| names.iter().cloned().collect());
+        if self.launched.load(Ordering::SeqCst)
+            && let Some(runtime) = &self.runtime
+        {
+            self.spawn_selected(runtime);
+        }
+        self.changes.tools_changed();
     }
 
     fn settle<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, Vec<String>> {
@@ -158,8 +200,7 @@ impl ToolSource for McpManager {
             // A run that begins before the front end started the servers starts them.
             self.launch();
             let starting = self
-                .servers
-                .iter()
+                .selected()
                 .filter(|s| s.status() == Status::Starting)
                 .map(|s| s.settled());
             tokio::select! {
@@ -173,7 +214,7 @@ impl ToolSource for McpManager {
     fn catch_up<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             self.launch();
-            let lists = self.servers.iter().map(|server| {
+            let lists = self.selected().map(|server| {
                 tokio::time::timeout(server.config.startup_timeout, server.lists_caught_up())
             });
             tokio::select! {

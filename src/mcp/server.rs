@@ -29,7 +29,7 @@ impl Changes {
         self.any.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    fn tools_changed(&self) {
+    pub(super) fn tools_changed(&self) {
         self.tools.fetch_add(1, Ordering::SeqCst);
         self.status_changed();
     }

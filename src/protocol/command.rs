@@ -43,6 +43,12 @@ pub enum Command {
     },
     /// The next of the available models.
     CycleModel,
+    /// Switch to the configured profile `name` (`[profiles.NAME]`): its provider, model,
+    /// account, permission mode, sandbox and MCP servers, from the next run on. Only
+    /// between runs.
+    SetProfile {
+        name: String,
+    },
     /// Use this reasoning level, as far as the model offers it (a model that does not
     /// reason stays `off`); a change is noted in the session.
     SetThinking {
@@ -142,6 +148,7 @@ impl Command {
             Command::Approve { .. } => "approve",
             Command::SetModel { .. } => "set_model",
             Command::CycleModel => "cycle_model",
+            Command::SetProfile { .. } => "set_profile",
             Command::SetThinking { .. } => "set_thinking",
             Command::CycleThinking => "cycle_thinking",
             Command::SetPermissionMode { .. } => "set_permission_mode",

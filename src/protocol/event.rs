@@ -169,6 +169,9 @@ pub enum AgentEvent {
         model: String,
         thinking_level: ThinkingLevel,
         permission_mode: PermissionMode,
+        /// The profile in use (`--profile`, `set_profile`); absent when none is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<String>,
     },
     /// The session's usage after a model call (the agent's own or a sub-agent's): totals,
     /// per model, per sub-agent, per tool, cost (`null` when a price is unknown).

@@ -61,6 +61,21 @@ pub struct ModelCostSummary {
     pub cache_write: f64,
 }
 
+/// A profile as switching to it set things (`Outcome::Profile`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileSummary {
+    pub name: String,
+    pub model: ModelSummary,
+    /// The provider's stored credential in use; `None`: its default one.
+    pub account: Option<String>,
+    pub permission_mode: PermissionMode,
+    /// The sandbox mode commands run in now (`off`, `read-only`, `workspace-write`).
+    pub sandbox: String,
+    /// The MCP servers whose tools are offered; `None`: every configured one.
+    pub mcp_servers: Option<Vec<String>>,
+}
+
 /// What a restore did to the files.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -170,6 +185,10 @@ pub enum Outcome {
     },
     /// `CycleModel` with no other model to switch to.
     NoOtherModel,
+    /// The profile switched to (`SetProfile`).
+    Profile {
+        profile: Box<ProfileSummary>,
+    },
     /// The reasoning level in effect.
     Thinking {
         level: ThinkingLevel,

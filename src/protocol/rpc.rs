@@ -60,6 +60,10 @@ pub enum Command {
     },
     /// Switch to the next of the available models.
     CycleModel,
+    /// Switch to the configured profile `name` (only between runs).
+    SetProfile {
+        name: String,
+    },
     GetAvailableModels,
     /// Run a shell command for the user (not the model) and answer with its output.
     Bash {

@@ -81,6 +81,7 @@ impl Command {
                 },
             },
             Command::CycleModel => EngineCommand::CycleModel,
+            Command::SetProfile { name } => EngineCommand::SetProfile { name },
             Command::Bash { command } => EngineCommand::RunShell { command },
             Command::Rewind {
                 checkpoint_id,

@@ -25,14 +25,15 @@ pub fn build_agent(
 ) -> Result<Agent, String> {
     let provider =
         Provider::new(settings.provider.clone(), settings.timeouts).map_err(|e| e.to_string())?;
-    let mut tools = Tools::from_names(&settings.tools)?;
+    let tools = Tools::from_names(&settings.tools)?;
     // The `lsp` tool, when a language server can run for this workspace.
-    if let Some(lsp) = &settings.tool_settings.lsp
-        && lsp.available()
-        && tools.get(crate::tools::lsp::NAME).is_none()
-    {
-        tools = tools.with_tool(Arc::new(crate::tools::lsp::LspTool))?;
-    }
+    #[cfg(feature = "lsp")]
+    let tools = match &settings.tool_settings.lsp {
+        Some(lsp) if lsp.available() && tools.get(crate::tools::lsp::NAME).is_none() => {
+            tools.with_tool(Arc::new(crate::tools::lsp::LspTool))?
+        }
+        _ => tools,
+    };
     let context_files = crate::context_files::load(&settings.paths.home, &settings.cwd);
     let system_prompt = system_prompt(
         settings.system_prompt.as_deref(),
@@ -69,6 +70,7 @@ pub fn build_agent(
             settings.clone(),
         ))),
         extensions: settings.extensions.clone(),
+        profile: settings.profile.clone(),
         session_id: Some(session_id.to_string()),
         sessions_dir: Some(settings.paths.sessions_dir.clone()),
     }))

@@ -182,6 +182,8 @@ pub async fn prepare_choice(
         settings.tool_settings.hidden_env.clone(),
         settings.tool_settings.sandbox.clone(),
     )?;
+    // A profile's `mcp_servers`: only those start.
+    crate::tools::source::ToolSource::select(&*mcp, settings.mcp_selection.as_deref());
     opening.build(settings, can_ask, mcp)
 }
 

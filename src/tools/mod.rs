@@ -16,6 +16,7 @@ pub mod freshness;
 pub mod grep;
 pub mod identity;
 pub mod ls;
+#[cfg(feature = "lsp")]
 pub mod lsp;
 pub mod meta;
 pub mod path;
@@ -290,6 +291,7 @@ fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
         #[cfg(feature = "web")]
         "web_fetch" => Arc::new(web::WebFetchTool),
         // Not in `ALL_TOOLS`: offered when a language server can run here (`modes`).
+        #[cfg(feature = "lsp")]
         lsp::NAME => Arc::new(lsp::LspTool),
         _ => return None,
     };

@@ -334,6 +334,11 @@ impl Permissions {
         &self.sandbox
     }
 
+    /// Judge from now on by whether this sandbox is enforced (a profile switched it).
+    pub fn set_sandbox(&mut self, status: crate::sandbox::Status) {
+        self.sandbox = status;
+    }
+
     /// Deny every call of this tool for the rest of the session. Allowing is kept to the
     /// exact call (the cautious direction); refusing covers the whole tool, so the model
     /// cannot get around it by changing an argument.

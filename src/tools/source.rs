@@ -24,6 +24,11 @@ pub trait ToolSource: Send + Sync {
     /// `tools` — a server said its list changed and the new list is on its way. Called before
     /// each model request.
     fn catch_up<'a>(&'a self, cancel: &'a CancellationToken) -> BoxFuture<'a, ()>;
+
+    /// Offer only the tools of these parts of the source (MCP servers, by name; `None`: all
+    /// of them), starting any not started yet (a profile's `mcp_servers`). What is left out
+    /// stops being offered from the next model request on.
+    fn select(&self, _names: Option<&[String]>) {}
 }
 
 /// How every MCP tool's name begins (`mcp__server__tool`), so permission rules can name MCP

@@ -149,6 +149,8 @@ pub struct Input {
     pub esc_armed: bool,
     /// ctrl+v is reading the clipboard.
     pub clipboard_busy: bool,
+    /// `/login`'s hidden entry of an API key, while one is being typed.
+    pub secret: Option<super::sign_in::SecretEntry>,
 }
 
 /// The status line's passing note.
@@ -220,6 +222,7 @@ impl App {
                 mention_search: Default::default(),
                 esc_armed: false,
                 clipboard_busy: false,
+                secret: None,
             },
             views: Default::default(),
             status: StatusNote {

@@ -1,4 +1,4 @@
-//! Slash commands (`/help`, `/model`, `/thinking`, `/compact`, `/new`, `/resume`,
+//! Slash commands (`/help`, `/model`, `/profile`, `/login`, `/logout`, `/thinking`, `/compact`, `/new`, `/resume`,
 //! `/rewind`, `/fork`, `/tree`, `/session`, `/rename`, `/mcp`, `/lsp`, `/permissions`, `/plan`, `/ps`, `/agents`,
 //! `/copy`, `/diff`, `/skills`, `/goal`, `/quit`), the user's custom commands and `/skill:NAME`, with
 //! completion. Anything slow runs as a task that reports back through `TaskResult`.
@@ -30,6 +30,21 @@ pub const COMMANDS: &[Command] = &[
         name: "model",
         args: "[provider/]model",
         help: "Show or switch the model",
+    },
+    Command {
+        name: "profile",
+        args: "[name]",
+        help: "Show or switch the profile: provider, model, account, modes, MCP servers",
+    },
+    Command {
+        name: "login",
+        args: "provider [--account NAME]",
+        help: "Sign in: an API key (typed hidden), or a ChatGPT / Copilot account",
+    },
+    Command {
+        name: "logout",
+        args: "provider [--account NAME]",
+        help: "Forget a provider's stored credential",
     },
     Command {
         name: "thinking",
@@ -233,6 +248,9 @@ impl App {
             "help" | "?" => self.help(),
             "model" => self.model_command(arg),
             "thinking" => self.thinking_command(arg),
+            "profile" => self.profile_command(arg),
+            "login" => self.login_command(arg),
+            "logout" => self.logout_command(arg),
             "compact" => self.compact_command(arg),
             "new" => self.new_session(),
             "resume" => self.open_picker(),

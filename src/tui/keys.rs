@@ -29,6 +29,10 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.dirty = true;
+        // An API key being typed (`/login`) takes every key.
+        if self.secret_key(key) {
+            return KeyOutcome::Handled;
+        }
         if self.search_cancel_key(key) {
             return KeyOutcome::Handled;
         }
@@ -267,6 +271,9 @@ impl App {
 
     pub fn on_paste(&mut self, text: &str) {
         self.dirty = true;
+        if self.secret_paste(text) {
+            return;
+        }
         if self.views.top_view().is_some_and(|view| view.paste(text)) {
             // The top view took it (the approval's message).
         } else if matches!(self.top_dialog(), None | Some(Dialog::Approval)) {

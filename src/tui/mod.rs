@@ -35,6 +35,7 @@ mod rewind;
 pub mod run;
 pub mod screen;
 pub mod shell;
+mod sign_in;
 mod start;
 pub mod status;
 mod terminal;

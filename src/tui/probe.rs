@@ -22,7 +22,7 @@ pub fn missing_key(settings: &Settings) -> bool {
             .as_ref()
             .and_then(|var| crate::secrets::env_key(var))
             .is_some_and(|v| !v.trim().is_empty())
-        || crate::auth::requests::has_stored(&provider.name);
+        || crate::auth::requests::has_stored_for(&provider.name, provider.account.as_deref());
     let local = BUILTIN_PROVIDERS
         .iter()
         .any(|b| b.api_key_env.is_none() && b.base_url == provider.base_url)

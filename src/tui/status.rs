@@ -106,6 +106,9 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
             .into_iter()
             .map(|part| (Keep::Servers, part)),
     );
+    if let Some(profile) = &state.profile {
+        right.push((Keep::Model, format!("profile {profile}")));
+    }
     if let Some(goal) = &state.goal {
         right.push((Keep::Goal, super::goal::status_part(goal, 24)));
     }
@@ -137,6 +140,9 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
     }
     let right = fitting(right, usize::from(width));
     let left = match (&state.session_error, &app.status.hint) {
+        _ if app.input.secret.is_some() => {
+            Span::styled(app.secret_prompt().unwrap_or_default(), theme.accent())
+        }
         (Some(error), _) => Span::styled(format!("⚠ {error}"), theme.warning()),
         (None, Some((hint, _))) => Span::styled(hint.clone(), theme.dim()),
         (None, None) if app.is_working() => Span::styled(

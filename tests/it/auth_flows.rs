@@ -148,7 +148,7 @@ fn access(credential: Option<Credential>) -> String {
 #[tokio::test]
 async fn a_token_about_to_expire_is_renewed_first_and_a_fresh_one_is_not() {
     let server = AuthServer::start().await;
-    let subject = Subject::provider("acme");
+    let subject = Subject::account("acme", None);
     let (_home, store) = stored(&server, 3600);
     let token = refresh::usable(store.clone(), &provider_id("acme"), &subject, None)
         .await
@@ -180,7 +180,7 @@ async fn a_refused_refresh_asks_to_sign_in_again() {
     let err = refresh::usable(
         store,
         &provider_id("acme"),
-        &Subject::provider("acme"),
+        &Subject::account("acme", None),
         None,
     )
     .await
@@ -198,7 +198,7 @@ async fn a_refused_refresh_asks_to_sign_in_again() {
 #[tokio::test]
 async fn a_revoked_token_is_renewed_once() {
     let server = AuthServer::start().await;
-    let subject = Subject::provider("acme");
+    let subject = Subject::account("acme", None);
     let (_home, store) = stored(&server, 3600);
     // The server refused the (unexpired) token: it is renewed...
     let token = refresh::usable(
@@ -256,7 +256,7 @@ async fn copilot_signs_in_by_device_code_and_renews_by_exchange() {
     let renewed = refresh::usable(
         store,
         &provider_id("copilot"),
-        &Subject::provider("copilot"),
+        &Subject::account("copilot", None),
         None,
     )
     .await

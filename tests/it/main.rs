@@ -49,6 +49,7 @@ mod mcp_real;
 mod notify;
 mod permissions;
 mod processes;
+mod profiles;
 mod provider_bodies;
 mod provider_faults;
 mod provider_interop;

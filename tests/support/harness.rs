@@ -48,6 +48,7 @@ pub fn provider_settings(base_url: &str) -> ProviderSettings {
         api_key_env: None,
         api_key_command: None,
         headers: vec![],
+        account: None,
     }
 }
 
@@ -99,6 +100,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         extensions: Default::default(),
         session_id: None,
         sessions_dir: None,
+        profile: None,
     }
 }
 

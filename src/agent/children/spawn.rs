@@ -136,6 +136,7 @@ pub fn child_config(
         // The user's hooks hold for a sub-agent's tool calls and prompts as for the parent's.
         hooks: parent.hooks.clone(),
         models: parent.models.clone(),
+        profile: run.profile.clone(),
         extensions: Default::default(),
         session_id: None,
         sessions_dir: None,

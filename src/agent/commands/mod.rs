@@ -15,6 +15,7 @@
 pub mod input;
 pub mod models;
 mod preview;
+pub mod profiles;
 pub mod session;
 mod settings;
 pub(crate) mod shell;
@@ -81,6 +82,7 @@ impl Agent {
             }
             Command::SetModel { model } => self.choose_model(&model, &control.cancel).await,
             Command::CycleModel => self.cycle_model(&control.cancel).await,
+            Command::SetProfile { name } => self.switch_profile(&name, &control.cancel).await,
             Command::SetThinking { level } => self.choose_thinking(level, &control.cancel).await,
             Command::CycleThinking => self.cycle_thinking(&control.cancel).await,
             Command::SetAutoCompaction { enabled } => {

@@ -35,6 +35,23 @@ pub trait Models: Send + Sync {
 
     /// A client for `provider`, with the configured timeouts.
     fn connect(&self, provider: ProviderSettings) -> Result<Arc<Provider>, String>;
+
+    /// The profiles that can be switched to, by name.
+    fn profiles(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What switching to profile `name` sets; `Err` says why it cannot be used (an unknown
+    /// profile, naming the known ones).
+    fn profile(&self, name: &str) -> Result<super::profiles::ProfileSettings, String> {
+        Err(format!("unknown profile `{name}`: none is configured"))
+    }
+
+    /// The stored credential (account) `provider` is called with while `profile` is in
+    /// use; `None`: the provider's default one.
+    fn account(&self, _profile: Option<&str>, _provider: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A model ready to call.
@@ -129,6 +146,7 @@ mod tests {
                         api_key_env: None,
                         api_key_command: None,
                         headers: vec![],
+                        account: None,
                     },
                     ModelInfo::unknown(model),
                 )),

@@ -25,6 +25,7 @@ impl Shared {
             model: settings.model.id.clone(),
             thinking_level: settings.thinking,
             permission_mode,
+            profile: settings.profile.clone(),
         });
     }
 }
@@ -57,7 +58,7 @@ impl Agent {
             .collect()
     }
 
-    fn models(&self) -> Result<&dyn Models, CommandError> {
+    pub(super) fn models(&self) -> Result<&dyn Models, CommandError> {
         self.shared
             .models
             .as_deref()
@@ -72,8 +73,9 @@ impl Agent {
     ) -> Result<Outcome, CommandError> {
         let models = self.models()?;
         let current = self.shared.settings().provider.settings().name.clone();
-        let (provider, info) =
+        let (mut provider, info) =
             models::resolve(model, &current, models).map_err(CommandError::Model)?;
+        self.keep_account(models, &mut provider);
         self.switch_model(models, provider, info, cancel).await
     }
 
@@ -94,10 +96,18 @@ impl Agent {
                 provider.name == state.provider && model.id == state.model
             })
             .unwrap_or(0);
-        let Some((provider, info)) = available.into_iter().cycle().nth(current + 1) else {
+        let Some((mut provider, info)) = available.into_iter().cycle().nth(current + 1) else {
             return Ok(Outcome::NoOtherModel);
         };
+        self.keep_account(models, &mut provider);
         self.switch_model(models, provider, info, cancel).await
+    }
+
+    /// The account a model switch keeps: the active profile's for its provider (another
+    /// provider's model is called with that provider's default account).
+    fn keep_account(&self, models: &dyn Models, provider: &mut ProviderSettings) {
+        let profile = self.shared.settings().profile.clone();
+        provider.account = models.account(profile.as_deref(), &provider.name);
     }
 
     async fn switch_model(

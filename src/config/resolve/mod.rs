@@ -5,6 +5,7 @@
 
 mod limits;
 pub(super) mod model;
+use super::profiles;
 mod rules;
 mod tools;
 
@@ -24,15 +25,51 @@ pub(super) fn resolve(
     cwd: PathBuf,
 ) -> Result<Settings, ConfigError> {
     let errors = FileErrors { path: config_path };
-    let chosen = model::resolve(cli, &file, config_path, &errors)?;
+    let mcp_names: Vec<&str> = file.mcp_servers.keys().map(String::as_str).collect();
+    profiles::check(
+        &file.profiles,
+        |name| file.providers.contains_key(name) || crate::config::builtin::builtin(name).is_some(),
+        || model::known_providers(&file),
+        &mcp_names,
+    )
+    .map_err(errors.pair())?;
+    let profile_name = match (&cli.profile, &file.profile) {
+        (Some(name), _) if !file.profiles.contains_key(name) => {
+            return Err(ConfigError::Flag {
+                flag: "--profile",
+                message: profiles::unknown(name, &file.profiles),
+            });
+        }
+        (None, Some(name)) if !file.profiles.contains_key(name) => {
+            return Err(errors.at("profile", profiles::unknown(name, &file.profiles)));
+        }
+        (given, in_file) => given.clone().or_else(|| in_file.clone()),
+    };
+    let profile = profile_name
+        .as_deref()
+        .and_then(|name| file.profiles.get(name).map(|table| (name, table)));
+    let chosen = model::resolve(cli, &file, profile, config_path, &errors)?;
+    let unprofiled = if file.profiles.is_empty() {
+        None
+    } else {
+        Some(unprofiled(cli, &file, config_path, &errors)?)
+    };
+    let profile_table = profile.map(|(_, table)| table.clone());
+    let profile_sandbox = profile_table.as_ref().and_then(|p| p.sandbox);
+    let profile_permissions = profile_table.as_ref().and_then(|p| p.permission_mode);
     let tool_choice = tools::names(cli, &file, &errors)?;
     let limits = limits::limits(cli, &file, &errors)?;
     let tool_settings = tools::settings(cli, &file, &errors)?;
     let permission_rules = rules::permission_rules(&file, config_path, &cwd, &errors)?;
     let log_level = rules::log_level(&file, &errors)?;
     let timeouts = timeouts::from_file(&file).map_err(errors.pair())?;
-    let sandbox =
-        sandbox::resolve(cli.sandbox, &file.sandbox, &cwd, &paths.home).map_err(errors.pair())?;
+    let sandbox = sandbox::resolve(
+        cli.sandbox.or(profile_sandbox),
+        &file.sandbox,
+        &cwd,
+        &paths.home,
+    )
+    .map_err(errors.pair())?;
     let checkpoints = limits::checkpoints(&file.checkpoints).map_err(errors.pair())?;
     let agents = limits::agents(&file.agents, tool_choice.task_listed).map_err(errors.pair())?;
     let mut mcp_servers = Vec::new();
@@ -58,6 +95,7 @@ pub(super) fn resolve(
         thinking: cli.thinking.or(file.thinking).unwrap_or_default(),
         permission_mode: cli
             .permission_mode
+            .or(profile_permissions)
             .or(file.permission_mode)
             .unwrap_or_default(),
         steering_mode: file.steering_mode.unwrap_or_default(),
@@ -77,6 +115,11 @@ pub(super) fn resolve(
         compaction,
         checkpoints,
         providers: file.providers,
+        profile: profile_name,
+        mcp_selection: profile_table.and_then(|p| p.mcp_servers),
+        profiles: file.profiles,
+        unprofiled,
+        sandboxes: Vec::new(),
         model_from_flags: chosen.model_from_flags,
         overrides: chosen.overrides,
         mcp_servers,
@@ -92,6 +135,26 @@ pub(super) fn resolve(
         project_hooks,
         lsp,
         cwd,
+    })
+}
+
+/// What the command line and the file choose without a profile: what a profile switched
+/// to later keeps for the keys it leaves out.
+fn unprofiled(
+    cli: &Cli,
+    file: &FileConfig,
+    config_path: &Path,
+    errors: &FileErrors<'_>,
+) -> Result<super::Unprofiled, ConfigError> {
+    let chosen = model::resolve(cli, file, None, config_path, errors)?;
+    Ok(super::Unprofiled {
+        provider: chosen.provider.name,
+        model: chosen.model.id,
+        permission_mode: cli
+            .permission_mode
+            .or(file.permission_mode)
+            .unwrap_or_default(),
+        sandbox: cli.sandbox.or(file.sandbox.mode).unwrap_or_default(),
     })
 }
 

@@ -7,6 +7,7 @@ use super::FileErrors;
 use crate::cli::Cli;
 use crate::config::builtin::{self, BUILTIN_PROVIDERS, BuiltinProvider};
 use crate::config::file::{FileConfig, ProviderConfig};
+use crate::config::profiles::{self, Layer, ProfileTable};
 use crate::config::{ConfigError, Overrides};
 use crate::llm::catalog;
 use crate::llm::model::{ModelCost, ModelInfo};
@@ -25,47 +26,58 @@ pub(super) struct ModelChoice {
 pub(super) fn resolve(
     cli: &Cli,
     file: &FileConfig,
+    profile: Option<(&str, &ProfileTable)>,
     config_path: &Path,
     errors: &FileErrors<'_>,
 ) -> Result<ModelChoice, ConfigError> {
-    let provider_name = cli
-        .provider
-        .clone()
-        .or_else(|| file.provider.clone())
-        .unwrap_or_else(|| "openai".to_string());
-    let provider_config = file.providers.get(&provider_name);
-    let builtin = builtin::builtin(&provider_name);
+    // Highest first: the command line, the profile, the file.
+    let layers = [
+        Layer {
+            provider: cli.provider.as_deref(),
+            model: cli.model.as_deref(),
+        },
+        Layer {
+            provider: profile.and_then(|(_, p)| p.provider.as_deref()),
+            model: profile.and_then(|(_, p)| p.model.as_deref()),
+        },
+        Layer {
+            provider: file.provider.as_deref(),
+            model: file.model.as_deref(),
+        },
+    ];
+    let (provider_name, chosen_at, layered_model) = profiles::pick(&layers, "openai");
+    let provider_config = file.providers.get(provider_name);
+    let builtin = builtin::builtin(provider_name);
     if provider_config.is_none() && builtin.is_none() {
         let message = format!(
             "unknown provider `{provider_name}` ({})",
             known_providers(file)
         );
-        return Err(match cli.provider {
-            Some(_) => ConfigError::Flag {
+        return Err(match (chosen_at, profile) {
+            (0, _) => ConfigError::Flag {
                 flag: "--provider",
                 message,
             },
-            None => errors.at("provider", message),
+            (1, Some((name, _))) => errors.at(format!("profiles.{name}.provider"), message),
+            _ => errors.at("provider", message),
         });
     }
+    // The profile's account goes with the profile's provider, not with another one the
+    // command line names (a profile naming no provider: with the provider in use).
+    let account = profile.and_then(|(_, p)| {
+        let own = p.provider.as_deref().is_none_or(|own| own == provider_name);
+        p.account.clone().filter(|_| own)
+    });
     let overrides = Overrides {
-        provider: provider_name.clone(),
+        provider: provider_name.to_string(),
         base_url: cli.base_url.clone(),
         api_key: cli.api_key.clone(),
     };
-    let provider = provider_settings(&overrides, &provider_name, provider_config, builtin)
+    let mut provider = provider_settings(&overrides, provider_name, provider_config, builtin)
         .map_err(errors.pair())?;
-
-    // The file's model belongs to the file's provider: with another provider on the
-    // command line, use that provider's default.
-    let file_model = file
-        .model
-        .clone()
-        .filter(|_| cli.provider.is_none() || cli.provider == file.provider);
-    let model_id = cli
-        .model
-        .clone()
-        .or(file_model)
+    provider.account = account;
+    let model_id = layered_model
+        .map(String::from)
         .or_else(|| builtin.and_then(|b| b.default_model).map(String::from))
         .ok_or_else(|| ConfigError::Flag {
             flag: "--model",
@@ -144,6 +156,7 @@ pub(in crate::config) fn provider_settings(
                     .collect()
             })
             .unwrap_or_default(),
+        account: None,
     })
 }
 

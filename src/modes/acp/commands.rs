@@ -1,6 +1,6 @@
 //! The slash commands an editor offers (`available_commands_update`) and what a prompt
 //! that starts with one does: `/compact [focus]`, `/new`, `/model [provider/]model`,
-//! `/thinking [level]`, `/session`, `/goal [text|clear]`, `/help`. A command answers with a
+//! `/profile [name]`, `/thinking [level]`, `/session`, `/goal [text|clear]`, `/help`. A command answers with a
 //! message and ends its turn at once; `/compact` and `/new` wait for no run to be going; a
 //! `/goal` set while idle keeps its turn until the run it starts ends. The project's and user's
 //! custom commands and skills are offered too; a prompt naming one is expanded by the session.
@@ -39,6 +39,11 @@ const COMMANDS: &[Builtin] = &[
         name: "model",
         input: Some("[provider/]model"),
         about: "Show or switch the model",
+    },
+    Builtin {
+        name: "profile",
+        input: Some("a [profiles.NAME] of the config"),
+        about: "Show or switch the profile (provider, model, account, modes, MCP servers)",
     },
     Builtin {
         name: "thinking",
@@ -141,6 +146,37 @@ pub async fn run(session: &Session, name: &str, arg: &str) -> Result<Option<Stri
             )
         }
         "model" => format!("Model: {}.", session.set_model(arg).await?),
+        "profile" if arg.is_empty() => {
+            let profiles = agent.profiles();
+            let current = agent.snapshot().profile;
+            match (current, profiles.is_empty()) {
+                (_, true) => {
+                    "No profile is configured ([profiles.NAME] in config.toml).".to_string()
+                }
+                (current, false) => format!(
+                    "Profile: {}. Switch with /profile NAME; known: {}.",
+                    current.as_deref().unwrap_or("none"),
+                    profiles.join(", ")
+                ),
+            }
+        }
+        "profile" => match execute(EngineCommand::SetProfile {
+            name: arg.to_string(),
+        })
+        .await
+        {
+            Ok(Outcome::Profile { profile }) => format!(
+                "Profile: {} ({}/{}, {} mode, sandbox {}).",
+                profile.name,
+                profile.model.provider,
+                profile.model.id,
+                profile.permission_mode.as_str(),
+                profile.sandbox
+            ),
+            Ok(_) => String::new(),
+            Err(CommandError::RunActive) => busy(),
+            Err(e) => format!("The profile was not switched: {e}"),
+        },
         "thinking" if arg.is_empty() => format!(
             "Thinking: {}. Set it with /thinking off|minimal|low|medium|high.",
             agent.snapshot().thinking.as_str()

@@ -23,6 +23,14 @@ pub(super) fn answer(kind: &str, result: Result<Outcome, CommandError>) -> Answe
             Some(data)
         }
         Outcome::NoOtherModel | Outcome::NoOtherLevel => Some(Value::Null),
+        Outcome::Profile { profile } => Some(json!({
+            "name": profile.name,
+            "model": model_json(&profile.model),
+            "account": profile.account,
+            "permissionMode": profile.permission_mode.as_str(),
+            "sandbox": profile.sandbox,
+            "mcpServers": profile.mcp_servers,
+        })),
         Outcome::Thinking { level } => {
             (kind == "cycle_thinking_level").then(|| json!({ "level": level.as_str() }))
         }

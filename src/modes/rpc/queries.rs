@@ -28,6 +28,8 @@ pub(super) fn state(context: &Context) -> Value {
         "autoRetryEnabled": state.auto_retry,
         "sessionName": state.session_name,
         "goal": state.goal,
+        "profile": state.profile,
+        "profiles": context.agent.profiles(),
         "usage": state.usage,
         "contextTokens": state.context_tokens,
         "contextWindow": state.context_window,
