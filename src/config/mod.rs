@@ -103,6 +103,8 @@ pub struct Settings {
     pub notify: Option<Vec<String>>,
     /// `[tui] notify`: how the interface tells you the same while its terminal is not focused.
     pub tui_notify: tui::TuiNotify,
+    /// `[tui] editor_mode`: the composer's keys (vim or the default ones).
+    pub tui_editor_mode: tui::EditorMode,
     /// Custom commands and skills of the project and the user (docs/extensions.md).
     pub extensions: std::sync::Arc<crate::extensions::Extensions>,
     /// The hooks of `[[hooks.EVENT]]`.
