@@ -166,6 +166,7 @@ impl App {
             }
             return;
         };
+        self.views.close_full_screen();
         self.views.agent_focus = Some(AgentFocus {
             agent_id: chosen.agent_id.clone(),
             name: chosen.name.clone(),
