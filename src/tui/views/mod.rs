@@ -16,6 +16,7 @@ pub mod approval;
 pub mod approvals;
 pub mod diff;
 pub mod menu;
+pub mod picker;
 #[cfg(test)]
 mod testing;
 pub mod transcript;
