@@ -9,6 +9,7 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
+use super::views::agent::AgentView;
 use super::views::{Cx, Next};
 use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
@@ -41,10 +42,6 @@ impl App {
             return outcome;
         }
         // A keymap would look the key up here, in the context of the view on top.
-        if self.agent_view_open() {
-            self.agent_view_key(key);
-            return KeyOutcome::Handled;
-        }
         // esc esc on an empty composer while idle: /rewind. Any other key in between
         // starts over (keys read in a full-screen view do not count).
         let armed = match self.views.full_screen() {
@@ -86,7 +83,7 @@ impl App {
             KeyCode::Char('t') => self.toggle_thinking(),
             KeyCode::Char('o') => self.toggle_view(),
             KeyCode::Char('g') => {
-                if self.agent_view_open() {
+                if self.views.has::<AgentView>() {
                     self.views.close_full_screen();
                 } else {
                     self.open_agent_view(None);
@@ -97,11 +94,6 @@ impl App {
         Some(KeyOutcome::Handled)
     }
 
-    /// Whether the agent view is open (it is not on the view stack yet).
-    fn agent_view_open(&self) -> bool {
-        self.views.agent_focus.is_some() && self.views.view.is_some()
-    }
-
     /// A key for the view stack, top first: `false` when every view passed it (or none is
     /// open), and the composer has it.
     fn stack_key(&mut self, key: KeyEvent) -> bool {
@@ -109,6 +101,8 @@ impl App {
             log: &self.log,
             theme: &self.theme,
             status: "",
+            agent: &self.agent,
+            subagents: &self.run.subagents,
         };
         let Some((index, next)) = self.views.route(|view| view.key_in(key, &cx)) else {
             return false;

@@ -1,13 +1,12 @@
 //! Opening and closing the full-screen views (the transcript view of ctrl+o, `/diff`, the
-//! agent view), the agent view's pager keys, and what the footer says about the run going
-//! on underneath. A tool call that needs approval closes them, so the question is never
+//! agent view), drawing the one on top, and what the footer says about the run going on
+//! underneath. A tool call that needs approval closes them, so the question is never
 //! hidden (`views::Views::push`).
 
 use super::app::{App, Phase};
 use super::screen::Painted;
-use super::views::transcript::{TranscriptView, pager_key};
-use super::views::{Cx, Next};
-use crossterm::event::KeyEvent;
+use super::views::Cx;
+use super::views::transcript::TranscriptView;
 use ratatui::buffer::Buffer;
 
 impl App {
@@ -19,28 +18,16 @@ impl App {
         self.dirty = true;
     }
 
-    /// The agent view's pager keys (scrolling, search) over the child's transcript.
-    pub fn view_key(&mut self, key: KeyEvent) {
-        let (Some(view), Some(focus)) = (self.views.view.as_mut(), self.views.agent_focus.as_ref())
-        else {
-            return;
-        };
-        if pager_key(view, &focus.log, key, &self.theme) == Next::Close {
-            self.views.view = None;
-        }
-    }
-
     /// Draw the full-screen view over the whole (alternate) screen; `kept` says the buffer
     /// holds the last frame (see `Screen::draw_alternate`).
     pub fn render_view(&mut self, buffer: &mut Buffer, kept: bool) -> Painted {
-        if self.views.agent_focus.is_some() && self.views.view.is_some() {
-            return self.render_agent_view(buffer, kept);
-        }
         let status = self.view_status();
         let cx = Cx {
             log: &self.log,
             theme: &self.theme,
             status: &status,
+            agent: &self.agent,
+            subagents: &self.run.subagents,
         };
         match self.views.top_mut() {
             Some(view) => view.render(buffer, kept, &cx),

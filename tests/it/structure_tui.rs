@@ -270,6 +270,7 @@ fn the_views_live_in_the_views_directory() {
         "Picker",
         "TranscriptView",
         "DiffView",
+        "AgentView",
     ] {
         assert!(
             inside.iter().any(|v| v == expected),

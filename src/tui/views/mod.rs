@@ -1,7 +1,7 @@
 //! The stack of views over the composer: the approval question (and those waiting behind
 //! it), the session picker, the list menus (`/rewind`, `/fork`, `/tree`, `/ps`, plan
-//! approval, hook trust), the transcript view (ctrl+o) and the diff view (`/diff`) — and,
-//! until it moves here, the agent view (`view` + `agent_focus`).
+//! approval, hook trust), and the full-screen views: the transcript (ctrl+o), a sub-agent's
+//! (ctrl+g) and the session's changes (`/diff`).
 //!
 //! Each view owns its state and its keys behind [`View`]: it answers a key, a paste,
 //! ctrl+c or an engine event with a [`Next`] saying what the core must do (nothing, pass
@@ -12,6 +12,7 @@
 //! top of its rank, and a question that opens closes the full-screen views (it must be
 //! seen).
 
+pub mod agent;
 pub mod approval;
 pub mod approvals;
 pub mod diff;
@@ -71,6 +72,8 @@ pub trait View: Any {
     fn placement(&self) -> Placement {
         Placement::Bottom
     }
+    /// A command this view asked for (`Next::Execute`) failed at once.
+    fn command_failed(&mut self, _error: &crate::protocol::outcome::CommandError) {}
     /// The view's rows at the bottom of the screen, at most `max_rows` of them.
     fn rows(&self, width: u16, max_rows: u16, theme: &Theme) -> Vec<Line<'static>>;
     /// Draw a full-screen view over the whole (alternate) screen; `kept` says the buffer
@@ -88,6 +91,10 @@ pub struct Cx<'a> {
     pub theme: &'a Theme,
     /// What the run is doing, for a full-screen view's footer (empty for a key).
     pub status: &'a str,
+    /// The engine, to read (a sub-agent's transcript).
+    pub agent: &'a crate::live::link::EngineLink,
+    /// The running sub-agents as the live tree shows them.
+    pub subagents: &'a [super::agents::SubagentRow],
 }
 
 /// Where a view goes on the stack: over the views of a lower rank.
@@ -127,6 +134,9 @@ pub enum Next {
     Close,
     /// Open this view on top.
     Push(Box<dyn View>),
+    /// Execute this engine command; if it fails at once, the view hears why
+    /// (`View::command_failed`).
+    Execute(crate::protocol::command::Command),
     /// This view gives way to another in its place.
     Replace(Box<dyn View>),
     /// A menu's item was chosen: the core closes the menu and carries the choice out.
@@ -158,18 +168,14 @@ impl PartialEq for Next {
     }
 }
 
-/// What is open over the composer: the stack of views (the last one on top), and the state
-/// of the agent view, which has not moved onto it yet.
+/// What is open over the composer: the stack of views (the last one on top), and what the
+/// menus and `/diff` keep while none is open.
 #[derive(Default)]
 pub struct Views {
     /// Open views, the bottom one first.
     stack: Vec<Box<dyn View>>,
     /// A project's hooks waiting for the user's trust (the question is a menu on the stack).
     pub untrusted_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
-    /// The agent view's pager, while it is open.
-    pub view: Option<super::transcript::View>,
-    /// The agent view's child (the view itself is `view`), while it is open.
-    pub agent_focus: Option<super::agents::AgentFocus>,
     /// The git snapshot taken at start, for `/diff` when checkpoints are off.
     pub git_baseline: Option<super::diff_view::GitBaseline>,
 }
@@ -212,23 +218,25 @@ impl Views {
         self.stack.insert(at, view);
     }
 
-    /// Close the full-screen views (the agent view too); `true` when one was open.
+    /// Close the full-screen views; `true` when one was open.
     pub fn close_full_screen(&mut self) -> bool {
         let open = self.stack.len();
         self.stack
             .retain(|view| view.placement() != Placement::FullScreen);
-        let agent = self.view.take().is_some();
-        self.agent_focus = None;
-        agent || self.stack.len() < open
+        self.stack.len() < open
     }
 
-    /// Whether the alternate screen shows: a full-screen view is on top, or the agent view
-    /// is open.
+    /// Whether the alternate screen shows: a full-screen view is on top.
     pub fn full_screen(&self) -> bool {
-        self.view.is_some()
-            || self
-                .top()
-                .is_some_and(|top| top.placement() == Placement::FullScreen)
+        self.top()
+            .is_some_and(|top| top.placement() == Placement::FullScreen)
+    }
+
+    /// The view at `index`, to tell it something.
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut dyn View> {
+        self.stack
+            .get_mut(index)
+            .map(|view| view.as_mut() as &mut dyn View)
     }
 
     /// Take the view at `index` off the stack.

@@ -87,16 +87,17 @@ mod tests {
         let mut log = Log::default();
         log.push(Entry::Notice("hello".into()));
         let theme = Theme::default();
-        let cx = Cx {
-            log: &log,
-            theme: &theme,
-            status: "",
-        };
-        let mut view = TranscriptView::default();
-        assert_eq!(view.key_in(key(KeyCode::Char('/')), &cx), Next::Stay);
-        assert_eq!(view.key_in(key(KeyCode::Esc), &cx), Next::Stay);
-        assert_eq!(view.key_in(key(KeyCode::Char('j')), &cx), Next::Stay);
-        assert_eq!(view.key_in(key(KeyCode::Char('q')), &cx), Next::Close);
-        assert_eq!(view.placement(), Placement::FullScreen);
+        let mut pager = Pager::new();
+        let mut press = |code| pager_key(&mut pager, &log, key(code), &theme);
+        assert_eq!(press(KeyCode::Char('/')), Next::Stay);
+        assert_eq!(
+            press(KeyCode::Char('q')),
+            Next::Stay,
+            "typed into the search"
+        );
+        assert_eq!(press(KeyCode::Esc), Next::Stay, "the search closes");
+        assert_eq!(press(KeyCode::Char('j')), Next::Stay);
+        assert_eq!(press(KeyCode::Char('q')), Next::Close);
+        assert_eq!(TranscriptView::default().placement(), Placement::FullScreen);
     }
 }
