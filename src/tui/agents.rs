@@ -1,16 +1,11 @@
 //! Sub-agents in the interface: the live tree under each running `task` cell (name, what
-//! the child is doing, elapsed time, tokens), and the agent view (ctrl+g, `/agents ID`): a
-//! child's transcript as it streams, on the alternate screen, where `s` steers it, `x`
-//! stops it and tab goes to the next one.
+//! the child is doing, elapsed time, tokens), `/agents`, and opening the agent view (ctrl+g,
+//! `/agents ID`: `views::agent`).
 
 use super::app::{App, Phase};
-use super::screen::Painted;
-use super::transcript::{Entry, Log, View};
-use crate::protocol::command::Command;
+use super::views::agent::AgentView;
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunState, RunStatus};
 use crate::protocol::message::Message;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::buffer::Buffer;
 use ratatui::text::{Line, Span};
 use std::time::Instant;
 
@@ -31,17 +26,6 @@ pub struct SubagentRow {
     pub output: Vec<(String, String)>,
     /// Steering messages sent to the child and not yet delivered (its queue).
     pub steering: Vec<String>,
-}
-
-/// The agent view's child, its transcript as last read, and a steering message being typed.
-pub struct AgentFocus {
-    pub agent_id: String,
-    pub name: String,
-    pub log: Log,
-    pub steer: Option<String>,
-    pub status: String,
-    /// The log holds the child's transcript as it ended: nothing more to read.
-    pub settled: bool,
 }
 
 impl App {
@@ -80,76 +64,7 @@ impl App {
         else {
             return;
         };
-        let activity = match event {
-            AgentEvent::MessageUpdate {
-                assistant_message_event,
-            } => match assistant_message_event {
-                AssistantMessageEvent::ThinkingStart { .. }
-                | AssistantMessageEvent::ThinkingDelta { .. } => Some("thinking".to_string()),
-                AssistantMessageEvent::TextStart { .. }
-                | AssistantMessageEvent::TextDelta { .. } => Some("responding".to_string()),
-                AssistantMessageEvent::ToolCallStart { .. }
-                | AssistantMessageEvent::ToolCallDelta { .. } => {
-                    Some("writing a tool call".to_string())
-                }
-                _ => None,
-            },
-            AgentEvent::MessageEnd { message } => {
-                if let Message::Assistant(assistant) = message.as_ref() {
-                    row.tokens = row
-                        .tokens
-                        .saturating_add(assistant.usage.input)
-                        .saturating_add(assistant.usage.output);
-                }
-                None
-            }
-            AgentEvent::ToolExecutionStart {
-                tool_name, args, ..
-            } => {
-                let summary = crate::agent::call_summary::summarize_call(&tool_name, &args);
-                let doing = format!("{tool_name} {summary}").trim().to_string();
-                row.tool = Some(doing.clone());
-                Some(doing)
-            }
-            AgentEvent::ToolApprovalRequest { .. } => Some("waiting for approval".to_string()),
-            // The approval was answered (here or by another client): the call goes on.
-            AgentEvent::State {
-                previous: RunState::AwaitingHuman,
-                ..
-            } => row.tool.clone(),
-            AgentEvent::ToolExecutionUpdate {
-                tool_call_id,
-                partial_result,
-                ..
-            } => {
-                let text = crate::protocol::message::join_text(&partial_result.content);
-                match row.output.iter_mut().find(|(id, _)| *id == tool_call_id) {
-                    Some((_, kept)) => *kept = text,
-                    None => row.output.push((tool_call_id, text)),
-                }
-                row.tool.clone()
-            }
-            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
-                row.output.retain(|(id, _)| *id != tool_call_id);
-                row.tool = None;
-                Some("thinking".to_string())
-            }
-            AgentEvent::QueueUpdate { steering, .. } => {
-                row.steering = steering;
-                None
-            }
-            AgentEvent::AgentEnd { status, .. } => Some(
-                match status {
-                    RunStatus::Completed => "done",
-                    RunStatus::Failed => "failed",
-                    RunStatus::Aborted => "stopped",
-                    RunStatus::Limit => "stopped at a limit",
-                }
-                .to_string(),
-            ),
-            _ => None,
-        };
-        if let Some(activity) = activity {
+        if let Some(activity) = activity(row, event) {
             row.activity = activity;
         }
     }
@@ -204,15 +119,9 @@ impl App {
             }
             return;
         };
-        self.views.agent_focus = Some(AgentFocus {
-            agent_id: chosen.agent_id.clone(),
-            name: chosen.name.clone(),
-            log: Log::default(),
-            steer: None,
-            status: String::new(),
-            settled: false,
-        });
-        self.views.view = Some(View::new());
+        let view = AgentView::new(chosen.agent_id.clone(), chosen.name.clone());
+        self.views.close_full_screen();
+        self.views.push(Box::new(view));
         self.dirty = true;
     }
 
@@ -240,134 +149,80 @@ impl App {
         }
         self.notice(&text);
     }
+}
 
-    /// A key while the agent view is open.
-    pub fn agent_view_key(&mut self, key: KeyEvent) {
-        let Some(focus) = self.views.agent_focus.as_mut() else {
-            return;
-        };
-        if let Some(steer) = focus.steer.as_mut() {
-            match key.code {
-                KeyCode::Enter => {
-                    let text = std::mem::take(steer);
-                    focus.steer = None;
-                    let agent_id = focus.agent_id.clone();
-                    if !text.trim().is_empty()
-                        && let Some(Err(error)) =
-                            self.execute_now(Command::SteerAgent { agent_id, text })
-                        && let Some(focus) = self.views.agent_focus.as_mut()
-                    {
-                        focus.status = error.to_string();
-                    }
-                }
-                KeyCode::Esc => focus.steer = None,
-                KeyCode::Backspace => {
-                    steer.pop();
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => steer.push(c),
-                _ => {}
+/// What a child's `event` says it is doing now (`None`: no change), keeping the row's
+/// running call, its output and its queue current.
+fn activity(row: &mut SubagentRow, event: AgentEvent) -> Option<String> {
+    match event {
+        AgentEvent::MessageUpdate {
+            assistant_message_event,
+        } => match assistant_message_event {
+            AssistantMessageEvent::ThinkingStart { .. }
+            | AssistantMessageEvent::ThinkingDelta { .. } => Some("thinking".to_string()),
+            AssistantMessageEvent::TextStart { .. } | AssistantMessageEvent::TextDelta { .. } => {
+                Some("responding".to_string())
             }
-            return;
+            AssistantMessageEvent::ToolCallStart { .. }
+            | AssistantMessageEvent::ToolCallDelta { .. } => {
+                Some("writing a tool call".to_string())
+            }
+            _ => None,
+        },
+        AgentEvent::MessageEnd { message } => {
+            if let Message::Assistant(assistant) = message.as_ref() {
+                row.tokens = row
+                    .tokens
+                    .saturating_add(assistant.usage.input)
+                    .saturating_add(assistant.usage.output);
+            }
+            None
         }
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
-                self.views.agent_focus = None;
-                self.views.view = None;
-            }
-            KeyCode::Char('s') => focus.steer = Some(String::new()),
-            KeyCode::Char('x') => {
-                let agent_id = focus.agent_id.clone();
-                if let Some(Err(error)) = self.execute_now(Command::AbortAgent { agent_id })
-                    && let Some(focus) = self.views.agent_focus.as_mut()
-                {
-                    focus.status = error.to_string();
-                }
-            }
-            KeyCode::Tab => {
-                let agents = self.agent.agents();
-                let at = agents
-                    .iter()
-                    .position(|a| a.agent_id == focus.agent_id)
-                    .map_or(0, |i| (i + 1) % agents.len().max(1));
-                if let Some(next) = agents.get(at) {
-                    let id = next.agent_id.clone();
-                    self.open_agent_view(Some(&id));
-                }
-            }
-            _ => self.view_key(key),
+        AgentEvent::ToolExecutionStart {
+            tool_name, args, ..
+        } => {
+            let summary = crate::agent::call_summary::summarize_call(&tool_name, &args);
+            let doing = format!("{tool_name} {summary}").trim().to_string();
+            row.tool = Some(doing.clone());
+            Some(doing)
         }
-    }
-
-    /// Draw the agent view: the child's transcript read afresh (it grows as it streams).
-    pub fn render_agent_view(&mut self, buffer: &mut Buffer, kept: bool) -> Painted {
-        let theme = self.theme;
-        let (Some(focus), Some(view)) = (self.views.agent_focus.as_mut(), self.views.view.as_mut())
-        else {
-            buffer.reset();
-            return Painted::All;
-        };
-        let info = self
-            .agent
-            .agents()
-            .into_iter()
-            .find(|a| a.agent_id == focus.agent_id);
-        let running = self.agent.child(&focus.agent_id);
-        if running.is_some() || !focus.settled {
-            focus.settled = running.is_none();
-            let mut log = Log::default();
-            log.push_messages(
-                &self
-                    .agent
-                    .agent_messages(&focus.agent_id)
-                    .unwrap_or_default(),
-            );
-            if let Some(streaming) = running.and_then(|child| child.streaming_message()) {
-                let text = streaming.text();
-                if !text.trim().is_empty() {
-                    log.push(Entry::assistant(text));
-                }
+        AgentEvent::ToolApprovalRequest { .. } => Some("waiting for approval".to_string()),
+        // The approval was answered (here or by another client): the call goes on.
+        AgentEvent::State {
+            previous: RunState::AwaitingHuman,
+            ..
+        } => row.tool.clone(),
+        AgentEvent::ToolExecutionUpdate {
+            tool_call_id,
+            partial_result,
+            ..
+        } => {
+            let text = crate::protocol::message::join_text(&partial_result.content);
+            match row.output.iter_mut().find(|(id, _)| *id == tool_call_id) {
+                Some((_, kept)) => *kept = text,
+                None => row.output.push((tool_call_id, text)),
             }
-            // What the tree knows and the transcript does not yet: the running calls'
-            // output so far, and the steering messages not yet delivered.
-            if let Some(row) = self
-                .run
-                .subagents
-                .iter()
-                .find(|r| r.agent_id == focus.agent_id)
-            {
-                log.show_running(&row.output);
-                for text in &row.steering {
-                    let first_line = text.lines().next().unwrap_or("");
-                    log.push(Entry::Notice(format!("↳ queued steer: {first_line}")));
-                }
-            }
-            focus.log = log;
-            // The entries change as the child streams: render them afresh.
-            view.invalidate();
+            row.tool.clone()
         }
-        let state = info
-            .as_ref()
-            .and_then(|a| serde_json::to_value(a.status).ok())
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let footer = match &focus.steer {
-            Some(text) => format!(
-                "steer {}: {text}▏ enter sends · esc cancels",
-                focus.agent_id
-            ),
-            None => {
-                let note = if focus.status.is_empty() {
-                    String::new()
-                } else {
-                    format!("{} · ", focus.status)
-                };
-                format!(
-                    "agent {} {} · {state} · {note}s steer · x stop · tab next",
-                    focus.agent_id, focus.name
-                )
+        AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+            row.output.retain(|(id, _)| *id != tool_call_id);
+            row.tool = None;
+            Some("thinking".to_string())
+        }
+        AgentEvent::QueueUpdate { steering, .. } => {
+            row.steering = steering;
+            None
+        }
+        AgentEvent::AgentEnd { status, .. } => Some(
+            match status {
+                RunStatus::Completed => "done",
+                RunStatus::Failed => "failed",
+                RunStatus::Aborted => "stopped",
+                RunStatus::Limit => "stopped at a limit",
             }
-        };
-        view.render(&focus.log, buffer, kept, &theme, &footer)
+            .to_string(),
+        ),
+        _ => None,
     }
 }
 

@@ -11,12 +11,10 @@ use std::time::Instant;
 
 impl App {
     /// A tool call waits for approval: show it (after those already waiting: sub-agents ask
-    /// at the same time).
+    /// at the same time). A dialog that opens closes the full-screen views: the question
+    /// must be seen.
     pub(super) fn on_approval_request(&mut self, request: Request) {
-        if self.views.offer_approval(Approval::new(request)) {
-            // The question must be seen: the transcript view gives way.
-            self.views.view = None;
-        }
+        self.views.offer_approval(Approval::new(request));
         self.set_phase(Phase::Approval);
     }
 
@@ -43,7 +41,7 @@ impl App {
             }
         }
         if settled.more {
-            self.views.view = None;
+            self.views.close_full_screen();
             self.set_phase(Phase::Approval);
         } else {
             self.views.remove(index);

@@ -6,7 +6,7 @@
 use super::app::{App, TaskResult};
 use super::cells;
 use super::engine::After;
-use super::picker::Picker;
+use super::views::picker::Picker;
 use crate::agent::commands::Control;
 use crate::extensions::Extensions;
 use crate::llm::request::ThinkingLevel;

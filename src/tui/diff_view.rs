@@ -1,11 +1,11 @@
-//! `/diff`: everything this session changed in the working tree, file by file, in the
-//! scrollable transcript-view machinery (coloured unified diffs, a header per file with its
+//! `/diff`: everything this session changed in the working tree, file by file, shown in the
+//! diff view (`views::diff`, the transcript view's pager) (coloured unified diffs, a header per file with its
 //! counts). The changes come from the checkpoints (the session's first one is the
 //! baseline); only when checkpoints are off, from `git diff` against a snapshot of the
 //! working tree taken when the TUI started (`git stash create`, which changes nothing).
 
 use super::app::{App, TaskResult};
-use super::transcript::{Entry, Log, View};
+use super::transcript::{Entry, Log};
 use crate::checkpoint::{ChangeKind, FileChange};
 use crate::sandbox::own_git::{self, Repository};
 use std::path::{Path, PathBuf};
@@ -134,11 +134,9 @@ impl App {
         for change in changes {
             log.push(Entry::FileChange(change));
         }
-        let mut view = View::titled("Diff");
-        view.to_start();
-        self.views.agent_focus = None;
-        self.views.diff_log = Some(log);
-        self.views.view = Some(view);
+        self.views.close_full_screen();
+        self.views
+            .push(Box::new(super::views::diff::DiffView::new(log)));
         self.dirty = true;
     }
 }

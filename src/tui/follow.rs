@@ -13,6 +13,13 @@ impl App {
             Next::Stay | Next::Pass | Next::Early => {}
             Next::Close => drop(self.views.remove(index)),
             Next::Push(view) => self.views.push(view),
+            Next::Execute(command) => {
+                if let Some(Err(error)) = self.execute_now(command)
+                    && let Some(view) = self.views.get_mut(index)
+                {
+                    view.command_failed(&error);
+                }
+            }
             Next::Replace(view) => self.views.replace(index, view),
             Next::Choose(choice) => {
                 self.views.remove(index);

@@ -9,7 +9,8 @@
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
-use super::views::Next;
+use super::views::agent::AgentView;
+use super::views::{Cx, Next};
 use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
 use crate::protocol::outcome::Outcome;
@@ -41,12 +42,12 @@ impl App {
             return outcome;
         }
         // A keymap would look the key up here, in the context of the view on top.
-        if self.full_screen_key(key) {
-            return KeyOutcome::Handled;
-        }
         // esc esc on an empty composer while idle: /rewind. Any other key in between
-        // starts over.
-        let armed = std::mem::take(&mut self.input.esc_armed);
+        // starts over (keys read in a full-screen view do not count).
+        let armed = match self.views.full_screen() {
+            true => self.input.esc_armed,
+            false => std::mem::take(&mut self.input.esc_armed),
+        };
         if self.stack_key(key) {
             return KeyOutcome::Handled;
         }
@@ -61,7 +62,7 @@ impl App {
             || (ctrl && matches!(key.code, KeyCode::Char('c' | 'g')));
         if !cancel
             || !self.input.composer.is_searching()
-            || self.views.view.is_some()
+            || self.views.full_screen()
             || !self.views.is_empty()
         {
             return false;
@@ -82,9 +83,8 @@ impl App {
             KeyCode::Char('t') => self.toggle_thinking(),
             KeyCode::Char('o') => self.toggle_view(),
             KeyCode::Char('g') => {
-                if self.views.agent_focus.is_some() && self.views.view.is_some() {
-                    self.views.agent_focus = None;
-                    self.views.view = None;
+                if self.views.has::<AgentView>() {
+                    self.views.close_full_screen();
                 } else {
                     self.open_agent_view(None);
                 }
@@ -94,22 +94,17 @@ impl App {
         Some(KeyOutcome::Handled)
     }
 
-    /// A key for the agent view or the transcript view, when one is open.
-    fn full_screen_key(&mut self, key: KeyEvent) -> bool {
-        if self.views.agent_focus.is_some() && self.views.view.is_some() {
-            self.agent_view_key(key);
-        } else if self.views.view.is_some() {
-            self.view_key(key);
-        } else {
-            return false;
-        }
-        true
-    }
-
     /// A key for the view stack, top first: `false` when every view passed it (or none is
     /// open), and the composer has it.
     fn stack_key(&mut self, key: KeyEvent) -> bool {
-        let Some((index, next)) = self.views.route(|view| view.key(key)) else {
+        let cx = Cx {
+            log: &self.log,
+            theme: &self.theme,
+            status: "",
+            agent: &self.agent,
+            subagents: &self.run.subagents,
+        };
+        let Some((index, next)) = self.views.route(|view| view.key_in(key, &cx)) else {
             return false;
         };
         match next {

@@ -27,7 +27,6 @@ mod mcp_view;
 pub mod mention;
 mod notify;
 mod permissions_view;
-pub mod picker;
 mod plan;
 mod probe;
 mod ps;

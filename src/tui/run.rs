@@ -296,7 +296,7 @@ fn after_outcome(
             lp.last_frame = redraw_now;
         }
     }
-    if app.views.view.is_none() && screen.in_alternate() {
+    if !app.views.full_screen() && screen.in_alternate() {
         let _ = leave_view(screen);
         if std::mem::take(&mut lp.resized_in_view) {
             let row = restart_input(lp);
@@ -326,8 +326,7 @@ fn restart_input(lp: &mut Loop) -> Option<u16> {
 /// Close the full-screen view (transcript, agent, diff) and go back to the normal screen.
 fn close_full_screen(app: &mut App, screen: &mut Screen<Backend>) {
     if screen.in_alternate() {
-        app.views.view = None;
-        app.views.agent_focus = None;
+        app.views.close_full_screen();
         let _ = leave_view(screen);
     }
 }
@@ -476,7 +475,7 @@ fn leave_view(screen: &mut Screen<Backend>) -> std::io::Result<()> {
 
 fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
-    if app.views.view.is_some() {
+    if app.views.full_screen() {
         // The transcript view: rows for the scrollback wait in `app.out` until it closes.
         if !screen.in_alternate() {
             crossterm::queue!(screen.backend_mut(), EnterAlternateScreen)?;

@@ -1,77 +1,36 @@
-//! Opening and closing the transcript view (ctrl+o), its keys, and what its footer says
-//! about the run going on underneath. A tool call that needs approval closes it, so the
-//! question is never hidden.
+//! Opening and closing the full-screen views (the transcript view of ctrl+o, `/diff`, the
+//! agent view), drawing the one on top, and what the footer says about the run going on
+//! underneath. A tool call that needs approval closes them, so the question is never
+//! hidden (`views::Views::push`).
 
 use super::app::{App, Phase};
 use super::screen::Painted;
-use super::transcript::View;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use super::views::Cx;
+use super::views::transcript::TranscriptView;
 use ratatui::buffer::Buffer;
 
 impl App {
+    /// ctrl+o: close the full-screen view that is open, else open the transcript view.
     pub fn toggle_view(&mut self) {
-        self.views.agent_focus = None;
-        self.views.diff_log = None;
-        self.views.view = match self.views.view.take() {
-            Some(_) => None,
-            None => Some(View::new()),
-        };
+        if !self.views.close_full_screen() {
+            self.views.push(Box::<TranscriptView>::default());
+        }
         self.dirty = true;
     }
 
-    pub fn view_key(&mut self, key: KeyEvent) {
-        let theme = self.theme;
-        let Some(view) = self.views.view.as_mut() else {
-            return;
-        };
-        // The agent view shows a child's transcript; `/diff` its changes; the transcript
-        // view, ours.
-        let log = match (&self.views.agent_focus, &self.views.diff_log) {
-            (Some(focus), _) => &focus.log,
-            (None, Some(diff)) => diff,
-            (None, None) => &self.log,
-        };
-        if let Some(input) = view.input.as_mut() {
-            match key.code {
-                KeyCode::Enter => view.submit_search(log, &theme),
-                KeyCode::Esc => view.input = None,
-                KeyCode::Backspace => {
-                    input.pop();
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => input.push(c),
-                _ => {}
-            }
-            return;
-        }
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
-                self.views.view = None;
-                self.views.diff_log = None;
-            }
-            KeyCode::Up | KeyCode::Char('k') => view.scroll(log, -1, &theme),
-            KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => view.scroll(log, 1, &theme),
-            KeyCode::PageUp | KeyCode::Char('b') => view.page_up(log, &theme),
-            KeyCode::PageDown | KeyCode::Char(' ') => view.page_down(log, &theme),
-            KeyCode::Home | KeyCode::Char('g') => view.to_start(),
-            KeyCode::End | KeyCode::Char('G') => view.to_end(),
-            KeyCode::Char('/') => view.input = Some(String::new()),
-            KeyCode::Char('n') => view.find(log, false, true, &theme),
-            KeyCode::Char('N') => view.find(log, true, true, &theme),
-            _ => {}
-        }
-    }
-
-    /// Draw the open view over the whole (alternate) screen; `kept` says the buffer holds
-    /// the last frame (see `Screen::draw_alternate`).
+    /// Draw the full-screen view over the whole (alternate) screen; `kept` says the buffer
+    /// holds the last frame (see `Screen::draw_alternate`).
     pub fn render_view(&mut self, buffer: &mut Buffer, kept: bool) -> Painted {
-        if self.views.agent_focus.is_some() {
-            return self.render_agent_view(buffer, kept);
-        }
         let status = self.view_status();
-        let theme = self.theme;
-        let log = self.views.diff_log.as_ref().unwrap_or(&self.log);
-        match self.views.view.as_mut() {
-            Some(view) => view.render(log, buffer, kept, &theme, &status),
+        let cx = Cx {
+            log: &self.log,
+            theme: &self.theme,
+            status: &status,
+            agent: &self.agent,
+            subagents: &self.run.subagents,
+        };
+        match self.views.top_mut() {
+            Some(view) => view.render(buffer, kept, &cx),
             None => {
                 buffer.reset();
                 Painted::All

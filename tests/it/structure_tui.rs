@@ -1,8 +1,8 @@
 //! The interface's own shape, read from src/tui/** as text (issue 30): it imports nothing
 //! from the headless front ends (`crate::modes`), no function in it is longer than 80
 //! lines, and `App` is a small core (its state is grouped: the run, the composer, the views
-//! over it). A function over the limit may be listed in `LONG_NOW` only while it is being
-//! split, and may only shrink.
+//! over it), and the views over the composer live in src/tui/views/. A function over the
+//! limit may be listed in `LONG_NOW` only while it is being split, and may only shrink.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 use std::path::{Path, PathBuf};
@@ -226,6 +226,57 @@ fn no_function_in_the_interface_is_longer_than_80_lines_but_those_being_split() 
         split.is_empty(),
         "no longer long: remove from LONG_NOW: {split:?}"
     );
+}
+
+/// The type each `impl … View for TYPE` in `code` is for.
+fn views_implemented(code: &str) -> Vec<String> {
+    code.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix("impl")?;
+            let (trait_name, ty) = rest.split_once(" for ")?;
+            let trait_name = trait_name.trim();
+            (trait_name == "View" || trait_name.ends_with("::View")).then(|| {
+                ty.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+        })
+        .collect()
+}
+
+/// The views over the composer live in src/tui/views/, the stack's own directory: the
+/// dialogs, the menus and the full-screen views, each with its state and keys.
+#[test]
+fn the_views_live_in_the_views_directory() {
+    let mut outside = Vec::new();
+    let mut inside = Vec::new();
+    for (file, text) in tui_files() {
+        let views = views_implemented(&code_only(&text));
+        if file.starts_with("tui/views/") {
+            inside.extend(views);
+        } else {
+            outside.extend(views.into_iter().map(|v| format!("{file}: {v}")));
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "views outside src/tui/views/ (move them there): {outside:?}"
+    );
+    for expected in [
+        "Approval",
+        "Approvals",
+        "Menu",
+        "Picker",
+        "TranscriptView",
+        "DiffView",
+        "AgentView",
+    ] {
+        assert!(
+            inside.iter().any(|v| v == expected),
+            "no `impl View for {expected}` in src/tui/views/: {inside:?}"
+        );
+    }
 }
 
 #[test]

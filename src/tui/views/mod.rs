@@ -1,25 +1,34 @@
 //! The stack of views over the composer: the approval question (and those waiting behind
 //! it), the session picker, the list menus (`/rewind`, `/fork`, `/tree`, `/ps`, plan
-//! approval, hook trust) — and, until they move here, the transcript, agent and diff views.
+//! approval, hook trust), and the full-screen views: the transcript (ctrl+o), a sub-agent's
+//! (ctrl+g) and the session's changes (`/diff`).
 //!
 //! Each view owns its state and its keys behind [`View`]: it answers a key, a paste,
 //! ctrl+c or an engine event with a [`Next`] saying what the core must do (nothing, pass
 //! the key down, close it, push another view, carry out a choice), and the core
 //! (`tui/keys.rs` routes, `tui/follow.rs` carries out) does it. The top view gets the keys
-//! and is drawn; a question the run waits on (an approval) stays on top of whatever is
-//! pushed later.
+//! and is drawn. Views are ranked: a full-screen view (opened by the user's own key) over
+//! a question the run waits on (an approval) over the rest; a view pushed later goes on
+//! top of its rank, and a question that opens closes the full-screen views (it must be
+//! seen).
 
+pub mod agent;
 pub mod approval;
 pub mod approvals;
+pub mod diff;
 pub mod menu;
+pub mod picker;
 #[cfg(test)]
 mod testing;
+pub mod transcript;
 
+use super::screen::Painted;
 use super::theme::Theme;
 use crate::protocol::event::AgentEvent;
 use approval::Approval;
 use approvals::Approvals;
 use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
 use ratatui::text::Line;
 use std::any::Any;
 use std::time::Instant;
@@ -30,6 +39,11 @@ use std::time::Instant;
 pub trait View: Any {
     /// A key while this view is on top (or the view above passed it).
     fn key(&mut self, key: KeyEvent) -> Next;
+    /// A key, with what the view may read of the core (the conversation, the theme): the
+    /// router calls this; a view that needs nothing of the core implements `key` alone.
+    fn key_in(&mut self, key: KeyEvent, _cx: &Cx) -> Next {
+        self.key(key)
+    }
     /// Pasted text while this view is on top: `false` when it goes to the composer. A view
     /// takes (and ignores) a paste unless it says otherwise: the composer is under it.
     fn paste(&mut self, _text: &str) -> bool {
@@ -58,8 +72,40 @@ pub trait View: Any {
     fn placement(&self) -> Placement {
         Placement::Bottom
     }
+    /// A command this view asked for (`Next::Execute`) failed at once.
+    fn command_failed(&mut self, _error: &crate::protocol::outcome::CommandError) {}
     /// The view's rows at the bottom of the screen, at most `max_rows` of them.
     fn rows(&self, width: u16, max_rows: u16, theme: &Theme) -> Vec<Line<'static>>;
+    /// Draw a full-screen view over the whole (alternate) screen; `kept` says the buffer
+    /// holds the last frame (see `Screen::draw_alternate`).
+    fn render(&mut self, buffer: &mut Buffer, _kept: bool, _cx: &Cx) -> Painted {
+        buffer.reset();
+        Painted::All
+    }
+}
+
+/// What a view may read of the core while it takes a key or draws.
+pub struct Cx<'a> {
+    /// The whole conversation.
+    pub log: &'a super::transcript::Log,
+    pub theme: &'a Theme,
+    /// What the run is doing, for a full-screen view's footer (empty for a key).
+    pub status: &'a str,
+    /// The engine, to read (a sub-agent's transcript).
+    pub agent: &'a crate::live::link::EngineLink,
+    /// The running sub-agents as the live tree shows them.
+    pub subagents: &'a [super::agents::SubagentRow],
+}
+
+/// Where a view goes on the stack: over the views of a lower rank.
+fn rank(view: &dyn View) -> u8 {
+    if view.placement() == Placement::FullScreen {
+        2
+    } else if view.asked_at().is_some() {
+        1
+    } else {
+        0
+    }
 }
 
 impl std::fmt::Debug for dyn View {
@@ -88,6 +134,9 @@ pub enum Next {
     Close,
     /// Open this view on top.
     Push(Box<dyn View>),
+    /// Execute this engine command; if it fails at once, the view hears why
+    /// (`View::command_failed`).
+    Execute(crate::protocol::command::Command),
     /// This view gives way to another in its place.
     Replace(Box<dyn View>),
     /// A menu's item was chosen: the core closes the menu and carries the choice out.
@@ -119,20 +168,14 @@ impl PartialEq for Next {
     }
 }
 
-/// What is open over the composer: the stack of views (the last one on top), and the state
-/// of the full-screen views that have not moved onto it yet.
+/// What is open over the composer: the stack of views (the last one on top), and what the
+/// menus and `/diff` keep while none is open.
 #[derive(Default)]
 pub struct Views {
     /// Open views, the bottom one first.
     stack: Vec<Box<dyn View>>,
     /// A project's hooks waiting for the user's trust (the question is a menu on the stack).
     pub untrusted_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
-    /// The transcript view, while it is open.
-    pub view: Option<super::transcript::View>,
-    /// The agent view's child (the view itself is `view`), while it is open.
-    pub agent_focus: Option<super::agents::AgentFocus>,
-    /// What `/diff` shows (the view itself is `view`), while it is open.
-    pub diff_log: Option<super::transcript::Log>,
     /// The git snapshot taken at start, for `/diff` when checkpoints are off.
     pub git_baseline: Option<super::diff_view::GitBaseline>,
 }
@@ -160,21 +203,40 @@ impl Views {
             .map(|view| view.as_mut() as &mut dyn View)
     }
 
-    /// Open `view` on top — under the questions the run waits on, which stay on top (an
-    /// approval is never hidden by a menu that opens after it: D23).
+    /// Open `view` on top of the views of its rank (`rank`): a menu that opens after an
+    /// approval goes under it (D23); a question closes the full-screen views first.
     pub fn push(&mut self, view: Box<dyn View>) {
-        let questions = self
+        if view.asked_at().is_some() {
+            self.close_full_screen();
+        }
+        let rank = rank(view.as_ref());
+        let at = self
             .stack
             .iter()
-            .rev()
-            .take_while(|open| open.asked_at().is_some())
-            .count();
-        let at = if view.asked_at().is_some() {
-            self.stack.len()
-        } else {
-            self.stack.len() - questions
-        };
+            .rposition(|open| self::rank(open.as_ref()) <= rank)
+            .map_or(0, |below| below + 1);
         self.stack.insert(at, view);
+    }
+
+    /// Close the full-screen views; `true` when one was open.
+    pub fn close_full_screen(&mut self) -> bool {
+        let open = self.stack.len();
+        self.stack
+            .retain(|view| view.placement() != Placement::FullScreen);
+        self.stack.len() < open
+    }
+
+    /// Whether the alternate screen shows: a full-screen view is on top.
+    pub fn full_screen(&self) -> bool {
+        self.top()
+            .is_some_and(|top| top.placement() == Placement::FullScreen)
+    }
+
+    /// The view at `index`, to tell it something.
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut dyn View> {
+        self.stack
+            .get_mut(index)
+            .map(|view| view.as_mut() as &mut dyn View)
     }
 
     /// Take the view at `index` off the stack.
@@ -377,6 +439,29 @@ mod tests {
         };
         let todo = views.on_event(&end);
         assert_eq!(todo, vec![(1, Next::Close)]);
+    }
+
+    /// The transcript view opened over a question shows (the user asked for it); a menu
+    /// opened later goes under both; a new question closes the full-screen view.
+    #[test]
+    fn full_screen_views_rank_over_questions_and_give_way_to_new_ones() {
+        let mut views = Views::default();
+        views.offer_approval(approval::tests::command(1));
+        views.push(Box::<transcript::TranscriptView>::default());
+        views.push(Box::new(two_item_menu()));
+        assert!(views.full_screen());
+        assert!(views.find::<Menu>().is_some());
+        assert!(!views.offer_approval(approval::tests::command(2)), "queued");
+        assert!(views.full_screen(), "a queued request opens nothing");
+        assert_eq!(views.len(), 3);
+
+        let mut views = Views::default();
+        views.push(Box::new(two_item_menu()));
+        views.push(Box::<transcript::TranscriptView>::default());
+        assert!(views.offer_approval(approval::tests::command(3)));
+        assert!(!views.full_screen());
+        assert_eq!(views.len(), 2, "the menu and the dialog");
+        assert!(!views.close_full_screen());
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! and sessions whose text holds the typed words (a byte search through each file, only
 //! when no title matches well enough to fill the list) follow, marked "in content".
 
-use super::theme::Theme;
-use super::views::menu::Choice;
-use super::views::{Next, View};
+use super::super::theme::Theme;
+use super::menu::Choice;
+use super::{Next, View};
 use crate::session::store;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
@@ -246,7 +246,7 @@ impl Picker {
         Line::from(vec![
             Span::styled(marker, theme.accent()),
             Span::styled(fork, theme.dim()),
-            Span::styled(super::cells::cut(&entry.title, room), style),
+            Span::styled(super::super::cells::cut(&entry.title, room), style),
             Span::styled(facts, theme.dim()),
         ])
     }
