@@ -191,3 +191,34 @@ async fn tree_shows_where_branches_part_and_switching_brings_the_code_back() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+/// `/permissions` says what is true of the network: with `[sandbox] allow_local_binding` on
+/// (the default) commands may listen on the session's own loopback, which plain "network
+/// off" denied; with it off, the network is off.
+#[tokio::test]
+async fn permissions_say_when_loopback_listeners_are_allowed() {
+    for (config, expected) in [
+        ("", "the session's own loopback"),
+        ("[sandbox]\nallow_local_binding = false\n", "network off · "),
+    ] {
+        let env = env();
+        std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+        let server = chat::answering(&[]).await;
+        let mut tui = env.start(&server, &[]);
+        tui.wait_for_text("Ask anything").await;
+        tui.type_text("/permissions");
+        tui.enter();
+        let screen = tui.wait_for_text("sandbox  ").await;
+        if screen.contains("unavailable:") {
+            support::skip::skip("the sandbox is unavailable on this machine");
+            return;
+        }
+        if config.is_empty() && screen.contains("loopback listeners unavailable") {
+            support::skip::skip("this kernel refuses the session's network namespace");
+            return;
+        }
+        assert!(screen.contains(expected), "{config}: {screen}");
+        tui.send(b"\x04");
+        assert_eq!(tui.exit_code().await, 0);
+    }
+}
