@@ -367,25 +367,78 @@ impl Agent {
     }
 
     /// Switch the conversation to another branch of the session: its head becomes entry
-    /// `entry_id` (any entry of the tree, e.g. the tip of an abandoned branch).
-    pub async fn switch_branch(&self, entry_id: &str) -> Result<(), AgentError> {
+    /// `entry_id` (any entry of the tree, e.g. the tip of an abandoned branch). With
+    /// `files`, the files come back as that branch left them too: the checkpoint taken
+    /// after the branch's last mutating call is restored as a rewind restores one (refused
+    /// when a file it would change was changed outside the agent, unless `force`; undone
+    /// by `undo_rewind`). The summary says what it did; `None` when the files were not
+    /// asked for or the branch changed none (no checkpoint: they are left as they are).
+    pub async fn switch_branch(
+        &self,
+        entry_id: &str,
+        files: bool,
+        force: bool,
+    ) -> Result<Option<Summary>, AgentError> {
         let _busy = Busy::start(&self.shared)?;
         let session = self.shared.session().ok_or_else(|| {
             AgentError::Checkpoint("this session is not kept on disk".to_string())
         })?;
+        let summary = match files {
+            true => self.restore_branch_files(&session, entry_id, force).await?,
+            false => None,
+        };
         self.move_to(&session, entry_id).await?;
         self.shared.session_changed(SessionChange::SwitchBranch);
-        Ok(())
+        Ok(summary)
     }
 
-    /// The session's tree of messages (every branch), marking the current one.
+    /// The files as the branch leading to `entry_id` left them: the last `after` record
+    /// of a call made on it, restored; `None` when the branch made none.
+    async fn restore_branch_files(
+        &self,
+        session: &Arc<SessionWriter>,
+        entry_id: &str,
+        force: bool,
+    ) -> Result<Option<Summary>, AgentError> {
+        let Some(checkpoints) = &self.shared.checkpoints else {
+            return Err(AgentError::Checkpoint(
+                "checkpoints are off ([checkpoints] enabled = false)".to_string(),
+            ));
+        };
+        let branch: std::collections::HashSet<String> = {
+            let (path, entry) = (session.path().to_path_buf(), entry_id.to_string());
+            blocking(move || session::tree::branch_of(&path, &entry))
+                .await?
+                .into_iter()
+                .collect()
+        };
+        let last = checkpoints.records().into_iter().rev().find(|r| {
+            r.moment == Moment::After && r.entry_id.as_ref().is_some_and(|e| branch.contains(e))
+        });
+        let Some(last) = last else {
+            return Ok(None);
+        };
+        let note = RewindNote {
+            target: Some(last.id.clone()),
+            head_before: session.head(),
+        };
+        Ok(Some(self.restore(last.id, force, note).await?))
+    }
+
+    /// The session's tree of messages (every branch), marking the current one. A session
+    /// whose file is not written yet (no message so far) has the messages it holds: none.
     pub async fn tree(&self) -> Result<SessionTree, AgentError> {
+        let entries = self.message_entries();
         match self.shared.session() {
             Some(session) => {
                 let path = session.path().to_path_buf();
-                blocking(move || session::tree::tree(&path)).await
+                blocking(move || match path.exists() {
+                    true => session::tree::tree(&path),
+                    false => Ok(linear_tree(&entries)),
+                })
+                .await
             }
-            None => Ok(linear_tree(&self.message_entries())),
+            None => Ok(linear_tree(&entries)),
         }
     }
 }

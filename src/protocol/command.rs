@@ -115,9 +115,15 @@ pub enum Command {
         #[serde(default)]
         goal: Option<String>,
     },
-    /// Continue the conversation on another branch of the session tree.
+    /// Continue the conversation on another branch of the session tree; with
+    /// `restore_files`, the files as that branch left them too (as a rewind restores them;
+    /// `force` overrides the refusal when a file was changed outside the agent).
     SwitchBranch {
         entry_id: String,
+        #[serde(default)]
+        restore_files: bool,
+        #[serde(default)]
+        force: bool,
     },
     /// Run a shell command for the user (not the model), between two checkpoints.
     RunShell {

@@ -220,6 +220,12 @@ pub enum Outcome {
         session: SessionIdentity,
         notices: Vec<String>,
     },
+    /// Another branch became the conversation; `files`: what restoring the files as that
+    /// branch left them did (`None`: not asked for, or the branch changed no file).
+    BranchSwitched {
+        session: SessionIdentity,
+        files: Option<RestoreSummary>,
+    },
     /// The fork, continued in; `text` is the user message forked at, to edit and send.
     Forked {
         session: SessionIdentity,

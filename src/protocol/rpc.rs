@@ -104,9 +104,15 @@ pub enum Command {
     },
     /// The session's tree of entries: every branch.
     GetTree,
-    /// Continue the conversation on another branch: its head becomes entry `entryId`.
+    /// Continue the conversation on another branch: its head becomes entry `entryId`; with
+    /// `restoreFiles`, the files come back as that branch left them (`force`: even over
+    /// changes made outside the agent).
     SwitchBranch {
         entry_id: String,
+        #[serde(default)]
+        restore_files: bool,
+        #[serde(default)]
+        force: bool,
     },
     /// The sub-agents started in this process: `data.agents`.
     GetAgents,

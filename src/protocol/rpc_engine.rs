@@ -100,7 +100,15 @@ impl Command {
             Command::UndoRewind { force } => EngineCommand::UndoRewind { force },
             Command::Fork { entry_id } => EngineCommand::Fork { entry_id },
             Command::Clone => EngineCommand::Clone,
-            Command::SwitchBranch { entry_id } => EngineCommand::SwitchBranch { entry_id },
+            Command::SwitchBranch {
+                entry_id,
+                restore_files,
+                force,
+            } => EngineCommand::SwitchBranch {
+                entry_id,
+                restore_files,
+                force,
+            },
             Command::AbortAgent { agent_id } => EngineCommand::AbortAgent { agent_id },
             Command::SteerAgent { agent_id, message } => EngineCommand::SteerAgent {
                 agent_id,

@@ -22,6 +22,19 @@ pub fn parent_of(path: &Path, id: &str) -> Result<Option<String>, SessionError> 
         .map(|parent| index.nodes[parent].id.clone()))
 }
 
+/// The ids of the entries on the branch that leads to entry `id`, from the first to it.
+pub fn branch_of(path: &Path, id: &str) -> Result<Vec<String>, SessionError> {
+    let (_, index) = FileIndex::read(path)?;
+    let node = index
+        .find(id)
+        .ok_or_else(|| SessionError::NoSuchEntry(id.to_string()))?;
+    Ok(index
+        .chain(node)
+        .into_iter()
+        .map(|n| index.nodes[n].id.clone())
+        .collect())
+}
+
 /// One message (or compaction) of a session's tree.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

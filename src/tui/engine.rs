@@ -18,7 +18,11 @@ pub type CommandResult = Result<Outcome, CommandError>;
 pub enum After {
     NewSession,
     Resumed,
-    SwitchedBranch,
+    /// `retry`: the same switch with `force`; `files`: the files were asked for.
+    SwitchedBranch {
+        retry: Choice,
+        files: bool,
+    },
     Forked,
     /// `retry`: the same rewind with `force`, offered when files changed outside.
     Rewound {
@@ -127,11 +131,15 @@ impl App {
                 self.warning(&format!("Could not start a new session: {e}"))
             }
             (After::Resumed, Err(e)) => self.warning(&format!("Could not resume: {e}")),
-            (After::SwitchedBranch, Ok(_)) => {
-                self.notice("Switched branch: the conversation goes on from here");
-                self.reshow(6);
-            }
-            (After::SwitchedBranch, Err(e)) => {
+            (
+                After::SwitchedBranch { files, .. },
+                Ok(Outcome::BranchSwitched { files: done, .. }),
+            ) => self.switched_branch(done, files),
+            (
+                After::SwitchedBranch { retry, .. },
+                Err(CommandError::ChangedOutside { paths, .. }),
+            ) => self.offer_overwrite(&paths, retry),
+            (After::SwitchedBranch { .. }, Err(e)) => {
                 self.warning(&format!("Could not switch branch: {e}"))
             }
             (After::Forked, Ok(Outcome::Forked { session, text })) => {
@@ -149,23 +157,29 @@ impl App {
                 self.rewound(summary, text, undo)
             }
             (After::Rewound { retry, .. }, Err(CommandError::ChangedOutside { paths, .. })) => {
-                let listed = paths.join(", ");
-                self.warning(&format!(
-                    "Changed outside the agent since the checkpoint: {listed}. Nothing was restored."
-                ));
-                self.views.push(Box::new(Menu::new(
-                    "Overwrite them?",
-                    vec![
-                        MenuItem::new("Cancel", Choice::Cancel),
-                        MenuItem::new("Restore anyway", retry)
-                            .note("(their changes are lost; undo brings them back)"),
-                    ],
-                )));
+                self.offer_overwrite(&paths, retry)
             }
             (After::Rewound { .. }, Err(e)) => self.warning(&format!("Nothing was rewound: {e}")),
             (_, Ok(_)) => {}
         }
         self.dirty = true;
+    }
+
+    /// A restore refused because `paths` changed outside the agent: nothing was restored;
+    /// `retry` (the same with `force`) is offered.
+    fn offer_overwrite(&mut self, paths: &[String], retry: Choice) {
+        let listed = paths.join(", ");
+        self.warning(&format!(
+            "Changed outside the agent since the checkpoint: {listed}. Nothing was restored."
+        ));
+        self.views.push(Box::new(Menu::new(
+            "Overwrite them?",
+            vec![
+                MenuItem::new("Cancel", Choice::Cancel),
+                MenuItem::new("Restore anyway", retry)
+                    .note("(their changes are lost; undo brings them back)"),
+            ],
+        )));
     }
 
     /// Another session is the current one: its conversation shown, and which it is.

@@ -29,6 +29,10 @@ pub fn rows(view: &PermissionsView, width: u16, theme: &Theme) -> Vec<Line<'stat
                 "network on".to_string()
             } else if !sandbox.allow_hosts.is_empty() {
                 format!("network only to {} (proxy)", sandbox.allow_hosts.join(", "))
+            } else if sandbox.local_binding == serde_json::Value::Bool(true) {
+                "network off but the session's own loopback (listeners allowed)".to_string()
+            } else if sandbox.local_binding == "unavailable" {
+                "network off (loopback listeners unavailable on this machine)".to_string()
             } else {
                 "network off".to_string()
             };

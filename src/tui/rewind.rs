@@ -147,8 +147,23 @@ impl App {
                 self.execute_then(undo, After::Rewound { retry, undo: true });
             }
             Choice::Fork(entry_id) => self.execute_then(Command::Fork { entry_id }, After::Forked),
-            Choice::Switch(entry_id) => {
-                self.execute_then(Command::SwitchBranch { entry_id }, After::SwitchedBranch)
+            Choice::SwitchTo { entry, preview } => self.ask_how_to_switch(entry, preview),
+            Choice::Switch {
+                entry,
+                files,
+                force,
+            } => {
+                let retry = Choice::Switch {
+                    entry: entry.clone(),
+                    files,
+                    force: true,
+                };
+                let switch = Command::SwitchBranch {
+                    entry_id: entry,
+                    restore_files: files,
+                    force,
+                };
+                self.execute_then(switch, After::SwitchedBranch { retry, files });
             }
             Choice::ApprovePlan(mode) => self.approve_plan(mode),
             Choice::KillShell(id) => self.kill_shell(id),
@@ -189,6 +204,42 @@ impl App {
         )));
     }
 
+    /// What switching to the branch whose tip is `entry` brings back: the conversation,
+    /// or the files as that branch left them too (when there are checkpoints).
+    fn ask_how_to_switch(&mut self, entry: String, preview: String) {
+        let switch = |files| Choice::Switch {
+            entry: entry.clone(),
+            files,
+            force: false,
+        };
+        if !self.settings.checkpoints.enabled {
+            return self.choose(switch(false));
+        }
+        let items = vec![
+            MenuItem::new("Conversation and code", switch(true))
+                .note("(the files as that branch left them)"),
+            MenuItem::new("Conversation only", switch(false)).note("(the files stay as they are)"),
+        ];
+        self.views.push(Box::new(Menu::new(
+            format!("Switch to the branch of “{preview}”:"),
+            items,
+        )));
+    }
+
+    /// A branch switch ended: what it did to the conversation and, when asked, the files.
+    pub(super) fn switched_branch(&mut self, files: Option<RestoreSummary>, asked: bool) {
+        let mut said = vec!["the conversation goes on from there".to_string()];
+        match files {
+            Some(summary) => said.push(files_said(&summary)),
+            None if asked => {
+                said.push("that branch changed no files: they stay as they are".to_string())
+            }
+            None => {}
+        }
+        self.notice(&format!("Switched branch: {}", said.join("; ")));
+        self.reshow(6);
+    }
+
     /// The session's tree was read (`/tree`).
     pub fn on_tree(&mut self, tree: Result<SessionTree, String>) {
         match tree {
@@ -207,17 +258,7 @@ impl App {
     ) {
         let mut said = Vec::new();
         if let Some(summary) = &summary {
-            let mut files = format!("files: {}", summary.describe());
-            if !summary.not_restored.is_empty() {
-                let left: Vec<&str> = summary
-                    .not_restored
-                    .iter()
-                    .take(3)
-                    .map(|s| s.path.as_str())
-                    .collect();
-                files.push_str(&format!(" (left as they are: {})", left.join(", ")));
-            }
-            said.push(files);
+            said.push(files_said(summary));
         }
         if undo {
             said.push("the conversation and files are as before the rewind".to_string());
@@ -237,9 +278,10 @@ impl App {
         }
     }
 
-    /// The user messages of every branch, indented where branches part; choosing one
-    /// continues at the tip of the branch through it (the current one if it is on it,
-    /// else the latest written).
+    /// The user messages of every branch as a tree: a branch point says how many branches
+    /// part there and each branch hangs from it on a connector (`├─`, `└─`, `│`); the
+    /// current branch is marked `●`. Choosing a message continues at the tip of the branch
+    /// through it (the current one if it is on it, else the latest written).
     fn show_tree(&mut self, tree: &SessionTree) {
         let nodes = &tree.nodes;
         let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
@@ -261,34 +303,82 @@ impl App {
             }
             nodes[i].id.clone()
         };
-        // Depth first, siblings in the order written; every sibling after the first is
-        // indented one more level.
-        let push = |stack: &mut Vec<(usize, usize)>, list: Option<&Vec<usize>>, depth: usize| {
-            let list: &[usize] = list.map_or(&[], Vec::as_slice);
-            for (k, &child) in list.iter().enumerate().rev() {
-                stack.push((child, depth + usize::from(k > 0)));
+        let by_id: HashMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
+        // The tree of user messages: each one's nearest user message before it.
+        let mut user_kids: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
+        for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.role == "user") {
+            let mut parent = node
+                .parent_id
+                .as_deref()
+                .and_then(|p| by_id.get(p).copied());
+            while let Some(p) = parent.filter(|&p| nodes[p].role != "user") {
+                parent = nodes[p]
+                    .parent_id
+                    .as_deref()
+                    .and_then(|id| by_id.get(id).copied());
             }
-        };
-        let mut stack = Vec::new();
-        push(&mut stack, children.get(&None), 0);
+            user_kids.entry(parent).or_default().push(i);
+        }
+        let head = nodes.iter().rposition(|n| n.current && n.role == "user");
         let mut items = Vec::new();
         let mut selected = None;
-        while let Some((i, depth)) = stack.pop() {
-            let node = &nodes[i];
-            if node.role == "user" {
-                let marker = if node.current { "● " } else { "  " };
-                let mut item =
-                    MenuItem::new(format!("{marker}{}", node.text), Choice::Switch(tip(i)));
-                item.indent = depth;
-                if node.current {
-                    selected = Some(items.len());
-                }
-                items.push(item);
+        // Depth first, siblings in the order written: (message, the columns before its
+        // connector, its connector).
+        let mut stack: Vec<(usize, String, &str)> = Vec::new();
+        let hang = |stack: &mut Vec<(usize, String, &str)>, list: &[usize], prefix: &str| {
+            if let [only] = list {
+                stack.push((*only, prefix.to_string(), ""));
+                return;
             }
-            push(&mut stack, kids(i), depth);
+            for (k, &child) in list.iter().enumerate().rev() {
+                let connector = if k + 1 == list.len() {
+                    "└─ "
+                } else {
+                    "├─ "
+                };
+                stack.push((child, prefix.to_string(), connector));
+            }
+        };
+        hang(
+            &mut stack,
+            user_kids.get(&None).map_or(&[], Vec::as_slice),
+            "",
+        );
+        while let Some((i, prefix, connector)) = stack.pop() {
+            let node = &nodes[i];
+            let marker = if node.current { "● " } else { "○ " };
+            let below = user_kids.get(&Some(i)).map_or(&[][..], Vec::as_slice);
+            let mut item = MenuItem::new(
+                format!("{prefix}{connector}{marker}{}", node.text),
+                Choice::SwitchTo {
+                    entry: tip(i),
+                    preview: super::cells::cut(&node.text, 40),
+                },
+            );
+            if below.len() > 1 {
+                item = item.note(format!("⑂ {} branches", below.len()));
+            } else if head == Some(i) {
+                item = item.note("(current)");
+            }
+            if head == Some(i) {
+                selected = Some(items.len());
+            }
+            items.push(item);
+            let continued = match connector {
+                "├─ " => "│  ",
+                "└─ " => "   ",
+                _ => "",
+            };
+            hang(&mut stack, below, &format!("{prefix}{continued}"));
         }
         if items.is_empty() {
-            return self.notice("The session has no messages yet.");
+            return self.notice(
+                "This session has no messages yet: /tree shows its branches once it has some.",
+            );
         }
         let branches = nodes
             .iter()
@@ -302,6 +392,21 @@ impl App {
         menu.selected = selected.unwrap_or(0);
         self.views.push(Box::new(menu));
     }
+}
+
+/// What a restore did to the files, in a few words ("files: 3 restored, 1 removed").
+fn files_said(summary: &RestoreSummary) -> String {
+    let mut files = format!("files: {}", summary.describe());
+    if !summary.not_restored.is_empty() {
+        let left: Vec<&str> = summary
+            .not_restored
+            .iter()
+            .take(3)
+            .map(|s| s.path.as_str())
+            .collect();
+        files.push_str(&format!(" (left as they are: {})", left.join(", ")));
+    }
+    files
 }
 
 /// "3 restored, 1 removed" (and what was left alone).

@@ -263,7 +263,7 @@ async fn rpc_time_travel_is_engine_commands_and_a_branch_switch_answers_the_head
     );
     assert_eq!(
         logged[4],
-        json!({"type": "switch_branch", "entryId": ids[1]})
+        json!({"type": "switch_branch", "entryId": ids[1], "restoreFiles": false, "force": false})
     );
     assert!(
         logged_results(env.home.path())

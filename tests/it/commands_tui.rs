@@ -295,6 +295,9 @@ async fn session_keys_are_engine_commands_and_the_transcript_follows_them() {
     tui.wait_for_text("Branches of this session (2").await;
     tui.send(b"\x1b[A"); // from the current branch (fourth question) to the third
     tui.enter();
+    tui.wait_for_text("Conversation only").await;
+    tui.send(b"\x1b[B"); // the conversation only: the files stay as they are
+    tui.enter();
     tui.wait_for_text("Switched branch").await;
     let view = transcript_view(&tui, "Answer three.").await;
     assert!(!view.contains("Answer four."), "D14, switch: {view}");

@@ -817,14 +817,20 @@ async fn rewind_undo_and_branch_switches_move_the_head_and_say_so() {
     assert_eq!(session.head.as_deref(), Some(ids[3].as_str()));
     assert_eq!(h.agent.messages().len(), 4);
 
-    let Outcome::Session { session, .. } = exec(
+    let Outcome::BranchSwitched {
+        session,
+        files: None,
+    } = exec(
         &h.agent,
         Command::SwitchBranch {
             entry_id: ids[1].clone(),
+            restore_files: false,
+            force: false,
         },
     )
     .await
-    .unwrap() else {
+    .unwrap()
+    else {
         panic!()
     };
     assert_eq!(session.head.as_deref(), Some(ids[1].as_str()));

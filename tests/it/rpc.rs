@@ -498,6 +498,11 @@ async fn rpc_answers_pi_s_session_commands() {
     rpc.send(json!({"id": "t0", "type": "get_last_assistant_text"}))
         .await;
     assert_eq!(rpc.response("t0").await["data"], json!({"text": null}));
+    rpc.send(json!({"id": "s0", "type": "get_state"})).await;
+    assert_eq!(
+        rpc.response("s0").await["data"]["sessionTitle"],
+        Value::Null
+    );
     rpc.send(json!({"id": "p", "type": "prompt", "message": "what is <it>?"}))
         .await;
     rpc.until(|l| l["type"] == "agent_end").await;
@@ -508,6 +513,17 @@ async fn rpc_answers_pi_s_session_commands() {
         rpc.response("t").await["data"]["text"],
         "The **answer** is <42>."
     );
+    // The session's title: its first prompt's first line until it is given a name.
+    rpc.send(json!({"id": "s1", "type": "get_state"})).await;
+    assert_eq!(
+        rpc.response("s1").await["data"]["sessionTitle"],
+        "what is <it>?"
+    );
+    rpc.send(json!({"id": "n", "type": "set_session_name", "name": "answers"}))
+        .await;
+    rpc.response("n").await;
+    rpc.send(json!({"id": "s2", "type": "get_state"})).await;
+    assert_eq!(rpc.response("s2").await["data"]["sessionTitle"], "answers");
     rpc.send(json!({"id": "st", "type": "get_session_stats"}))
         .await;
     let stats = rpc.response("st").await["data"].clone();

@@ -1,13 +1,18 @@
 //! Issue 35 §1 (f35) in the real interface in a pseudo-terminal: sub-agent lines (the live
 //! row follows the child after its approval, a `task` cell reads as its description, the
-//! agent view streams a running command's output and shows a queued steer at once).
+//! agent view streams a running command's output and shows a queued steer at once), and
+//! `/tree` (a new session has nothing to show, a tree with its branch point, switching to a
+//! branch bringing its files back).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 use crate::support;
 
+use serde_json::json;
+use support::chat;
 use support::delegation::delegating_once;
 use support::env::env;
 use support::harness::after_file;
+use support::server::{FakeServer, Reply};
 
 /// Ask mode: the child's command needs approval. The parent's `task` cell reads `task
 /// general: job c1` (never its arguments as JSON), and once the approval is answered the
@@ -91,4 +96,129 @@ async fn the_agent_view_streams_a_running_command_and_shows_a_queued_steer() {
     tui.wait_for_text("All done.").await;
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
+}
+
+/// `/tree` in a session that has no message yet (no session file either) says so, instead
+/// of failing to read a file that is not there.
+#[tokio::test]
+async fn tree_on_a_new_session_says_it_has_no_messages_yet() {
+    let env = env();
+    let server = chat::answering(&[]).await;
+    let mut tui = env.start(&server, &[]);
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text("/tree");
+    tui.enter();
+    let screen = tui.wait_for_text("This session has no messages yet").await;
+    assert!(!screen.contains("os error"), "{screen}");
+    assert!(!screen.contains("Cannot read"), "{screen}");
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+/// Two branches after a first message: `/tree` shows the first message as the branch point
+/// (`⑂ 2 branches`) with the two branches on connectors, the current one marked; switching
+/// to the other one with "Conversation and code" brings back the file as that branch left
+/// it.
+#[tokio::test]
+async fn tree_shows_where_branches_part_and_switching_brings_the_code_back() {
+    let env = env();
+    let cwd = env.cwd.path();
+    let write = |id: &str, content: &str| {
+        Reply::sse(chat::tool_call(
+            id,
+            "write",
+            json!({"path": "a.txt", "content": content}),
+        ))
+    };
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("Started.")),
+        write("w1", "one"),
+        Reply::sse(chat::text("Wrote one.")),
+        write("w2", "two"),
+        Reply::sse(chat::text("Wrote two.")),
+    ])
+    .await;
+    let mut tui = env.start(&server, &["--permission-mode", "auto"]);
+    tui.wait_for_text("Ask anything").await;
+    for (prompt, answer) in [("start here", "Started."), ("make it one", "Wrote one.")] {
+        tui.type_text(prompt);
+        tui.enter();
+        tui.wait_for_text(answer).await;
+        tui.wait_until_idle().await;
+    }
+    assert_eq!(std::fs::read_to_string(cwd.join("a.txt")).unwrap(), "one");
+    // Back to before "make it one", files too; then another branch from there.
+    tui.type_text("/rewind");
+    tui.enter();
+    tui.wait_for_text("Rewind to before").await;
+    tui.enter();
+    tui.wait_for_text("Conversation and code").await;
+    tui.enter();
+    tui.wait_for_text("Rewound:").await;
+    assert!(!cwd.join("a.txt").exists());
+    tui.send(b"\x15");
+    tui.type_text("make it two");
+    tui.enter();
+    tui.wait_for_text("Wrote two.").await;
+    tui.wait_until_idle().await;
+    assert_eq!(std::fs::read_to_string(cwd.join("a.txt")).unwrap(), "two");
+
+    tui.type_text("/tree");
+    tui.enter();
+    let screen = tui.wait_for_text("Branches of this session (2").await;
+    let row = |pred: &dyn Fn(&str) -> bool| screen.lines().any(pred);
+    assert!(
+        row(&|l| l.contains("● start here") && l.contains("⑂ 2 branches")),
+        "{screen}"
+    );
+    assert!(row(&|l| l.contains("├─ ○ make it one")), "{screen}");
+    // The current branch's message is the one chosen when the tree opens.
+    assert!(
+        row(&|l| l.starts_with("›") && l.contains("└─ ● make it two")),
+        "{screen}"
+    );
+    tui.send(b"\x1b[A"); // up to the other branch
+    tui.enter();
+    tui.wait_for_text("Switch to the branch of").await;
+    tui.enter(); // "Conversation and code"
+    tui.wait_for_text("Switched branch:").await;
+    let screen = tui.wait_for_text("files: 1 restored").await;
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
+        "one",
+        "{screen}"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+/// `/permissions` says what is true of the network: with `[sandbox] allow_local_binding` on
+/// (the default) commands may listen on the session's own loopback, which plain "network
+/// off" denied; with it off, the network is off.
+#[tokio::test]
+async fn permissions_say_when_loopback_listeners_are_allowed() {
+    for (config, expected) in [
+        ("", "the session's own loopback"),
+        ("[sandbox]\nallow_local_binding = false\n", "network off · "),
+    ] {
+        let env = env();
+        std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+        let server = chat::answering(&[]).await;
+        let mut tui = env.start(&server, &[]);
+        tui.wait_for_text("Ask anything").await;
+        tui.type_text("/permissions");
+        tui.enter();
+        let screen = tui.wait_for_text("sandbox  ").await;
+        if screen.contains("unavailable:") {
+            support::skip::skip("the sandbox is unavailable on this machine");
+            return;
+        }
+        if config.is_empty() && screen.contains("loopback listeners unavailable") {
+            support::skip::skip("this kernel refuses the session's network namespace");
+            return;
+        }
+        assert!(screen.contains(expected), "{config}: {screen}");
+        tui.send(b"\x04");
+        assert_eq!(tui.exit_code().await, 0);
+    }
 }

@@ -152,11 +152,15 @@ impl Agent {
                 rewound(self.rewind(&entry, restore, force).await?)
             }
             Command::UndoRewind { force } => rewound(self.undo_rewind(force).await?),
-            Command::SwitchBranch { entry_id } => {
-                self.switch_branch(&entry_id).await?;
-                Ok(Outcome::Session {
+            Command::SwitchBranch {
+                entry_id,
+                restore_files,
+                force,
+            } => {
+                let files = self.switch_branch(&entry_id, restore_files, force).await?;
+                Ok(Outcome::BranchSwitched {
                     session: self.shared.session_identity(),
-                    notices: Vec::new(),
+                    files: files.map(restore_summary),
                 })
             }
             Command::RunShell { command } => self.run_shell(command, control).await,
@@ -178,20 +182,24 @@ impl Agent {
 
 fn rewound(rewound: super::rewind::Rewound) -> Result<Outcome, CommandError> {
     Ok(Outcome::Rewound {
-        summary: rewound.summary.map(|summary| RestoreSummary {
-            restored: summary.restored,
-            removed: summary.removed,
-            not_restored: summary
-                .not_restored
-                .into_iter()
-                .map(|s| SkippedFile {
-                    path: s.path,
-                    reason: s.reason,
-                })
-                .collect(),
-        }),
+        summary: rewound.summary.map(restore_summary),
         text: rewound.text,
     })
+}
+
+fn restore_summary(summary: crate::checkpoint::Summary) -> RestoreSummary {
+    RestoreSummary {
+        restored: summary.restored,
+        removed: summary.removed,
+        not_restored: summary
+            .not_restored
+            .into_iter()
+            .map(|s| SkippedFile {
+                path: s.path,
+                reason: s.reason,
+            })
+            .collect(),
+    }
 }
 
 /// Strings longer than this are shortened in the log (an image's data, a long prompt).

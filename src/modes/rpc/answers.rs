@@ -38,10 +38,16 @@ pub(super) fn answer(kind: &str, result: Result<Outcome, CommandError>) -> Answe
             tokens_before,
             tokens_after,
         } => Some(json!({"tokensBefore": tokens_before, "tokensAfter": tokens_after})),
-        Outcome::Session { session, .. } if kind == "switch_branch" => Some(json!({
+        // `files` `{restored, removed, notRestored}` when the files were restored.
+        Outcome::BranchSwitched { session, files } => Some(json!({
             "sessionId": session.id,
             "sessionFile": session.path,
             "head": session.head,
+            "files": files.map(|files| json!({
+                "restored": files.restored,
+                "removed": files.removed,
+                "notRestored": files.not_restored,
+            })),
         })),
         Outcome::Session { session, .. } => Some(json!({
             "sessionId": session.id,

@@ -26,6 +26,7 @@ pub(super) fn state(context: &Context) -> Value {
         "permissionMode": state.permission_mode.as_str(),
         "autoCompactionEnabled": state.auto_compaction,
         "autoRetryEnabled": state.auto_retry,
+        "sessionTitle": title(context, state.session_name.as_deref()),
         "sessionName": state.session_name,
         "goal": state.goal,
         "profile": state.profile,
@@ -42,6 +43,24 @@ pub(super) fn state(context: &Context) -> Value {
             .as_ref()
             .map_or_else(|| json!([]), |lsp| crate::lsp::views_json(&lsp.views())),
     })
+}
+
+/// The session's title as `agent sessions list` shows it: its name, else the first line of
+/// its first prompt in the context (null before one).
+fn title(context: &Context, name: Option<&str>) -> Option<String> {
+    if let Some(name) = name.map(str::trim).filter(|n| !n.is_empty()) {
+        return Some(name.to_string());
+    }
+    context
+        .agent
+        .messages()
+        .iter()
+        .find_map(|m| match m.as_ref() {
+            Message::User(user) if !crate::session::load::is_summary(m) => {
+                crate::session::title::title_from_prompt(user.typed_text())
+            }
+            _ => None,
+        })
 }
 
 /// Counts of the messages in the context; tokens and cost of every model call of the

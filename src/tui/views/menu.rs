@@ -29,8 +29,18 @@ pub enum Choice {
     },
     /// Fork at entry `.0`.
     Fork(String),
-    /// Continue on the branch whose tip is entry `.0`.
-    Switch(String),
+    /// Ask how to continue on the branch whose tip is `entry` (`preview`: its message).
+    SwitchTo {
+        entry: String,
+        preview: String,
+    },
+    /// Continue on the branch whose tip is `entry`, with the files as it left them when
+    /// `files` (`force`: even over changes made outside the agent).
+    Switch {
+        entry: String,
+        files: bool,
+        force: bool,
+    },
     /// Kill background shell `.0` (`/ps`).
     KillShell(String),
     /// Carry out the plan just presented, in this mode.
