@@ -89,6 +89,7 @@ mod tui_extensions;
 mod tui_fixes35;
 mod tui_fixes35b;
 mod tui_goal;
+mod tui_k35;
 mod tui_keys;
 mod tui_notify;
 mod tui_render;
