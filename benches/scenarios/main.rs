@@ -28,6 +28,7 @@ mod egress;
 mod exit;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
+mod keys;
 mod live;
 mod lsp;
 #[allow(dead_code)]
@@ -679,6 +680,7 @@ fn main() -> anyhow::Result<()> {
             tui_start(&bench).await;
             keypress_latency(&bench, 10).await?;
             keypress_latency(&bench, 10_000).await?;
+            keys::keypress_with_keys(&bench).await?;
             idle_wakeups(&bench).await;
         }
         if want(&args, "mcp") {
