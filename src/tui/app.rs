@@ -189,6 +189,8 @@ pub struct App {
     /// The dialogs and full-screen views over the composer.
     pub views: super::views::Views,
     pub status: StatusNote,
+    /// Which action each key is (the defaults with `[keys]`), resolved once.
+    pub keymap: super::keymap::Keymap,
 }
 
 impl App {
@@ -201,6 +203,7 @@ impl App {
     ) -> App {
         let composer = Composer::new(&theme);
         let notify = settings.tui_notify.resolve(|name| std::env::var(name).ok());
+        let keymap = super::keymap::Keymap::from_config(&settings.keys, &settings.config_path).0;
         App {
             agent,
             settings,
@@ -229,6 +232,7 @@ impl App {
                 notify,
                 ..StatusNote::default()
             },
+            keymap,
         }
     }
 

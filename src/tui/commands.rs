@@ -362,7 +362,7 @@ impl App {
             ),
             Span::raw("run a shell command (the output is not sent to the model)"),
         ]));
-        rows.extend(super::keymap::render::help_rows(&self.keymap(), &theme));
+        rows.extend(super::keymap::render::help_rows(self.keymap(), &theme));
         self.push_rows(rows);
     }
 

@@ -49,7 +49,6 @@ fn last_user_text(server: &support::server::FakeServer) -> String {
 }
 
 #[tokio::test]
-#[ignore = "the router does not consult the keymap yet (after the view stack merges)"]
 async fn swapping_enter_and_shift_enter_sends_with_shift_enter() {
     let env = env();
     write_config(
@@ -81,7 +80,6 @@ async fn swapping_enter_and_shift_enter_sends_with_shift_enter() {
 }
 
 #[tokio::test]
-#[ignore = "the router does not consult the keymap yet (after the view stack merges)"]
 async fn what_keys_cannot_use_is_said_at_start_with_its_line_and_the_rest_works() {
     let env = env();
     write_config(
