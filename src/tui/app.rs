@@ -151,6 +151,8 @@ pub struct Input {
     pub clipboard_busy: bool,
     /// `/login`'s hidden entry of an API key, while one is being typed.
     pub secret: Option<super::sign_in::SecretEntry>,
+    /// Which action each key is (the defaults with `[keys]`), resolved once.
+    pub keymap: super::keymap::Keymap,
 }
 
 /// The status line's passing note.
@@ -189,8 +191,6 @@ pub struct App {
     /// The dialogs and full-screen views over the composer.
     pub views: super::views::Views,
     pub status: StatusNote,
-    /// Which action each key is (the defaults with `[keys]`), resolved once.
-    pub keymap: super::keymap::Keymap,
 }
 
 impl App {
@@ -226,13 +226,13 @@ impl App {
                 esc_armed: false,
                 clipboard_busy: false,
                 secret: None,
+                keymap,
             },
             views: Default::default(),
             status: StatusNote {
                 notify,
                 ..StatusNote::default()
             },
-            keymap,
         }
     }
 

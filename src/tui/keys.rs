@@ -39,7 +39,7 @@ impl App {
         }
         // The keymap, in the context of what has the keys: a rebound chord becomes the key
         // its action's handler knows; a default chord moved elsewhere does nothing.
-        let Some(key) = self.keymap.translate(self.key_context(), key) else {
+        let Some(key) = self.input.keymap.translate(self.key_context(), key) else {
             return KeyOutcome::Handled;
         };
         // esc, ctrl+c or ctrl+g leave the history search.

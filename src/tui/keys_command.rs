@@ -8,7 +8,7 @@ use super::keymap::{Context, Keymap};
 impl App {
     /// The keymap in force: the defaults with `[keys]` applied.
     pub(super) fn keymap(&self) -> &Keymap {
-        &self.keymap
+        &self.input.keymap
     }
 
     /// Where a key is looked up: the full-screen view, else the view on top of the stack,
@@ -36,8 +36,11 @@ impl App {
     /// `/keys`: every action, its chords and what it does, grouped by where it works.
     pub(super) fn keys_command(&mut self) {
         let theme = self.theme;
-        let rows =
-            super::keymap::render::keys_rows(&self.keymap, &self.settings.config_path, &theme);
+        let rows = super::keymap::render::keys_rows(
+            &self.input.keymap,
+            &self.settings.config_path,
+            &theme,
+        );
         self.push_rows(rows);
     }
 
