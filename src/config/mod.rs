@@ -106,6 +106,8 @@ pub struct Settings {
     pub tui_notify: tui::TuiNotify,
     /// `[keys]`: the key bindings as written, with their lines (the TUI checks them).
     pub keys: Vec<keys::KeyBinding>,
+    /// `[tui] editor_mode`: the composer's keys (vim or the default ones).
+    pub tui_editor_mode: tui::EditorMode,
     /// Custom commands and skills of the project and the user (docs/extensions.md).
     pub extensions: std::sync::Arc<crate::extensions::Extensions>,
     /// The hooks of `[[hooks.EVENT]]`.

@@ -3,7 +3,7 @@
 //! terminal's bell, or a desktop notification by escape sequence (OSC 9, which iTerm2,
 //! WezTerm, Ghostty, kitty and Windows Terminal show; OSC 777, which VTE terminals such as
 //! GNOME Terminal, foot and urxvt show). The `notify` command (docs/protocol.md §4.7) is
-//! separate and works in every front end.
+//! separate and works in every front end. `editor_mode`: the composer's keys (vim or not).
 
 use serde::Deserialize;
 
@@ -11,6 +11,18 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct TuiTable {
     pub notify: Option<TuiNotify>,
+    pub editor_mode: Option<EditorMode>,
+}
+
+/// `[tui] editor_mode`: the composer's keys — `default` (readline's editing keys; `emacs`
+/// is the same) or `vim` (normal, insert and visual modes; `/vim` toggles for a session).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditorMode {
+    #[default]
+    #[serde(alias = "emacs")]
+    Default,
+    Vim,
 }
 
 /// How the interface gets your attention.

@@ -39,7 +39,7 @@ impl App {
         }
         // The keymap, in the context of what has the keys: a rebound chord becomes the key
         // its action's handler knows; a default chord moved elsewhere does nothing.
-        let Some(key) = self.input.keymap.translate(self.key_context(), key) else {
+        let Some(key) = self.keymapped(key) else {
             return KeyOutcome::Handled;
         };
         // esc, ctrl+c or ctrl+g leave the history search.
@@ -167,6 +167,10 @@ impl App {
         match key.code {
             // Esc closes the command popup first; with nothing open it stops the agent.
             KeyCode::Esc if completing => self.input.popup_closed = true,
+            // Vim mode: esc leaves insert or visual mode (it never sends).
+            KeyCode::Esc if self.input.composer.claims_esc() => {
+                self.input.composer.handle_key(key);
+            }
             KeyCode::Esc if !self.is_working() && self.input.composer.is_empty() => {
                 self.esc_on_empty(armed)
             }

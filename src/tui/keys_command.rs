@@ -4,11 +4,26 @@
 
 use super::app::App;
 use super::keymap::{Context, Keymap};
+use crossterm::event::{KeyCode, KeyEvent};
 
 impl App {
     /// The keymap in force: the defaults with `[keys]` applied.
     pub(super) fn keymap(&self) -> &Keymap {
         &self.input.keymap
+    }
+
+    /// The key as the handlers should see it (`Keymap::translate` in `key_context`); `None`:
+    /// nothing happens. Vim's insert and visual modes take esc as it comes (it goes back to
+    /// normal mode, whatever `run.interrupt` is bound to).
+    pub(super) fn keymapped(&self, key: KeyEvent) -> Option<KeyEvent> {
+        let context = self.key_context();
+        if context == Context::Composer
+            && key.code == KeyCode::Esc
+            && self.input.composer.claims_esc()
+        {
+            return Some(key);
+        }
+        self.input.keymap.translate(context, key)
     }
 
     /// Where a key is looked up: the full-screen view, else the view on top of the stack,

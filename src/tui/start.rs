@@ -37,6 +37,9 @@ pub(super) async fn start_app(
     }
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
     app.input.composer.set_history(history);
+    app.input
+        .composer
+        .set_vim(settings.tui_editor_mode == crate::config::tui::EditorMode::Vim);
     if let Some(problem) = problem {
         app.warning(&problem);
     }
@@ -108,6 +111,9 @@ pub(super) fn start_attached(
     let mut app = App::new(engine, settings.clone(), Theme::from_env(), width, tasks);
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
     app.input.composer.set_history(history);
+    app.input
+        .composer
+        .set_vim(settings.tui_editor_mode == crate::config::tui::EditorMode::Vim);
     if let Some(problem) = problem {
         app.warning(&problem);
     }

@@ -98,6 +98,8 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
         Keep::Always,
         format!("{} mode", state.permission_mode.as_str()),
     )];
+    let vim_mode = app.input.composer.mode_label().map(str::to_string);
+    right.splice(0..0, vim_mode.map(|label| (Keep::Always, label)));
     if let Some((ready, enabled)) = app.mcp.readiness() {
         right.push((Keep::Servers, format!("mcp {ready}/{enabled}")));
     }

@@ -92,6 +92,7 @@ mod tui_fixes35b;
 mod tui_goal;
 mod tui_k35;
 mod tui_keys;
+mod tui_m35;
 mod tui_notify;
 mod tui_render;
 mod tui_screen;

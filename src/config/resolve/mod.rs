@@ -130,6 +130,7 @@ pub(super) fn resolve(
         notify: file.notify,
         tui_notify: file.tui.notify.unwrap_or_default(),
         keys: file.keys.bindings(),
+        tui_editor_mode: file.tui.editor_mode.unwrap_or_default(),
         agents,
         extensions,
         hooks,

@@ -111,7 +111,6 @@ actions! {
     ComposerSubmit "composer.submit" Composer ["enter"] "send; while the agent works, steer it";
     ComposerFollowUp "composer.follow_up" Composer ["alt+enter"] "queue a follow-up for when it is done";
     ComposerNewline "composer.newline" Composer ["shift+enter", "ctrl+enter", "ctrl+j"] "new line";
-    ComposerComplete "composer.complete" Composer ["tab"] "complete the /command or the @ path";
     HistoryPrevious "composer.history_previous" Composer ["up"] "earlier prompt (on the first row)";
     HistoryNext "composer.history_next" Composer ["down"] "later prompt (on the last row)";
     HistorySearch "composer.history_search" Composer ["ctrl+r"] "search earlier prompts (esc cancels)";

@@ -8,17 +8,25 @@ use ratatui::text::{Line, Span};
 use std::path::Path;
 
 /// Keys that are not actions but a newcomer needs, shown with the composer's.
-const COMPOSER_EXTRAS: &[(&str, &str)] =
-    &[("@", "attach a file: type to filter, tab or enter picks")];
+const COMPOSER_EXTRAS: &[(&str, &str)] = &[
+    ("tab", "complete the /command or the @ path"),
+    ("@", "attach a file: type to filter, tab or enter picks"),
+];
 
-/// What `/help` shows of the keys: per context, the chords and what they do.
-pub fn help_rows(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
+/// What `/help` shows of the keys: per context, the chords and what they do; `composer` adds
+/// the composer's own rows (its editing modes) to the composer's.
+pub fn help_rows(
+    keymap: &Keymap,
+    composer: &[(&'static str, &'static str)],
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let rows: Vec<(Context, String, &str)> = ACTIONS
         .iter()
         .map(|spec| (spec.context, keymap.chords_text(spec.action), spec.help))
         .chain(
             COMPOSER_EXTRAS
                 .iter()
+                .chain(composer)
                 .map(|(keys, help)| (Context::Composer, keys.to_string(), *help)),
         )
         .map(|(context, chords, help)| (context, unbound(chords), help))
