@@ -28,6 +28,7 @@ mod egress;
 mod exit;
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
+mod keys;
 mod live;
 mod lsp;
 #[allow(dead_code)]
@@ -703,6 +704,7 @@ fn main() -> anyhow::Result<()> {
             tui_start(&bench).await;
             keypress_latency(&bench, 10).await?;
             keypress_latency(&bench, 10_000).await?;
+            keys::keypress_with_keys(&bench).await?;
             keypress_latency_vim(&bench, 10_000).await?;
             idle_wakeups(&bench).await;
         }

@@ -80,6 +80,9 @@ pub struct FileConfig {
     /// `[lsp]`, `[lsp.NAME]`: language servers (diagnostics after edits, the `lsp` tool).
     #[serde(default)]
     pub lsp: super::lsp::LspTable,
+    /// `[keys]`: the interface's key bindings (action name → chords), checked by the TUI.
+    #[serde(default)]
+    pub keys: super::keys::KeysTable,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -301,6 +304,7 @@ pub fn parse(text: &str) -> Result<FileConfig, (Option<String>, String)> {
         (key, message)
     })?;
     config.rule_lines = RuleLines::of(text);
+    config.keys.read_lines(text);
     Ok(config)
 }
 

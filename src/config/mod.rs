@@ -5,6 +5,7 @@
 mod builtin;
 mod directory;
 pub mod file;
+pub mod keys;
 pub mod lsp;
 pub mod mcp_edit;
 mod models;
@@ -103,6 +104,8 @@ pub struct Settings {
     pub notify: Option<Vec<String>>,
     /// `[tui] notify`: how the interface tells you the same while its terminal is not focused.
     pub tui_notify: tui::TuiNotify,
+    /// `[keys]`: the key bindings as written, with their lines (the TUI checks them).
+    pub keys: Vec<keys::KeyBinding>,
     /// `[tui] editor_mode`: the composer's keys (vim or the default ones).
     pub tui_editor_mode: tui::EditorMode,
     /// Custom commands and skills of the project and the user (docs/extensions.md).

@@ -151,6 +151,8 @@ pub struct Input {
     pub clipboard_busy: bool,
     /// `/login`'s hidden entry of an API key, while one is being typed.
     pub secret: Option<super::sign_in::SecretEntry>,
+    /// Which action each key is (the defaults with `[keys]`), resolved once.
+    pub keymap: super::keymap::Keymap,
 }
 
 /// The status line's passing note.
@@ -201,6 +203,7 @@ impl App {
     ) -> App {
         let composer = Composer::new(&theme);
         let notify = settings.tui_notify.resolve(|name| std::env::var(name).ok());
+        let keymap = super::keymap::Keymap::from_config(&settings.keys, &settings.config_path).0;
         App {
             agent,
             settings,
@@ -223,6 +226,7 @@ impl App {
                 esc_armed: false,
                 clipboard_busy: false,
                 secret: None,
+                keymap,
             },
             views: Default::default(),
             status: StatusNote {

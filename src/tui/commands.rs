@@ -27,6 +27,11 @@ pub const COMMANDS: &[Command] = &[
         help: "Keys and commands",
     },
     Command {
+        name: "keys",
+        args: "",
+        help: "Every key binding: action, chords, what it does ([keys] rebinds)",
+    },
+    Command {
         name: "model",
         args: "[provider/]model",
         help: "Show or switch the model",
@@ -251,6 +256,7 @@ impl App {
         };
         match name {
             "help" | "?" => self.help(),
+            "keys" => self.keys_command(),
             "model" => self.model_command(arg),
             "thinking" => self.thinking_command(arg),
             "profile" => self.profile_command(arg),
@@ -373,7 +379,11 @@ impl App {
             ),
             Span::raw("run a shell command (the output is not sent to the model)"),
         ]));
-        rows.extend(key_rows(&theme));
+        rows.extend(super::keymap::render::help_rows(
+            self.keymap(),
+            super::composer::HELP_ROWS,
+            &theme,
+        ));
         self.push_rows(rows);
     }
 
@@ -591,52 +601,6 @@ fn custom_command_rows(extensions: &Extensions, theme: &super::theme::Theme) -> 
                 theme.dim(),
             ),
             Span::raw(command.summary()),
-        ]));
-    }
-    rows
-}
-
-/// `/help`'s keys.
-fn key_rows(theme: &super::theme::Theme) -> Vec<Line<'static>> {
-    let mut rows = vec![
-        cells::blank(),
-        Line::from(Span::styled("Keys", theme.bold())),
-    ];
-    for (keys, what) in [
-        ("enter", "send; while the agent works, steer it"),
-        ("alt+enter", "queue a follow-up for when it is done"),
-        ("shift+enter, ctrl+j", "new line"),
-        (
-            "esc",
-            "stop the agent (queued messages come back to the composer)",
-        ),
-        ("esc esc", "rewind (on an empty composer, while idle)"),
-        ("ctrl+c", "stop the agent; when idle clear, twice to quit"),
-        ("ctrl+d", "quit (on an empty composer)"),
-        ("alt+↑", "edit the last queued message"),
-        ("↑ ↓", "earlier prompts"),
-        ("ctrl+r", "search earlier prompts (esc cancels)"),
-        ("@", "attach a file: type to filter, tab or enter picks"),
-        ("ctrl+v", "paste an image from the clipboard"),
-        ("ctrl+_", "undo (ctrl+shift+z redoes)"),
-        (
-            "shift+tab",
-            "next permission mode (shown in the status line)",
-        ),
-        ("ctrl+t", "show or hide thinking"),
-        ("ctrl+o", "transcript view (esc closes)"),
-        (
-            "ctrl+g",
-            "agent view: a sub-agent's transcript as it streams; s steer, x stop, tab next",
-        ),
-        ("ctrl+z", "suspend"),
-    ]
-    .into_iter()
-    .chain(super::composer::HELP_ROWS.iter().copied())
-    {
-        rows.push(Line::from(vec![
-            Span::styled(format!("  {keys:<22}"), theme.accent()),
-            Span::raw(what),
         ]));
     }
     rows

@@ -1,8 +1,9 @@
-//! What each key does, in one order: a key release is ignored; the composer's own modes that
-//! take every key (an API key being typed, leaving the ctrl+r search) come first; then the
-//! global keys (ctrl+c, ctrl+z, ctrl+t, ctrl+o, ctrl+g); then the full-screen view, when
-//! one is open; then the view stack, top first (`views::Views::route`: a view that passes
-//! hands the key to the one below); then the composer — slash-command completion, the `@`
+//! What each key does, in one order: a key release is ignored; an API key being typed takes
+//! every key; the keymap (tui/keymap) turns a rebound chord into the key its action's handler
+//! knows, in the context of what has the keys; leaving the ctrl+r search comes next; then the
+//! global keys (ctrl+c, ctrl+z, ctrl+t, ctrl+o, ctrl+g); then the view stack, top first,
+//! full-screen views ranked on top (`views::Views::route`: a view that passes hands the key
+//! to the one below); then the composer — slash-command completion, the `@`
 //! picker, esc (esc esc on an empty composer rewinds), shift+tab, ctrl+d, ctrl+v, alt+↑,
 //! submit and follow-up.
 
@@ -33,15 +34,22 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.dirty = true;
-        // An API key being typed (`/login`) takes every key; esc, ctrl+c or ctrl+g leave
-        // the history search.
-        if self.secret_key(key) || self.search_cancel_key(key) {
+        // An API key being typed (`/login`) takes every key.
+        if self.secret_key(key) {
+            return KeyOutcome::Handled;
+        }
+        // The keymap, in the context of what has the keys: a rebound chord becomes the key
+        // its action's handler knows; a default chord moved elsewhere does nothing.
+        let Some(key) = self.keymapped(key) else {
+            return KeyOutcome::Handled;
+        };
+        // esc, ctrl+c or ctrl+g leave the history search.
+        if self.search_cancel_key(key) {
             return KeyOutcome::Handled;
         }
         if let Some(outcome) = self.global_key(key) {
             return outcome;
         }
-        // A keymap would look the key up here, in the context of the view on top.
         // esc esc on an empty composer while idle: /rewind. Any other key in between
         // starts over (keys read in a full-screen view do not count).
         let armed = match self.views.full_screen() {

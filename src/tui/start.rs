@@ -70,6 +70,7 @@ pub(super) async fn start_app(
 /// Commands that shadow built-in ones, MCP servers that failed already, and the welcome
 /// (with a look for local model servers) when no provider has a key.
 fn start_notices(app: &mut App, settings: &Settings, tasks: mpsc::UnboundedSender<TaskResult>) {
+    app.report_keymap();
     for clash in settings
         .extensions
         .shadowed(&super::commands::builtin_names())
@@ -117,6 +118,7 @@ pub(super) fn start_attached(
         app.warning(&problem);
     }
     app.replay(REPLAY);
+    app.report_keymap();
     app.notice(&format!(
         "Attached to live session {id}{earlier}: its own process runs it; leaving (ctrl+d) stops nothing."
     ));

@@ -129,6 +129,7 @@ pub(super) fn resolve(
         serve: file.serve,
         notify: file.notify,
         tui_notify: file.tui.notify.unwrap_or_default(),
+        keys: file.keys.bindings(),
         tui_editor_mode: file.tui.editor_mode.unwrap_or_default(),
         agents,
         extensions,

@@ -118,6 +118,14 @@ impl View for Approvals {
         Some(self.shown.opened)
     }
 
+    /// The approval's keys, unless a message to go with a denial is being typed.
+    fn key_context(&self) -> crate::tui::keymap::Context {
+        match self.shown.message {
+            Some(_) => crate::tui::keymap::Context::Global,
+            None => crate::tui::keymap::Context::Approval,
+        }
+    }
+
     /// The dialog, with how many more wait behind it.
     fn rows(&self, width: u16, max_rows: u16, theme: &Theme) -> Vec<Line<'static>> {
         self.shown.rows(width, max_rows, theme, self.waiting.len())

@@ -170,6 +170,10 @@ impl View for Menu {
         Next::Stay
     }
 
+    fn key_context(&self) -> crate::tui::keymap::Context {
+        crate::tui::keymap::Context::Menu
+    }
+
     fn rows(&self, width: u16, _max_rows: u16, theme: &Theme) -> Vec<Line<'static>> {
         Menu::rows(self, width, theme)
     }

@@ -68,6 +68,12 @@ pub trait View: Any {
     fn asked_at(&self) -> Option<Instant> {
         None
     }
+    /// Where this view's keys are looked up in the keymap (tui/keymap), before the global
+    /// ones: `Global` (the default) when only the global keys are bindable — a view without
+    /// named actions, or one typing text.
+    fn key_context(&self) -> super::keymap::Context {
+        super::keymap::Context::Global
+    }
     /// Where the view is drawn.
     fn placement(&self) -> Placement {
         Placement::Bottom
