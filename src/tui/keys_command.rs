@@ -26,18 +26,10 @@ impl App {
         self.input.keymap.translate(context, key)
     }
 
-    /// Where a key is looked up: the full-screen view, else the view on top of the stack,
-    /// else the composer (or its history search). Where text is being typed into a view
-    /// (a search, a steer, a denial's message) only the global keys are bindable.
+    /// Where a key is looked up: the view on top of the stack (full-screen views rank on
+    /// top), else the composer (or its history search). Where text is being typed into a
+    /// view (a search, a steer, a denial's message) only the global keys are bindable.
     pub(super) fn key_context(&self) -> Context {
-        if let Some(view) = &self.views.view {
-            return match &self.views.agent_focus {
-                Some(focus) if focus.steer.is_some() => Context::Global,
-                Some(_) => Context::AgentView,
-                None if view.input.is_some() => Context::Global,
-                None => Context::Transcript,
-            };
-        }
         if let Some(top) = self.views.top() {
             return top.key_context();
         }

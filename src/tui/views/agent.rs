@@ -141,6 +141,14 @@ impl AgentView {
 }
 
 impl View for AgentView {
+    /// The agent view's keys (the transcript view's as its fallback), unless a steer or a
+    /// search is being typed (then only the global keys).
+    fn key_context(&self) -> crate::tui::keymap::Context {
+        match self.steer.is_some() || self.pager.input.is_some() {
+            true => crate::tui::keymap::Context::Global,
+            false => crate::tui::keymap::Context::AgentView,
+        }
+    }
     /// Its keys need the engine: `key_in`.
     fn key(&mut self, _key: KeyEvent) -> Next {
         Next::Stay

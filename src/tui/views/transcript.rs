@@ -49,6 +49,13 @@ pub struct TranscriptView {
 }
 
 impl View for TranscriptView {
+    /// The pager's keys, unless a search is being typed (then only the global keys).
+    fn key_context(&self) -> crate::tui::keymap::Context {
+        match self.pager.input {
+            Some(_) => crate::tui::keymap::Context::Global,
+            None => crate::tui::keymap::Context::Transcript,
+        }
+    }
     /// Its keys need the log: `key_in`.
     fn key(&mut self, _key: KeyEvent) -> Next {
         Next::Stay
