@@ -44,6 +44,7 @@ mod terminal;
 pub mod theme;
 mod todo_panel;
 pub mod transcript;
+mod tree_menu;
 mod trust;
 mod usage_view;
 mod viewer;

@@ -22,32 +22,7 @@ pub fn rows(view: &PermissionsView, width: u16, theme: &Theme) -> Vec<Line<'stat
         ]),
     ];
     let sandbox = &view.sandbox;
-    let status = match (sandbox.status, &sandbox.reason) {
-        ("unavailable", Some(reason)) => format!("unavailable: {reason} (commands ask first)"),
-        ("enforced", _) => {
-            let network = if sandbox.network {
-                "network on".to_string()
-            } else if !sandbox.allow_hosts.is_empty() {
-                format!("network only to {} (proxy)", sandbox.allow_hosts.join(", "))
-            } else if sandbox.local_binding == serde_json::Value::Bool(true) {
-                "network off but the session's own loopback (listeners allowed)".to_string()
-            } else if sandbox.local_binding == "unavailable" {
-                "network off (loopback listeners unavailable on this machine)".to_string()
-            } else {
-                "network off".to_string()
-            };
-            if sandbox.writable_roots.is_empty() {
-                format!("{} · {network} · no writes", sandbox.mode)
-            } else {
-                format!(
-                    "{} · {network} · writes under {}",
-                    sandbox.mode,
-                    sandbox.writable_roots.join(", ")
-                )
-            }
-        }
-        _ => "off (commands run with everything you may do)".to_string(),
-    };
+    let status = sandbox_status(sandbox);
     rows.push(Line::from(vec![
         Span::styled("  sandbox  ", theme.dim()),
         Span::raw(cells::cut(&status, room)),
@@ -94,6 +69,36 @@ pub fn rows(view: &PermissionsView, width: u16, theme: &Theme) -> Vec<Line<'stat
         theme.dim(),
     )));
     rows
+}
+
+/// The sandbox in one line: whether it holds, its network and where commands may write.
+fn sandbox_status(sandbox: &crate::agent::permissions::SandboxView) -> String {
+    match (sandbox.status, &sandbox.reason) {
+        ("unavailable", Some(reason)) => format!("unavailable: {reason} (commands ask first)"),
+        ("enforced", _) => {
+            let network = if sandbox.network {
+                "network on".to_string()
+            } else if !sandbox.allow_hosts.is_empty() {
+                format!("network only to {} (proxy)", sandbox.allow_hosts.join(", "))
+            } else if sandbox.local_binding == serde_json::Value::Bool(true) {
+                "network off but the session's own loopback (listeners allowed)".to_string()
+            } else if sandbox.local_binding == "unavailable" {
+                "network off (loopback listeners unavailable on this machine)".to_string()
+            } else {
+                "network off".to_string()
+            };
+            if sandbox.writable_roots.is_empty() {
+                format!("{} · {network} · no writes", sandbox.mode)
+            } else {
+                format!(
+                    "{} · {network} · writes under {}",
+                    sandbox.mode,
+                    sandbox.writable_roots.join(", ")
+                )
+            }
+        }
+        _ => "off (commands run with everything you may do)".to_string(),
+    }
 }
 
 impl App {

@@ -13,7 +13,6 @@ use crate::protocol::event::SkippedFile;
 use crate::protocol::message::Message;
 use crate::protocol::outcome::RestoreSummary;
 use crate::session::tree::SessionTree;
-use std::collections::HashMap;
 
 impl App {
     /// A checkpoint was taken: say what it does not cover, when that changed since the
@@ -283,114 +282,12 @@ impl App {
     /// current branch is marked `●`. Choosing a message continues at the tip of the branch
     /// through it (the current one if it is on it, else the latest written).
     fn show_tree(&mut self, tree: &SessionTree) {
-        let nodes = &tree.nodes;
-        let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-        for (i, node) in nodes.iter().enumerate() {
-            children
-                .entry(node.parent_id.as_deref())
-                .or_default()
-                .push(i);
-        }
-        let kids = |i: usize| children.get(&Some(nodes[i].id.as_str()));
-        let tip = |mut i: usize| {
-            while let Some(next) = kids(i).and_then(|c| {
-                c.iter()
-                    .copied()
-                    .find(|&k| nodes[k].current)
-                    .or_else(|| c.last().copied())
-            }) {
-                i = next;
-            }
-            nodes[i].id.clone()
-        };
-        let by_id: HashMap<&str, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.id.as_str(), i))
-            .collect();
-        // The tree of user messages: each one's nearest user message before it.
-        let mut user_kids: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
-        for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.role == "user") {
-            let mut parent = node
-                .parent_id
-                .as_deref()
-                .and_then(|p| by_id.get(p).copied());
-            while let Some(p) = parent.filter(|&p| nodes[p].role != "user") {
-                parent = nodes[p]
-                    .parent_id
-                    .as_deref()
-                    .and_then(|id| by_id.get(id).copied());
-            }
-            user_kids.entry(parent).or_default().push(i);
-        }
-        let head = nodes.iter().rposition(|n| n.current && n.role == "user");
-        let mut items = Vec::new();
-        let mut selected = None;
-        // Depth first, siblings in the order written: (message, the columns before its
-        // connector, its connector).
-        let mut stack: Vec<(usize, String, &str)> = Vec::new();
-        let hang = |stack: &mut Vec<(usize, String, &str)>, list: &[usize], prefix: &str| {
-            if let [only] = list {
-                stack.push((*only, prefix.to_string(), ""));
-                return;
-            }
-            for (k, &child) in list.iter().enumerate().rev() {
-                let connector = if k + 1 == list.len() {
-                    "└─ "
-                } else {
-                    "├─ "
-                };
-                stack.push((child, prefix.to_string(), connector));
-            }
-        };
-        hang(
-            &mut stack,
-            user_kids.get(&None).map_or(&[], Vec::as_slice),
-            "",
-        );
-        while let Some((i, prefix, connector)) = stack.pop() {
-            let node = &nodes[i];
-            let marker = if node.current { "● " } else { "○ " };
-            let below = user_kids.get(&Some(i)).map_or(&[][..], Vec::as_slice);
-            let mut item = MenuItem::new(
-                format!("{prefix}{connector}{marker}{}", node.text),
-                Choice::SwitchTo {
-                    entry: tip(i),
-                    preview: super::cells::cut(&node.text, 40),
-                },
-            );
-            if below.len() > 1 {
-                item = item.note(format!("⑂ {} branches", below.len()));
-            } else if head == Some(i) {
-                item = item.note("(current)");
-            }
-            if head == Some(i) {
-                selected = Some(items.len());
-            }
-            items.push(item);
-            let continued = match connector {
-                "├─ " => "│  ",
-                "└─ " => "   ",
-                _ => "",
-            };
-            hang(&mut stack, below, &format!("{prefix}{continued}"));
-        }
-        if items.is_empty() {
-            return self.notice(
+        match super::tree_menu::tree_menu(tree) {
+            Some(menu) => self.views.push(Box::new(menu)),
+            None => self.notice(
                 "This session has no messages yet: /tree shows its branches once it has some.",
-            );
+            ),
         }
-        let branches = nodes
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| kids(*i).is_none())
-            .count();
-        let mut menu = Menu::new(
-            format!("Branches of this session ({branches}; ● the current one)"),
-            items,
-        );
-        menu.selected = selected.unwrap_or(0);
-        self.views.push(Box::new(menu));
     }
 }
 
