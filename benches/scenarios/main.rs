@@ -405,6 +405,39 @@ async fn keypress_latency(bench: &Bench, messages: usize) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// Keypress → frame made yours (issue 35): colour on, a theme file of the user's and a
+/// `[tui] status_line` command that takes 50 ms. The command runs in its own task, so the
+/// figure should be the plain one's.
+async fn keypress_latency_personalised(bench: &Bench) -> anyhow::Result<()> {
+    let home = tempfile::tempdir().context("creating a home directory")?;
+    session_gen::generate(home.path(), bench.cwd.path(), usize::MAX, 10, None)?;
+    std::fs::create_dir_all(home.path().join("themes")).context("creating the themes")?;
+    std::fs::write(
+        home.path().join("themes/bench.toml"),
+        "extends = \"light\"\naccent = \"#005f87\"\nmuted = \"dark-gray\"\n",
+    )
+    .context("writing the theme")?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[tui]\ntheme = \"bench\"\nstatus_line = \"cat >/dev/null; sleep 0.05; echo bench status\"\n",
+    )
+    .context("writing the config")?;
+    let base = bench.server.v1();
+    let args = ["--base-url", base.as_str(), "--model", "bench-model", "-c"];
+    let env = [("NO_COLOR", "")];
+    let tui = Tui::spawn_sized(&args, home.path(), bench.cwd.path(), 40, 120, &env);
+    tui.wait_for_text("bench status").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let latencies = typing_latencies(&tui, |typed| format!("› {typed}")).await;
+    keypress_row(
+        "keypress → frame, a user theme and a status line command",
+        &latencies,
+        &tui,
+    );
+    quit(tui).await;
+    Ok(())
+}
+
 /// Type 30 letters a key at a time; how long each took to show, as `shown` (given what
 /// was typed so far) on the screen.
 async fn typing_latencies(tui: &Tui, shown: impl Fn(&str) -> String) -> Vec<Duration> {
@@ -679,6 +712,7 @@ fn main() -> anyhow::Result<()> {
             tui_start(&bench).await;
             keypress_latency(&bench, 10).await?;
             keypress_latency(&bench, 10_000).await?;
+            keypress_latency_personalised(&bench).await?;
             idle_wakeups(&bench).await;
         }
         if want(&args, "mcp") {

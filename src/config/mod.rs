@@ -103,6 +103,10 @@ pub struct Settings {
     pub notify: Option<Vec<String>>,
     /// `[tui] notify`: how the interface tells you the same while its terminal is not focused.
     pub tui_notify: tui::TuiNotify,
+    /// `[tui] theme`: the interface's colours (`None`: auto).
+    pub tui_theme: Option<String>,
+    /// `[tui] status_line`: the command that writes the status line (`None`: the built-in).
+    pub tui_status_line: Option<String>,
     /// Custom commands and skills of the project and the user (docs/extensions.md).
     pub extensions: std::sync::Arc<crate::extensions::Extensions>,
     /// The hooks of `[[hooks.EVENT]]`.

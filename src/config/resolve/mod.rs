@@ -129,6 +129,12 @@ pub(super) fn resolve(
         serve: file.serve,
         notify: file.notify,
         tui_notify: file.tui.notify.unwrap_or_default(),
+        tui_theme: file.tui.theme.clone(),
+        tui_status_line: file
+            .tui
+            .status_line
+            .clone()
+            .filter(|c| !c.trim().is_empty()),
         agents,
         extensions,
         hooks,

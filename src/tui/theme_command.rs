@@ -1,0 +1,75 @@
+//! `/theme`: switch the interface's colours. `/theme NAME` switches now and keeps the choice
+//! in the config file (`[tui] theme`); `/theme` alone opens the picker, which shows each theme
+//! as it is selected. What is already in the terminal's scrollback keeps its colours; what is
+//! drawn from now on (the live area, new output, the transcript view) takes the new ones.
+
+use super::app::App;
+use super::theme::palette::Palette;
+use super::theme::registry;
+
+impl App {
+    pub fn theme_command(&mut self, arg: &str) {
+        let themes = registry::installed();
+        if arg.is_empty() {
+            return self.open_theme_picker();
+        }
+        match themes.get(arg) {
+            Some(palette) => self.keep_theme(palette),
+            None => self.warning(&format!(
+                "No theme `{arg}`. Themes: {} (files in {})",
+                themes.names().join(", "),
+                self.settings.paths.home.join("themes").display()
+            )),
+        }
+    }
+
+    /// Shows everything from now on in `palette` (a preview, or a choice).
+    pub fn set_palette(&mut self, palette: &'static Palette) {
+        self.theme = self.theme.with_palette(palette);
+        self.dirty = true;
+    }
+
+    /// `palette` from now on, and in the config file for the next start.
+    pub fn keep_theme(&mut self, palette: &'static Palette) {
+        self.set_palette(palette);
+        let name = palette.name.clone();
+        let path = self.settings.config_path.clone();
+        let written =
+            crate::mcp_command::edit(&path, |text| crate::config::tui::set_theme(text, &name));
+        let colourless = if self.theme.color {
+            ""
+        } else {
+            " (NO_COLOR is set: nothing is coloured)"
+        };
+        match written {
+            Ok(()) => self.notice(&format!(
+                "Theme: {name}, now and in {}{colourless}",
+                path.display()
+            )),
+            Err(e) => self.warning(&format!(
+                "Theme: {name} for this session, but it could not be written to the config: {e}"
+            )),
+        }
+    }
+
+    /// Until the picker view exists: the themes, and how to choose one.
+    fn open_theme_picker(&mut self) {
+        let themes = registry::installed();
+        let current = self.theme.palette().name.clone();
+        let list: Vec<String> = themes
+            .names()
+            .into_iter()
+            .map(|name| {
+                if name == current {
+                    format!("{name} (now)")
+                } else {
+                    name.to_string()
+                }
+            })
+            .collect();
+        self.notice(&format!(
+            "Themes: {}. /theme NAME switches.",
+            list.join(", ")
+        ));
+    }
+}
