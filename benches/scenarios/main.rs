@@ -715,6 +715,12 @@ fn main() -> anyhow::Result<()> {
             keypress_latency_personalised(&bench).await?;
             idle_wakeups(&bench).await;
         }
+        // Only when named: the plain and the made-yours keypress side by side (a quick check,
+        // also of a debug build).
+        if args.iter().any(|a| a == "keypress-personal") {
+            keypress_latency(&bench, 10).await?;
+            keypress_latency_personalised(&bench).await?;
+        }
         if want(&args, "mcp") {
             mcp::start_with_servers(&bench).await?;
             mcp::tool_round(&bench).await?;
