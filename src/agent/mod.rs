@@ -3,6 +3,7 @@
 //! everything as `AgentEvent`s.
 
 pub mod budget;
+pub mod call_summary;
 mod changes;
 mod checkpoints;
 pub mod children;

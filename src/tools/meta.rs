@@ -51,12 +51,6 @@ pub fn summarize_call(name: &str, args: &Value) -> String {
     summary.lines().next().unwrap_or("").to_string()
 }
 
-/// The built-in tool `name`'s own summary of a call (`None` for a tool that is not built
-/// in).
-pub fn builtin_summary(name: &str, args: &Value) -> Option<String> {
-    super::builtin(name).map(|tool| tool.summarize(args))
-}
-
 /// The whole command line of a call to the built-in tool `name` when it runs one (bash).
 pub fn command_of_call<'a>(name: &str, args: &'a Value) -> Option<&'a str> {
     match super::builtin(name)?.subject() {

@@ -7,7 +7,7 @@ use super::app::{App, Phase};
 use super::screen::Painted;
 use super::transcript::{Entry, Log, View};
 use crate::protocol::command::Command;
-use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunStatus};
+use crate::protocol::event::{AgentEvent, AssistantMessageEvent, RunState, RunStatus};
 use crate::protocol::message::Message;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -23,6 +23,14 @@ pub struct SubagentRow {
     pub activity: String,
     pub since: Instant,
     pub tokens: u64,
+    /// The call the child runs now (`bash for i in …`): what it is doing again once an
+    /// approval it asked for is answered and while the call's output streams.
+    pub tool: Option<String>,
+    /// The output so far of the child's running calls (each the tail its tool sends), by
+    /// call id: the agent view shows it before the call ends.
+    pub output: Vec<(String, String)>,
+    /// Steering messages sent to the child and not yet delivered (its queue).
+    pub steering: Vec<String>,
 }
 
 /// The agent view's child, its transcript as last read, and a steering message being typed.
@@ -40,7 +48,8 @@ impl App {
     /// A child's event: keep its row in the tree current.
     pub fn on_subagent(&mut self, agent_id: String, call_id: String, event: AgentEvent) {
         // A child's approval was answered: the parent is back to running its task calls.
-        if self.views.approval.is_none() && matches!(self.run.working, Some((_, Phase::Approval))) {
+        if self.views.asked_at().is_none() && matches!(self.run.working, Some((_, Phase::Approval)))
+        {
             self.set_phase(Phase::Tool(crate::agent::children::TASK_TOOL.to_string()));
         }
         if !self.run.subagents.iter().any(|r| r.agent_id == agent_id) {
@@ -58,6 +67,9 @@ impl App {
                 activity: "starting".to_string(),
                 since: Instant::now(),
                 tokens: 0,
+                tool: None,
+                output: Vec::new(),
+                steering: Vec::new(),
             });
         }
         let Some(row) = self
@@ -94,11 +106,38 @@ impl App {
             AgentEvent::ToolExecutionStart {
                 tool_name, args, ..
             } => {
-                let summary =
-                    crate::tools::meta::builtin_summary(&tool_name, &args).unwrap_or_default();
-                Some(format!("{tool_name} {summary}").trim().to_string())
+                let summary = crate::agent::call_summary::summarize_call(&tool_name, &args);
+                let doing = format!("{tool_name} {summary}").trim().to_string();
+                row.tool = Some(doing.clone());
+                Some(doing)
             }
             AgentEvent::ToolApprovalRequest { .. } => Some("waiting for approval".to_string()),
+            // The approval was answered (here or by another client): the call goes on.
+            AgentEvent::State {
+                previous: RunState::AwaitingHuman,
+                ..
+            } => row.tool.clone(),
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => {
+                let text = crate::protocol::message::join_text(&partial_result.content);
+                match row.output.iter_mut().find(|(id, _)| *id == tool_call_id) {
+                    Some((_, kept)) => *kept = text,
+                    None => row.output.push((tool_call_id, text)),
+                }
+                row.tool.clone()
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                row.output.retain(|(id, _)| *id != tool_call_id);
+                row.tool = None;
+                Some("thinking".to_string())
+            }
+            AgentEvent::QueueUpdate { steering, .. } => {
+                row.steering = steering;
+                None
+            }
             AgentEvent::AgentEnd { status, .. } => Some(
                 match status {
                     RunStatus::Completed => "done",
@@ -286,6 +325,20 @@ impl App {
                 let text = streaming.text();
                 if !text.trim().is_empty() {
                     log.push(Entry::assistant(text));
+                }
+            }
+            // What the tree knows and the transcript does not yet: the running calls'
+            // output so far, and the steering messages not yet delivered.
+            if let Some(row) = self
+                .run
+                .subagents
+                .iter()
+                .find(|r| r.agent_id == focus.agent_id)
+            {
+                log.show_running(&row.output);
+                for text in &row.steering {
+                    let first_line = text.lines().next().unwrap_or("");
+                    log.push(Entry::Notice(format!("↳ queued steer: {first_line}")));
                 }
             }
             focus.log = log;

@@ -129,10 +129,10 @@ pub fn error(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     rows
 }
 
-/// A one-line description of a call's arguments: the command, the path, the pattern (a
-/// `!command` is described as the bash tool's call).
+/// A one-line description of a call's arguments: the command, the path, the pattern, a
+/// sub-agent's task (a `!command` is described as the bash tool's call).
 pub fn summarize_args(name: &str, args: &Value) -> String {
-    crate::tools::meta::summarize_call(tool_of(name), args)
+    crate::agent::call_summary::summarize_call(tool_of(name), args)
 }
 
 /// The tool a cell's name stands for: `!` (the user's own command) is bash.

@@ -59,6 +59,8 @@ async fn acp_shows_a_sub_agents_call_before_relaying_its_approval_and_ends_it() 
     // The parent's own `task` call is a different call.
     let task = updates_of(&before, "c1");
     assert_eq!(task[0]["sessionUpdate"], "tool_call", "{before:#?}");
+    // Titled with what it asks, not its arguments as JSON.
+    assert_eq!(task[0]["title"], "task general: writes", "{before:#?}");
     choose(responder, "allow_once");
 
     let answer = answer.await.unwrap().unwrap();

@@ -86,6 +86,7 @@ mod tui_agents;
 mod tui_clipboard;
 mod tui_everyday;
 mod tui_extensions;
+mod tui_f35;
 mod tui_fixes35;
 mod tui_fixes35b;
 mod tui_goal;

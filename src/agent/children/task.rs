@@ -121,14 +121,20 @@ impl Tool for TaskTool {
     }
 
     fn summarize(&self, args: &Value) -> String {
-        let agent = args["agent"].as_str().unwrap_or(GENERAL);
-        let description = args["description"].as_str().unwrap_or_default();
-        format!("{agent}: {description}")
+        summarize(args)
     }
 
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(run_task(self.children.clone(), args, ctx))
     }
+}
+
+/// A `task` call in one line: the kind of sub-agent and what it is asked to do
+/// (`general: count the files`).
+pub fn summarize(args: &Value) -> String {
+    let agent = args["agent"].as_str().unwrap_or(GENERAL);
+    let description = args["description"].as_str().unwrap_or_default();
+    format!("{agent}: {description}")
 }
 
 async fn run_task(children: Arc<Children>, args: Value, ctx: ToolContext) -> ToolOutput {

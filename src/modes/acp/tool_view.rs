@@ -1,11 +1,12 @@
 //! How a tool call looks to an editor: its kind (read, edit, search, execute…), title,
 //! locations (the file and line it works on), and content (text, images, or `diff` blocks
 //! for calls that change a file). Everything is read from the tools' own descriptions
-//! (`tools::meta`: the kind of call, its path, its summary) and from their results'
-//! `details`, so no tool is known here by name.
+//! (`tools::meta`: the kind of call, its path; the engine's `call_summary`: its summary)
+//! and from their results' `details`, so no tool is known here by name.
 
+use crate::agent::call_summary::summarize_call;
 use crate::protocol::message::Content as OurContent;
-use crate::tools::meta::{CallKind, call_kind, path_of_call, summarize_call};
+use crate::tools::meta::{CallKind, call_kind, path_of_call};
 use agent_client_protocol::v1::schema::{
     ContentBlock, Diff, ImageContent, ToolCallContent, ToolCallLocation, ToolKind,
 };

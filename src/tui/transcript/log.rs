@@ -94,6 +94,12 @@ pub enum Tool {
         details: Option<Value>,
         is_error: bool,
     },
+    /// A call still running, with its output so far (a sub-agent's, in the agent view).
+    Running {
+        name: String,
+        args: Value,
+        output: String,
+    },
 }
 
 /// What the view needs of a tool entry, borrowed from wherever it is kept.
@@ -103,6 +109,8 @@ pub struct ToolParts<'a> {
     pub output: std::borrow::Cow<'a, str>,
     pub details: Option<&'a Value>,
     pub is_error: bool,
+    /// The call has no result yet.
+    pub running: bool,
 }
 
 impl Tool {
@@ -121,6 +129,15 @@ impl Tool {
                 output: output.as_str().into(),
                 details: details.as_ref(),
                 is_error: *is_error,
+                running: false,
+            },
+            Tool::Running { name, args, output } => ToolParts {
+                name,
+                args,
+                output: output.as_str().into(),
+                details: None,
+                is_error: false,
+                running: true,
             },
             Tool::Call {
                 message,
@@ -147,6 +164,7 @@ impl Tool {
                         .into(),
                     details: result.and_then(|r| r.details.as_ref()),
                     is_error: result.is_some_and(|r| r.is_error),
+                    running: result.is_none(),
                 }
             }
         }
@@ -224,6 +242,36 @@ impl Log {
 
     pub fn push(&mut self, entry: Entry) {
         self.entries.push(entry);
+    }
+
+    /// Calls without a result that are still running show their output so far
+    /// (`output`: text by call id).
+    pub fn show_running(&mut self, output: &[(String, String)]) {
+        for entry in &mut self.entries {
+            let Entry::Tool(Tool::Call {
+                message,
+                index,
+                result: None,
+            }) = entry
+            else {
+                continue;
+            };
+            let Some(AssistantContent::ToolCall(call)) = message
+                .as_assistant()
+                .and_then(|assistant| assistant.content.get(*index))
+            else {
+                continue;
+            };
+            let Some((_, text)) = output.iter().find(|(id, _)| *id == call.id) else {
+                continue;
+            };
+            let running = Tool::Running {
+                name: call.name.clone(),
+                args: call.arguments.clone(),
+                output: text.clone(),
+            };
+            *entry = Entry::Tool(running);
+        }
     }
 
     pub fn clear(&mut self) {

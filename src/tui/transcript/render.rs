@@ -1,7 +1,7 @@
 //! One transcript entry as rows, expanded: thoughts in full, a tool call with its whole
 //! argument summary and every line of its output (colours kept) or its whole diff.
 
-use super::log::Entry;
+use super::log::{Entry, ToolParts};
 use crate::tui::cells;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{visible, wrap_line, wrap_text};
@@ -32,29 +32,16 @@ pub fn rows(entry: &Entry, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         Entry::FileChange(change) => file_change(change, width, theme),
         Entry::Tool(call) => {
             let parts = call.parts();
-            tool(
-                parts.name,
-                parts.args,
-                &parts.output,
-                parts.details,
-                parts.is_error,
-                width,
-                theme,
-            )
+            tool(&parts, width, theme)
         }
     }
 }
 
-fn tool(
-    name: &str,
-    args: &Value,
-    output: &str,
-    details: Option<&Value>,
-    is_error: bool,
-    width: u16,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
-    let marker = if is_error {
+fn tool(parts: &ToolParts<'_>, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let (name, args, details, is_error) = (parts.name, parts.args, parts.details, parts.is_error);
+    let marker = if parts.running {
+        theme.dim()
+    } else if is_error {
         theme.error()
     } else {
         theme.success()
@@ -86,11 +73,16 @@ fn tool(
     let style = if is_error { theme.error() } else { theme.dim() };
     let first = [Span::styled("  ⎿ ", theme.dim())];
     let rest = [Span::raw("    ")];
-    let text = output.trim_end_matches('\n');
+    let text = parts.output.trim_end_matches('\n');
     if text.is_empty() {
+        let empty = if parts.running {
+            "(running)"
+        } else {
+            "(no output)"
+        };
         rows.push(Line::from(vec![
             first[0].clone(),
-            Span::styled("(no output)", theme.dim()),
+            Span::styled(empty, theme.dim()),
         ]));
         return rows;
     }
