@@ -482,6 +482,7 @@ fn leave_view(screen: &mut Screen<Backend>) -> std::io::Result<()> {
 }
 
 fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
+    app.preview_theme();
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
     if app.views.view.is_some() {
         // The transcript view: rows for the scrollback wait in `app.out` until it closes.

@@ -6,6 +6,7 @@
 use super::app::App;
 use super::theme::palette::Palette;
 use super::theme::registry;
+use super::views::theme_picker::ThemePicker;
 
 impl App {
     pub fn theme_command(&mut self, arg: &str) {
@@ -52,24 +53,25 @@ impl App {
         }
     }
 
-    /// Until the picker view exists: the themes, and how to choose one.
     fn open_theme_picker(&mut self) {
-        let themes = registry::installed();
-        let current = self.theme.palette().name.clone();
-        let list: Vec<String> = themes
-            .names()
-            .into_iter()
-            .map(|name| {
-                if name == current {
-                    format!("{name} (now)")
-                } else {
-                    name.to_string()
-                }
-            })
-            .collect();
-        self.notice(&format!(
-            "Themes: {}. /theme NAME switches.",
-            list.join(", ")
-        ));
+        let picker = ThemePicker::new(registry::installed().all().to_vec(), self.theme.palette());
+        self.views.push(Box::new(picker));
+        self.dirty = true;
+    }
+
+    /// While the picker is open, everything is drawn in the theme it has selected.
+    pub fn preview_theme(&mut self) {
+        if let Some(picker) = self.views.find::<ThemePicker>() {
+            self.theme = self.theme.with_palette(picker.preview());
+        }
+    }
+
+    /// The picker closed on `palette`: kept (enter), or the one it opened on (esc).
+    pub fn theme_chosen(&mut self, palette: &'static Palette, keep: bool) {
+        if keep {
+            self.keep_theme(palette);
+        } else {
+            self.set_palette(palette);
+        }
     }
 }

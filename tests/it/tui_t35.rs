@@ -294,3 +294,42 @@ async fn slash_theme_switches_now_and_keeps_it_in_the_config() {
     tui.enter();
     tui.wait_for_text("No theme `nosuch`").await;
 }
+
+#[tokio::test]
+async fn theme_picker_previews_as_you_move_esc_goes_back_and_enter_keeps() {
+    let env = env();
+    write_config(&env, "theme = \"dark\"");
+    let server = FakeServer::start(vec![]).await;
+    let tui = start_in(&env, &server, Terminal::default());
+    assert_eq!(prompt_colour(&tui).await, vt100::Color::Idx(6));
+    tui.type_text("/theme");
+    tui.enter();
+    tui.wait_for_text("↑↓ preview").await;
+    let marker = |name: &str| {
+        let (row, col) = tui.find(&format!("› {name}")).expect("the selected theme");
+        tui.fg_at(row, col)
+    };
+    assert_eq!(marker("dark"), vt100::Color::Idx(6));
+    // Down: light is selected and shown in its own colours at once.
+    tui.send(b"\x1b[B");
+    tui.wait_for_text("› light").await;
+    assert_eq!(marker("light"), vt100::Color::Idx(25));
+    // esc: back to the theme it had, nothing written.
+    tui.send(b"\x1b");
+    tui.wait_for("the picker to close", |s| !s.contains("↑↓ preview"))
+        .await;
+    assert_eq!(prompt_colour(&tui).await, vt100::Color::Idx(6));
+    let config = std::fs::read_to_string(env.home.path().join("config.toml")).unwrap();
+    assert!(!config.contains("light"), "{config}");
+    // enter keeps the selected one, now and in the config.
+    tui.type_text("/theme");
+    tui.enter();
+    tui.wait_for_text("↑↓ preview").await;
+    tui.send(b"\x1b[B");
+    tui.wait_for_text("› light").await;
+    tui.enter();
+    tui.wait_for_text("Theme: light, now and in").await;
+    assert_eq!(prompt_colour(&tui).await, vt100::Color::Idx(25));
+    let config = std::fs::read_to_string(env.home.path().join("config.toml")).unwrap();
+    assert!(config.contains("theme = \"light\""), "{config}");
+}

@@ -14,6 +14,7 @@ pub mod approvals;
 pub mod menu;
 #[cfg(test)]
 mod testing;
+pub mod theme_picker;
 
 use super::theme::Theme;
 use crate::protocol::event::AgentEvent;
