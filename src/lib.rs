@@ -1,6 +1,6 @@
 //! `agent`: an interactive terminal coding agent. The library holds the engine (`agent`),
-//! model providers (`llm`), tools, configuration and the front ends (`modes`); `main.rs`
-//! only parses the command line and picks a front end.
+//! model providers (`llm`), tools, configuration and the front ends (`modes`); `entry`
+//! parses the command line and picks a front end (`main.rs` only calls it).
 
 pub mod agent;
 pub mod auth;
@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod config_command;
 pub mod context_files;
+pub mod entry;
 pub mod extensions;
 pub mod features;
 pub mod file_size_limit;

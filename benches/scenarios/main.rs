@@ -438,6 +438,30 @@ async fn keypress_latency_personalised(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The same with `[tui] editor_mode = "vim"`: typing in vim's insert mode.
+async fn keypress_latency_vim(bench: &Bench, messages: usize) -> anyhow::Result<()> {
+    let home = tempfile::tempdir().context("creating a home directory")?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[tui]\neditor_mode = \"vim\"\n",
+    )
+    .context("writing config.toml")?;
+    session_gen::generate(home.path(), bench.cwd.path(), usize::MAX, messages, None)?;
+    let base = bench.server.v1();
+    let args = ["--base-url", base.as_str(), "--model", "bench-model", "-c"];
+    let tui = Tui::spawn_sized(&args, home.path(), bench.cwd.path(), 40, 120, &[]);
+    tui.wait_for_text("-- INSERT --").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let latencies = typing_latencies(&tui, |typed| format!("› {typed}")).await;
+    keypress_row(
+        &format!("keypress → frame, vim mode, {messages} messages in the session"),
+        &latencies,
+        &tui,
+    );
+    quit(tui).await;
+    Ok(())
+}
+
 /// Type 30 letters a key at a time; how long each took to show, as `shown` (given what
 /// was typed so far) on the screen.
 async fn typing_latencies(tui: &Tui, shown: impl Fn(&str) -> String) -> Vec<Duration> {
@@ -713,6 +737,7 @@ fn main() -> anyhow::Result<()> {
             keypress_latency(&bench, 10).await?;
             keypress_latency(&bench, 10_000).await?;
             keypress_latency_personalised(&bench).await?;
+            keypress_latency_vim(&bench, 10_000).await?;
             idle_wakeups(&bench).await;
         }
         // Only when named: the plain and the made-yours keypress side by side (a quick check,

@@ -107,6 +107,8 @@ pub struct Settings {
     pub tui_theme: Option<String>,
     /// `[tui] status_line`: the command that writes the status line (`None`: the built-in).
     pub tui_status_line: Option<String>,
+    /// `[tui] editor_mode`: the composer's keys (vim or the default ones).
+    pub tui_editor_mode: tui::EditorMode,
     /// Custom commands and skills of the project and the user (docs/extensions.md).
     pub extensions: std::sync::Arc<crate::extensions::Extensions>,
     /// The hooks of `[[hooks.EVENT]]`.

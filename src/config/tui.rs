@@ -3,8 +3,9 @@
 //! terminal's bell, or a desktop notification by escape sequence (OSC 9, which iTerm2,
 //! WezTerm, Ghostty, kitty and Windows Terminal show; OSC 777, which VTE terminals such as
 //! GNOME Terminal, foot and urxvt show). The `notify` command (docs/protocol.md §4.7) is
-//! separate and works in every front end. `theme` and `status_line`: the colours, and a
-//! command of the user's that writes the status line.
+//! separate and works in every front end. `editor_mode`: the composer's keys (vim or not).
+//! `theme` and `status_line`: the colours, and a command of the user's that writes the
+//! status line.
 
 use serde::Deserialize;
 
@@ -18,6 +19,18 @@ pub struct TuiTable {
     /// `status_line`: a command (run with `sh -c`) that gets the session's state as JSON on
     /// its stdin and prints the status line to show (docs/protocol.md §5.6).
     pub status_line: Option<String>,
+    pub editor_mode: Option<EditorMode>,
+}
+
+/// `[tui] editor_mode`: the composer's keys — `default` (readline's editing keys; `emacs`
+/// is the same) or `vim` (normal, insert and visual modes; `/vim` toggles for a session).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditorMode {
+    #[default]
+    #[serde(alias = "emacs")]
+    Default,
+    Vim,
 }
 
 /// How the interface gets your attention.

@@ -112,6 +112,11 @@ pub const COMMANDS: &[Command] = &[
         help: "Mode, sandbox, rules, session grants; revoke N, or allow|ask|deny RULE",
     },
     Command {
+        name: "vim",
+        args: "",
+        help: "Vim keys in the composer on or off, for this session ([tui] editor_mode)",
+    },
+    Command {
         name: "copy",
         args: "",
         help: "Copy the last answer to the clipboard (OSC 52: works over SSH)",
@@ -279,6 +284,7 @@ impl App {
             "diff" => self.diff_command(),
             "agents" if arg.is_empty() => self.list_agents(),
             "agents" => self.open_agent_view(Some(arg)),
+            "vim" => self.vim_command(),
             "copy" => self.copy_command(),
             "skills" => self.skills(),
             "usage" => self.usage_command(),
@@ -289,6 +295,17 @@ impl App {
             // A custom command or skill (or a name that is neither: the engine says so).
             _ => self.send_command(line),
         }
+    }
+
+    /// `/vim`: vim keys in the composer on or off, for this session.
+    fn vim_command(&mut self) {
+        let on = !self.input.composer.is_vim();
+        self.input.composer.set_vim(on);
+        self.notice(if on {
+            "Vim keys on for this session: esc for normal mode, i to insert ([tui] editor_mode = \"vim\" keeps them)"
+        } else {
+            "Vim keys off for this session"
+        });
     }
 
     fn skills(&mut self) {
@@ -619,7 +636,10 @@ fn key_rows(theme: &super::theme::Theme) -> Vec<Line<'static>> {
             "agent view: a sub-agent's transcript as it streams; s steer, x stop, tab next",
         ),
         ("ctrl+z", "suspend"),
-    ] {
+    ]
+    .into_iter()
+    .chain(super::composer::HELP_ROWS.iter().copied())
+    {
         rows.push(Line::from(vec![
             Span::styled(format!("  {keys:<22}"), theme.accent()),
             Span::raw(what),

@@ -180,7 +180,9 @@ impl App {
             Message::User(user) => {
                 self.log.push_user(message);
                 self.run.collapsed_thoughts.clear();
-                let rows = cells::user(user.typed_text(), self.width, &self.theme);
+                // A long paste is echoed as its chip, as the composer showed it.
+                let typed = self.input.composer.collapse_pastes(user.typed_text());
+                let rows = cells::user(&typed, self.width, &self.theme);
                 self.push_rows(rows);
             }
             Message::Assistant(_) => {

@@ -159,6 +159,10 @@ impl App {
         match key.code {
             // Esc closes the command popup first; with nothing open it stops the agent.
             KeyCode::Esc if completing => self.input.popup_closed = true,
+            // Vim mode: esc leaves insert or visual mode (it never sends).
+            KeyCode::Esc if self.input.composer.claims_esc() => {
+                self.input.composer.handle_key(key);
+            }
             KeyCode::Esc if !self.is_working() && self.input.composer.is_empty() => {
                 self.esc_on_empty(armed)
             }

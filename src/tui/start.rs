@@ -38,6 +38,9 @@ pub(super) async fn start_app(
     }
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
     app.input.composer.set_history(history);
+    app.input
+        .composer
+        .set_vim(settings.tui_editor_mode == crate::config::tui::EditorMode::Vim);
     if let Some(problem) = problem {
         app.warning(&problem);
     }
@@ -119,6 +122,9 @@ pub(super) fn start_attached(
     super::status_command::attach(&mut app);
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
     app.input.composer.set_history(history);
+    app.input
+        .composer
+        .set_vim(settings.tui_editor_mode == crate::config::tui::EditorMode::Vim);
     if let Some(problem) = problem {
         app.warning(&problem);
     }

@@ -117,7 +117,13 @@ fn command_input(app: &App, state: &Snapshot, width: u16) -> StatusInput {
         },
         permission_mode: state.permission_mode.as_str().to_string(),
         state: state.state.as_str().to_string(),
-        editor_mode: "default".to_string(),
+        editor_mode: match app.input.composer.mode_label() {
+            None => "default",
+            Some("NORMAL") => "vim-normal",
+            Some("-- VISUAL --") => "vim-visual",
+            Some(_) => "vim-insert",
+        }
+        .to_string(),
         usage: UsageState {
             input: state.usage.input,
             output: state.usage.output,
@@ -183,6 +189,8 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
         Keep::Always,
         format!("{} mode", state.permission_mode.as_str()),
     )];
+    let vim_mode = app.input.composer.mode_label().map(str::to_string);
+    right.splice(0..0, vim_mode.map(|label| (Keep::Always, label)));
     if let Some((ready, enabled)) = app.mcp.readiness() {
         right.push((Keep::Servers, format!("mcp {ready}/{enabled}")));
     }

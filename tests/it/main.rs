@@ -91,6 +91,7 @@ mod tui_fixes35;
 mod tui_fixes35b;
 mod tui_goal;
 mod tui_keys;
+mod tui_m35;
 mod tui_notify;
 mod tui_render;
 mod tui_screen;

@@ -211,6 +211,7 @@ echo 'second line'
     assert_eq!(sent["version"], 1);
     assert_eq!(sent["model"]["id"], "test-model");
     assert_eq!(sent["state"], "idle");
+    assert_eq!(sent["editorMode"], "default");
     assert_eq!(
         std::path::Path::new(sent["cwd"].as_str().unwrap())
             .canonicalize()

@@ -135,6 +135,7 @@ pub(super) fn resolve(
             .status_line
             .clone()
             .filter(|c| !c.trim().is_empty()),
+        tui_editor_mode: file.tui.editor_mode.unwrap_or_default(),
         agents,
         extensions,
         hooks,

@@ -1,9 +1,10 @@
-//! Image chips: a pasted image file or a clipboard image shows in the composer as
+//! Chips: a pasted image file or a clipboard image shows in the composer as
 //! `[image: name 640×480]` and behaves as one element — the cursor never stops inside it
 //! (any motion that would is carried over it), and a deletion that takes part of it takes
 //! all of it. The composer keeps which file each label stands for (for the whole session,
 //! so a prompt recalled from the history or given back by esc is a chip again); on send
 //! `images_in` hands the labels the text holds to `agent::mentions`, which attaches them.
+//! Long pastes are chips too (`pastes`): the motions and deletions here treat both alike.
 
 use super::Composer;
 use crate::agent::mentions::LabelledImage;
@@ -38,6 +39,11 @@ impl Composer {
                 self.textarea.insert_str(format!("{label} "));
             }
         }
+    }
+
+    /// Whether a chip (an image or a long paste) was ever made this session.
+    pub(super) fn has_chips(&self) -> bool {
+        !self.images.is_empty() || !self.pastes.is_empty()
     }
 
     /// A label for `path` that no other file has.
@@ -99,13 +105,15 @@ impl Composer {
     /// The chips of `line`, as character columns `[start, end)`, in order.
     pub(super) fn chip_spans(&self, line: &str) -> Vec<(usize, usize)> {
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        if !line.contains("[image: ") {
+        if !line.contains("[image: ") && !line.contains(super::pastes::LABEL_START) {
             return spans;
         }
-        for image in &self.images {
-            for (at, _) in line.match_indices(&image.label) {
+        let labels = (self.images.iter().map(|i| i.label.as_str()))
+            .chain(self.pastes.iter().map(|p| p.label.as_str()));
+        for label in labels {
+            for (at, _) in line.match_indices(label) {
                 let start = line[..at].chars().count();
-                spans.push((start, start + image.label.chars().count()));
+                spans.push((start, start + label.chars().count()));
             }
         }
         spans.sort_unstable();
@@ -122,7 +130,7 @@ impl Composer {
 
     /// Draw the chips shown whole in `area` (the text as drawn) in `style`.
     pub(super) fn style_chips(&self, area: Rect, buffer: &mut Buffer, style: Style) {
-        if self.images.is_empty() {
+        if !self.has_chips() {
             return;
         }
         for y in area.top()..area.bottom() {
@@ -150,7 +158,7 @@ impl Composer {
     /// What a key may change, noted before it runs.
     /// (Nothing while no chip was ever made: plain typing costs nothing more.)
     pub(super) fn before_key(&self) -> Option<Before> {
-        if self.images.is_empty() {
+        if !self.has_chips() {
             return None;
         }
         let (line, col) = self.line_and_column();
@@ -230,7 +238,7 @@ impl Composer {
     }
 
     /// Move the cursor along its line to character column `col`.
-    fn move_to_column(&mut self, col: usize) {
+    pub(super) fn move_to_column(&mut self, col: usize) {
         let now = self.line_and_column().1;
         for _ in col..now {
             self.textarea.move_cursor(CursorMove::Back);

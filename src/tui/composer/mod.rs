@@ -2,13 +2,15 @@
 //! agent's keys — Enter submits, Alt+Enter queues a follow-up, Shift+Enter / Ctrl+J insert a
 //! newline — Up/Down recall earlier prompts (kept across restarts, per directory) when the
 //! cursor is on the first/last row, ctrl+r searches them (`search`), and readline's editing
-//! keys work on whole grapheme clusters (`editing`). Pasted and clipboard images are
-//! chips that edit as one element (`chips`).
+//! keys work on whole grapheme clusters (`editing`). Pasted and clipboard images and long
+//! pastes are chips that edit as one element (`chips`, `pastes`).
 
 mod chips;
 mod editing;
 mod mention;
+mod pastes;
 mod search;
+mod vim;
 
 use super::history::History;
 use super::screen::clamp_u16;
@@ -26,6 +28,18 @@ const MAX_ROWS: u16 = 10;
 const PROMPT: &str = "› ";
 /// The prompt sign's width in columns.
 const PROMPT_WIDTH: u16 = 2;
+
+/// The composer's own keys for `/help` (key, what it does).
+pub const HELP_ROWS: &[(&str, &str)] = &[
+    (
+        "tab",
+        "at a [pasted N lines] chip: put the pasted text in place (10+ lines or 1,000+ chars paste as a chip)",
+    ),
+    (
+        "/vim",
+        "vim keys in the composer: esc normal mode, i a I A o O insert, v visual, enter sends",
+    ),
+];
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
@@ -48,6 +62,10 @@ pub struct Composer {
     draft: String,
     /// Every image chip made this session: its label and its file.
     images: Vec<crate::agent::mentions::LabelledImage>,
+    /// Every long paste made this session: its chip's label and its text.
+    pastes: Vec<pastes::Paste>,
+    /// Vim mode's state, when it is on (`[tui] editor_mode = "vim"`, `/vim`).
+    vim: Option<vim::Vim>,
 }
 
 impl Composer {
@@ -68,11 +86,14 @@ impl Composer {
             recalling: None,
             draft: String::new(),
             images: Vec::new(),
+            pastes: Vec::new(),
+            vim: None,
         }
     }
 
+    /// The text as it is sent: long pastes whole, not as their chips.
     pub fn text(&self) -> String {
-        self.textarea.lines().join("\n")
+        self.expand_pastes(&self.textarea.lines().join("\n"))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -87,8 +108,16 @@ impl Composer {
         }
     }
 
+    /// Put `text` in the composer (the long pastes it holds shown as their chips).
     pub fn set_text(&mut self, text: &str) {
-        let lines: Vec<String> = text.split('\n').map(String::from).collect();
+        let text = self.collapse_pastes(text);
+        self.replace_lines(text.split('\n').map(String::from).collect());
+        self.textarea.move_cursor(CursorMove::Bottom);
+        self.textarea.move_cursor(CursorMove::End);
+    }
+
+    /// A new textarea holding `lines` as they are, set up as the composer's.
+    fn replace_lines(&mut self, lines: Vec<String>) {
         let style = self.textarea.placeholder_style();
         let placeholder = self.textarea.placeholder_text().to_string();
         self.textarea = TextArea::new(lines);
@@ -99,19 +128,12 @@ impl Composer {
         if let Some(style) = style {
             self.textarea.set_placeholder_style(style);
         }
-        self.textarea.move_cursor(CursorMove::Bottom);
-        self.textarea.move_cursor(CursorMove::End);
     }
 
     pub fn clear(&mut self) {
         self.set_text("");
         self.recalling = None;
-    }
-
-    /// Paste: inserted as-is, newlines included.
-    pub fn insert(&mut self, text: &str) {
-        let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
-        self.textarea.insert_str(normalized);
+        self.vim_restart();
     }
 
     /// The prompt history to recall from and save to.
@@ -139,6 +161,9 @@ impl Composer {
             self.search_key(key);
             return Action::Edited;
         }
+        if let Some(action) = self.vim_key(key) {
+            return action;
+        }
         if let KeyCode::Char('r') = key.code
             && ctrl
         {
@@ -156,6 +181,9 @@ impl Composer {
                 Action::Edited
             }
             KeyCode::Enter => self.take(Action::Submit),
+            KeyCode::Tab if key.modifiers.is_empty() && self.expand_paste_at_cursor() => {
+                Action::Edited
+            }
             KeyCode::Up if !alt && self.cursor_row() == 0 && self.recall(-1) => Action::Edited,
             KeyCode::Down if !alt && self.on_last_row() && self.recall(1) => Action::Edited,
             _ => {
@@ -244,7 +272,7 @@ impl Composer {
             ratatui::widgets::Paragraph::new(ratatui::text::Text::from(rows)).render(area, buffer);
             return cursor_x.map(|x| Position::new(area.x + x.min(area.width - 1), area.y));
         }
-        buffer.set_string(area.x, area.y, PROMPT, theme.accent());
+        buffer.set_string(area.x, area.y, self.prompt_sign(), theme.accent());
         let text_area = Rect {
             x: area.x + PROMPT_WIDTH,
             width: area.width - PROMPT_WIDTH,
