@@ -176,14 +176,19 @@ fn with_note(app: &App, state: &Snapshot, line: &Line<'static>, width: usize) ->
     Line::from(spans)
 }
 
+/// The `[tui] status_line` command's line, when there is one (it is told the state first).
+fn command_line(app: &App, state: &Snapshot, width: u16) -> Option<Line<'static>> {
+    let command = app.status.command.as_ref()?;
+    command.observe(command_input(app, state, width));
+    let line = command.line.as_ref()?;
+    Some(with_note(app, state, line, usize::from(width)))
+}
+
 pub fn status_line(app: &App, width: u16) -> Line<'static> {
     let theme = app.theme;
     let state = app.agent.snapshot();
-    if let Some(command) = &app.status.command {
-        command.observe(command_input(app, &state, width));
-        if let Some(line) = &command.line {
-            return with_note(app, &state, line, usize::from(width));
-        }
+    if let Some(line) = command_line(app, &state, width) {
+        return line;
     }
     let mut right = vec![(
         Keep::Always,
