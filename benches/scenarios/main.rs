@@ -406,6 +406,39 @@ async fn keypress_latency(bench: &Bench, messages: usize) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// Keypress → frame made yours (issue 35): colour on, a theme file of the user's and a
+/// `[tui] status_line` command that takes 50 ms. The command runs in its own task, so the
+/// figure should be the plain one's.
+async fn keypress_latency_personalised(bench: &Bench) -> anyhow::Result<()> {
+    let home = tempfile::tempdir().context("creating a home directory")?;
+    session_gen::generate(home.path(), bench.cwd.path(), usize::MAX, 10, None)?;
+    std::fs::create_dir_all(home.path().join("themes")).context("creating the themes")?;
+    std::fs::write(
+        home.path().join("themes/bench.toml"),
+        "extends = \"light\"\naccent = \"#005f87\"\nmuted = \"dark-gray\"\n",
+    )
+    .context("writing the theme")?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[tui]\ntheme = \"bench\"\nstatus_line = \"cat >/dev/null; sleep 0.05; echo bench status\"\n",
+    )
+    .context("writing the config")?;
+    let base = bench.server.v1();
+    let args = ["--base-url", base.as_str(), "--model", "bench-model", "-c"];
+    let env = [("NO_COLOR", "")];
+    let tui = Tui::spawn_sized(&args, home.path(), bench.cwd.path(), 40, 120, &env);
+    tui.wait_for_text("bench status").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let latencies = typing_latencies(&tui, |typed| format!("› {typed}")).await;
+    keypress_row(
+        "keypress → frame, a user theme and a status line command",
+        &latencies,
+        &tui,
+    );
+    quit(tui).await;
+    Ok(())
+}
+
 /// The same with `[tui] editor_mode = "vim"`: typing in vim's insert mode.
 async fn keypress_latency_vim(bench: &Bench, messages: usize) -> anyhow::Result<()> {
     let home = tempfile::tempdir().context("creating a home directory")?;
@@ -705,8 +738,15 @@ fn main() -> anyhow::Result<()> {
             keypress_latency(&bench, 10).await?;
             keypress_latency(&bench, 10_000).await?;
             keys::keypress_with_keys(&bench).await?;
+            keypress_latency_personalised(&bench).await?;
             keypress_latency_vim(&bench, 10_000).await?;
             idle_wakeups(&bench).await;
+        }
+        // Only when named: the plain and the made-yours keypress side by side (a quick check,
+        // also of a debug build).
+        if args.iter().any(|a| a == "keypress-personal") {
+            keypress_latency(&bench, 10).await?;
+            keypress_latency_personalised(&bench).await?;
         }
         if want(&args, "mcp") {
             mcp::start_with_servers(&bench).await?;

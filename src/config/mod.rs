@@ -106,6 +106,10 @@ pub struct Settings {
     pub tui_notify: tui::TuiNotify,
     /// `[keys]`: the key bindings as written, with their lines (the TUI checks them).
     pub keys: Vec<keys::KeyBinding>,
+    /// `[tui] theme`: the interface's colours (`None`: auto).
+    pub tui_theme: Option<String>,
+    /// `[tui] status_line`: the command that writes the status line (`None`: the built-in).
+    pub tui_status_line: Option<String>,
     /// `[tui] editor_mode`: the composer's keys (vim or the default ones).
     pub tui_editor_mode: tui::EditorMode,
     /// Custom commands and skills of the project and the user (docs/extensions.md).

@@ -4,6 +4,8 @@
 //! WezTerm, Ghostty, kitty and Windows Terminal show; OSC 777, which VTE terminals such as
 //! GNOME Terminal, foot and urxvt show). The `notify` command (docs/protocol.md §4.7) is
 //! separate and works in every front end. `editor_mode`: the composer's keys (vim or not).
+//! `theme` and `status_line`: the colours, and a command of the user's that writes the
+//! status line.
 
 use serde::Deserialize;
 
@@ -11,6 +13,12 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct TuiTable {
     pub notify: Option<TuiNotify>,
+    /// `theme`: "auto" (light or dark as the terminal's background), "dark", "light",
+    /// "high-contrast" or a theme file's name (`$AGENT_HOME/themes/NAME.toml`).
+    pub theme: Option<String>,
+    /// `status_line`: a command (run with `sh -c`) that gets the session's state as JSON on
+    /// its stdin and prints the status line to show (docs/protocol.md §5.6).
+    pub status_line: Option<String>,
     pub editor_mode: Option<EditorMode>,
 }
 
@@ -65,9 +73,44 @@ impl TuiNotify {
     }
 }
 
+/// `text` (a config file) with `[tui] theme = "NAME"` (`/theme`), its comments and layout
+/// kept; an error if the text is not TOML or `tui` is not a table.
+pub fn set_theme(text: &str, name: &str) -> Result<String, String> {
+    use toml_edit::{DocumentMut, Item, Table, value};
+    let mut doc = text
+        .parse::<DocumentMut>()
+        .map_err(|e| format!("it is not valid TOML: {}", e.message()))?;
+    let tui = doc
+        .entry("tui")
+        .or_insert_with(|| Item::Table(Table::new()))
+        .as_table_like_mut()
+        .ok_or_else(|| "`tui` is not a table".to_string())?;
+    tui.insert("theme", value(name));
+    Ok(doc.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_theme_keeps_the_rest_of_the_file() {
+        let text = "# mine\nmodel = \"x\"\n\n[tui]\n# quiet\nnotify = \"off\"\n";
+        let edited = set_theme(text, "light").unwrap();
+        assert!(edited.starts_with("# mine\nmodel = \"x\"\n"), "{edited}");
+        assert!(
+            edited.contains("# quiet\nnotify = \"off\"\ntheme = \"light\"\n"),
+            "{edited}"
+        );
+        let again = set_theme(&edited, "dark").unwrap();
+        assert_eq!(again.matches("theme =").count(), 1, "{again}");
+        let fresh = set_theme("model = \"x\"\n", "high-contrast").unwrap();
+        assert!(
+            fresh.ends_with("[tui]\ntheme = \"high-contrast\"\n"),
+            "{fresh}"
+        );
+        assert!(set_theme("tui = 3\n", "dark").is_err());
+    }
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| {

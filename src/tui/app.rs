@@ -39,6 +39,8 @@ pub enum TaskResult {
     Diff(Result<Vec<crate::checkpoint::FileChange>, String>),
     /// ctrl+v's clipboard image was saved (or why there is none).
     ClipboardImage(Result<super::attach::SavedImage, String>),
+    /// The `[tui] status_line` command's line (`None`: show the built-in one).
+    StatusLine(Option<Line<'static>>),
 }
 
 pub struct Stream {
@@ -165,6 +167,8 @@ pub struct StatusNote {
     pub unfocused: bool,
     /// How an unfocused terminal is told that a run needs the user (`[tui] notify`).
     pub notify: crate::config::tui::TuiNotify,
+    /// `[tui] status_line`: the command that writes the line, and its last line.
+    pub command: Option<super::status_command::StatusCommand>,
 }
 
 /// The interface's core: the engine, the settings, what goes into the scrollback, and the
@@ -331,6 +335,7 @@ impl App {
             TaskResult::Mentions(query, found) => self.on_mentions(query, found),
             TaskResult::Diff(result) => self.show_diff(result),
             TaskResult::ClipboardImage(saved) => self.on_clipboard_image(saved),
+            TaskResult::StatusLine(line) => super::status_command::received(self, line),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Slash commands (`/help`, `/model`, `/profile`, `/login`, `/logout`, `/thinking`, `/compact`, `/new`, `/resume`,
 //! `/rewind`, `/fork`, `/tree`, `/session`, `/rename`, `/mcp`, `/lsp`, `/permissions`, `/plan`, `/ps`, `/agents`,
-//! `/copy`, `/diff`, `/skills`, `/goal`, `/quit`), the user's custom commands and `/skill:NAME`, with
+//! `/copy`, `/diff`, `/skills`, `/goal`, `/theme`, `/quit`), the user's custom commands and `/skill:NAME`, with
 //! completion. Anything slow runs as a task that reports back through `TaskResult`.
 
 use super::app::{App, TaskResult};
@@ -157,6 +157,11 @@ pub const COMMANDS: &[Command] = &[
         help: "What the next request holds, in tokens",
     },
     Command {
+        name: "theme",
+        args: "[name]",
+        help: "Colours: pick a theme with a preview, or switch to NAME (kept in the config)",
+    },
+    Command {
         name: "goal",
         args: "[text|clear]",
         help: "Set the goal the agent works toward until it marks it done",
@@ -291,6 +296,7 @@ impl App {
             "usage" => self.usage_command(),
             "context" => self.context_command(),
             "goal" => self.goal_command(arg),
+            "theme" => self.theme_command(arg),
             "quit" | "exit" | "q" => self.exit = Some(0),
             // A custom command or skill (or a name that is neither: the engine says so).
             _ => self.send_command(line),

@@ -168,6 +168,7 @@ impl App {
             Choice::KillShell(id) => self.kill_shell(id),
             Choice::TrustHooks(trusted) => self.answer_hook_trust(trusted),
             Choice::Resume(path) => self.resume_picked(path),
+            Choice::Theme { palette, keep } => self.theme_chosen(palette, keep),
             Choice::Cancel => {}
         }
     }

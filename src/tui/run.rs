@@ -68,6 +68,11 @@ async fn run_on(engine: Engine, settings: Settings) -> u8 {
         return 2;
     }
     install_panic_hook(settings.paths.log_dir.join("agent.log"));
+    // Before the terminal's input is read as keys: `auto` asks the terminal its colours.
+    let theme = super::theme::choose(
+        settings.tui_theme.as_deref(),
+        &settings.paths.home.join("themes"),
+    );
     let mut modes = match TerminalModes::enter() {
         Ok(modes) => modes,
         Err(e) => {
@@ -87,7 +92,7 @@ async fn run_on(engine: Engine, settings: Settings) -> u8 {
             return 1;
         }
     };
-    let (code, resume_hint) = event_loop(&mut screen, &mut modes, engine, settings).await;
+    let (code, resume_hint) = event_loop(&mut screen, &mut modes, engine, settings, theme).await;
     let _ = screen.leave();
     modes.leave();
     if let Some(hint) = resume_hint {
@@ -127,17 +132,19 @@ async fn event_loop(
     modes: &mut TerminalModes,
     engine: Engine,
     settings: Settings,
+    theme: super::theme::Chosen,
 ) -> (u8, Option<String>) {
     let (tasks, task_results) = mpsc::unbounded_channel();
     let width = screen.size().width;
     let (agent_events, mut app) = match engine {
         Engine::Own(prepared, start) => {
             let events = prepared.agent.subscribe();
-            let app = super::start::start_app(*prepared, settings, start, width, tasks).await;
+            let app =
+                super::start::start_app(*prepared, settings, start, theme, width, tasks).await;
             (events, app)
         }
         Engine::Attached(remote, events) => {
-            let app = super::start::start_attached(remote, settings, width, tasks);
+            let app = super::start::start_attached(remote, settings, theme, width, tasks);
             (events, app)
         }
     };
@@ -474,6 +481,7 @@ fn leave_view(screen: &mut Screen<Backend>) -> std::io::Result<()> {
 }
 
 fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
+    app.preview_theme();
     crossterm::queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
     if app.views.full_screen() {
         // The transcript view: rows for the scrollback wait in `app.out` until it closes.

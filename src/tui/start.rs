@@ -4,7 +4,7 @@
 
 use super::app::{App, TaskResult};
 use super::run::Start;
-use super::theme::Theme;
+use super::theme::Chosen;
 use crate::config::Settings;
 use crate::live::link::EngineLink;
 use crate::live::remote::RemoteEngine;
@@ -19,6 +19,7 @@ pub(super) async fn start_app(
     prepared: Prepared,
     settings: Settings,
     start: Start,
+    theme: Chosen,
     width: u16,
     tasks: mpsc::UnboundedSender<TaskResult>,
 ) -> App {
@@ -27,7 +28,7 @@ pub(super) async fn start_app(
     let mut app = App::new(
         agent.clone(),
         settings.clone(),
-        Theme::from_env(),
+        theme.theme,
         width,
         tasks.clone(),
     );
@@ -49,10 +50,16 @@ pub(super) async fn start_app(
     {
         app.notice(&note);
     }
-    for notice in start.notices.iter().chain(&prepared.notices) {
+    for notice in start
+        .notices
+        .iter()
+        .chain(&prepared.notices)
+        .chain(&theme.problems)
+    {
         app.warning(notice);
     }
     start_notices(&mut app, &settings, tasks);
+    super::status_command::attach(&mut app);
     match prepared.untrusted_hooks {
         // SessionStart runs once the user answered.
         Some(project) => app.ask_hook_trust(project),
@@ -98,6 +105,7 @@ fn start_notices(app: &mut App, settings: &Settings, tasks: mpsc::UnboundedSende
 pub(super) fn start_attached(
     remote: RemoteEngine,
     settings: Settings,
+    theme: Chosen,
     width: u16,
     tasks: mpsc::UnboundedSender<TaskResult>,
 ) -> App {
@@ -108,7 +116,11 @@ pub(super) fn start_attached(
     };
     let settings = Arc::new(settings);
     let engine = EngineLink::Remote(Arc::new(remote));
-    let mut app = App::new(engine, settings.clone(), Theme::from_env(), width, tasks);
+    let mut app = App::new(engine, settings.clone(), theme.theme, width, tasks);
+    for problem in &theme.problems {
+        app.warning(problem);
+    }
+    super::status_command::attach(&mut app);
     let (history, problem) = super::history::History::load(&settings.paths.home, &settings.cwd);
     app.input.composer.set_history(history);
     app.input

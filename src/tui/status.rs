@@ -1,10 +1,14 @@
 //! The status line under the composer: what is happening (the agent's state and how long
 //! it has lasted, or a hint) on the left; model, thinking level, tokens, cost and context use
 //! on the right. When the terminal is narrow, whole parts go (servers, cost, tokens, thinking,
-//! model) before the mode and the context share; the hint on the left is cut last.
+//! model) before the mode and the context share; the hint on the left is cut last. With
+//! `[tui] status_line` set, the command's line takes the place of all of it
+//! (`status_command`), with a passing hint or a warning beside it while one is shown.
 
 use super::app::App;
+use super::status_command::{ContextState, McpState, ModelState, StatusInput, UsageState, fitted};
 use super::width::str_width;
+use crate::agent::Snapshot;
 use crate::protocol::event::RunState;
 use ratatui::text::{Line, Span};
 use std::time::Duration;
@@ -91,9 +95,101 @@ fn fitting(mut parts: Vec<(Keep, String)>, width: usize) -> String {
     }
 }
 
+/// The state a `[tui] status_line` command is given (docs/protocol.md §5.6).
+fn command_input(app: &App, state: &Snapshot, width: u16) -> StatusInput {
+    // Rounded to the nearest whole percent, as the built-in line shows it.
+    let percent = state
+        .context_tokens
+        .saturating_mul(100)
+        .saturating_add(state.context_window / 2)
+        .checked_div(state.context_window)
+        .unwrap_or(0);
+    StatusInput {
+        version: 1,
+        session_id: state.session.id.clone(),
+        session_file: state.session.path.as_ref().map(|p| p.display().to_string()),
+        title: state.session_name.clone(),
+        cwd: app.settings.cwd.display().to_string(),
+        model: ModelState {
+            provider: state.provider.clone(),
+            id: state.model.clone(),
+            thinking: state.thinking.as_str().to_string(),
+        },
+        permission_mode: state.permission_mode.as_str().to_string(),
+        state: state.state.as_str().to_string(),
+        editor_mode: match app.input.composer.mode_label() {
+            None => "default",
+            Some("NORMAL") => "vim-normal",
+            Some("-- VISUAL --") => "vim-visual",
+            Some(_) => "vim-insert",
+        }
+        .to_string(),
+        usage: UsageState {
+            input: state.usage.input,
+            output: state.usage.output,
+            cache_read: state.usage.cache_read,
+            cache_write: state.usage.cache_write,
+            cost_usd: state.usage.cost.total,
+        },
+        context: ContextState {
+            tokens: state.context_tokens,
+            window: state.context_window,
+            percent,
+        },
+        mcp: app
+            .mcp
+            .readiness()
+            .map(|(ready, enabled)| McpState { ready, enabled }),
+        columns: width,
+    }
+}
+
+/// The command's line, with a secret's prompt, the session's write error or a passing hint
+/// (at most half the width) on its left while there is one.
+fn with_note(app: &App, state: &Snapshot, line: &Line<'static>, width: usize) -> Line<'static> {
+    let theme = app.theme;
+    let note = if app.input.secret.is_some() {
+        Some(Span::styled(
+            app.secret_prompt().unwrap_or_default(),
+            theme.accent(),
+        ))
+    } else if let Some(error) = &state.session_error {
+        Some(Span::styled(format!("⚠ {error}"), theme.warning()))
+    } else {
+        app.status
+            .hint
+            .as_ref()
+            .map(|(hint, _)| Span::styled(hint.clone(), theme.dim()))
+    };
+    let Some(note) = note else {
+        return fitted(line, width);
+    };
+    let note_text = super::cells::cut(&note.content, width / 2);
+    let note_width = str_width(&note_text);
+    let right = fitted(line, width.saturating_sub(note_width + 1));
+    let gap = width.saturating_sub(note_width + right.width());
+    let mut spans = vec![
+        Span::styled(note_text, note.style),
+        Span::raw(" ".repeat(gap)),
+    ];
+    spans.extend(right.spans);
+    Line::from(spans)
+}
+
+/// The `[tui] status_line` command's line, when there is one (it is told the state first).
+fn command_line(app: &App, state: &Snapshot, width: u16) -> Option<Line<'static>> {
+    let command = app.status.command.as_ref()?;
+    command.observe(command_input(app, state, width));
+    let line = command.line.as_ref()?;
+    Some(with_note(app, state, line, usize::from(width)))
+}
+
 pub fn status_line(app: &App, width: u16) -> Line<'static> {
     let theme = app.theme;
     let state = app.agent.snapshot();
+    if let Some(line) = command_line(app, &state, width) {
+        return line;
+    }
     let mut right = vec![(
         Keep::Always,
         format!("{} mode", state.permission_mode.as_str()),

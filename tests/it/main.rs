@@ -97,6 +97,7 @@ mod tui_notify;
 mod tui_render;
 mod tui_screen;
 mod tui_sessions;
+mod tui_t35;
 mod tui_usage;
 mod tui_welcome;
 mod usage;

@@ -1,6 +1,7 @@
 //! The real `agent` binary in a pseudo-terminal (portable-pty), its output fed to a
 //! terminal emulator (vt100) so tests read the screen as a person would. Like a real
-//! terminal, it answers the cursor-position (DSR) and device-attributes (DA1) queries, and
+//! terminal, it answers the cursor-position (DSR) and device-attributes (DA1) queries (and,
+//! when asked to, the background colour: OSC 11), and
 //! it honours synchronized output (mode 2026), which vt100 does not: a frame between
 //! `CSI ? 2026 h` and `CSI ? 2026 l` is seen whole or not at all, never half drawn.
 
@@ -12,6 +13,15 @@ use std::time::{Duration, Instant};
 
 pub const ROWS: u16 = 40;
 pub const COLS: u16 = 100;
+
+/// How the test's terminal answers queries beyond the cursor position.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Terminal {
+    /// Answers OSC 11 (the background colour) with this colour; `None`: ignores it.
+    pub background: Option<(u8, u8, u8)>,
+    /// Answers neither OSC 11 nor DA1 (device attributes).
+    pub silent: bool,
+}
 
 pub struct Tui {
     parser: Arc<Mutex<vt100::Parser>>,
@@ -37,6 +47,20 @@ impl Tui {
         rows: u16,
         cols: u16,
         env: &[(&str, &str)],
+    ) -> Tui {
+        Tui::spawn_with_terminal(args, home, cwd, rows, cols, env, Terminal::default())
+    }
+
+    /// Like `spawn_sized`, in a terminal that answers the colour and attribute queries as
+    /// `terminal` says.
+    pub fn spawn_with_terminal(
+        args: &[&str],
+        home: &Path,
+        cwd: &Path,
+        rows: u16,
+        cols: u16,
+        env: &[(&str, &str)],
+        terminal: Terminal,
     ) -> Tui {
         let pty = native_pty_system();
         let pair = pty
@@ -122,8 +146,17 @@ impl Tui {
                     let answer = format!("\x1b[{};{}R", row + 1, col + 1);
                     let _ = reply.lock().unwrap().write_all(answer.as_bytes());
                 }
+                // OSC 11: "what is your background colour?" — answered first, as a
+                // terminal answers queries in the order they came.
+                if let Some((r, g, b)) = terminal.background
+                    && bytes.windows(6).any(|w| w == b"\x1b]11;?")
+                {
+                    let answer =
+                        format!("\x1b]11;rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}\x1b\\");
+                    let _ = reply.lock().unwrap().write_all(answer.as_bytes());
+                }
                 // Primary device attributes: "what are you?" (a VT220 with colours).
-                if bytes.windows(3).any(|w| w == b"\x1b[c") {
+                if !terminal.silent && bytes.windows(3).any(|w| w == b"\x1b[c") {
                     let _ = reply.lock().unwrap().write_all(b"\x1b[?62;22c");
                 }
                 if sync.inside {

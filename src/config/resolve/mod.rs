@@ -130,6 +130,12 @@ pub(super) fn resolve(
         notify: file.notify,
         tui_notify: file.tui.notify.unwrap_or_default(),
         keys: file.keys.bindings(),
+        tui_theme: file.tui.theme.clone(),
+        tui_status_line: file
+            .tui
+            .status_line
+            .clone()
+            .filter(|c| !c.trim().is_empty()),
         tui_editor_mode: file.tui.editor_mode.unwrap_or_default(),
         agents,
         extensions,

@@ -482,7 +482,7 @@ mod tests {
 
     #[test]
     fn chips_are_drawn_in_the_accent_colour() {
-        let theme = Theme { color: true };
+        let theme = Theme::colored();
         let mut c = Composer::new(&theme);
         type_text(&mut c, "a ");
         c.insert_image(Path::new("/pics/shot.png"), 640, 480);

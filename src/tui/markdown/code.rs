@@ -84,11 +84,9 @@ pub(crate) struct CodeBlock {
 impl CodeBlock {
     /// Without colour (`NO_COLOR`) nothing is highlighted and syntect is never loaded.
     pub(crate) fn new(info: &str, theme: Theme) -> CodeBlock {
-        let highlighter = if theme.color {
-            LineHighlighter::for_language(language(info))
-        } else {
-            None
-        };
+        let highlighter = theme
+            .syntax()
+            .and_then(|syntax| LineHighlighter::for_language(language(info), syntax));
         CodeBlock { highlighter, theme }
     }
 

@@ -13,13 +13,15 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
 
 use super::styled::StyledText;
 
-/// The bundled theme used for code. Only its foreground colours are used (never backgrounds),
-/// and its default foreground is left to the terminal, so light terminals stay readable.
-const THEME_NAME: &str = "base16-ocean.dark";
+/// The code theme when the palette names none syntect has. The palette's theme (dark or
+/// light, `tui::theme`) colours code: only its foreground colours are used (never
+/// backgrounds), and its default foreground is left to the terminal.
+const FALLBACK_THEME: &str = "base16-ocean.dark";
 
 struct Sets {
     syntaxes: SyntaxSet,
-    theme: Option<SynTheme>,
+    /// syntect's bundled themes (seven small ones), by name.
+    themes: std::collections::BTreeMap<String, SynTheme>,
 }
 
 /// Loads the syntax and theme sets now rather than at the first highlighted code block (for a
@@ -30,12 +32,9 @@ pub fn preload() {
 
 fn sets() -> &'static Sets {
     static SETS: OnceLock<Sets> = OnceLock::new();
-    SETS.get_or_init(|| {
-        let mut themes = ThemeSet::load_defaults();
-        Sets {
-            syntaxes: SyntaxSet::load_defaults_newlines(),
-            theme: themes.themes.remove(THEME_NAME),
-        }
+    SETS.get_or_init(|| Sets {
+        syntaxes: SyntaxSet::load_defaults_newlines(),
+        themes: ThemeSet::load_defaults().themes,
     })
 }
 
@@ -64,13 +63,17 @@ struct Palette {
 }
 
 impl LineHighlighter {
-    /// `None` for an empty or unknown language: such blocks render plain.
-    pub(crate) fn for_language(lang: &str) -> Option<LineHighlighter> {
+    /// `None` for an empty or unknown language: such blocks render plain. `theme` names the
+    /// syntect theme (the palette's).
+    pub(crate) fn for_language(lang: &str, theme: &str) -> Option<LineHighlighter> {
         if lang.is_empty() {
             return None;
         }
         let sets = sets();
-        let theme = sets.theme.as_ref()?;
+        let theme = sets
+            .themes
+            .get(theme)
+            .or_else(|| sets.themes.get(FALLBACK_THEME))?;
         let syntax = sets.syntaxes.find_syntax_by_token(lang)?;
         let highlighter = Highlighter::new(theme);
         let state = HighlightState::new(&highlighter, ScopeStack::new());
@@ -162,7 +165,7 @@ mod tests {
 
     #[test]
     fn known_languages_get_colours_and_unknown_ones_none() {
-        let mut h = LineHighlighter::for_language("rust").expect("rust is bundled");
+        let mut h = LineHighlighter::for_language("rust", FALLBACK_THEME).expect("rust is bundled");
         let text = h
             .line("fn main() { let x = 1; }", Style::new())
             .expect("highlights");
@@ -172,19 +175,39 @@ mod tests {
                 .iter()
                 .any(|s| matches!(s.style.fg, Some(Color::Rgb(..))))
         );
-        assert!(LineHighlighter::for_language("no-such-language-xyz").is_none());
-        assert!(LineHighlighter::for_language("").is_none());
+        assert!(LineHighlighter::for_language("no-such-language-xyz", FALLBACK_THEME).is_none());
+        assert!(LineHighlighter::for_language("", FALLBACK_THEME).is_none());
+    }
+
+    #[test]
+    fn code_follows_the_palettes_theme() {
+        let colours = |theme: &str| {
+            let mut h = LineHighlighter::for_language("rust", theme).expect("rust is bundled");
+            let text = h
+                .line("fn main() { let x = 1; }", Style::new())
+                .expect("highlights");
+            text.all_spans()
+                .iter()
+                .map(|s| s.style.fg)
+                .collect::<Vec<_>>()
+        };
+        let dark = crate::tui::theme::palette::DARK.syntax.as_ref();
+        let light = crate::tui::theme::palette::LIGHT.syntax.as_ref();
+        assert_ne!(colours(dark), colours(light));
+        for name in crate::tui::theme::palette::SYNTAX_THEMES {
+            assert!(sets().themes.contains_key(*name), "{name} is bundled");
+        }
     }
 
     #[test]
     fn state_carries_across_lines() {
         // Inside a block comment opened on the previous line, the text is a comment.
-        let mut h = LineHighlighter::for_language("c").expect("c is bundled");
+        let mut h = LineHighlighter::for_language("c", FALLBACK_THEME).expect("c is bundled");
         let _ = h.line("/* start", Style::new());
         let peeked = h.peek("int x;", Style::new()).expect("highlights");
         let next = h.line("int x;", Style::new()).expect("highlights");
         assert_eq!(peeked.all_spans(), next.all_spans());
-        let mut fresh = LineHighlighter::for_language("c").expect("c is bundled");
+        let mut fresh = LineHighlighter::for_language("c", FALLBACK_THEME).expect("c is bundled");
         let alone = fresh.line("int x;", Style::new()).expect("highlights");
         assert_ne!(alone.all_spans(), next.all_spans());
     }
@@ -220,7 +243,8 @@ mod tests {
             "]",
         ];
         for name in names {
-            let mut h = LineHighlighter::for_language(name).expect("a bundled grammar");
+            let mut h =
+                LineHighlighter::for_language(name, FALLBACK_THEME).expect("a bundled grammar");
             for line in snippet {
                 let _ = h.line(line, Style::new());
             }

@@ -16,7 +16,7 @@ pub(crate) fn language(_info: &str) -> &str {
 pub(crate) enum LineHighlighter {}
 
 impl LineHighlighter {
-    pub(crate) fn for_language(_lang: &str) -> Option<LineHighlighter> {
+    pub(crate) fn for_language(_lang: &str, _theme: &str) -> Option<LineHighlighter> {
         None
     }
 

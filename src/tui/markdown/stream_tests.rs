@@ -42,7 +42,7 @@ const DOCS: [&str; 8] = [
 fn streaming_equals_whole_render() {
     for (n, doc) in DOCS.iter().enumerate() {
         for width in [80, 30, 12, 1, 0] {
-            assert_stream_matches(doc, width, Theme { color: true }, n as u64);
+            assert_stream_matches(doc, width, Theme::colored(), n as u64);
             assert_stream_matches(doc, width, Theme::plain(), n as u64 + 100);
         }
     }
@@ -124,7 +124,7 @@ fn streaming_equals_whole_render_on_random_documents() {
             doc.pop(); // no final newline
         }
         let width = [24, 7, 80][rng.next(3)];
-        assert_stream_matches(&doc, width, Theme { color: true }, seed);
+        assert_stream_matches(&doc, width, Theme::colored(), seed);
         if seed % 10 == 0 {
             assert_tail_matches(&doc, width);
         }

@@ -80,7 +80,7 @@ fn headings_paragraphs_and_blank_lines() {
 
 #[test]
 fn inline_styles() {
-    let lines = render("# H\n\n*i* **b** ~~s~~ `c`", 40, &Theme { color: true });
+    let lines = render("# H\n\n*i* **b** ~~s~~ `c`", 40, &Theme::colored());
     let span = |t: &str| {
         lines
             .iter()
@@ -93,7 +93,7 @@ fn inline_styles() {
     assert!(span("i").add_modifier.contains(Modifier::ITALIC));
     assert!(span("b").add_modifier.contains(Modifier::BOLD));
     assert!(span("s").add_modifier.contains(Modifier::CROSSED_OUT));
-    assert_eq!(span("c").fg, Theme { color: true }.inline_code().fg);
+    assert_eq!(span("c").fg, Theme::colored().inline_code().fg);
     assert_eq!(plain(&lines), ["# H", "", "i b s c"]);
 }
 
@@ -105,7 +105,7 @@ fn links_and_images() {
         text(md, 200),
         ["text (https://a.b) https://c.d https://e.f https://g.h me@x.y [image: a cat] (cat.png)"]
     );
-    let lines = render("[text](https://a.b)", 80, &Theme { color: true });
+    let lines = render("[text](https://a.b)", 80, &Theme::colored());
     let spans = &lines[0].spans;
     assert!(spans[0].style.add_modifier.contains(Modifier::UNDERLINED));
     assert!(spans[1].style.add_modifier.contains(Modifier::DIM));
@@ -154,7 +154,7 @@ fn block_quotes_wrap_inside_their_bar() {
             "after"
         ]
     );
-    let lines = render("> q", 20, &Theme { color: true });
+    let lines = render("> q", 20, &Theme::colored());
     assert!(
         lines[0].spans[1]
             .style
@@ -182,7 +182,7 @@ fn code_blocks_have_a_gutter_and_highlighting() {
             "  plain text"
         ]
     );
-    let colored = render(md, 40, &Theme { color: true });
+    let colored = render(md, 40, &Theme::colored());
     let rgb = |l: &Line<'_>| {
         l.spans
             .iter()
@@ -218,7 +218,7 @@ fn tables_align_or_fall_back_to_one_row_per_line() {
             "  │ x"
         ]
     );
-    let lines = render(md, 40, &Theme { color: true });
+    let lines = render(md, 40, &Theme::colored());
     assert!(
         lines[0].spans[0]
             .style
@@ -257,7 +257,7 @@ fn no_color_means_no_colours_at_all() {
         }
     }
     // With colour, the same document does use colours.
-    let colored = render(EVERYTHING, 60, &Theme { color: true });
+    let colored = render(EVERYTHING, 60, &Theme::colored());
     assert!(
         colored
             .iter()
@@ -312,12 +312,12 @@ fn odd_input_never_panics() {
     docs.push(EVERYTHING.to_string());
     for doc in &docs {
         for width in [0, 1, 2, 80] {
-            let lines = render(doc, width, &Theme { color: true });
+            let lines = render(doc, width, &Theme::colored());
             assert_no_control_characters(&lines);
         }
         let mut rng = Lcg(7);
-        let streamed = stream(doc, 1, Theme { color: true }, || 1 + rng.next(97));
-        assert_eq!(streamed, render(doc, 1, &Theme { color: true }));
+        let streamed = stream(doc, 1, Theme::colored(), || 1 + rng.next(97));
+        assert_eq!(streamed, render(doc, 1, &Theme::colored()));
     }
 }
 

@@ -49,6 +49,11 @@ pub enum Choice {
     TrustHooks(Option<bool>),
     /// Continue this session (the session picker).
     Resume(std::path::PathBuf),
+    /// `/theme`'s picker: show this theme from now on (and `keep` it in the config).
+    Theme {
+        palette: &'static crate::tui::theme::palette::Palette,
+        keep: bool,
+    },
     Cancel,
 }
 

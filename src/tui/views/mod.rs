@@ -20,6 +20,7 @@ pub mod menu;
 pub mod picker;
 #[cfg(test)]
 mod testing;
+pub mod theme_picker;
 pub mod transcript;
 
 use super::screen::Painted;
