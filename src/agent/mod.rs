@@ -118,6 +118,9 @@ pub enum AgentError {
     NoSuchApproval(String),
     #[error("{}", CommandError::Idle)]
     Idle,
+    /// An `allow_rule` answer that does not parse or does not cover the call.
+    #[error("{0}")]
+    Rule(String),
     #[error("{0}")]
     Compaction(String),
     /// The current session file is missing messages that only memory holds.
@@ -146,6 +149,7 @@ impl From<AgentError> for CommandError {
             AgentError::Busy => CommandError::Busy,
             AgentError::NoSuchApproval(id) => CommandError::NoSuchApproval(id),
             AgentError::Idle => CommandError::Idle,
+            AgentError::Rule(_) => CommandError::Rule(message),
             AgentError::Compaction(_) => CommandError::Compaction(message),
             AgentError::EmptyName => CommandError::Session(message),
             AgentError::Unsaved(_) => CommandError::Unsaved(message),
@@ -412,7 +416,21 @@ impl Agent {
 
     /// Answer a pending `tool_approval_request`.
     pub fn approve(&self, tool_call_id: &str, decision: Approval) -> Result<(), AgentError> {
-        let sender = lock(&self.shared.state).approvals.remove(tool_call_id);
+        let sender = {
+            let mut state = lock(&self.shared.state);
+            if let (Approval::AllowRule(text), Some(pending)) =
+                (&decision, state.approvals.get(tool_call_id))
+            {
+                // Checked before the request is taken: a rule that does not cover the call
+                // leaves it waiting.
+                let rules = state
+                    .permissions
+                    .rules_covering(pending.tool.as_ref(), &pending.call, text)
+                    .map_err(AgentError::Rule)?;
+                state.permissions.allow_rules(rules);
+            }
+            state.approvals.remove(tool_call_id).map(|p| p.sender)
+        };
         match sender.map(|sender| sender.send(decision.clone())) {
             Some(Ok(())) => Ok(()),
             Some(Err(_)) => Err(AgentError::NoSuchApproval(tool_call_id.to_string())),

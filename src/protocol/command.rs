@@ -285,6 +285,10 @@ pub enum ApprovalDecision {
     Allow,
     /// Allow, and allow the same call again for the rest of the session.
     AllowSession,
+    /// Allow, and add these allow rules for the rest of the session (one rule, or several
+    /// separated by commas: `bash(npm test*), bash(curl*)`). Refused, with the request left
+    /// waiting, when they do not cover the call.
+    AllowRule(String),
     /// Allow this once, outside the command sandbox.
     AllowUnsandboxed,
     /// Deny, optionally telling the model why.

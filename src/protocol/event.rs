@@ -89,6 +89,10 @@ pub enum AgentEvent {
         cwd: PathBuf,
         /// What the call would do, for the user to decide on.
         preview: ApprovalPreview,
+        /// The allow rules an `allow_rule` answer would add for the session so that calls
+        /// like this one run without asking (`bash(npm test*)`), when some can be written.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggested_rule: Option<String>,
     },
     QueueUpdate {
         steering: Vec<String>,

@@ -39,6 +39,10 @@ pub enum Command {
         message: Option<String>,
         /// The sub-agent whose request this answers (the request's `agentId`).
         agent_id: Option<String>,
+        /// For `allow_rule`: the allow rules to add (the request's `suggestedRule`, or the
+        /// user's edit of it).
+        #[serde(default)]
+        rule: Option<String>,
     },
     GetState,
     /// The permission mode, the sandbox, the rules with their sources, the session grants.
@@ -191,6 +195,8 @@ pub enum StreamingBehavior {
 pub enum Decision {
     Allow,
     AllowSession,
+    /// Allow, and add the allow rules in `rule` for the session.
+    AllowRule,
     /// Allow this once, outside the command sandbox.
     AllowUnsandboxed,
     Deny,
@@ -328,7 +334,8 @@ mod tests {
                 tool_call_id: "c".into(),
                 decision: Decision::AllowSession,
                 message: None,
-                agent_id: None
+                agent_id: None,
+                rule: None,
             }
         );
         assert_eq!(

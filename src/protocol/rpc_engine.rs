@@ -50,12 +50,14 @@ impl Command {
                 decision,
                 message,
                 agent_id,
+                rule,
             } => EngineCommand::Approve {
                 tool_call_id,
                 agent_id,
                 decision: match decision {
                     Decision::Allow => ApprovalDecision::Allow,
                     Decision::AllowSession => ApprovalDecision::AllowSession,
+                    Decision::AllowRule => ApprovalDecision::AllowRule(rule.unwrap_or_default()),
                     Decision::AllowUnsandboxed => ApprovalDecision::AllowUnsandboxed,
                     Decision::Deny => ApprovalDecision::Deny(message),
                 },

@@ -101,6 +101,7 @@ impl App {
                 agent_id,
                 cwd,
                 preview,
+                ..
             } => self.on_approval_request(super::views::approval::Request {
                 tool_call_id,
                 agent_id,

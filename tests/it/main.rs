@@ -14,6 +14,7 @@ mod acp_extensions;
 mod acp_mcp;
 mod acp_node;
 mod acp_tools;
+mod allow_rule;
 mod auth;
 mod auth_flows;
 mod auth_mcp;

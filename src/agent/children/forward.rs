@@ -162,6 +162,7 @@ impl Forwarder {
                 reason,
                 cwd,
                 preview,
+                suggested_rule,
                 ..
             } => Some(AgentEvent::ToolApprovalRequest {
                 tool_call_id: tool_call_id.clone(),
@@ -171,6 +172,7 @@ impl Forwarder {
                 agent_id: Some(self.agent_id.clone()),
                 cwd: cwd.clone(),
                 preview: preview.clone(),
+                suggested_rule: suggested_rule.clone(),
             }),
             _ => None,
         };
