@@ -2,6 +2,7 @@
 //! abort, approve, subscribe — while the loop runs in a background tokio task and reports
 //! everything as `AgentEvent`s.
 
+pub mod ask_user;
 pub mod budget;
 mod changes;
 mod checkpoints;
@@ -224,6 +225,11 @@ impl Agent {
             Ok(with_goal) => tools = with_goal,
             Err(error) => tracing::warn!(%error, "no `goal` tool"),
         }
+        let ask_user = Arc::new(ask_user::AskUserTool::default());
+        match tools.clone().with_tool(ask_user.clone()) {
+            Ok(with_ask) => tools = with_ask,
+            Err(error) => tracing::warn!(%error, "no `ask_user` tool"),
+        }
         let tool_specs = tools.specs();
         let sandbox = config.tool_settings.sandbox.status.clone();
         let settings = RunSettings {
@@ -252,6 +258,7 @@ impl Agent {
             follow_up: MessageQueue::new(config.follow_up_mode),
             cancel: None,
             approvals: HashMap::new(),
+            questions: HashMap::new(),
             permissions: Permissions::with_rules(config.permission_mode, config.permission_rules)
                 .with_sandbox(sandbox),
             files: Default::default(),
@@ -301,6 +308,7 @@ impl Agent {
             }),
         };
         agent.shared.purse.set_owner(&agent.shared);
+        ask_user.bind(&agent.shared);
         if let Some(children) = &children {
             children.set_parent(&agent.shared);
         }
@@ -465,6 +473,7 @@ impl Agent {
             state.can_ask = can_ask;
             if !can_ask {
                 state.approvals.clear();
+                state.questions.clear();
             }
         }
         for child in self.running_children() {

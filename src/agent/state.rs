@@ -76,6 +76,8 @@ pub(crate) struct State {
     pub follow_up: MessageQueue,
     pub cancel: Option<CancellationToken>,
     pub approvals: HashMap<String, PendingApproval>,
+    /// `ask_user` calls waiting for the user's answer, by tool call id.
+    pub questions: HashMap<String, super::ask_user::PendingQuestion>,
     pub permissions: Permissions,
     /// A front end answers `tool_approval_request`s (TUI, RPC); otherwise asks are denials.
     pub can_ask: bool,

@@ -37,6 +37,13 @@ pub enum Command {
         agent_id: Option<String>,
         decision: ApprovalDecision,
     },
+    /// Answer a `user_question` (`agent_id`: the sub-agent that asked, as the event says).
+    AnswerQuestion {
+        tool_call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        answer: super::question::QuestionAnswer,
+    },
     /// Use another model from the next model call on, and note it in the session.
     SetModel {
         model: ModelRef,
@@ -146,6 +153,7 @@ impl Command {
             Command::Abort => "abort",
             Command::UnqueueLast => "unqueue_last",
             Command::Approve { .. } => "approve",
+            Command::AnswerQuestion { .. } => "answer_question",
             Command::SetModel { .. } => "set_model",
             Command::CycleModel => "cycle_model",
             Command::SetProfile { .. } => "set_profile",

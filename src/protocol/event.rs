@@ -94,6 +94,14 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         suggested_rule: Option<String>,
     },
+    /// The model asks the user (the `ask_user` tool): answer with `answer_question`. Set
+    /// `agent_id` when a sub-agent asks (relayed by its parent).
+    UserQuestion {
+        tool_call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        questions: Vec<super::question::Question>,
+    },
     QueueUpdate {
         steering: Vec<String>,
         follow_up: Vec<String>,

@@ -259,6 +259,11 @@ pub enum CommandError {
     /// request is still waiting.
     #[error("{0}")]
     Rule(String),
+    #[error("no question `{0}` is waiting for an answer")]
+    NoSuchQuestion(String),
+    /// An answer that does not fit the questions: why. The question is still waiting.
+    #[error("{0}")]
+    Answer(String),
     /// `/name` names no custom command or skill (`known`: the names there are).
     #[error("{message}")]
     UnknownCommand {

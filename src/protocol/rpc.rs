@@ -44,6 +44,16 @@ pub enum Command {
         #[serde(default)]
         rule: Option<String>,
     },
+    /// Answer a `user_question`: the `answers` (`[{id, selected, other?}]`), or
+    /// `declined: true` with an optional `message`.
+    AnswerQuestion {
+        tool_call_id: String,
+        agent_id: Option<String>,
+        answers: Option<Vec<super::question::Answer>>,
+        #[serde(default)]
+        declined: bool,
+        message: Option<String>,
+    },
     GetState,
     /// The permission mode, the sandbox, the rules with their sources, the session grants.
     GetPermissions,

@@ -93,6 +93,7 @@ impl App {
                 self.compaction_ended(tokens_before, tokens_after, aborted, error_message);
                 self.after_compaction();
             }
+            AgentEvent::UserQuestion { .. } => {}
             AgentEvent::ToolApprovalRequest {
                 tool_call_id,
                 tool_name,

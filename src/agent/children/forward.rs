@@ -174,6 +174,15 @@ impl Forwarder {
                 preview: preview.clone(),
                 suggested_rule: suggested_rule.clone(),
             }),
+            AgentEvent::UserQuestion {
+                tool_call_id,
+                questions,
+                ..
+            } => Some(AgentEvent::UserQuestion {
+                tool_call_id: tool_call_id.clone(),
+                agent_id: Some(self.agent_id.clone()),
+                questions: questions.clone(),
+            }),
             _ => None,
         };
         parent.emit(AgentEvent::SubagentEvent {
