@@ -40,7 +40,8 @@ impl App {
     /// A child's event: keep its row in the tree current.
     pub fn on_subagent(&mut self, agent_id: String, call_id: String, event: AgentEvent) {
         // A child's approval was answered: the parent is back to running its task calls.
-        if self.views.approval.is_none() && matches!(self.run.working, Some((_, Phase::Approval))) {
+        if self.views.asked_at().is_none() && matches!(self.run.working, Some((_, Phase::Approval)))
+        {
             self.set_phase(Phase::Tool(crate::agent::children::TASK_TOOL.to_string()));
         }
         if !self.run.subagents.iter().any(|r| r.agent_id == agent_id) {

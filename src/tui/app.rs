@@ -272,7 +272,7 @@ impl App {
     pub(super) fn set_phase(&mut self, phase: Phase) {
         // While a question is open the run waits for the user, whatever else moves (a
         // sub-agent's call ending while another sub-agent asks).
-        if self.views.approval.is_some() && phase != Phase::Approval {
+        if self.views.asked_at().is_some() && phase != Phase::Approval {
             return;
         }
         if let Some((_, current)) = &mut self.run.working {

@@ -462,15 +462,12 @@ impl App {
         if picker.is_empty() {
             return self.notice("No earlier sessions in this directory.");
         }
-        self.views.picker = Some(picker);
+        self.views.push(Box::new(picker));
         self.dirty = true;
     }
 
     /// Continue the session picked in the picker, with the model in use now.
-    pub fn resume_picked(&mut self) {
-        let Some(path) = self.views.picker.take().and_then(|p| p.selected_path()) else {
-            return;
-        };
+    pub fn resume_picked(&mut self, path: std::path::PathBuf) {
         let resume = EngineCommand::Resume {
             target: SessionRef::Path { path },
             model: ResumeModel::KeepCurrent,

@@ -153,14 +153,14 @@ impl App {
                 self.warning(&format!(
                     "Changed outside the agent since the checkpoint: {listed}. Nothing was restored."
                 ));
-                self.views.menu = Some(Menu::new(
+                self.views.push(Box::new(Menu::new(
                     "Overwrite them?",
                     vec![
                         MenuItem::new("Cancel", Choice::Cancel),
                         MenuItem::new("Restore anyway", retry)
                             .note("(their changes are lost; undo brings them back)"),
                     ],
-                ));
+                )));
             }
             (After::Rewound { .. }, Err(e)) => self.warning(&format!("Nothing was rewound: {e}")),
             (_, Ok(_)) => {}

@@ -15,6 +15,7 @@ impl App {
     pub fn on_agent_event(&mut self, event: AgentEvent) {
         self.dirty = true;
         self.notify_unfocused(&event);
+        self.views_on_event(&event);
         if let Some(event) = self.on_run_event(event) {
             self.on_other_event(event);
         }
@@ -48,19 +49,13 @@ impl App {
                 tool_call_id,
                 partial_result,
                 ..
-            } => {
-                self.approval_settled(&tool_call_id);
-                self.on_tool_output(&tool_call_id, &partial_result.content)
-            }
+            } => self.on_tool_output(&tool_call_id, &partial_result.content),
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 result,
                 is_error,
-            } => {
-                self.approval_settled(&tool_call_id);
-                self.on_tool_end(&tool_call_id, &tool_name, &result, is_error)
-            }
+            } => self.on_tool_end(&tool_call_id, &tool_name, &result, is_error),
             // The status line reads the state from the agent (`Snapshot::state`).
             AgentEvent::TurnStart | AgentEvent::State { .. } => {}
             AgentEvent::TurnEnd {
@@ -255,8 +250,6 @@ impl App {
 
     fn on_agent_end(&mut self, status: RunStatus, error: Option<String>) {
         self.run.working = None;
-        self.views.approval = None;
-        self.views.approvals_waiting.clear();
         // An answer that could not be saved ends without `message_end`; it is kept in
         // memory, so it stays on screen too.
         self.flush_stream();
@@ -294,11 +287,6 @@ impl App {
         } else {
             self.run.working = None;
         }
-    }
-
-    fn on_approval_request(&mut self, request: super::views::approval::Request) {
-        self.open_approval(super::views::approval::Approval::new(request));
-        self.set_phase(Phase::Approval);
     }
 
     fn on_delta(&mut self, delta: AssistantMessageEvent) {

@@ -1,12 +1,15 @@
-//! What each key does: the global keys (ctrl+c, esc, ctrl+z, ctrl+t, ctrl+o, ctrl+g, ctrl+d,
-//! shift+tab, ctrl+v's clipboard image; esc esc on an empty composer rewinds), the
-//! transcript view, the approval dialog, the session picker and the time-travel menus when
-//! they are open, slash-command completion, and the composer's submit / follow-up.
+//! What each key does, in one order: a key release is ignored; the composer's own modes that
+//! take every key (an API key being typed, leaving the ctrl+r search) come first; then the
+//! global keys (ctrl+c, ctrl+z, ctrl+t, ctrl+o, ctrl+g); then the full-screen view, when
+//! one is open; then the view stack, top first (`views::Views::route`: a view that passes
+//! hands the key to the one below); then the composer — slash-command completion, the `@`
+//! picker, esc (esc esc on an empty composer rewinds), shift+tab, ctrl+d, ctrl+v, alt+↑,
+//! submit and follow-up.
 
 use super::app::App;
 use super::commands::completions;
 use super::composer::Action;
-use super::views::{Dialog, Next};
+use super::views::Next;
 use crate::protocol::command::{Command, Delivery};
 use crate::protocol::message::UserMessage;
 use crate::protocol::outcome::Outcome;
@@ -29,23 +32,22 @@ impl App {
             return KeyOutcome::Handled;
         }
         self.dirty = true;
-        // An API key being typed (`/login`) takes every key.
-        if self.secret_key(key) {
-            return KeyOutcome::Handled;
-        }
-        if self.search_cancel_key(key) {
+        // An API key being typed (`/login`) takes every key; esc, ctrl+c or ctrl+g leave
+        // the history search.
+        if self.secret_key(key) || self.search_cancel_key(key) {
             return KeyOutcome::Handled;
         }
         if let Some(outcome) = self.global_key(key) {
             return outcome;
         }
-        if self.view_key_if_open(key) {
+        // A keymap would look the key up here, in the context of the view on top.
+        if self.full_screen_key(key) {
             return KeyOutcome::Handled;
         }
         // esc esc on an empty composer while idle: /rewind. Any other key in between
         // starts over.
         let armed = std::mem::take(&mut self.input.esc_armed);
-        if self.dialog_key(key) {
+        if self.stack_key(key) {
             return KeyOutcome::Handled;
         }
         self.composer_key(key, armed)
@@ -60,7 +62,7 @@ impl App {
         if !cancel
             || !self.input.composer.is_searching()
             || self.views.view.is_some()
-            || self.top_dialog().is_some()
+            || !self.views.is_empty()
         {
             return false;
         }
@@ -75,7 +77,7 @@ impl App {
             return None;
         }
         match key.code {
-            KeyCode::Char('c') => self.ctrl_c(),
+            KeyCode::Char('c') => self.ctrl_c_key(),
             KeyCode::Char('z') => return Some(KeyOutcome::Suspend),
             KeyCode::Char('t') => self.toggle_thinking(),
             KeyCode::Char('o') => self.toggle_view(),
@@ -93,7 +95,7 @@ impl App {
     }
 
     /// A key for the agent view or the transcript view, when one is open.
-    fn view_key_if_open(&mut self, key: KeyEvent) -> bool {
+    fn full_screen_key(&mut self, key: KeyEvent) -> bool {
         if self.views.agent_focus.is_some() && self.views.view.is_some() {
             self.agent_view_key(key);
         } else if self.views.view.is_some() {
@@ -104,52 +106,25 @@ impl App {
         true
     }
 
-    /// A key for the dialog on top (`top_dialog`: the one drawn), when one is open.
-    fn dialog_key(&mut self, key: KeyEvent) -> bool {
-        let Some(dialog) = self.top_dialog() else {
+    /// A key for the view stack, top first: `false` when every view passed it (or none is
+    /// open), and the composer has it.
+    fn stack_key(&mut self, key: KeyEvent) -> bool {
+        let Some((index, next)) = self.views.route(|view| view.key(key)) else {
             return false;
         };
-        match self.views.top_view() {
-            Some(view) => {
-                let next = view.key(key);
-                self.follow(dialog, next, key);
-            }
-            None => self.picker_key(key),
+        match next {
+            Next::Early => self.early_approval_key(key),
+            next => self.follow(index, next),
         }
         true
     }
 
-    /// Do what the top view said after a key (`views::Next`).
-    fn follow(&mut self, dialog: Dialog, next: Next, key: KeyEvent) {
-        match next {
-            Next::Stay | Next::Pass => {}
-            Next::Close => self.close_dialog(dialog),
-            Next::Choose(choice) => self.choose(choice),
-            Next::Answer(decision) => self.answer(decision),
-            Next::Early => self.early_approval_key(key),
+    /// ctrl+c: the view stack's first (a view may close itself), else stop the run or quit.
+    fn ctrl_c_key(&mut self) {
+        match self.views.route(|view| view.ctrl_c()) {
+            Some((index, next)) => self.follow(index, next),
+            None => self.ctrl_c(),
         }
-    }
-
-    /// Close the dialog, and do what closing it means.
-    fn close_dialog(&mut self, dialog: Dialog) {
-        match dialog {
-            Dialog::Menu => {
-                self.views.menu = None;
-                // Closing the hook-trust question is "not now".
-                self.answer_hook_trust(None);
-            }
-            Dialog::Approval => {
-                self.views.approval = None;
-                // esc on the question stops the run.
-                self.interrupt();
-            }
-            Dialog::Picker => self.views.picker = None,
-        }
-    }
-
-    /// The dialog over the composer that is drawn and gets the keys (`Views::top`).
-    pub fn top_dialog(&self) -> Option<Dialog> {
-        self.views.top()
     }
 
     /// A key for the `@` picker while it is open: `Some` when it took it.
@@ -274,13 +249,13 @@ impl App {
         if self.secret_paste(text) {
             return;
         }
-        if self.views.top_view().is_some_and(|view| view.paste(text)) {
-            // The top view took it (the approval's message).
-        } else if matches!(self.top_dialog(), None | Some(Dialog::Approval)) {
-            // Pasted image files (a terminal's drag and drop pastes their paths): chips.
-            if !self.paste_image_paths(text) {
-                self.input.composer.insert(text);
-            }
+        // The view on top takes it (the approval's message), or lets it through.
+        if self.views.top_mut().is_some_and(|view| view.paste(text)) {
+            return;
+        }
+        // Pasted image files (a terminal's drag and drop pastes their paths): chips.
+        if !self.paste_image_paths(text) {
+            self.input.composer.insert(text);
         }
     }
 
@@ -349,26 +324,5 @@ impl App {
         self.input.composer.clear();
         self.status.quit_armed = Some(now);
         self.set_hint("press ctrl+c again to quit");
-    }
-
-    fn picker_key(&mut self, key: KeyEvent) {
-        let Some(picker) = self.views.picker.as_mut() else {
-            return;
-        };
-        let control = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Up => picker.up(),
-            KeyCode::Down => picker.down(),
-            KeyCode::Enter => self.resume_picked(),
-            // Esc empties the search line first, then closes.
-            KeyCode::Esc if picker.clear_query() => {}
-            KeyCode::Esc => self.views.picker = None,
-            KeyCode::Char('u') if control => {
-                picker.clear_query();
-            }
-            KeyCode::Char(c) if !control => picker.type_char(c),
-            KeyCode::Backspace => picker.backspace(),
-            _ => {}
-        }
     }
 }

@@ -8,7 +8,6 @@ use super::cells;
 use super::commands::completions;
 use super::screen::clamp_u16;
 use super::status::status_line;
-use super::views::Dialog;
 use super::wrap::wrap_text;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -122,9 +121,8 @@ impl App {
             .flatten();
         let asking = self
             .views
-            .approval
-            .as_ref()
-            .map(|a| a.tool_call_id.as_str());
+            .approval()
+            .map(|a| a.request.tool_call_id.as_str());
         for tool in &self.run.tools {
             // The call in the approval dialog is shown there, whole; it is not running yet.
             if asking.is_some() && tool.id.as_deref() == asking {
@@ -218,8 +216,8 @@ impl App {
         }
         if let Some((since, phase)) = &self.run.working {
             // Waiting for an answer is timed from the question, not from the run's start.
-            let timed_from = match (phase, &self.views.approval) {
-                (Phase::Approval, Some(approval)) => approval.opened,
+            let timed_from = match (phase, self.views.asked_at()) {
+                (Phase::Approval, Some(asked)) => asked,
                 _ => *since,
             };
             let what = match phase {
@@ -283,17 +281,11 @@ impl App {
 
     fn bottom_rows(&self, width: u16, max_height: u16) -> (u16, Vec<Line<'static>>) {
         let theme = &self.theme;
-        let rows = match self.top_dialog() {
-            // The dialog may take the whole area but the status line and a blank row.
-            Some(Dialog::Approval) => {
-                return self
-                    .approval_rows(width, max_height.saturating_sub(2))
-                    .unwrap_or_default();
-            }
-            Some(Dialog::Picker) => self.views.picker.as_ref().map(|p| p.rows(width, theme)),
-            Some(Dialog::Menu) => self.views.menu.as_ref().map(|m| m.rows(width, theme)),
-            None => None,
-        };
+        // The view on top may take the whole area but the status line and a blank row.
+        let rows = self
+            .views
+            .top()
+            .map(|view| view.rows(width, max_height.saturating_sub(2), theme));
         match rows {
             Some(rows) => (clamp_u16(rows.len()), rows),
             None => (self.input.composer.height(width), Vec::new()),
@@ -301,7 +293,7 @@ impl App {
     }
 
     fn completion_rows(&self, width: u16) -> Vec<Line<'static>> {
-        let dialog = self.top_dialog().is_some();
+        let dialog = !self.views.is_empty();
         if let Some(mention) = &self.input.mention
             && !dialog
         {

@@ -15,6 +15,7 @@ mod copy;
 pub mod diff_view;
 mod engine;
 mod events;
+mod follow;
 mod frame_diff;
 mod goal;
 pub mod history;

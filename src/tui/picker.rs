@@ -6,7 +6,10 @@
 //! when no title matches well enough to fill the list) follow, marked "in content".
 
 use super::theme::Theme;
+use super::views::menu::Choice;
+use super::views::{Next, View};
 use crate::session::store;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use ratatui::text::{Line, Span};
@@ -246,6 +249,36 @@ impl Picker {
             Span::styled(super::cells::cut(&entry.title, room), style),
             Span::styled(facts, theme.dim()),
         ])
+    }
+}
+
+impl View for Picker {
+    /// ↑↓ move, typing searches (ctrl+u empties the search line), enter continues the
+    /// highlighted session, esc empties the search line first, then closes.
+    fn key(&mut self, key: KeyEvent) -> Next {
+        let control = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Up => self.up(),
+            KeyCode::Down => self.down(),
+            KeyCode::Enter => {
+                return self
+                    .selected_path()
+                    .map_or(Next::Close, |path| Next::Choose(Choice::Resume(path)));
+            }
+            KeyCode::Esc if self.clear_query() => {}
+            KeyCode::Esc => return Next::Close,
+            KeyCode::Char('u') if control => {
+                self.clear_query();
+            }
+            KeyCode::Char(c) if !control => self.type_char(c),
+            KeyCode::Backspace => self.backspace(),
+            _ => {}
+        }
+        Next::Stay
+    }
+
+    fn rows(&self, width: u16, _max_rows: u16, theme: &Theme) -> Vec<Line<'static>> {
+        Picker::rows(self, width, theme)
     }
 }
 

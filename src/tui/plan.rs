@@ -36,12 +36,11 @@ impl App {
 
     /// A run ended completed: in plan mode, ask whether to carry the plan out.
     pub fn offer_plan_approval(&mut self) {
-        if self.agent.snapshot().permission_mode != PermissionMode::Plan
-            || self.views.menu.is_some()
+        if self.agent.snapshot().permission_mode != PermissionMode::Plan || self.views.has::<Menu>()
         {
             return;
         }
-        self.views.menu = Some(Menu::new(
+        self.views.push(Box::new(Menu::new(
             "Carry out this plan?",
             vec![
                 MenuItem::new(
@@ -55,7 +54,7 @@ impl App {
                 .note("(every tool runs without asking)"),
                 MenuItem::new("No, keep planning", Choice::Cancel).note("(type what to change)"),
             ],
-        ));
+        )));
         self.dirty = true;
     }
 

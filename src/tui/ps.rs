@@ -39,10 +39,10 @@ impl App {
                 ))
             })
             .collect();
-        self.views.menu = Some(Menu::new(
+        self.views.push(Box::new(Menu::new(
             "Background shells — enter kills a running one:",
             items,
-        ));
+        )));
         self.dirty = true;
     }
 

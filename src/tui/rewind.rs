@@ -81,7 +81,8 @@ impl App {
         if items.is_empty() {
             return self.notice("Nothing to rewind to: no message has been sent yet.");
         }
-        self.views.menu = Some(Menu::new("Rewind to before", items));
+        self.views
+            .push(Box::new(Menu::new("Rewind to before", items)));
     }
 
     /// `/fork`: pick where the new session starts.
@@ -104,7 +105,8 @@ impl App {
         if items.is_empty() {
             return self.notice("Nothing to fork yet: no message is in the session file.");
         }
-        self.views.menu = Some(Menu::new("Fork a new session from before", items));
+        self.views
+            .push(Box::new(Menu::new("Fork a new session from before", items)));
     }
 
     /// `/tree`: the session's branches, to switch between.
@@ -122,9 +124,8 @@ impl App {
         });
     }
 
-    /// enter in a menu.
+    /// A menu's choice (the menu is closed already).
     pub fn choose(&mut self, choice: Choice) {
-        self.views.menu = None;
         match choice {
             Choice::RewindTo { entry, preview } => self.ask_what_to_rewind(entry, preview),
             Choice::Rewind { entry, mode, force } => {
@@ -151,7 +152,8 @@ impl App {
             }
             Choice::ApprovePlan(mode) => self.approve_plan(mode),
             Choice::KillShell(id) => self.kill_shell(id),
-            Choice::TrustHooks(trusted) => self.answer_hook_trust(Some(trusted)),
+            Choice::TrustHooks(trusted) => self.answer_hook_trust(trusted),
+            Choice::Resume(path) => self.resume_picked(path),
             Choice::Cancel => {}
         }
     }
@@ -181,7 +183,10 @@ impl App {
                     .note("(the files as they were before it)"),
             );
         }
-        self.views.menu = Some(Menu::new(format!("Rewind to before “{preview}”:"), items));
+        self.views.push(Box::new(Menu::new(
+            format!("Rewind to before “{preview}”:"),
+            items,
+        )));
     }
 
     /// The session's tree was read (`/tree`).
@@ -295,7 +300,7 @@ impl App {
             items,
         );
         menu.selected = selected.unwrap_or(0);
-        self.views.menu = Some(menu);
+        self.views.push(Box::new(menu));
     }
 }
 

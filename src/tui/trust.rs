@@ -24,14 +24,17 @@ impl App {
             text.push_str(&line);
         }
         self.warning(&text);
-        self.views.menu = Some(Menu::new(
-            "Run this project's hooks?",
-            vec![
-                MenuItem::new("Yes, trust them", Choice::TrustHooks(true))
-                    .note("(asked again if they change)"),
-                MenuItem::new("No, do not run them", Choice::TrustHooks(false))
-                    .note("(not asked again until they change)"),
-            ],
+        self.views.push(Box::new(
+            Menu::new(
+                "Run this project's hooks?",
+                vec![
+                    MenuItem::new("Yes, trust them", Choice::TrustHooks(Some(true)))
+                        .note("(asked again if they change)"),
+                    MenuItem::new("No, do not run them", Choice::TrustHooks(Some(false)))
+                        .note("(not asked again until they change)"),
+                ],
+            )
+            .on_esc(Choice::TrustHooks(None)),
         ));
         self.views.untrusted_hooks = Some(project);
     }

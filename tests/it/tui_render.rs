@@ -296,7 +296,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         preview: command_preview(&long),
         suggested_rule: None,
     });
-    app.views.approval.as_mut().unwrap().opened -= std::time::Duration::from_secs(1);
+    app.views.approval_mut().unwrap().opened -= std::time::Duration::from_secs(1);
     let screen = render_at(&app, 20);
     assert!(screen.contains("echo step 1\n"), "{screen}");
     assert!(screen.contains("more below"), "{screen}");

@@ -38,16 +38,8 @@ pub fn dialog_grace() -> Duration {
 const MIN_BODY_ROWS: usize = 3;
 
 pub struct Approval {
-    pub tool_call_id: String,
-    /// The sub-agent that asked (its request relayed), `None` for the agent's own call.
-    pub agent_id: Option<String>,
-    pub tool_name: String,
-    pub args: Value,
-    pub reason: String,
-    /// The directory the call runs in.
-    pub cwd: PathBuf,
-    /// What the call would do, worked out by the engine.
-    pub preview: Preview,
+    /// What the request asks.
+    pub request: Request,
     /// Typing a message to go with a denial.
     pub message: Option<String>,
     /// When it appeared: keys typed in the first moments were meant for the composer, and
@@ -73,23 +65,8 @@ pub struct Request {
 
 impl Approval {
     pub fn new(request: Request) -> Self {
-        let Request {
-            tool_call_id,
-            agent_id,
-            tool_name,
-            args,
-            reason,
-            cwd,
-            preview,
-        } = request;
         Approval {
-            tool_call_id,
-            agent_id,
-            tool_name,
-            args,
-            reason,
-            cwd,
-            preview,
+            request,
             message: None,
             opened: Instant::now(),
             scroll: 0,
@@ -109,7 +86,7 @@ impl Approval {
     ) -> Vec<Line<'static>> {
         let mut title = vec![
             Span::styled("? ", theme.warning()),
-            Span::styled(format!("Allow {}?", self.tool_name), theme.bold()),
+            Span::styled(format!("Allow {}?", self.request.tool_name), theme.bold()),
         ];
         if waiting > 0 {
             title.push(Span::styled(
@@ -118,8 +95,13 @@ impl Approval {
             ));
         }
         let mut head = vec![Line::from(title)];
-        head.extend(labelled("why", &self.reason, width, theme));
-        head.extend(labelled("cwd", &shorten_home(&self.cwd), width, theme));
+        head.extend(labelled("why", &self.request.reason, width, theme));
+        head.extend(labelled(
+            "cwd",
+            &shorten_home(&self.request.cwd),
+            width,
+            theme,
+        ));
         let body = self.body(width, theme);
         let keys = self.key_rows(theme);
         let fixed = head.len() + keys.len() + 1;
@@ -156,7 +138,7 @@ impl Approval {
     fn body(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let mut rows = Vec::new();
         let mut shown_command = None;
-        match &self.preview {
+        match &self.request.preview {
             Preview::Command { command, .. } => {
                 shown_command = Some(command.as_str());
                 let command = command.trim_end_matches(['\n', '\r']);
@@ -174,8 +156,10 @@ impl Approval {
             Preview::None => {}
         }
         // Arguments the lines above did not show (a file's new content is in the diff).
-        if matches!(self.preview, Preview::None | Preview::Command { .. })
-            && let Some(object) = self.args.as_object()
+        if matches!(
+            self.request.preview,
+            Preview::None | Preview::Command { .. }
+        ) && let Some(object) = self.request.args.as_object()
         {
             for (key, value) in object {
                 if shown_command.is_some() && value.as_str() == shown_command {
@@ -188,7 +172,7 @@ impl Approval {
                 rows.extend(labelled(key, &text, width, theme));
             }
         }
-        match &self.preview {
+        match &self.request.preview {
             Preview::Diff { diff, new_file, .. } => {
                 if *new_file {
                     rows.push(Line::from(Span::styled("  a new file:", theme.dim())));
@@ -211,7 +195,7 @@ impl Approval {
     /// for a command.
     fn is_command(&self) -> bool {
         matches!(
-            self.preview,
+            self.request.preview,
             Preview::Command {
                 unsandboxed_allowed: true,
                 ..
@@ -333,7 +317,7 @@ impl View for Approval {
         true
     }
 
-    /// The dialog alone; the core's `App::approval_rows` adds how many more wait behind it.
+    /// The dialog alone; `Approvals` adds how many more wait behind it.
     fn rows(&self, width: u16, max_rows: u16, theme: &Theme) -> Vec<Line<'static>> {
         Approval::rows(self, width, max_rows, theme, 0)
     }

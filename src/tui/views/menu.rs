@@ -1,6 +1,6 @@
-//! A list to choose from at the bottom of the screen, for `/rewind`, `/fork` and `/tree`:
-//! a title, items that each say what choosing them does, ↑↓ to move, enter to choose, esc
-//! to close.
+//! A list to choose from at the bottom of the screen, for `/rewind`, `/fork`, `/tree`,
+//! `/ps`, plan approval and hook trust: a title, items that each say what choosing them
+//! does, ↑↓ to move, enter to choose, esc to close (or to answer "not now").
 
 use super::super::theme::Theme;
 use super::{Next, View};
@@ -35,8 +35,10 @@ pub enum Choice {
     KillShell(String),
     /// Carry out the plan just presented, in this mode.
     ApprovePlan(crate::tools::permission::PermissionMode),
-    /// Run the project's hooks (or not).
-    TrustHooks(bool),
+    /// Run the project's hooks (or not; `None`: not now, ask again next time).
+    TrustHooks(Option<bool>),
+    /// Continue this session (the session picker).
+    Resume(std::path::PathBuf),
     Cancel,
 }
 
@@ -69,6 +71,8 @@ pub struct Menu {
     pub title: String,
     pub items: Vec<MenuItem>,
     pub selected: usize,
+    /// What esc means, when closing is an answer too (the hook-trust question).
+    pub on_esc: Option<Choice>,
 }
 
 impl Menu {
@@ -77,7 +81,14 @@ impl Menu {
             title: title.into(),
             items,
             selected: 0,
+            on_esc: None,
         }
+    }
+
+    /// esc chooses `choice` (it still closes the menu).
+    pub fn on_esc(mut self, choice: Choice) -> Menu {
+        self.on_esc = Some(choice);
+        self
     }
 
     pub fn up(&mut self) {
@@ -143,7 +154,7 @@ impl View for Menu {
             KeyCode::Up => self.up(),
             KeyCode::Down => self.down(),
             KeyCode::Enter => return self.chosen().map_or(Next::Stay, Next::Choose),
-            KeyCode::Esc => return Next::Close,
+            KeyCode::Esc => return self.on_esc.clone().map_or(Next::Close, Next::Choose),
             _ => {}
         }
         Next::Stay

@@ -1,29 +1,58 @@
-//! The dialogs and full-screen views over the composer: the approval question (and those
-//! waiting behind it), the session picker, the list menus (`/rewind`, `/fork`, `/tree`,
-//! `/ps`, plan approval, hook trust), and the transcript, agent and diff views.
+//! The stack of views over the composer: the approval question (and those waiting behind
+//! it), the session picker, the list menus (`/rewind`, `/fork`, `/tree`, `/ps`, plan
+//! approval, hook trust) — and, until they move here, the transcript, agent and diff views.
 //!
-//! Each view that has moved here owns its state and its keys behind [`View`]: it answers a
-//! key with a [`Next`] saying what the core must do (nothing, close it, carry out a choice),
-//! and the core (`tui/keys.rs`) does it. Which view gets the key is `Views::top`.
+//! Each view owns its state and its keys behind [`View`]: it answers a key, a paste,
+//! ctrl+c or an engine event with a [`Next`] saying what the core must do (nothing, pass
+//! the key down, close it, push another view, carry out a choice), and the core
+//! (`tui/keys.rs` routes, `tui/follow.rs` carries out) does it. The top view gets the keys
+//! and is drawn; a question the run waits on (an approval) stays on top of whatever is
+//! pushed later.
 
 pub mod approval;
+pub mod approvals;
 pub mod menu;
 #[cfg(test)]
 mod testing;
 
 use super::theme::Theme;
+use crate::protocol::event::AgentEvent;
+use approval::Approval;
+use approvals::Approvals;
 use crossterm::event::KeyEvent;
 use ratatui::text::Line;
+use std::any::Any;
+use std::time::Instant;
 
 /// A view over the composer: it takes the keys while it is on top, and says what the core
-/// must do next. Views live in `Views` for the whole session (no allocation per key or
-/// frame).
-pub trait View {
-    /// A key while this view is on top.
+/// must do next. A view lives on the stack from when it is pushed until it closes (no
+/// allocation per key or frame).
+pub trait View: Any {
+    /// A key while this view is on top (or the view above passed it).
     fn key(&mut self, key: KeyEvent) -> Next;
-    /// Pasted text while this view is on top: `true` when the view took it.
+    /// Pasted text while this view is on top: `false` when it goes to the composer. A view
+    /// takes (and ignores) a paste unless it says otherwise: the composer is under it.
     fn paste(&mut self, _text: &str) -> bool {
-        false
+        true
+    }
+    /// ctrl+c while this view is on top: `Next::Pass` leaves it to the core (stop the run,
+    /// or quit).
+    fn ctrl_c(&mut self) -> Next {
+        Next::Pass
+    }
+    /// An engine event (every open view sees it, the top one first).
+    fn on_event(&mut self, _event: &AgentEvent) -> Next {
+        Next::Stay
+    }
+    /// An approval request came: the view may keep it (`None`: the approval dialog queues
+    /// it behind the one shown); else it goes on top of the stack in a dialog of its own.
+    fn take_approval(&mut self, approval: Approval) -> Option<Approval> {
+        Some(approval)
+    }
+    /// When this view is a question the run waits on: when it was asked. Such a view stays
+    /// on top of views pushed after it, and the run's phase stays "waiting for you".
+    fn asked_at(&self) -> Option<Instant> {
+        None
     }
     /// Where the view is drawn.
     fn placement(&self) -> Placement {
@@ -33,51 +62,70 @@ pub trait View {
     fn rows(&self, width: u16, max_rows: u16, theme: &Theme) -> Vec<Line<'static>>;
 }
 
+impl std::fmt::Debug for dyn View {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("View")
+    }
+}
+
 /// Where a view is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
-    /// In the live area, under the transcript and in place of the composer's popup.
+    /// In the live area, under the transcript and in place of the composer.
     Bottom,
     /// On the alternate screen, the whole terminal.
     FullScreen,
 }
 
-/// What the core does after a view took a key.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the core does after a view took a key (or a paste, ctrl+c, an event).
+#[derive(Debug)]
 pub enum Next {
-    /// The view took the key and stays as it is.
+    /// The view took it and stays as it is.
     Stay,
-    /// Not the view's key: it goes on below (the composer).
+    /// Not the view's key: it goes on to the view below, and then to the composer.
     Pass,
-    /// The view is done (esc): the core closes it and does what closing it means.
+    /// The view is done (esc): the core takes it off the stack.
     Close,
-    /// A menu's item was chosen: the core carries it out.
+    /// Open this view on top.
+    Push(Box<dyn View>),
+    /// This view gives way to another in its place.
+    Replace(Box<dyn View>),
+    /// A menu's item was chosen: the core closes the menu and carries the choice out.
     Choose(menu::Choice),
-    /// The approval's answer: the core sends it to the engine.
+    /// The approval dialog's own answer (`Approvals` turns it into `Settled`).
     Answer(crate::agent::Approval),
+    /// An approval was settled: the core tells the engine and goes on (`Approvals`).
+    Settled(approvals::Settled),
+    /// esc on a question: close it and stop the run.
+    Stop,
     /// Typed before the view could be seen (just opened): the composer takes the key.
     Early,
 }
 
-/// A dialog over the composer (`Views::top`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialog {
-    Approval,
-    Picker,
-    Menu,
+impl PartialEq for Next {
+    /// Views pushed or put in place are never equal (nothing compares them).
+    fn eq(&self, other: &Next) -> bool {
+        match (self, other) {
+            (Next::Stay, Next::Stay)
+            | (Next::Pass, Next::Pass)
+            | (Next::Close, Next::Close)
+            | (Next::Stop, Next::Stop)
+            | (Next::Early, Next::Early) => true,
+            (Next::Choose(a), Next::Choose(b)) => a == b,
+            (Next::Answer(a), Next::Answer(b)) => a == b,
+            (Next::Settled(a), Next::Settled(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
-/// What is open over the composer. Which dialog is drawn and gets the keys is one order
-/// (`Views::top`): approval over picker over menu.
+/// What is open over the composer: the stack of views (the last one on top), and the state
+/// of the full-screen views that have not moved onto it yet.
 #[derive(Default)]
 pub struct Views {
-    pub approval: Option<approval::Approval>,
-    /// Requests that came while the dialog showed another, oldest first.
-    pub approvals_waiting: std::collections::VecDeque<approval::Approval>,
-    pub picker: Option<super::picker::Picker>,
-    /// The list of `/rewind`, `/fork` or `/tree`, while it is open.
-    pub menu: Option<menu::Menu>,
-    /// A project's hooks waiting for the user's trust (the question is the open menu).
+    /// Open views, the bottom one first.
+    stack: Vec<Box<dyn View>>,
+    /// A project's hooks waiting for the user's trust (the question is a menu on the stack).
     pub untrusted_hooks: Option<crate::extensions::hooks::trust::ProjectHooks>,
     /// The transcript view, while it is open.
     pub view: Option<super::transcript::View>,
@@ -90,28 +138,131 @@ pub struct Views {
 }
 
 impl Views {
-    /// The dialog over the composer that is drawn and gets the keys: an approval over the
-    /// session picker over a menu (a hook-trust question, `/rewind`'s list) — one order for
-    /// both, so the dialog seen is the one that answers (D23).
-    pub fn top(&self) -> Option<Dialog> {
-        if self.approval.is_some() {
-            Some(Dialog::Approval)
-        } else if self.picker.is_some() {
-            Some(Dialog::Picker)
-        } else if self.menu.is_some() {
-            Some(Dialog::Menu)
+    /// Nothing is open over the composer.
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    /// How many views are open.
+    pub fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// The view that is drawn and gets the keys first.
+    pub fn top(&self) -> Option<&dyn View> {
+        self.stack.last().map(|view| view.as_ref())
+    }
+
+    /// The view on top, to hand it a paste.
+    pub fn top_mut(&mut self) -> Option<&mut dyn View> {
+        self.stack
+            .last_mut()
+            .map(|view| view.as_mut() as &mut dyn View)
+    }
+
+    /// Open `view` on top — under the questions the run waits on, which stay on top (an
+    /// approval is never hidden by a menu that opens after it: D23).
+    pub fn push(&mut self, view: Box<dyn View>) {
+        let questions = self
+            .stack
+            .iter()
+            .rev()
+            .take_while(|open| open.asked_at().is_some())
+            .count();
+        let at = if view.asked_at().is_some() {
+            self.stack.len()
         } else {
-            None
+            self.stack.len() - questions
+        };
+        self.stack.insert(at, view);
+    }
+
+    /// Take the view at `index` off the stack.
+    pub fn remove(&mut self, index: usize) -> Option<Box<dyn View>> {
+        (index < self.stack.len()).then(|| self.stack.remove(index))
+    }
+
+    /// Put `view` in place of the one at `index`.
+    pub fn replace(&mut self, index: usize, view: Box<dyn View>) {
+        match self.stack.get_mut(index) {
+            Some(slot) => *slot = view,
+            None => self.push(view),
         }
     }
 
-    /// The top dialog (`top`) as a [`View`], when it is one (the session picker is not).
-    pub fn top_view(&mut self) -> Option<&mut dyn View> {
-        match self.top()? {
-            Dialog::Approval => self.approval.as_mut().map(|a| a as &mut dyn View),
-            Dialog::Menu => self.menu.as_mut().map(|menu| menu as &mut dyn View),
-            Dialog::Picker => None,
+    /// Offer `route` to the views top first: the first one that does not pass answers,
+    /// with its place on the stack. `None`: every view passed (or none is open).
+    pub fn route(&mut self, mut route: impl FnMut(&mut dyn View) -> Next) -> Option<(usize, Next)> {
+        for index in (0..self.stack.len()).rev() {
+            match route(self.stack[index].as_mut()) {
+                Next::Pass => continue,
+                next => return Some((index, next)),
+            }
         }
+        None
+    }
+
+    /// Show `event` to every view, top first: what each that does not stay wants done,
+    /// top first (the places stay right while they are carried out in that order).
+    pub fn on_event(&mut self, event: &AgentEvent) -> Vec<(usize, Next)> {
+        let mut todo = Vec::new();
+        for index in (0..self.stack.len()).rev() {
+            match self.stack[index].on_event(event) {
+                Next::Stay | Next::Pass => {}
+                next => todo.push((index, next)),
+            }
+        }
+        todo
+    }
+
+    /// An approval request: a view that takes it keeps it (the open dialog queues it);
+    /// else it opens in a dialog of its own, on top. `true` when a dialog opened.
+    pub fn offer_approval(&mut self, approval: Approval) -> bool {
+        let mut approval = approval;
+        for view in self.stack.iter_mut().rev() {
+            match view.take_approval(approval) {
+                None => return false,
+                Some(back) => approval = back,
+            }
+        }
+        self.push(Box::new(Approvals::new(approval)));
+        true
+    }
+
+    /// When the question the run waits on was asked, if one is open.
+    pub fn asked_at(&self) -> Option<Instant> {
+        self.stack.iter().rev().find_map(|view| view.asked_at())
+    }
+
+    /// The open view of type `T` nearest the top.
+    pub fn find<T: View>(&self) -> Option<&T> {
+        self.stack
+            .iter()
+            .rev()
+            .find_map(|view| (view.as_ref() as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// The open view of type `T` nearest the top, to change it.
+    pub fn find_mut<T: View>(&mut self) -> Option<&mut T> {
+        self.stack
+            .iter_mut()
+            .rev()
+            .find_map(|view| (view.as_mut() as &mut dyn Any).downcast_mut::<T>())
+    }
+
+    /// Whether a view of type `T` is open.
+    pub fn has<T: View>(&self) -> bool {
+        self.find::<T>().is_some()
+    }
+
+    /// The approval the dialog shows, if one is open.
+    pub fn approval(&self) -> Option<&Approval> {
+        self.find::<Approvals>().map(Approvals::shown)
+    }
+
+    /// The approval the dialog shows, to change it.
+    pub fn approval_mut(&mut self) -> Option<&mut Approval> {
+        self.find_mut::<Approvals>().map(Approvals::shown_mut)
     }
 }
 
@@ -132,32 +283,107 @@ mod tests {
         )
     }
 
-    /// D23: an approval that comes while a menu is open is the view on top, and the one
-    /// that answers the keys; the menu under it is untouched and answers again once the
-    /// approval is gone.
+    /// A view that passes every key but `x`, and counts the events it saw.
+    #[derive(Default)]
+    struct Passing {
+        events: usize,
+    }
+
+    impl View for Passing {
+        fn key(&mut self, key: KeyEvent) -> Next {
+            match key.code {
+                KeyCode::Char('x') => Next::Close,
+                _ => Next::Pass,
+            }
+        }
+        fn on_event(&mut self, _event: &AgentEvent) -> Next {
+            self.events += 1;
+            Next::Stay
+        }
+        fn rows(&self, _width: u16, _max_rows: u16, _theme: &Theme) -> Vec<Line<'static>> {
+            vec![Line::from("passing")]
+        }
+    }
+
+    fn top_key(views: &mut Views, code: KeyCode) -> Option<(usize, Next)> {
+        views.route(|view| view.key(key(code)))
+    }
+
+    /// D23: an approval that comes while a menu is open goes on top, and is the one that
+    /// answers the keys; the menu under it is untouched and answers again once the
+    /// approval is gone. A menu opened after it goes under it.
     #[test]
     fn an_approval_over_a_menu_takes_the_keys() {
-        let mut views = Views {
-            menu: Some(two_item_menu()),
-            ..Views::default()
+        let mut views = Views::default();
+        views.push(Box::new(two_item_menu()));
+        assert!(views.offer_approval(approval::tests::command(1)));
+        views.push(Box::new(two_item_menu()));
+        assert_eq!(views.len(), 3);
+        assert!(views.top().is_some_and(|top| top.asked_at().is_some()));
+        assert_eq!(top_key(&mut views, KeyCode::Down), Some((2, Next::Stay)));
+        let Some((2, Next::Settled(settled))) = top_key(&mut views, KeyCode::Enter) else {
+            panic!("the approval answers enter");
         };
-        views.approval = Some(approval::tests::command(1));
-        assert_eq!(views.top(), Some(Dialog::Approval));
-        let top = views.top_view().map(|view| view.key(key(KeyCode::Down)));
-        assert_eq!(top, Some(Next::Stay));
-        let enter = views.top_view().map(|view| view.key(key(KeyCode::Enter)));
-        assert_eq!(enter, Some(Next::Answer(crate::agent::Approval::Allow)));
-        assert_eq!(views.menu.as_ref().map(|m| m.selected), Some(0));
-        views.approval = None;
-        assert_eq!(views.top(), Some(Dialog::Menu));
-        let enter = views.top_view().map(|view| view.key(key(KeyCode::Enter)));
-        assert_eq!(enter, Some(Next::Choose(Choice::Fork("a".into()))));
+        assert_eq!(settled.decision, Some(crate::agent::Approval::Allow));
+        assert!(!settled.more);
+        assert_eq!(views.find::<Menu>().map(|m| m.selected), Some(0));
+        views.remove(2);
+        assert_eq!(
+            top_key(&mut views, KeyCode::Enter),
+            Some((1, Next::Choose(Choice::Fork("a".into()))))
+        );
+    }
+
+    /// A second request waits behind the dialog on top, which counts it.
+    #[test]
+    fn a_request_while_one_is_asked_waits_behind_it() {
+        let mut views = Views::default();
+        assert!(views.offer_approval(approval::tests::command(1)));
+        assert!(!views.offer_approval(approval::tests::command(2)));
+        assert_eq!(views.len(), 1);
+        let rows = testing::draw(views.top().unwrap(), 60, 12);
+        assert!(rows[0].contains("(1 more waiting)"), "{rows:?}");
+    }
+
+    /// A key the top view passes goes to the view below; one nobody takes goes on (to the
+    /// composer); every view sees an event.
+    #[test]
+    fn a_passed_key_goes_down_the_stack() {
+        let mut views = Views::default();
+        views.push(Box::new(two_item_menu()));
+        views.push(Box::new(Passing::default()));
+        assert_eq!(
+            top_key(&mut views, KeyCode::Char('x')),
+            Some((1, Next::Close))
+        );
+        assert_eq!(top_key(&mut views, KeyCode::Down), Some((0, Next::Stay)));
+        assert_eq!(views.find::<Menu>().map(|m| m.selected), Some(1));
+        views.remove(0);
+        assert_eq!(top_key(&mut views, KeyCode::Down), None);
+        assert!(views.on_event(&AgentEvent::TurnStart).is_empty());
+        assert_eq!(views.find::<Passing>().map(|p| p.events), Some(1));
+    }
+
+    /// A run that ends closes its questions, not the menus under them.
+    #[test]
+    fn the_end_of_a_run_closes_the_approval() {
+        let mut views = Views::default();
+        views.push(Box::new(two_item_menu()));
+        views.offer_approval(approval::tests::command(1));
+        let end = AgentEvent::AgentEnd {
+            messages: Vec::new(),
+            status: crate::protocol::event::RunStatus::Aborted,
+            error: None,
+        };
+        let todo = views.on_event(&end);
+        assert_eq!(todo, vec![(1, Next::Close)]);
     }
 
     #[test]
     fn nothing_open_is_no_view() {
         let mut views = Views::default();
-        assert_eq!(views.top(), None);
-        assert!(views.top_view().is_none());
+        assert!(views.top().is_none());
+        assert!(views.approval().is_none());
+        assert_eq!(top_key(&mut views, KeyCode::Enter), None);
     }
 }
