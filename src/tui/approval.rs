@@ -6,6 +6,8 @@ use super::app::{App, Phase};
 use super::composer::Action;
 use super::views::approval::{Approval, Request};
 use super::views::approvals::Settled;
+use crate::agent::Approval as Decision;
+use crate::protocol::outcome::CommandError;
 use crossterm::event::KeyEvent;
 use std::time::Instant;
 
@@ -13,7 +15,13 @@ impl App {
     /// A tool call waits for approval: show it (after those already waiting: sub-agents ask
     /// at the same time).
     pub(super) fn on_approval_request(&mut self, request: Request) {
-        if self.views.offer_approval(Approval::new(request)) {
+        self.show_approval(Approval::new(request));
+    }
+
+    /// Show `approval` (a new request, or one asked again because the engine refused the
+    /// rule given).
+    fn show_approval(&mut self, approval: Approval) {
+        if self.views.offer_approval(approval) {
             // The question must be seen: the transcript view gives way.
             self.views.view = None;
         }
@@ -36,10 +44,24 @@ impl App {
             let answer = crate::protocol::command::Command::Approve {
                 tool_call_id: settled.tool_call_id,
                 agent_id: settled.agent_id,
-                decision,
+                decision: decision.clone(),
             };
-            if let Some(Err(_)) = self.execute_now(answer) {
-                self.set_hint("that request is no longer waiting");
+            match (self.execute_now(answer), settled.request) {
+                // The engine refused the rule: the request is still waiting; ask again.
+                (Some(Err(CommandError::Rule(why))), Some(request)) => {
+                    if !settled.more {
+                        self.views.remove(index);
+                    }
+                    let mut again = Approval::new(request);
+                    again.rule_error = Some(why);
+                    if let Decision::AllowRule(rule) = decision {
+                        again.rule = Some(rule);
+                    }
+                    self.show_approval(again);
+                    return;
+                }
+                (Some(Err(_)), _) => self.set_hint("that request is no longer waiting"),
+                _ => {}
             }
         }
         if settled.more {

@@ -88,7 +88,11 @@ impl App {
                 self.compaction_ended(tokens_before, tokens_after, aborted, error_message);
                 self.after_compaction();
             }
-            AgentEvent::UserQuestion { .. } => {}
+            AgentEvent::UserQuestion {
+                tool_call_id,
+                agent_id,
+                questions,
+            } => self.on_user_question(tool_call_id, agent_id, questions),
             AgentEvent::ToolApprovalRequest {
                 tool_call_id,
                 tool_name,
@@ -97,7 +101,7 @@ impl App {
                 agent_id,
                 cwd,
                 preview,
-                ..
+                suggested_rule,
             } => self.on_approval_request(super::views::approval::Request {
                 tool_call_id,
                 agent_id,
@@ -106,6 +110,7 @@ impl App {
                 reason,
                 cwd,
                 preview,
+                suggested_rule,
             }),
             AgentEvent::QueueUpdate {
                 steering,

@@ -11,6 +11,7 @@
 
 pub mod approval;
 pub mod approvals;
+pub mod ask_user;
 pub mod menu;
 #[cfg(test)]
 mod testing;
@@ -98,6 +99,9 @@ pub enum Next {
     Settled(approvals::Settled),
     /// esc on a question: close it and stop the run.
     Stop,
+    /// The model's question was answered (or declined): the core closes the dialog and
+    /// tells the engine.
+    Reply(ask_user::Reply),
     /// Typed before the view could be seen (just opened): the composer takes the key.
     Early,
 }
@@ -114,6 +118,7 @@ impl PartialEq for Next {
             (Next::Choose(a), Next::Choose(b)) => a == b,
             (Next::Answer(a), Next::Answer(b)) => a == b,
             (Next::Settled(a), Next::Settled(b)) => a == b,
+            (Next::Reply(a), Next::Reply(b)) => a == b,
             _ => false,
         }
     }
