@@ -32,7 +32,7 @@ pub struct Asking(Arc<Mutex<HashMap<String, Option<RequestCancellationHandle>>>>
 type Requests = HashMap<String, Option<RequestCancellationHandle>>;
 
 impl Asking {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Requests> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Requests> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -154,6 +154,11 @@ impl Pump {
                 preview,
                 suggested_rule,
             }),
+            AgentEvent::UserQuestion {
+                tool_call_id,
+                agent_id,
+                questions,
+            } => self.question(tool_call_id, agent_id, questions),
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -330,6 +335,34 @@ impl Pump {
             ),
             _ => {}
         }
+    }
+
+    /// The model asks: the editor is asked in a task of its own (`question`).
+    fn question(
+        &self,
+        tool_call_id: String,
+        agent_id: Option<String>,
+        questions: Vec<crate::protocol::question::Question>,
+    ) {
+        let Some(agent) = self.agent.upgrade() else {
+            return;
+        };
+        let shown_id = match &agent_id {
+            Some(agent_id) => shown_id(agent_id, &tool_call_id),
+            None => tool_call_id.clone(),
+        };
+        self.asking.begin(&shown_id);
+        tokio::spawn(super::question::ask(
+            self.link.clone(),
+            agent,
+            self.asking.clone(),
+            super::question::Asked {
+                tool_call_id,
+                shown_id,
+                agent_id,
+                questions,
+            },
+        ));
     }
 
     fn ask(&self, request: permission::Request) {
