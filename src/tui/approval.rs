@@ -52,7 +52,7 @@ impl App {
                     if !settled.more {
                         self.views.remove(index);
                     }
-                    let mut again = Approval::new(request);
+                    let mut again = Approval::new(*request);
                     again.rule_error = Some(why);
                     if let Decision::AllowRule(rule) = decision {
                         again.rule = Some(rule);

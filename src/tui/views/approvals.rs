@@ -26,7 +26,7 @@ pub struct Settled {
     /// Another request took its place: the dialog stays open.
     pub more: bool,
     /// For an `allow_rule` answer: the request, asked again if the engine refuses the rule.
-    pub request: Option<super::approval::Request>,
+    pub request: Option<Box<super::approval::Request>>,
 }
 
 pub struct Approvals {
@@ -64,7 +64,8 @@ impl Approvals {
             decision: decision.clone(),
             running,
             more: !self.waiting.is_empty(),
-            request: matches!(decision, Some(Decision::AllowRule(_))).then(|| request.clone()),
+            request: matches!(decision, Some(Decision::AllowRule(_)))
+                .then(|| Box::new(request.clone())),
         };
         if let Some(mut next) = self.waiting.pop_front() {
             next.opened = Instant::now();
