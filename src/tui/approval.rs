@@ -18,6 +18,33 @@ impl App {
         self.show_approval(Approval::new(request));
     }
 
+    /// A `tool_approval_request` event: its request, shown.
+    pub(super) fn on_approval_event(&mut self, event: crate::protocol::event::AgentEvent) {
+        let crate::protocol::event::AgentEvent::ToolApprovalRequest {
+            tool_call_id,
+            tool_name,
+            args,
+            reason,
+            agent_id,
+            cwd,
+            preview,
+            suggested_rule,
+        } = event
+        else {
+            return;
+        };
+        self.on_approval_request(Request {
+            tool_call_id,
+            agent_id,
+            tool_name,
+            args,
+            reason,
+            cwd,
+            preview,
+            suggested_rule,
+        });
+    }
+
     /// Show `approval` (a new request, or one asked again because the engine refused the
     /// rule given).
     fn show_approval(&mut self, approval: Approval) {
