@@ -2,6 +2,7 @@
 //! abort, approve, subscribe — while the loop runs in a background tokio task and reports
 //! everything as `AgentEvent`s.
 
+pub mod ask_user;
 pub mod budget;
 pub mod call_summary;
 mod changes;
@@ -119,6 +120,9 @@ pub enum AgentError {
     NoSuchApproval(String),
     #[error("{}", CommandError::Idle)]
     Idle,
+    /// An `allow_rule` answer that does not parse or does not cover the call.
+    #[error("{0}")]
+    Rule(String),
     #[error("{0}")]
     Compaction(String),
     /// The current session file is missing messages that only memory holds.
@@ -147,6 +151,7 @@ impl From<AgentError> for CommandError {
             AgentError::Busy => CommandError::Busy,
             AgentError::NoSuchApproval(id) => CommandError::NoSuchApproval(id),
             AgentError::Idle => CommandError::Idle,
+            AgentError::Rule(_) => CommandError::Rule(message),
             AgentError::Compaction(_) => CommandError::Compaction(message),
             AgentError::EmptyName => CommandError::Session(message),
             AgentError::Unsaved(_) => CommandError::Unsaved(message),
@@ -221,6 +226,11 @@ impl Agent {
             Ok(with_goal) => tools = with_goal,
             Err(error) => tracing::warn!(%error, "no `goal` tool"),
         }
+        let ask_user = Arc::new(ask_user::AskUserTool::default());
+        match tools.clone().with_tool(ask_user.clone()) {
+            Ok(with_ask) => tools = with_ask,
+            Err(error) => tracing::warn!(%error, "no `ask_user` tool"),
+        }
         let tool_specs = tools.specs();
         let sandbox = config.tool_settings.sandbox.status.clone();
         let settings = RunSettings {
@@ -249,6 +259,7 @@ impl Agent {
             follow_up: MessageQueue::new(config.follow_up_mode),
             cancel: None,
             approvals: HashMap::new(),
+            questions: HashMap::new(),
             permissions: Permissions::with_rules(config.permission_mode, config.permission_rules)
                 .with_sandbox(sandbox),
             files: Default::default(),
@@ -298,6 +309,7 @@ impl Agent {
             }),
         };
         agent.shared.purse.set_owner(&agent.shared);
+        ask_user.bind(&agent.shared);
         if let Some(children) = &children {
             children.set_parent(&agent.shared);
         }
@@ -413,7 +425,21 @@ impl Agent {
 
     /// Answer a pending `tool_approval_request`.
     pub fn approve(&self, tool_call_id: &str, decision: Approval) -> Result<(), AgentError> {
-        let sender = lock(&self.shared.state).approvals.remove(tool_call_id);
+        let sender = {
+            let mut state = lock(&self.shared.state);
+            if let (Approval::AllowRule(text), Some(pending)) =
+                (&decision, state.approvals.get(tool_call_id))
+            {
+                // Checked before the request is taken: a rule that does not cover the call
+                // leaves it waiting.
+                let rules = state
+                    .permissions
+                    .rules_covering(pending.tool.as_ref(), &pending.call, text)
+                    .map_err(AgentError::Rule)?;
+                state.permissions.allow_rules(rules);
+            }
+            state.approvals.remove(tool_call_id).map(|p| p.sender)
+        };
         match sender.map(|sender| sender.send(decision.clone())) {
             Some(Ok(())) => Ok(()),
             Some(Err(_)) => Err(AgentError::NoSuchApproval(tool_call_id.to_string())),
@@ -448,6 +474,7 @@ impl Agent {
             state.can_ask = can_ask;
             if !can_ask {
                 state.approvals.clear();
+                state.questions.clear();
             }
         }
         for child in self.running_children() {

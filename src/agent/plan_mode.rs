@@ -9,9 +9,10 @@ use std::borrow::Cow;
 /// What the model is told, after the system prompt, while the agent is in plan mode.
 pub const INSTRUCTIONS: &str = "# Plan mode\n\
 The user has switched on plan mode: do not change anything yet. Only read-only tools run \
-(read, grep, find, ls, todo_write); any tool that would change files or run programs is \
-refused. Investigate what you need to, ask the user if something essential is unclear, then \
-end your answer with a concise, numbered plan of the changes you propose (files, steps, how \
+(read, grep, find, ls, todo_write, ask_user); any tool that would change files or run programs \
+is refused. Investigate what you need to; settle the open questions only the user can answer \
+(a choice between approaches, what they meant) with the ask_user tool before you present the \
+plan, rather than guessing or listing them in it. Then end your answer with a concise, numbered plan of the changes you propose (files, steps, how \
 to check them). The user will approve the plan or ask for changes before anything is done.";
 
 /// The system prompt a request is sent with in `mode`.

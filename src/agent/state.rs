@@ -61,13 +61,23 @@ pub(crate) struct RunSettings {
     pub profile: Option<String>,
 }
 
+/// A call waiting for the user's answer: where the answer goes, and the call (an
+/// `allow_rule` answer is checked against it before it is taken).
+pub(crate) struct PendingApproval {
+    pub sender: oneshot::Sender<Approval>,
+    pub tool: Arc<dyn crate::tools::Tool>,
+    pub call: crate::protocol::message::ToolCall,
+}
+
 pub(crate) struct State {
     pub history: History,
     pub running: bool,
     pub steering: MessageQueue,
     pub follow_up: MessageQueue,
     pub cancel: Option<CancellationToken>,
-    pub approvals: HashMap<String, oneshot::Sender<Approval>>,
+    pub approvals: HashMap<String, PendingApproval>,
+    /// `ask_user` calls waiting for the user's answer, by tool call id.
+    pub questions: HashMap<String, super::ask_user::PendingQuestion>,
     pub permissions: Permissions,
     /// A front end answers `tool_approval_request`s (TUI, RPC); otherwise asks are denials.
     pub can_ask: bool,

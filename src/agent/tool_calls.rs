@@ -12,7 +12,7 @@ use super::commands::shell::Caller;
 use super::guard::GuardAction;
 use super::hook_points::PreTool;
 use super::run::{Outcome, Run};
-use super::state::lock;
+use super::state::{PendingApproval, lock};
 use crate::llm::error::snippet;
 use crate::protocol::event::{AgentEvent, RunState, ToolResultPayload};
 use crate::protocol::message::{
@@ -486,7 +486,14 @@ impl Run {
                 return output;
             }
             let (sender, receiver) = oneshot::channel();
-            state.approvals.insert(call.id.clone(), sender);
+            state.approvals.insert(
+                call.id.clone(),
+                PendingApproval {
+                    sender,
+                    tool: tool.clone(),
+                    call: call.clone(),
+                },
+            );
             receiver
         };
         self.shared.enter(RunState::AwaitingHuman);
@@ -500,6 +507,7 @@ impl Run {
             agent_id: None,
             cwd: self.settings.cwd.clone(),
             preview,
+            suggested_rule: None,
         });
         self.shared.notify(
             "permission_prompt",
@@ -516,7 +524,12 @@ impl Run {
             decision = receiver => decision,
         };
         match decision {
-            Ok(Approval::Allow | Approval::AllowSession | Approval::AllowUnsandboxed) => {}
+            Ok(
+                Approval::Allow
+                | Approval::AllowSession
+                | Approval::AllowRule(_)
+                | Approval::AllowUnsandboxed,
+            ) => {}
             _ => return output,
         }
         self.shared.enter(RunState::ToolRunning);
@@ -572,15 +585,23 @@ impl Run {
         else {
             return Err(ToolOutput::error(self.cancel_text()));
         };
-        let receiver = {
+        let (receiver, suggested_rule) = {
             let mut state = lock(&self.shared.state);
             // Nobody may be left to answer by now (the RPC client closed its input).
             if !state.can_ask {
                 return Err(denied(Denial::NoApprover, unanswered));
             }
+            let suggested_rule = state.permissions.suggest_rule(tool.as_ref(), call);
             let (sender, receiver) = oneshot::channel();
-            state.approvals.insert(call.id.clone(), sender);
-            receiver
+            state.approvals.insert(
+                call.id.clone(),
+                PendingApproval {
+                    sender,
+                    tool: tool.clone(),
+                    call: call.clone(),
+                },
+            );
+            (receiver, suggested_rule)
         };
         self.shared.enter(RunState::AwaitingHuman);
         self.shared.emit(AgentEvent::ToolApprovalRequest {
@@ -591,6 +612,7 @@ impl Run {
             agent_id: None,
             cwd: self.settings.cwd.clone(),
             preview,
+            suggested_rule,
         });
         self.shared.notify(
             "permission_prompt",
@@ -606,7 +628,8 @@ impl Run {
         // Answered: the round goes on with its calls.
         self.shared.enter(RunState::ToolRunning);
         match decision {
-            Ok(Approval::Allow) => Ok(Sandboxed::Yes),
+            // The rules were checked and added when the answer was taken (`Agent::approve`).
+            Ok(Approval::Allow | Approval::AllowRule(_)) => Ok(Sandboxed::Yes),
             Ok(Approval::AllowUnsandboxed) => Ok(Sandboxed::No),
             Ok(Approval::AllowSession) => {
                 lock(&self.shared.state).permissions.allow_for_session(call);

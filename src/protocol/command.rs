@@ -37,6 +37,13 @@ pub enum Command {
         agent_id: Option<String>,
         decision: ApprovalDecision,
     },
+    /// Answer a `user_question` (`agent_id`: the sub-agent that asked, as the event says).
+    AnswerQuestion {
+        tool_call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        answer: super::question::QuestionAnswer,
+    },
     /// Use another model from the next model call on, and note it in the session.
     SetModel {
         model: ModelRef,
@@ -152,6 +159,7 @@ impl Command {
             Command::Abort => "abort",
             Command::UnqueueLast => "unqueue_last",
             Command::Approve { .. } => "approve",
+            Command::AnswerQuestion { .. } => "answer_question",
             Command::SetModel { .. } => "set_model",
             Command::CycleModel => "cycle_model",
             Command::SetProfile { .. } => "set_profile",
@@ -291,6 +299,10 @@ pub enum ApprovalDecision {
     Allow,
     /// Allow, and allow the same call again for the rest of the session.
     AllowSession,
+    /// Allow, and add these allow rules for the rest of the session (one rule, or several
+    /// separated by commas: `bash(npm test*), bash(curl*)`). Refused, with the request left
+    /// waiting, when they do not cover the call.
+    AllowRule(String),
     /// Allow this once, outside the command sandbox.
     AllowUnsandboxed,
     /// Deny, optionally telling the model why.

@@ -89,6 +89,18 @@ pub enum AgentEvent {
         cwd: PathBuf,
         /// What the call would do, for the user to decide on.
         preview: ApprovalPreview,
+        /// The allow rules an `allow_rule` answer would add for the session so that calls
+        /// like this one run without asking (`bash(npm test*)`), when some can be written.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggested_rule: Option<String>,
+    },
+    /// The model asks the user (the `ask_user` tool): answer with `answer_question`. Set
+    /// `agent_id` when a sub-agent asks (relayed by its parent).
+    UserQuestion {
+        tool_call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        questions: Vec<super::question::Question>,
     },
     QueueUpdate {
         steering: Vec<String>,

@@ -8,6 +8,7 @@ pub mod event;
 pub mod message;
 pub mod outcome;
 pub mod proxy;
+pub mod question;
 pub mod rpc;
 pub mod rpc_engine;
 pub mod todo;

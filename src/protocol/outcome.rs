@@ -261,6 +261,15 @@ pub enum CommandError {
     Idle,
     #[error("no tool call `{0}` is waiting for approval")]
     NoSuchApproval(String),
+    /// An `allow_rule` answer whose rules do not parse or do not cover the call: why. The
+    /// request is still waiting.
+    #[error("{0}")]
+    Rule(String),
+    #[error("no question `{0}` is waiting for an answer")]
+    NoSuchQuestion(String),
+    /// An answer that does not fit the questions: why. The question is still waiting.
+    #[error("{0}")]
+    Answer(String),
     /// `/name` names no custom command or skill (`known`: the names there are).
     #[error("{message}")]
     UnknownCommand {

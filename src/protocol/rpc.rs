@@ -39,6 +39,20 @@ pub enum Command {
         message: Option<String>,
         /// The sub-agent whose request this answers (the request's `agentId`).
         agent_id: Option<String>,
+        /// For `allow_rule`: the allow rules to add (the request's `suggestedRule`, or the
+        /// user's edit of it).
+        #[serde(default)]
+        rule: Option<String>,
+    },
+    /// Answer a `user_question`: the `answers` (`[{id, selected, other?}]`), or
+    /// `declined: true` with an optional `message`.
+    AnswerQuestion {
+        tool_call_id: String,
+        agent_id: Option<String>,
+        answers: Option<Vec<super::question::Answer>>,
+        #[serde(default)]
+        declined: bool,
+        message: Option<String>,
     },
     GetState,
     /// The permission mode, the sandbox, the rules with their sources, the session grants.
@@ -197,6 +211,8 @@ pub enum StreamingBehavior {
 pub enum Decision {
     Allow,
     AllowSession,
+    /// Allow, and add the allow rules in `rule` for the session.
+    AllowRule,
     /// Allow this once, outside the command sandbox.
     AllowUnsandboxed,
     Deny,
@@ -334,7 +350,8 @@ mod tests {
                 tool_call_id: "c".into(),
                 decision: Decision::AllowSession,
                 message: None,
-                agent_id: None
+                agent_id: None,
+                rule: None,
             }
         );
         assert_eq!(

@@ -8,6 +8,7 @@ use super::command::{
     ThinkingLevel, UserInput,
 };
 use super::message::Content;
+use super::question::QuestionAnswer;
 use super::rpc::{Command, Decision, StreamingBehavior};
 
 /// What an RPC line asks for.
@@ -50,14 +51,34 @@ impl Command {
                 decision,
                 message,
                 agent_id,
+                rule,
             } => EngineCommand::Approve {
                 tool_call_id,
                 agent_id,
                 decision: match decision {
                     Decision::Allow => ApprovalDecision::Allow,
                     Decision::AllowSession => ApprovalDecision::AllowSession,
+                    Decision::AllowRule => ApprovalDecision::AllowRule(rule.unwrap_or_default()),
                     Decision::AllowUnsandboxed => ApprovalDecision::AllowUnsandboxed,
                     Decision::Deny => ApprovalDecision::Deny(message),
+                },
+            },
+            Command::AnswerQuestion {
+                tool_call_id,
+                agent_id,
+                answers,
+                declined,
+                message,
+            } => EngineCommand::AnswerQuestion {
+                tool_call_id,
+                agent_id,
+                answer: match (declined, answers) {
+                    (true, _) => QuestionAnswer::Declined { message },
+                    (false, Some(answers)) => QuestionAnswer::Answered { answers },
+                    (false, None) => {
+                        return Err("`answer_question` needs `answers`, or `declined: true`"
+                            .to_string());
+                    }
                 },
             },
             Command::SetSteeringMode { mode } => EngineCommand::SetQueueMode {

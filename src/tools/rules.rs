@@ -7,6 +7,8 @@
 //! reports a bad rule with the config key it came from; matching answers "does this rule
 //! cover this call".
 
+mod suggest;
+
 use super::shell::{self, CommandShape, Segment};
 use super::source::MCP_TOOL_PREFIX;
 use super::{Subject, Tool, identity};
@@ -14,6 +16,7 @@ use crate::protocol::message::ToolCall;
 use globset::{GlobBuilder, GlobMatcher};
 use std::fmt;
 use std::path::{Path, PathBuf};
+pub use suggest::{split_rules, suggest};
 
 #[derive(Clone, Debug)]
 pub struct Rule {

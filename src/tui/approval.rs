@@ -6,15 +6,51 @@ use super::app::{App, Phase};
 use super::composer::Action;
 use super::views::approval::{Approval, Request};
 use super::views::approvals::Settled;
+use crate::agent::Approval as Decision;
+use crate::protocol::outcome::CommandError;
 use crossterm::event::KeyEvent;
 use std::time::Instant;
 
 impl App {
     /// A tool call waits for approval: show it (after those already waiting: sub-agents ask
-    /// at the same time). A dialog that opens closes the full-screen views: the question
-    /// must be seen.
+    /// at the same time).
     pub(super) fn on_approval_request(&mut self, request: Request) {
-        self.views.offer_approval(Approval::new(request));
+        self.show_approval(Approval::new(request));
+    }
+
+    /// A `tool_approval_request` event: its request, shown.
+    pub(super) fn on_approval_event(&mut self, event: crate::protocol::event::AgentEvent) {
+        let crate::protocol::event::AgentEvent::ToolApprovalRequest {
+            tool_call_id,
+            tool_name,
+            args,
+            reason,
+            agent_id,
+            cwd,
+            preview,
+            suggested_rule,
+        } = event
+        else {
+            return;
+        };
+        self.on_approval_request(Request {
+            tool_call_id,
+            agent_id,
+            tool_name,
+            args,
+            reason,
+            cwd,
+            preview,
+            suggested_rule,
+        });
+    }
+
+    /// Show `approval` (a new request, or one asked again because the engine refused the
+    /// rule given).
+    fn show_approval(&mut self, approval: Approval) {
+        // A question opening closes the full-screen views (`Views` ranks them): it must be
+        // seen.
+        self.views.offer_approval(approval);
         self.set_phase(Phase::Approval);
     }
 
@@ -34,10 +70,24 @@ impl App {
             let answer = crate::protocol::command::Command::Approve {
                 tool_call_id: settled.tool_call_id,
                 agent_id: settled.agent_id,
-                decision,
+                decision: decision.clone(),
             };
-            if let Some(Err(_)) = self.execute_now(answer) {
-                self.set_hint("that request is no longer waiting");
+            match (self.execute_now(answer), settled.request) {
+                // The engine refused the rule: the request is still waiting; ask again.
+                (Some(Err(CommandError::Rule(why))), Some(request)) => {
+                    if !settled.more {
+                        self.views.remove(index);
+                    }
+                    let mut again = Approval::new(*request);
+                    again.rule_error = Some(why);
+                    if let Decision::AllowRule(rule) = decision {
+                        again.rule = Some(rule);
+                    }
+                    self.show_approval(again);
+                    return;
+                }
+                (Some(Err(_)), _) => self.set_hint("that request is no longer waiting"),
+                _ => {}
             }
         }
         if settled.more {

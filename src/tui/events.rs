@@ -88,23 +88,12 @@ impl App {
                 self.compaction_ended(tokens_before, tokens_after, aborted, error_message);
                 self.after_compaction();
             }
-            AgentEvent::ToolApprovalRequest {
-                tool_call_id,
-                tool_name,
-                args,
-                reason,
-                agent_id,
-                cwd,
-                preview,
-            } => self.on_approval_request(super::views::approval::Request {
+            AgentEvent::UserQuestion {
                 tool_call_id,
                 agent_id,
-                tool_name,
-                args,
-                reason,
-                cwd,
-                preview,
-            }),
+                questions,
+            } => self.on_user_question(tool_call_id, agent_id, questions),
+            event @ AgentEvent::ToolApprovalRequest { .. } => self.on_approval_event(event),
             AgentEvent::QueueUpdate {
                 steering,
                 follow_up,

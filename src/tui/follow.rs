@@ -28,6 +28,10 @@ impl App {
             // Only the approval dialog answers, and it says `Settled`.
             Next::Answer(_) => {}
             Next::Settled(settled) => self.settled(index, settled),
+            Next::Reply(reply) => {
+                self.views.remove(index);
+                self.answer_question(reply);
+            }
             Next::Stop => {
                 self.views.remove(index);
                 // esc on the question stops the run.

@@ -6,6 +6,7 @@ mod agents;
 pub mod ansi;
 pub mod app;
 mod approval;
+mod asking;
 mod attach;
 pub mod cells;
 mod clipboard;

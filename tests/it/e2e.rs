@@ -112,7 +112,8 @@ async fn a_scripted_model_finds_and_fixes_a_bug_through_the_real_binary() {
             "ls",
             "todo_write",
             "web_fetch",
-            "task"
+            "task",
+            "ask_user"
         ]
     );
 }

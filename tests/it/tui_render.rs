@@ -255,6 +255,7 @@ async fn the_approval_dialog_replaces_the_composer() {
         agent_id: None,
         cwd: _dir.path().to_path_buf(),
         preview: command_preview("git push --force"),
+        suggested_rule: None,
     });
     insta::assert_snapshot!(render(&app));
 }
@@ -273,6 +274,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         agent_id: None,
         cwd: _dir.path().to_path_buf(),
         preview: command_preview(&command),
+        suggested_rule: None,
     });
     let screen = render(&app);
     assert!(screen.contains("rm -rf ~/important-data"), "{screen}");
@@ -292,6 +294,7 @@ async fn a_long_command_is_shown_whole_and_scrolls() {
         agent_id: None,
         cwd: _dir.path().to_path_buf(),
         preview: command_preview(&long),
+        suggested_rule: None,
     });
     app.views.approval_mut().unwrap().opened -= std::time::Duration::from_secs(1);
     let screen = render_at(&app, 20);

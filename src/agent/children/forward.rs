@@ -162,6 +162,7 @@ impl Forwarder {
                 reason,
                 cwd,
                 preview,
+                suggested_rule,
                 ..
             } => Some(AgentEvent::ToolApprovalRequest {
                 tool_call_id: tool_call_id.clone(),
@@ -171,6 +172,16 @@ impl Forwarder {
                 agent_id: Some(self.agent_id.clone()),
                 cwd: cwd.clone(),
                 preview: preview.clone(),
+                suggested_rule: suggested_rule.clone(),
+            }),
+            AgentEvent::UserQuestion {
+                tool_call_id,
+                questions,
+                ..
+            } => Some(AgentEvent::UserQuestion {
+                tool_call_id: tool_call_id.clone(),
+                agent_id: Some(self.agent_id.clone()),
+                questions: questions.clone(),
             }),
             _ => None,
         };

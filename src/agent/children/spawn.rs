@@ -57,6 +57,8 @@ pub fn child_config(
     let allowed = |name: &str| {
         name != super::TASK_TOOL
             && name != crate::agent::goal::TOOL
+            // Each agent has its own, bound to it (its questions are relayed).
+            && name != crate::agent::ask_user::TOOL
             && definition
                 .tools
                 .as_ref()

@@ -80,6 +80,14 @@ impl Agent {
                 self.approve_for(agent_id.as_deref(), &tool_call_id, decision)?;
                 Ok(Outcome::Done)
             }
+            Command::AnswerQuestion {
+                tool_call_id,
+                agent_id,
+                answer,
+            } => {
+                self.answer_question(agent_id.as_deref(), &tool_call_id, answer)?;
+                Ok(Outcome::Done)
+            }
             Command::SetModel { model } => self.choose_model(&model, &control.cancel).await,
             Command::CycleModel => self.cycle_model(&control.cancel).await,
             Command::SetProfile { name } => self.switch_profile(&name, &control.cancel).await,

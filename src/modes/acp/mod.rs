@@ -17,6 +17,7 @@ mod permission;
 mod plan;
 mod prompt;
 mod pump;
+mod question;
 mod replay;
 mod server;
 mod session;

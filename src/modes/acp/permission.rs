@@ -1,7 +1,8 @@
 //! Approvals: a call that needs one becomes `session/request_permission`, with the call
 //! shown as the interface's dialog shows it (why it asks; for a change to a file, the diff
-//! it would make) and the options `allow_once`, `allow_always` (this exact call, for the
-//! session), `reject_once` and `reject_always` (every call of the tool, for the session).
+//! it would make) and the options `allow_once`, `allow_always` (the engine's suggested allow
+//! rules, `Always allow bash(npm test*) in this session`, or this exact call when it has
+//! none), `reject_once` and `reject_always` (every call of the tool, for the session).
 //! The answer goes to the engine as the dialog's would; a cancelled or failed request is a
 //! denial.
 
@@ -31,7 +32,7 @@ pub struct Asking(Arc<Mutex<HashMap<String, Option<RequestCancellationHandle>>>>
 type Requests = HashMap<String, Option<RequestCancellationHandle>>;
 
 impl Asking {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Requests> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Requests> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -67,6 +68,9 @@ pub struct Request {
     pub cwd: PathBuf,
     /// What the engine previewed of the call.
     pub preview: ApprovalPreview,
+    /// The allow rules "always allow" adds for the session, when the engine could write
+    /// some; otherwise it allows the exact call again.
+    pub suggested_rule: Option<String>,
 }
 
 /// Ask the editor, and hand its answer to the engine.
@@ -96,7 +100,10 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
         PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
         PermissionOption::new(
             "allow_always",
-            "Always allow this exact call in this session",
+            match &request.suggested_rule {
+                Some(rule) => format!("Always allow {rule} in this session"),
+                None => "Always allow this exact call in this session".to_string(),
+            },
             PermissionOptionKind::AllowAlways,
         ),
         PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
@@ -121,7 +128,7 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
         sent
     };
     let decision = match sent.block_task().await {
-        Ok(response) => decision(&response.outcome),
+        Ok(response) => decision(&response.outcome, request.suggested_rule.as_deref()),
         Err(error) => {
             tracing::info!(%error, "the permission request failed; denying the call");
             Approval::Deny(None)
@@ -133,7 +140,10 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
             // The call ended meanwhile (the run was stopped): nothing waits for the answer.
             return;
         }
-        if matches!(decision, Approval::Allow | Approval::AllowSession) {
+        if matches!(
+            decision,
+            Approval::Allow | Approval::AllowSession | Approval::AllowRule(_)
+        ) {
             link.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                 request.shown_id.clone(),
                 ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
@@ -150,14 +160,18 @@ pub async fn ask(link: Arc<Link>, agent: Arc<Agent>, asking: Asking, request: Re
     }
 }
 
-/// What the editor's answer means to the engine.
-fn decision(outcome: &RequestPermissionOutcome) -> Approval {
+/// What the editor's answer means to the engine: "always allow" adds the suggested rules
+/// when there are some.
+fn decision(outcome: &RequestPermissionOutcome, suggested_rule: Option<&str>) -> Approval {
     let RequestPermissionOutcome::Selected(selected) = outcome else {
         return Approval::Deny(None);
     };
     match selected.option_id.to_string().as_str() {
         "allow_once" => Approval::Allow,
-        "allow_always" => Approval::AllowSession,
+        "allow_always" => match suggested_rule {
+            Some(rule) => Approval::AllowRule(rule.to_string()),
+            None => Approval::AllowSession,
+        },
         "reject_always" => Approval::DenySession,
         _ => Approval::Deny(None),
     }
@@ -183,9 +197,10 @@ mod tests {
     #[test]
     fn each_option_means_what_the_dialog_key_means() {
         let selected = |id: &str| {
-            decision(&RequestPermissionOutcome::Selected(
-                SelectedPermissionOutcome::new(id.to_string()),
-            ))
+            decision(
+                &RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id.to_string())),
+                None,
+            )
         };
         assert_eq!(selected("allow_once"), Approval::Allow);
         assert_eq!(selected("allow_always"), Approval::AllowSession);
@@ -193,8 +208,17 @@ mod tests {
         assert_eq!(selected("reject_always"), Approval::DenySession);
         assert_eq!(selected("something else"), Approval::Deny(None));
         assert_eq!(
-            decision(&RequestPermissionOutcome::Cancelled),
+            decision(&RequestPermissionOutcome::Cancelled, None),
             Approval::Deny(None)
+        );
+        assert_eq!(
+            decision(
+                &RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                    "allow_always".to_string()
+                )),
+                Some("bash(npm test*)"),
+            ),
+            Approval::AllowRule("bash(npm test*)".to_string())
         );
     }
 }

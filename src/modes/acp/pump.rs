@@ -10,8 +10,7 @@ use super::turns::{Ticket, Turns};
 use crate::agent::Agent;
 use crate::protocol::command::PermissionMode;
 use crate::protocol::event::{
-    AgentEvent, ApprovalPreview, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus,
-    ToolResultPayload,
+    AgentEvent, AssistantMessageEvent, CompactionReason, NoticeLevel, RunStatus, ToolResultPayload,
 };
 use crate::protocol::message::{Content, Message};
 use agent_client_protocol::v1::schema::{
@@ -139,8 +138,27 @@ impl Pump {
                 reason,
                 agent_id,
                 preview,
+                suggested_rule,
                 ..
-            } => self.ask(tool_call_id, agent_id, tool_name, args, reason, preview),
+            } => self.ask(permission::Request {
+                shown_id: match &agent_id {
+                    Some(agent_id) => shown_id(agent_id, &tool_call_id),
+                    None => tool_call_id.clone(),
+                },
+                tool_call_id,
+                agent_id,
+                tool_name,
+                args,
+                reason,
+                cwd: self.cwd.clone(),
+                preview,
+                suggested_rule,
+            }),
+            AgentEvent::UserQuestion {
+                tool_call_id,
+                agent_id,
+                questions,
+            } => self.question(tool_call_id, agent_id, questions),
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -319,14 +337,12 @@ impl Pump {
         }
     }
 
-    fn ask(
+    /// The model asks: the editor is asked in a task of its own (`question`).
+    fn question(
         &self,
         tool_call_id: String,
         agent_id: Option<String>,
-        tool_name: String,
-        args: Value,
-        reason: String,
-        preview: ApprovalPreview,
+        questions: Vec<crate::protocol::question::Question>,
     ) {
         let Some(agent) = self.agent.upgrade() else {
             return;
@@ -336,16 +352,24 @@ impl Pump {
             None => tool_call_id.clone(),
         };
         self.asking.begin(&shown_id);
-        let request = permission::Request {
-            tool_call_id,
-            shown_id,
-            agent_id,
-            tool_name,
-            args,
-            reason,
-            cwd: self.cwd.clone(),
-            preview,
+        tokio::spawn(super::question::ask(
+            self.link.clone(),
+            agent,
+            self.asking.clone(),
+            super::question::Asked {
+                tool_call_id,
+                shown_id,
+                agent_id,
+                questions,
+            },
+        ));
+    }
+
+    fn ask(&self, request: permission::Request) {
+        let Some(agent) = self.agent.upgrade() else {
+            return;
         };
+        self.asking.begin(&request.shown_id);
         tokio::spawn(permission::ask(
             self.link.clone(),
             agent,

@@ -2,7 +2,9 @@
 //! approval, the working directory, the full command (every line, wrapped) or the file and
 //! the diff a `write` or `edit` would make, as the engine's request says
 //! (`tool_approval_request.preview`) — scrollable when it does not fit, and its keys
-//! (y / a / n / m / u, ↑↓ PgUp PgDn Home End to scroll).
+//! (y / a / e / n / m / u, ↑↓ PgUp PgDn Home End to scroll). `a` allows for the session
+//! with the rule the engine suggests (`bash(npm test*)`, named in the dialog) or, without
+//! one, the exact call; `e` edits the rule on one line first.
 
 use super::super::cells;
 use super::super::theme::Theme;
@@ -42,6 +44,10 @@ pub struct Approval {
     pub request: Request,
     /// Typing a message to go with a denial.
     pub message: Option<String>,
+    /// Editing the rule `a` adds (`e`), while it is edited.
+    pub rule: Option<String>,
+    /// Why the engine refused the rule last given (the request is asked again).
+    pub rule_error: Option<String>,
     /// When it appeared: keys typed in the first moments were meant for the composer, and
     /// the wait is timed from here.
     pub opened: Instant,
@@ -53,6 +59,7 @@ pub struct Approval {
 }
 
 /// What a `tool_approval_request` asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
     pub tool_call_id: String,
     pub agent_id: Option<String>,
@@ -61,6 +68,8 @@ pub struct Request {
     pub reason: String,
     pub cwd: PathBuf,
     pub preview: Preview,
+    /// The allow rules `a` adds for the session (`tool_approval_request.suggestedRule`).
+    pub suggested_rule: Option<String>,
 }
 
 impl Approval {
@@ -68,6 +77,8 @@ impl Approval {
         Approval {
             request,
             message: None,
+            rule: None,
+            rule_error: None,
             opened: Instant::now(),
             scroll: 0,
             max_scroll: Cell::new(0),
@@ -204,31 +215,89 @@ impl Approval {
     }
 
     fn key_rows(&self, theme: &Theme) -> Vec<Line<'static>> {
-        match &self.message {
-            Some(message) => vec![Line::from(vec![
+        let mut rows = Vec::new();
+        if let Some(why) = &self.rule_error {
+            rows.push(Line::from(Span::styled(
+                format!("  ✗ {why}"),
+                theme.warning(),
+            )));
+        }
+        if let Some(rule) = &self.rule {
+            rows.push(Line::from(vec![
+                Span::styled("  Allow for this session: ", theme.bold()),
+                Span::raw(rule.clone()),
+                Span::styled("▏", theme.accent()),
+            ]));
+            rows.push(Line::from(Span::styled(
+                "  enter allow with this rule · esc back",
+                theme.dim(),
+            )));
+            return rows;
+        }
+        if let Some(message) = &self.message {
+            rows.push(Line::from(vec![
                 Span::styled("  Tell the model why: ", theme.bold()),
                 Span::raw(message.clone()),
-            ])],
-            None => {
-                let mut rows = vec![Line::from(vec![
-                    Span::styled("  y", theme.bold()),
-                    Span::raw(" allow once  "),
-                    Span::styled("a", theme.bold()),
-                    Span::raw(" allow for this session  "),
-                    Span::styled("n", theme.bold()),
-                    Span::raw(" deny  "),
-                    Span::styled("m", theme.bold()),
-                    Span::raw(" deny with a message"),
-                ])];
-                if self.is_command() {
-                    rows.push(Line::from(vec![
-                        Span::styled("  u", theme.bold()),
-                        Span::raw(" allow once, outside the command sandbox"),
-                    ]));
-                }
-                rows
-            }
+            ]));
+            return rows;
         }
+        rows.push(Line::from(vec![
+            Span::styled("  y", theme.bold()),
+            Span::raw(" allow once  "),
+            Span::styled("n", theme.bold()),
+            Span::raw(" deny  "),
+            Span::styled("m", theme.bold()),
+            Span::raw(" deny with a message"),
+        ]));
+        rows.push(Line::from(match &self.request.suggested_rule {
+            Some(rule) => vec![
+                Span::styled("  a", theme.bold()),
+                Span::raw(" allow "),
+                Span::styled(rule.clone(), theme.accent()),
+                Span::raw(" for this session  "),
+                Span::styled("e", theme.bold()),
+                Span::raw(" edit the rule"),
+            ],
+            None => vec![
+                Span::styled("  a", theme.bold()),
+                Span::raw(" allow this exact call for this session"),
+            ],
+        }));
+        if self.is_command() {
+            rows.push(Line::from(vec![
+                Span::styled("  u", theme.bold()),
+                Span::raw(" allow once, outside the command sandbox"),
+            ]));
+        }
+        rows
+    }
+
+    /// `a`: the suggested rule, or the exact call when there is none.
+    fn allow_for_session(&self) -> Decision {
+        match &self.request.suggested_rule {
+            Some(rule) => Decision::AllowRule(rule.clone()),
+            None => Decision::AllowSession,
+        }
+    }
+
+    /// A key while the rule is edited: typing, enter allows with it, esc goes back.
+    fn rule_key(&mut self, key: KeyEvent) -> Next {
+        let Some(rule) = self.rule.as_mut() else {
+            return Next::Stay;
+        };
+        match key.code {
+            KeyCode::Enter if !rule.trim().is_empty() => {
+                return Next::Answer(Decision::AllowRule(rule.trim().to_string()));
+            }
+            KeyCode::Esc => self.rule = None,
+            KeyCode::Backspace => {
+                rule.pop();
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => rule.clear(),
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => rule.push(c),
+            _ => {}
+        }
+        Next::Stay
     }
 
     fn scroll_by(&mut self, rows: isize) {
@@ -270,6 +339,9 @@ impl View for Approval {
         if self.opened.elapsed() < dialog_grace() && key.code != KeyCode::Esc {
             return Next::Early;
         }
+        if self.rule.is_some() {
+            return self.rule_key(key);
+        }
         if let Some(message) = self.message.as_mut() {
             match key.code {
                 KeyCode::Enter => {
@@ -290,7 +362,10 @@ impl View for Approval {
         let page = 10;
         match key.code {
             KeyCode::Char('y') | KeyCode::Enter => return Next::Answer(Decision::Allow),
-            KeyCode::Char('a') => return Next::Answer(Decision::AllowSession),
+            KeyCode::Char('a') => return Next::Answer(self.allow_for_session()),
+            KeyCode::Char('e') if self.request.suggested_rule.is_some() => {
+                self.rule = self.request.suggested_rule.clone();
+            }
             KeyCode::Char('u') if self.is_command() => {
                 return Next::Answer(Decision::AllowUnsandboxed);
             }
@@ -308,9 +383,9 @@ impl View for Approval {
         Next::Stay
     }
 
-    /// A paste while typing the denial's message goes into it, on one line.
+    /// A paste while typing the denial's message (or the rule) goes into it, on one line.
     fn paste(&mut self, text: &str) -> bool {
-        let Some(message) = self.message.as_mut() else {
+        let Some(message) = self.rule.as_mut().or(self.message.as_mut()) else {
             return false;
         };
         message.push_str(&text.replace(['\r', '\n'], " "));
@@ -342,6 +417,7 @@ pub mod tests {
                 command: command.join("\n"),
                 unsandboxed_allowed: true,
             },
+            suggested_rule: None,
         });
         approval.opened = Instant::now()
             .checked_sub(Duration::from_secs(60))
@@ -368,6 +444,44 @@ pub mod tests {
             approval.key(key(KeyCode::Char('n'))),
             Next::Answer(Decision::Deny(None))
         );
+        assert_eq!(approval.key(key(KeyCode::Esc)), Next::Close);
+    }
+
+    #[test]
+    fn a_adds_the_rule_the_dialog_names_and_e_edits_it_first() {
+        let mut approval = command(1);
+        let rows = draw(&approval, 80, 12).join("\n");
+        assert!(
+            rows.contains("a allow this exact call for this session"),
+            "{rows}"
+        );
+        approval.request.suggested_rule = Some("bash(echo line*)".into());
+        let rows = draw(&approval, 80, 12).join("\n");
+        assert!(
+            rows.contains("a allow bash(echo line*) for this session  e edit the rule"),
+            "{rows}"
+        );
+        assert_eq!(
+            approval.key(key(KeyCode::Char('a'))),
+            Next::Answer(Decision::AllowRule("bash(echo line*)".into()))
+        );
+        assert_eq!(approval.key(key(KeyCode::Char('e'))), Next::Stay);
+        for _ in 0.."line*)".len() {
+            approval.key(key(KeyCode::Backspace));
+        }
+        for c in "*)".chars() {
+            assert_eq!(approval.key(key(KeyCode::Char(c))), Next::Stay, "typed");
+        }
+        let rows = draw(&approval, 80, 12).join("\n");
+        assert!(
+            rows.contains("Allow for this session: bash(echo *)"),
+            "{rows}"
+        );
+        assert_eq!(
+            approval.key(key(KeyCode::Enter)),
+            Next::Answer(Decision::AllowRule("bash(echo *)".into()))
+        );
+        assert_eq!(approval.key(key(KeyCode::Esc)), Next::Stay, "back");
         assert_eq!(approval.key(key(KeyCode::Esc)), Next::Close);
     }
 

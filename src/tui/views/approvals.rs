@@ -25,6 +25,8 @@ pub struct Settled {
     pub running: String,
     /// Another request took its place: the dialog stays open.
     pub more: bool,
+    /// For an `allow_rule` answer: the request, asked again if the engine refuses the rule.
+    pub request: Option<Box<super::approval::Request>>,
 }
 
 pub struct Approvals {
@@ -59,9 +61,11 @@ impl Approvals {
         let settled = Settled {
             tool_call_id: request.tool_call_id.clone(),
             agent_id: request.agent_id.clone(),
-            decision,
+            decision: decision.clone(),
             running,
             more: !self.waiting.is_empty(),
+            request: matches!(decision, Some(Decision::AllowRule(_)))
+                .then(|| Box::new(request.clone())),
         };
         if let Some(mut next) = self.waiting.pop_front() {
             next.opened = Instant::now();

@@ -15,6 +15,7 @@
 pub mod agent;
 pub mod approval;
 pub mod approvals;
+pub mod ask_user;
 pub mod diff;
 pub mod menu;
 pub mod picker;
@@ -154,6 +155,9 @@ pub enum Next {
     Settled(approvals::Settled),
     /// esc on a question: close it and stop the run.
     Stop,
+    /// The model's question was answered (or declined): the core closes the dialog and
+    /// tells the engine.
+    Reply(ask_user::Reply),
     /// Typed before the view could be seen (just opened): the composer takes the key.
     Early,
 }
@@ -170,6 +174,7 @@ impl PartialEq for Next {
             (Next::Choose(a), Next::Choose(b)) => a == b,
             (Next::Answer(a), Next::Answer(b)) => a == b,
             (Next::Settled(a), Next::Settled(b)) => a == b,
+            (Next::Reply(a), Next::Reply(b)) => a == b,
             _ => false,
         }
     }

@@ -1,0 +1,43 @@
+//! The core's side of the model's questions (`ask_user`; the dialog is `views::ask_user` on
+//! the view stack): a `user_question` opens the dialog over whatever is open, and its reply
+//! goes to the engine (`answer_question`) while the run's phase follows.
+
+use super::app::{App, Phase};
+use super::views::ask_user::{AskUser, Reply};
+use crate::protocol::command::Command;
+use crate::protocol::question::Question;
+
+impl App {
+    /// The model asks (`agent_id`: a sub-agent, its question relayed): show the dialog on top.
+    pub(super) fn on_user_question(
+        &mut self,
+        tool_call_id: String,
+        agent_id: Option<String>,
+        questions: Vec<Question>,
+    ) {
+        self.views
+            .push(Box::new(AskUser::new(tool_call_id, agent_id, questions)));
+        // The question must be seen: the transcript view gives way.
+        self.views.view = None;
+        self.set_phase(Phase::Approval);
+        self.dirty = true;
+    }
+
+    /// The dialog's reply goes to the engine; the run goes on with the call (or the
+    /// sub-agent's `task`).
+    pub(super) fn answer_question(&mut self, reply: Reply) {
+        let running = match reply.agent_id {
+            Some(_) => crate::agent::children::TASK_TOOL.to_string(),
+            None => crate::agent::ask_user::TOOL.to_string(),
+        };
+        let answer = Command::AnswerQuestion {
+            tool_call_id: reply.tool_call_id,
+            agent_id: reply.agent_id,
+            answer: reply.answer,
+        };
+        match self.execute_now(answer) {
+            Some(Err(error)) => self.warning(&format!("The answer was not taken: {error}")),
+            _ => self.set_phase(Phase::Tool(running)),
+        }
+    }
+}
