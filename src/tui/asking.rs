@@ -15,10 +15,10 @@ impl App {
         agent_id: Option<String>,
         questions: Vec<Question>,
     ) {
+        // A question closes the full-screen views as it opens (`Views::push`): it must be
+        // seen.
         self.views
             .push(Box::new(AskUser::new(tool_call_id, agent_id, questions)));
-        // The question must be seen: the transcript view gives way.
-        self.views.view = None;
         self.set_phase(Phase::Approval);
         self.dirty = true;
     }
