@@ -14,9 +14,22 @@ impl App {
         self.views.diff_log = None;
         self.views.view = match self.views.view.take() {
             Some(_) => None,
-            None => Some(View::new()),
+            None => {
+                self.load_earlier_messages();
+                Some(View::new())
+            }
         };
         self.dirty = true;
+    }
+
+    /// The older part of a long resumed session, read back from the session file the
+    /// first time the view opens (the view and its search cover the whole session).
+    fn load_earlier_messages(&mut self) {
+        if let Err(error) = self.log.load_earlier() {
+            self.warning(&format!(
+                "the earlier messages could not be read back from the session: {error}"
+            ));
+        }
     }
 
     pub fn view_key(&mut self, key: KeyEvent) {

@@ -23,6 +23,7 @@ mod checkpoint_faults;
 mod checkpoint_watch;
 mod checkpoints;
 mod cli;
+mod cold_context;
 mod commands_acp;
 mod commands_rpc;
 mod commands_tui;
