@@ -173,10 +173,8 @@ impl History {
         let read = match newest.load_all() {
             Ok(read) => read,
             Err(error) => {
-                // Nothing lost: put the places back.
-                let mut entries = part.entries().to_vec();
-                entries.extend(newest.entries().iter().cloned());
-                *part = ColdPart::new(newest.path(), entries);
+                // Nothing lost: the places go back.
+                part.rejoin(&newest);
                 return Err(error);
             }
         };

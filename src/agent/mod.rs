@@ -528,6 +528,18 @@ impl Agent {
         lock(&self.shared.state).history.cold().cloned()
     }
 
+    /// `held_messages` with their session entry ids.
+    pub fn held_entries(&self) -> Vec<(String, Arc<Message>)> {
+        let state = lock(&self.shared.state);
+        let history = &state.history;
+        history
+            .ids()
+            .iter()
+            .cloned()
+            .zip(history.messages().iter().cloned())
+            .collect()
+    }
+
     /// How many messages the context has, the part not read included.
     pub fn message_count(&self) -> usize {
         lock(&self.shared.state).history.len()

@@ -16,7 +16,7 @@ use super::index::for_each_line;
 use crate::protocol::message::Message;
 use std::fs::File;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// A context whose lines take more than this is opened with a cold part…
@@ -37,10 +37,14 @@ pub struct ColdEntry {
 }
 
 /// The messages before the parsed part of a context, as places in the session file.
+/// Cheap to clone: clones share the places (an engine's context, the transcript view's
+/// earlier part and the usage count each hold one).
 #[derive(Clone, Debug)]
 pub struct ColdPart {
-    path: PathBuf,
-    entries: Vec<ColdEntry>,
+    path: Arc<Path>,
+    all: Arc<[ColdEntry]>,
+    /// The part of `all` this one covers (a rewind or a read-back shortens it).
+    range: Range<usize>,
     bytes: u64,
 }
 
@@ -49,14 +53,25 @@ impl ColdPart {
     pub fn new(path: &Path, entries: Vec<ColdEntry>) -> ColdPart {
         let bytes = entries.iter().map(|e| e.bytes).sum();
         ColdPart {
-            path: path.to_path_buf(),
-            entries,
+            path: Arc::from(path),
+            range: 0..entries.len(),
+            all: Arc::from(entries),
+            bytes,
+        }
+    }
+
+    fn view(&self, range: Range<usize>) -> ColdPart {
+        let bytes = self.all[range.clone()].iter().map(|e| e.bytes).sum();
+        ColdPart {
+            path: self.path.clone(),
+            all: self.all.clone(),
+            range,
             bytes,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.range.len()
     }
 
     /// The session file the places are in.
@@ -65,11 +80,11 @@ impl ColdPart {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.range.is_empty()
     }
 
     pub fn entries(&self) -> &[ColdEntry] {
-        &self.entries
+        &self.all[self.range.clone()]
     }
 
     /// An estimate of the part's size in tokens without reading it: its lines' bytes / 4.
@@ -81,26 +96,33 @@ impl ColdPart {
     }
 
     pub fn position(&self, id: &str) -> Option<usize> {
-        self.entries.iter().position(|e| e.id == id)
+        self.entries().iter().position(|e| e.id == id)
     }
 
     /// Keep only the first `len` messages (a rewind into the cold part).
     pub fn truncate(&mut self, len: usize) {
-        self.entries.truncate(len);
-        self.bytes = self.entries.iter().map(|e| e.bytes).sum();
+        let end = self.range.start + len.min(self.len());
+        *self = self.view(self.range.start..end);
     }
 
-    /// Forget the last `count` messages (they were read back and are held as values now).
+    /// Take the last `count` messages off this part, as a part of their own.
     pub fn split_off_last(&mut self, count: usize) -> ColdPart {
-        let at = self.entries.len().saturating_sub(count);
-        let tail = self.entries.split_off(at);
-        self.bytes = self.entries.iter().map(|e| e.bytes).sum();
-        ColdPart::new(&self.path, tail)
+        let at = self.range.end - count.min(self.len());
+        let tail = self.view(at..self.range.end);
+        *self = self.view(self.range.start..at);
+        tail
+    }
+
+    /// Put back the messages `split_off_last` took (`tail` must be what it returned).
+    pub fn rejoin(&mut self, tail: &ColdPart) {
+        if Arc::ptr_eq(&self.all, &tail.all) && tail.range.start == self.range.end {
+            *self = self.view(self.range.start..tail.range.end);
+        }
     }
 
     /// The newest user message's entry id.
     pub fn last_user_id(&self) -> Option<&str> {
-        self.entries
+        self.entries()
             .iter()
             .rev()
             .find(|e| e.user)
@@ -118,7 +140,7 @@ impl ColdPart {
 
     /// Every message of the part.
     pub fn load_all(&self) -> std::io::Result<Vec<(String, Arc<Message>)>> {
-        self.load(0..self.entries.len())
+        self.load(0..self.len())
     }
 
     /// Read back the messages of `range` one at a time, in order, each dropped after
@@ -128,7 +150,7 @@ impl ColdPart {
         range: Range<usize>,
         mut each: impl FnMut(&str, Message),
     ) -> std::io::Result<()> {
-        let Some(wanted) = self.entries.get(range) else {
+        let Some(wanted) = self.entries().get(range) else {
             return Ok(());
         };
         let Some(first) = wanted.first() else {

@@ -9,6 +9,7 @@ use crate::protocol::message::{
 use crate::session::format::{NewEntry, encode};
 use crate::session::load::{load, load_lazy_with};
 use std::io::Write;
+use std::path::PathBuf;
 
 /// A session of `turns` turns (question, a tool call, its result, an answer), with a model
 /// change first; its path.

@@ -22,11 +22,11 @@ use support::harness::{Harness, end_of, transcript};
 use support::server::Reply;
 
 /// Turns of the generated session: about 18 MB, over `cold::COLD_ABOVE_BYTES`.
-const TURNS: usize = 6_000;
+pub(crate) const TURNS: usize = 6_000;
 
 /// A session for `cwd` under `sessions` of `TURNS` turns (a question and an answer of about
 /// 1.5 kB each, every answer reporting 3 output tokens), written as the agent writes one.
-fn write_session(sessions: &Path, cwd: &Path) -> PathBuf {
+pub(crate) fn write_session(sessions: &Path, cwd: &Path) -> PathBuf {
     let path = session::store::new_path(sessions, cwd, "cold00000000000000000000", 1_000);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());

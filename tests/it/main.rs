@@ -92,6 +92,7 @@ mod tui_fixes35b;
 mod tui_goal;
 mod tui_keys;
 mod tui_notify;
+mod tui_p32;
 mod tui_render;
 mod tui_screen;
 mod tui_sessions;
