@@ -247,6 +247,18 @@ pub(crate) async fn compact(
         )
         .await;
     shared.emit(AgentEvent::AutoCompactionStart { reason });
+    // What the summary and the blocks kept beside it are made from is every message: the
+    // part of a resumed context not read yet is read back first (`session::cold`).
+    if let Err(error) = super::run::warm_context(shared) {
+        let tokens = lock(&shared.state).history.context_tokens();
+        shared.emit(AgentEvent::AutoCompactionEnd {
+            tokens_before: tokens,
+            tokens_after: tokens,
+            aborted: false,
+            error_message: Some(error.clone()),
+        });
+        return Err(error);
+    }
     let (messages, ids) = {
         let state = lock(&shared.state);
         (

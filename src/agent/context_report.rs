@@ -21,12 +21,14 @@ impl Agent {
     /// What the next request would hold, by part (docs/protocol.md §3.5).
     pub fn context_report(&self) -> ContextReport {
         let settings = self.shared.settings();
-        let (messages, mode, goal) = {
+        let (messages, mode, goal, cold) = {
             let state = lock(&self.shared.state);
             (
                 state.history.messages().to_vec(),
                 state.permissions.mode,
                 state.goal.is_some(),
+                // A cold part (`session::cold`) counts its estimate, unread.
+                state.history.cold().map_or(0, |c| c.tokens()),
             )
         };
         let prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
@@ -40,7 +42,7 @@ impl Agent {
             let all = super::compaction::estimate_tokens(m);
             (text + all.saturating_sub(attached), images + attached)
         });
-        parts.push(part("messages", text));
+        parts.push(part("messages", text.saturating_add(cold)));
         parts.push(part("attachments", images));
         parts.retain(|p| p.tokens > 0 || p.part == "messages");
         ContextReport {

@@ -20,7 +20,7 @@ impl Agent {
         let text = {
             let state = lock(&self.shared.state);
             state.history.position(entry_id).and_then(|i| {
-                match state.history.messages()[i].as_ref() {
+                match state.history.message(i)?.ok()?.as_ref() {
                     Message::User(user) => Some(user.typed_text().to_string()),
                     _ => None,
                 }

@@ -1,13 +1,22 @@
 //! The conversation as the model sees it: messages in order, each with the id of its
 //! session entry (so a compaction can say where it cut), and the size of that context in
 //! tokens, kept up to date as messages arrive (the status line reads it every frame).
+//!
+//! A resumed context far larger than any window may start with a cold part
+//! (`session::cold`): its older messages as places in the session file. Positions and
+//! `len` count them; `messages` and `ids` are the part held as values, after them. What
+//! needs every message as a value (a request, a compaction, `get_messages`) reads the
+//! cold part back first (`warm_all`).
 
 use super::compaction::{content_tokens, estimate_tokens, reported_tokens, usage_counts};
 use crate::protocol::message::Message;
+use crate::session::cold::ColdPart;
 use std::sync::Arc;
 
 #[derive(Default)]
 pub(crate) struct History {
+    /// The older messages, not read yet; never empty when present.
+    cold: Option<ColdPart>,
     ids: Vec<String>,
     messages: Vec<Arc<Message>>,
     /// The last reported usage plus estimates after it (`compaction::reported_tokens`)…
@@ -18,8 +27,14 @@ pub(crate) struct History {
 
 impl History {
     pub fn new(entries: Vec<(String, Arc<Message>)>) -> Self {
+        Self::with_cold(None, entries)
+    }
+
+    /// A context whose messages before `entries` are `cold`.
+    pub fn with_cold(cold: Option<ColdPart>, entries: Vec<(String, Arc<Message>)>) -> Self {
         let (ids, messages): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
         History {
+            cold: cold.filter(|c| !c.is_empty()),
             reported_tokens: reported_tokens(&messages),
             content_tokens: content_tokens(&messages),
             ids,
@@ -28,10 +43,11 @@ impl History {
     }
 
     pub fn push(&mut self, id: String, message: Arc<Message>) {
-        let since = self
-            .messages
-            .first()
-            .map_or(message.timestamp(), |m| m.timestamp());
+        // A cold part holds no compaction: every usage after its first message counts.
+        let since = match (&self.cold, self.messages.first()) {
+            (Some(_), _) => i64::MIN,
+            (None, first) => first.map_or(message.timestamp(), |m| m.timestamp()),
+        };
         let estimate = estimate_tokens(&message);
         self.reported_tokens = match usage_counts(&message, since) {
             Some(reported) => reported,
@@ -43,8 +59,11 @@ impl History {
     }
 
     /// What the next request would send, in tokens (`compaction::context_tokens`).
+    /// A cold part counts its estimate (`ColdPart::tokens`) on top of the rest.
     pub fn context_tokens(&self) -> u64 {
-        self.reported_tokens.max(self.content_tokens)
+        let cold = self.cold.as_ref().map_or(0, ColdPart::tokens);
+        self.reported_tokens
+            .max(self.content_tokens.saturating_add(cold))
     }
 
     fn recount(&mut self) {
@@ -52,42 +71,135 @@ impl History {
         self.content_tokens = content_tokens(&self.messages);
     }
 
+    /// The messages held as values: all of them unless a cold part comes first.
     pub fn messages(&self) -> &[Arc<Message>] {
         &self.messages
     }
 
+    /// The entry ids of `messages`.
     pub fn ids(&self) -> &[String] {
         &self.ids
     }
 
+    /// The messages of the cold part, not read yet (0: none).
+    pub fn cold_len(&self) -> usize {
+        self.cold.as_ref().map_or(0, ColdPart::len)
+    }
+
+    pub fn cold(&self) -> Option<&ColdPart> {
+        self.cold.as_ref()
+    }
+
+    /// Every message, the cold part's included.
     pub fn len(&self) -> usize {
-        self.messages.len()
+        self.cold_len() + self.messages.len()
     }
 
     /// The entry id of the latest user message.
     pub fn last_user_id(&self) -> Option<String> {
-        self.messages
+        match self
+            .messages
             .iter()
             .rposition(|m| matches!(m.as_ref(), Message::User(_)))
-            .and_then(|i| self.ids.get(i).cloned())
-            .filter(|id| !id.is_empty())
+        {
+            Some(i) => self.ids.get(i).cloned().filter(|id| !id.is_empty()),
+            None => self
+                .cold
+                .as_ref()
+                .and_then(|c| c.last_user_id())
+                .map(str::to_string),
+        }
     }
 
-    /// Where entry `id` is in the context.
+    /// The entry id of the last message kept on disk (the head of the context).
+    pub fn last_id(&self) -> Option<String> {
+        match self.ids.iter().rev().find(|id| !id.is_empty()) {
+            Some(id) => Some(id.clone()),
+            None => self
+                .cold
+                .as_ref()
+                .and_then(|c| c.entries().last())
+                .map(|e| e.id.clone()),
+        }
+    }
+
+    /// Where entry `id` is in the context (cold part included).
     pub fn position(&self, id: &str) -> Option<usize> {
-        self.ids.iter().position(|i| i == id)
+        match self.ids.iter().position(|i| i == id) {
+            Some(i) => Some(self.cold_len() + i),
+            None => self.cold.as_ref().and_then(|c| c.position(id)),
+        }
+    }
+
+    /// The message at `index` (read back from the file when it is in the cold part).
+    pub fn message(&self, index: usize) -> Option<std::io::Result<Arc<Message>>> {
+        let cold = self.cold_len();
+        if index >= cold {
+            return self.messages.get(index - cold).cloned().map(Ok);
+        }
+        let part = self.cold.as_ref()?;
+        Some(part.load(index..index + 1).and_then(|mut read| {
+            read.pop().map(|(_, m)| m).ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, "message not found")
+            })
+        }))
     }
 
     /// Keep only the first `len` messages (a rewind).
     pub fn truncate(&mut self, len: usize) {
-        self.ids.truncate(len);
-        self.messages.truncate(len);
+        let cold = self.cold_len();
+        if len < cold {
+            if let Some(part) = &mut self.cold {
+                part.truncate(len);
+            }
+            if len == 0 {
+                self.cold = None;
+            }
+            self.ids.clear();
+            self.messages.clear();
+        } else {
+            self.ids.truncate(len - cold);
+            self.messages.truncate(len - cold);
+        }
         self.recount();
     }
 
-    /// Replace everything before `index` with one message (a compaction summary).
+    /// Read back the newest `count` messages of the cold part and hold them as values.
+    pub fn warm(&mut self, count: usize) -> std::io::Result<()> {
+        let Some(part) = &mut self.cold else {
+            return Ok(());
+        };
+        let newest = part.split_off_last(count);
+        let read = match newest.load_all() {
+            Ok(read) => read,
+            Err(error) => {
+                // Nothing lost: the places go back.
+                part.rejoin(&newest);
+                return Err(error);
+            }
+        };
+        if part.is_empty() {
+            self.cold = None;
+        }
+        let (ids, messages): (Vec<_>, Vec<_>) = read.into_iter().unzip();
+        self.ids.splice(0..0, ids);
+        self.messages.splice(0..0, messages);
+        self.recount();
+        Ok(())
+    }
+
+    /// Read back the whole cold part.
+    pub fn warm_all(&mut self) -> std::io::Result<()> {
+        self.warm(self.cold_len())
+    }
+
+    /// Replace everything before `index` with one message (a compaction summary). The
+    /// cold part, if any, must be before `index`: it is summarised.
     pub fn replace_prefix(&mut self, index: usize, id: String, message: Arc<Message>) {
-        let index = index.min(self.messages.len());
+        let index = index
+            .saturating_sub(self.cold_len())
+            .min(self.messages.len());
+        self.cold = None;
         self.ids.splice(..index, [id]);
         self.messages.splice(..index, [message]);
         self.recount();

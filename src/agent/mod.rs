@@ -84,6 +84,9 @@ pub struct AgentConfig {
     pub cwd: PathBuf,
     /// Earlier conversation (a resumed session), with each message's session entry id.
     pub history: Vec<(String, Arc<Message>)>,
+    /// The messages before `history`, not read yet (`session::cold`): a resumed context
+    /// far larger than any window.
+    pub cold: Option<crate::session::cold::ColdPart>,
     /// Where messages are written; `None` keeps nothing on disk.
     pub session: Option<Arc<SessionWriter>>,
     /// The working directory's checkpoints (taken before every mutating tool call);
@@ -253,7 +256,7 @@ impl Agent {
         };
         let state = State {
             ledger: usage::UsageLedger::from_history(&config.history),
-            history: History::new(config.history),
+            history: History::with_cold(config.cold.clone(), config.history),
             running: false,
             steering: MessageQueue::new(config.steering_mode),
             follow_up: MessageQueue::new(config.follow_up_mode),
@@ -312,6 +315,9 @@ impl Agent {
         ask_user.bind(&agent.shared);
         if let Some(children) = &children {
             children.set_parent(&agent.shared);
+        }
+        if let Some(cold) = config.cold {
+            usage::count_cold(cold, &agent.shared);
         }
         agent
     }
@@ -518,8 +524,71 @@ impl Agent {
 
     /// The context: every completed message the model will see (after a compaction, the
     /// summary and what it kept).
+    /// The older part of a long resumed context is read back from the session file for
+    /// this (and not kept): see `recent_messages` for what a screen shows.
     pub fn messages(&self) -> Vec<Arc<Message>> {
+        let (cold, mut messages) = {
+            let state = lock(&self.shared.state);
+            (
+                state.history.cold().cloned(),
+                state.history.messages().to_vec(),
+            )
+        };
+        if let Some(cold) = cold {
+            match cold.load_all() {
+                Ok(read) => {
+                    messages.splice(0..0, read.into_iter().map(|(_, m)| m));
+                }
+                Err(error) => tracing::warn!(%error, "the earlier messages could not be read"),
+            }
+        }
+        messages
+    }
+
+    /// The messages held as values: all of the context but the older part of a long
+    /// resumed one (`session::cold`), which `messages` reads back.
+    pub fn held_messages(&self) -> Vec<Arc<Message>> {
         lock(&self.shared.state).history.messages().to_vec()
+    }
+
+    /// The older part of a long resumed context, not read (`session::cold`).
+    pub fn cold_part(&self) -> Option<crate::session::cold::ColdPart> {
+        lock(&self.shared.state).history.cold().cloned()
+    }
+
+    /// `held_messages` with their session entry ids.
+    pub fn held_entries(&self) -> Vec<(String, Arc<Message>)> {
+        let state = lock(&self.shared.state);
+        let history = &state.history;
+        history
+            .ids()
+            .iter()
+            .cloned()
+            .zip(history.messages().iter().cloned())
+            .collect()
+    }
+
+    /// How many messages the context has, the part not read included.
+    pub fn message_count(&self) -> usize {
+        lock(&self.shared.state).history.len()
+    }
+
+    /// The context's first user message (read back from the file when it is in the part
+    /// not read).
+    pub fn first_user_message(&self) -> Option<Arc<Message>> {
+        let state = lock(&self.shared.state);
+        let history = &state.history;
+        match history.cold() {
+            Some(cold) => {
+                let at = cold.entries().iter().position(|e| e.user)?;
+                history.message(at)?.ok()
+            }
+            None => history
+                .messages()
+                .iter()
+                .find(|m| matches!(m.as_ref(), Message::User(_)))
+                .cloned(),
+        }
     }
 
     /// Summarise the older part of the conversation now (`compact`, `/compact`). Only while

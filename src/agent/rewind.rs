@@ -83,15 +83,29 @@ impl Drop for Busy<'_> {
 
 impl Agent {
     /// The conversation's messages with their session entry ids (`get_messages`).
+    /// The older part of a long resumed context is read back from the file for this.
     pub fn message_entries(&self) -> Vec<(String, Arc<Message>)> {
-        let state = lock(&self.shared.state);
-        let history = &state.history;
-        history
-            .ids()
-            .iter()
-            .cloned()
-            .zip(history.messages().iter().cloned())
-            .collect()
+        let (cold, held) = {
+            let state = lock(&self.shared.state);
+            let history = &state.history;
+            let held: Vec<_> = history
+                .ids()
+                .iter()
+                .cloned()
+                .zip(history.messages().iter().cloned())
+                .collect();
+            (history.cold().cloned(), held)
+        };
+        let mut entries = match cold.map(|c| c.load_all()) {
+            Some(Ok(read)) => read,
+            Some(Err(error)) => {
+                tracing::warn!(%error, "the earlier messages could not be read");
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        entries.extend(held);
+        entries
     }
 
     /// The session entry of `message` when the context holds this very message (looked
@@ -199,7 +213,12 @@ impl Agent {
                 .history
                 .position(entry_id)
                 .ok_or_else(|| AgentError::NoSuchMessage(entry_id.to_string()))?;
-            match state.history.messages()[index].as_ref() {
+            let message = match state.history.message(index) {
+                Some(Ok(message)) => message,
+                Some(Err(error)) => return Err(AgentError::Checkpoint(error.to_string())),
+                None => return Err(AgentError::NoSuchMessage(entry_id.to_string())),
+            };
+            match message.as_ref() {
                 // A compaction's summary: going back to before the compaction.
                 message if index == 0 && session::load::is_summary(message) => {
                     (index, String::new(), true)

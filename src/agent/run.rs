@@ -180,6 +180,9 @@ impl Run {
                     return outcome;
                 }
                 self.compact_if_needed().await;
+                if let Err(error) = warm_context(&self.shared) {
+                    return Outcome::Failed(error);
+                }
                 match self.reserve_budget() {
                     Ok(reservation) => self.reservation = Some(reservation),
                     Err(reason) => return Outcome::Limit(reason),
@@ -505,4 +508,14 @@ impl Run {
         });
         settle(&shared, &mut state);
     }
+}
+
+/// The request sends every message: the part of a resumed context not read yet (a cold
+/// part the compaction did not summarise: compaction off, or a window that holds it all)
+/// is read back from the session file now.
+pub(crate) fn warm_context(shared: &Shared) -> Result<(), String> {
+    lock(&shared.state)
+        .history
+        .warm_all()
+        .map_err(|e| format!("the earlier messages could not be read back from the session: {e}"))
 }

@@ -188,13 +188,7 @@ impl Shared {
     pub fn session_identity(&self) -> SessionIdentity {
         let id = lock(&self.session_id).clone();
         let path = self.session().map(|writer| writer.path().to_path_buf());
-        let head = lock(&self.state)
-            .history
-            .ids()
-            .iter()
-            .rev()
-            .find(|id| !id.is_empty())
-            .cloned();
+        let head = lock(&self.state).history.last_id();
         SessionIdentity { id, path, head }
     }
 

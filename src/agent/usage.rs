@@ -27,7 +27,16 @@ impl UsageLedger {
     pub fn from_history(history: &[(String, Arc<Message>)]) -> Self {
         let mut ledger = UsageLedger::default();
         for (_, message) in history {
-            match message.as_ref() {
+            ledger.record_message(message);
+        }
+        ledger
+    }
+
+    /// Count one message of a (resumed) history, as `from_history` does.
+    pub fn record_message(&mut self, message: &Message) {
+        let ledger = self;
+        {
+            match message {
                 Message::Assistant(assistant) => {
                     ledger.record_call(&assistant.provider, &assistant.model, &assistant.usage)
                 }
@@ -57,7 +66,36 @@ impl UsageLedger {
                 Message::User(_) => {}
             }
         }
-        ledger
+    }
+
+    /// Add what `earlier` counted (the older part of a resumed history, counted apart).
+    pub fn absorb(&mut self, earlier: UsageLedger) {
+        self.total.add(&earlier.total);
+        self.calls += earlier.calls;
+        for (model, unknown) in earlier.models {
+            let entry = self.model(&model.provider, &model.model);
+            entry.0.usage.add(&model.usage);
+            entry.0.calls += model.calls;
+            entry.1 |= unknown;
+        }
+        for (agent, unknown) in earlier.agents {
+            let entry = self.agent(&agent.agent_id, &agent.name);
+            entry.0.usage.add(&agent.usage);
+            entry.0.calls += agent.calls;
+            entry.1 |= unknown;
+        }
+        for tool in earlier.tools {
+            match self.tools.iter_mut().find(|t| t.tool == tool.tool) {
+                Some(mine) => {
+                    mine.calls += tool.calls;
+                    mine.result_tokens = mine.result_tokens.saturating_add(tool.result_tokens);
+                }
+                None => self.tools.push(tool),
+            }
+        }
+        self.compaction.0.calls += earlier.compaction.0.calls;
+        self.compaction.0.usage.add(&earlier.compaction.0.usage);
+        self.compaction.1 |= earlier.compaction.1;
     }
 
     /// One model call of this agent.
@@ -221,6 +259,43 @@ impl UsageLedger {
             }
         };
         &mut self.agents[at]
+    }
+}
+
+/// The usage of a cold part (`session::cold`: the older messages of a long resumed
+/// context, not read at start) counted on a thread of its own, each message read back and
+/// dropped, then added to the engine's ledger and announced (`usage_update`) — unless the
+/// engine moved to another session meanwhile.
+pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<super::state::Shared>) {
+    let shared = Arc::downgrade(shared);
+    let session = shared
+        .upgrade()
+        .map(|s| super::state::lock(&s.session_id).clone());
+    let spawned = std::thread::Builder::new()
+        .name("cold-usage".to_string())
+        .spawn(move || {
+            let mut earlier = UsageLedger::default();
+            if let Err(error) =
+                cold.for_each(0..cold.len(), |_, message| earlier.record_message(&message))
+            {
+                tracing::warn!(%error, "the usage of the earlier messages could not be counted");
+                return;
+            }
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            if session.as_ref() != Some(&*super::state::lock(&shared.session_id)) {
+                return;
+            }
+            let mut state = super::state::lock(&shared.state);
+            state.ledger.absorb(earlier);
+            shared
+                .purse
+                .set_session_spent(state.ledger.total().cost.total);
+            shared.usage_update(&state);
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "the usage of the earlier messages is not counted");
     }
 }
 

@@ -47,6 +47,10 @@ struct Inner {
     pending_approvals: HashMap<String, Option<String>>,
     /// Set once the session's process is ending: no more clients.
     closed: bool,
+    /// The messages before the journal's first one that the engine did not read (the
+    /// older part of a long resumed session, `session::cold`): read back for a replay
+    /// that reaches into them.
+    earlier: Option<crate::session::cold::ColdPart>,
 }
 
 pub(super) struct Hub {
@@ -66,10 +70,11 @@ pub(super) fn line(value: &impl Serialize) -> Arc<str> {
 impl Hub {
     /// A hub over `agent` (a client handle), whose events `events` brings.
     pub(super) fn new(agent: Arc<Agent>, renames: mpsc::UnboundedSender<String>) -> Arc<Hub> {
-        let messages = entries(&agent);
+        let (messages, earlier) = entries(&agent);
         let session_id = agent.snapshot().session.id;
         Arc::new(Hub {
             inner: Mutex::new(Inner {
+                earlier,
                 journal: Journal::new(messages),
                 clients: BTreeMap::new(),
                 next_id: 1,
@@ -124,7 +129,9 @@ impl Hub {
         let mut inner = self.lock();
         let resolved = inner.resolutions(event);
         if let Noted::Reread = inner.journal.note(event, &line) {
-            inner.journal.reset(entries(&self.agent));
+            let (messages, earlier) = entries(&self.agent);
+            inner.journal.reset(messages);
+            inner.earlier = earlier;
         }
         if let Some((message, Some(id))) = entry {
             inner.journal.add((!id.is_empty()).then_some(id), message);
@@ -179,7 +186,17 @@ impl Hub {
     /// given), then the turn so far; from then on the client gets every event.
     pub(super) fn attach(&self, client_id: u64, id: Option<Value>, replay: Replay<'_>) {
         let mut inner = self.lock();
-        let messages = inner.journal.messages();
+        let held = inner.journal.messages();
+        // Only a replay that goes back before what the engine holds reads the rest.
+        let found_in_held = replay
+            .since
+            .is_some_and(|since| held.iter().any(|(e, _)| e.as_deref() == Some(since)));
+        let reaches_back = !found_in_held && replay.last.is_none_or(|last| last > held.len());
+        let combined = match &inner.earlier {
+            Some(earlier) if reaches_back => Some(with_earlier(earlier, held)),
+            _ => None,
+        };
+        let messages = combined.as_deref().unwrap_or(held);
         let start = replay
             .since
             .and_then(|since| {
@@ -362,13 +379,42 @@ struct AttachData<'a> {
     is_streaming: bool,
 }
 
-/// The engine's context with the session entry of each message (`None`: not on disk).
-fn entries(agent: &Agent) -> Vec<super::journal::Entry> {
-    agent
-        .message_entries()
-        .into_iter()
-        .map(|(id, message)| ((!id.is_empty()).then_some(id), message))
-        .collect()
+/// The engine's context with the session entry of each message (`None`: not on disk):
+/// the messages it holds, and the part before them it did not read, if any.
+fn entries(
+    agent: &Agent,
+) -> (
+    Vec<super::journal::Entry>,
+    Option<crate::session::cold::ColdPart>,
+) {
+    let cold = agent.cold_part();
+    let held = agent.held_entries();
+    (
+        held.into_iter()
+            .map(|(id, message)| ((!id.is_empty()).then_some(id), message))
+            .collect(),
+        cold,
+    )
+}
+
+/// The replay's messages when it reaches into the part not read (`Inner::earlier`): that
+/// part read back, then the journal's.
+fn with_earlier(
+    earlier: &crate::session::cold::ColdPart,
+    held: &[super::journal::Entry],
+) -> Vec<super::journal::Entry> {
+    let mut all: Vec<super::journal::Entry> = match earlier.load_all() {
+        Ok(read) => read
+            .into_iter()
+            .map(|(id, message)| (Some(id), message))
+            .collect(),
+        Err(error) => {
+            tracing::warn!(%error, "the earlier messages could not be read for a replay");
+            Vec::new()
+        }
+    };
+    all.extend(held.iter().cloned());
+    all
 }
 
 fn line_of_resolution(

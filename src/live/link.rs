@@ -95,6 +95,41 @@ impl EngineLink {
         }
     }
 
+    /// The messages held as values (`Agent::held_messages`); remotely, `messages`.
+    pub fn held_messages(&self) -> Vec<Arc<Message>> {
+        match self {
+            EngineLink::Local(agent) => agent.held_messages(),
+            EngineLink::Remote(remote) => remote.messages(),
+        }
+    }
+
+    /// The older part of a long resumed context, not read (`session::cold`); remotely none.
+    pub fn cold_part(&self) -> Option<crate::session::cold::ColdPart> {
+        match self {
+            EngineLink::Local(agent) => agent.cold_part(),
+            EngineLink::Remote(_) => None,
+        }
+    }
+
+    /// How many messages the conversation has (remotely: those replayed and since).
+    pub fn message_count(&self) -> usize {
+        match self {
+            EngineLink::Local(agent) => agent.message_count(),
+            EngineLink::Remote(remote) => remote.messages().len(),
+        }
+    }
+
+    /// The conversation's first user message (remotely: of the part replayed).
+    pub fn first_user_message(&self) -> Option<Arc<Message>> {
+        match self {
+            EngineLink::Local(agent) => agent.first_user_message(),
+            EngineLink::Remote(remote) => remote
+                .messages()
+                .into_iter()
+                .find(|m| matches!(m.as_ref(), Message::User(_))),
+        }
+    }
+
     pub fn message_entries(&self) -> Vec<(String, Arc<Message>)> {
         match self {
             EngineLink::Local(agent) => agent.message_entries(),

@@ -10,6 +10,7 @@
 //! saying so. Opening at the head first tries reading from the end (`tail`): a compacted
 //! session then costs only the part after the last compaction's cut.
 
+use super::cold::{self, ColdEntry, ColdPart};
 use super::error::SessionError;
 use super::format::{Entry, Header};
 use super::index::{FileIndex, Kind, for_each_line, read_header};
@@ -63,10 +64,31 @@ pub struct LoadedSession {
     /// Bytes of the file that end with a complete, valid line; a writer continues here.
     pub valid_len: u64,
     pub warnings: Vec<String>,
+    /// The messages before `context`, not read (`load_lazy` only): see `cold`.
+    pub cold: Option<ColdPart>,
 }
 
 pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
     load_at(path, None)
+}
+
+/// `load`, but a context far larger than any model's window (never compacted) is read
+/// only from its newest part: the older messages are held as places in the file
+/// (`LoadedSession::cold`, see `cold`).
+pub fn load_lazy(path: &Path) -> Result<LoadedSession, SessionError> {
+    load_lazy_with(path, cold::COLD_ABOVE_BYTES, cold::HOT_BYTES)
+}
+
+/// `load_lazy` with a cold part for a context over `above` bytes, `hot` of them parsed.
+pub(crate) fn load_lazy_with(
+    path: &Path,
+    above: u64,
+    hot: u64,
+) -> Result<LoadedSession, SessionError> {
+    match load_from_end_with(path, Some((above, hot)))? {
+        Some(loaded) => Ok(loaded),
+        None => load_whole(path, None),
+    }
 }
 
 /// Read the session at `path` as it was at entry `head` (the branch that leads to it);
@@ -83,13 +105,22 @@ pub fn load_at(path: &Path, head: Option<&str>) -> Result<LoadedSession, Session
 /// The head's context read from the end of the file (`tail`); `None` when the file needs
 /// the whole reader (something in it is not as this program writes it).
 pub(super) fn load_from_end(path: &Path) -> Result<Option<LoadedSession>, SessionError> {
+    load_from_end_with(path, None)
+}
+
+/// `lazy`: the sizes `split_cold` goes by.
+fn load_from_end_with(
+    path: &Path,
+    lazy: Option<(u64, u64)>,
+) -> Result<Option<LoadedSession>, SessionError> {
     let io = |e| SessionError::io(path, e);
     let file = File::open(path).map_err(io)?;
     let (header, header_length) = read_header(path, &file)?;
     let size = file.metadata().map_err(io)?.len();
-    let Some(tail) = tail::find(&file, header_length, size) else {
+    let Some(mut tail) = tail::find(&file, header_length, size) else {
         return Ok(None);
     };
+    let cold = lazy.and_then(|(above, hot)| split_cold(path, &mut tail, above, hot));
     let wanted: HashSet<u64> = tail.wanted.iter().copied().collect();
     let first = tail.wanted.first().map(|&offset| (offset, 0));
     let (messages, invalid) = parse_context(&file, &wanted, first, tail.compaction).map_err(io)?;
@@ -113,7 +144,46 @@ pub(super) fn load_from_end(path: &Path) -> Result<Option<LoadedSession>, Sessio
         last_entry_id: tail.head_id,
         valid_len: tail.valid_len,
         warnings,
+        cold,
     }))
+}
+
+/// Take the older messages of a context larger than `above` bytes (`COLD_ABOVE_BYTES`)
+/// out of `tail` as a cold part: what is left to parse starts at the user message at or
+/// before the point where `hot` bytes (`HOT_BYTES`) of the newest lines are reached. Only a context without a
+/// compaction (its summary would have to come first in the context).
+fn split_cold(path: &Path, tail: &mut tail::Tail, above: u64, hot: u64) -> Option<ColdPart> {
+    let total: u64 = tail.lines.iter().map(|(_, bytes, _)| bytes).sum();
+    if tail.compaction.is_some() || total <= above {
+        return None;
+    }
+    let mut newest = 0u64;
+    let mut start = tail.lines.len();
+    while start > 0 && newest < hot {
+        start -= 1;
+        newest += tail.lines[start].1;
+    }
+    while start > 0 && tail.lines[start].2 != Some(true) {
+        start -= 1;
+    }
+    if start == 0 {
+        return None;
+    }
+    // Settings and branch lines among them are no message: the walk read what they say.
+    let entries = tail
+        .lines
+        .drain(..start)
+        .zip(tail.wanted.drain(..start))
+        .filter_map(|((id, bytes, message), offset)| {
+            Some(ColdEntry {
+                id,
+                offset,
+                bytes,
+                user: message?,
+            })
+        })
+        .collect();
+    Some(ColdPart::new(path, entries))
 }
 
 const CUT_OFF: &str =
@@ -244,6 +314,7 @@ pub(super) fn load_whole(path: &Path, head: Option<&str>) -> Result<LoadedSessio
         last_entry_id: head.map(|h| index.nodes[h].id.clone()),
         valid_len,
         warnings,
+        cold: None,
     })
 }
 

@@ -5,6 +5,7 @@
 //! The format is documented in docs/sessions.md.
 
 mod appender;
+pub mod cold;
 mod error;
 pub mod export;
 pub mod format;
@@ -46,6 +47,8 @@ pub struct Opened {
     pub path: Option<PathBuf>,
     pub writer: Option<Arc<SessionWriter>>,
     pub history: Vec<(String, Arc<Message>)>,
+    /// The messages before `history`, not read yet (`open_lazy` only; see `cold`).
+    pub cold: Option<cold::ColdPart>,
     /// The provider and model the session last used.
     pub model: Option<(String, String)>,
     pub thinking: Option<ThinkingLevel>,
@@ -59,12 +62,28 @@ pub fn new_id() -> String {
 }
 
 pub async fn open(choice: Choice, root: &Path, cwd: &Path) -> Result<Opened, SessionError> {
+    open_with(choice, root, cwd, false).await
+}
+
+/// `open`, a resumed context far larger than any model's window read only from its newest
+/// part (`Opened::cold`): for a front end whose engine takes a cold part.
+pub async fn open_lazy(choice: Choice, root: &Path, cwd: &Path) -> Result<Opened, SessionError> {
+    open_with(choice, root, cwd, true).await
+}
+
+async fn open_with(
+    choice: Choice,
+    root: &Path,
+    cwd: &Path,
+    lazy: bool,
+) -> Result<Opened, SessionError> {
     match choice {
         Choice::Ephemeral => Ok(Opened {
             id: new_id(),
             path: None,
             writer: None,
             history: Vec::new(),
+            cold: None,
             model: None,
             thinking: None,
             notices: Vec::new(),
@@ -74,7 +93,7 @@ pub async fn open(choice: Choice, root: &Path, cwd: &Path) -> Result<Opened, Ses
             create(&store::new_path(root, cwd, &id, now_millis()), &id, cwd)
         }
         Choice::Continue => match store::latest_for(root, cwd) {
-            Some(latest) => resume(&latest.path).await,
+            Some(latest) => resume(&latest.path, lazy).await,
             None => {
                 let id = new_id();
                 let mut opened = create(&store::new_path(root, cwd, &id, now_millis()), &id, cwd)?;
@@ -84,15 +103,15 @@ pub async fn open(choice: Choice, root: &Path, cwd: &Path) -> Result<Opened, Ses
                 Ok(opened)
             }
         },
-        Choice::Resume(prefix) => resume(&store::find_by_id(root, &prefix)?).await,
-        Choice::Path(path) => create_or_resume(&path, cwd).await,
+        Choice::Resume(prefix) => resume(&store::find_by_id(root, &prefix)?, lazy).await,
+        Choice::Path(path) => create_or_resume(&path, cwd, lazy).await,
     }
 }
 
 /// A path the user named: created exclusively and locked at once when it does not exist —
 /// so two agents given the same new path cannot both write it: the second finds it and is
 /// refused by its lock — and resumed when it does.
-async fn create_or_resume(path: &Path, cwd: &Path) -> Result<Opened, SessionError> {
+async fn create_or_resume(path: &Path, cwd: &Path, lazy: bool) -> Result<Opened, SessionError> {
     let id = new_id();
     let header = Header::new(&id, &cwd.to_string_lossy(), now_millis());
     match SessionWriter::create_now(path, &header)? {
@@ -101,11 +120,12 @@ async fn create_or_resume(path: &Path, cwd: &Path) -> Result<Opened, SessionErro
             path: Some(path.to_path_buf()),
             writer: Some(Arc::new(writer)),
             history: Vec::new(),
+            cold: None,
             model: None,
             thinking: None,
             notices: Vec::new(),
         }),
-        None => resume(path).await,
+        None => resume(path, lazy).await,
     }
 }
 
@@ -117,6 +137,7 @@ fn create(path: &Path, id: &str, cwd: &Path) -> Result<Opened, SessionError> {
         path: Some(path.to_path_buf()),
         writer: Some(Arc::new(writer)),
         history: Vec::new(),
+        cold: None,
         model: None,
         thinking: None,
         notices: Vec::new(),
@@ -125,12 +146,16 @@ fn create(path: &Path, id: &str, cwd: &Path) -> Result<Opened, SessionError> {
 
 /// Continue the session in the existing file at `path`.
 pub async fn open_file(path: &Path) -> Result<Opened, SessionError> {
-    resume(path).await
+    resume(path, false).await
 }
 
-async fn resume(path: &Path) -> Result<Opened, SessionError> {
+async fn resume(path: &Path, lazy: bool) -> Result<Opened, SessionError> {
     let locked = SessionWriter::lock_existing(path)?;
-    let loaded = load::load(path)?;
+    let loaded = if lazy {
+        load::load_lazy(path)?
+    } else {
+        load::load(path)?
+    };
     let writer = SessionWriter::reopen(
         locked,
         path,
@@ -164,6 +189,7 @@ async fn resume(path: &Path) -> Result<Opened, SessionError> {
         path: Some(path.to_path_buf()),
         writer: Some(Arc::new(writer)),
         history,
+        cold: loaded.cold,
         model: loaded.model,
         thinking: loaded.thinking,
         notices,

@@ -24,6 +24,9 @@ pub(super) struct Tail {
     /// Offsets of the entries to parse, in file order: from the first kept entry (or the
     /// start of the branch) to the head.
     pub wanted: Vec<u64>,
+    /// For each of `wanted`, in the same order: its id, its length in bytes, and whether it
+    /// is a message (`Some(true)`: a user's) — what a cold part needs (`cold`).
+    pub lines: Vec<(String, u64, Option<bool>)>,
     /// The compaction whose summary goes first, if any.
     pub compaction: Option<u64>,
     pub model: Option<(String, String)>,
@@ -118,8 +121,9 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
     };
     let mut head_id: Option<String> = None;
     let mut wanted_id: Option<String> = None;
-    // The branch from the head back, newest first: (offset, id).
+    // The branch from the head back, newest first: (offset, id), and (bytes, message?).
     let mut chain: Vec<(u64, String)> = Vec::new();
+    let mut shapes: Vec<(u64, Option<bool>)> = Vec::new();
     // The last compaction: its place in `chain` and the entry it kept.
     let mut compaction: Option<(usize, Option<String>)> = None;
     let mut cut: Option<usize> = None;
@@ -140,6 +144,8 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         }
         wanted_id = parent;
         chain.push((offset, id));
+        let message = (kind == Kind::Message).then(|| super::cold::is_user_line(&line));
+        shapes.push((line.len() as u64, message));
         let position = chain.len() - 1;
         match kind {
             Kind::ModelChange
@@ -182,8 +188,16 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         .rev()
         .map(|(offset, _)| *offset)
         .collect();
+    let lines = chain
+        .iter()
+        .zip(&shapes)
+        .take(start + 1)
+        .rev()
+        .map(|((_, id), &(bytes, message))| (id.clone(), bytes, message))
+        .collect();
     Some(Tail {
         wanted,
+        lines,
         compaction: compaction_offset,
         model: settings.model,
         thinking: settings.thinking,

@@ -20,6 +20,7 @@ pub fn build_agent(
     can_ask: bool,
     session: Option<Arc<SessionWriter>>,
     history: Vec<(String, Arc<Message>)>,
+    cold: Option<crate::session::cold::ColdPart>,
     mcp: &Arc<McpManager>,
     session_id: &str,
 ) -> Result<Agent, String> {
@@ -62,6 +63,7 @@ pub fn build_agent(
         compaction: settings.compaction.clone(),
         cwd: settings.cwd.clone(),
         history,
+        cold,
         session,
         checkpoints: open_checkpoints(settings, session_id),
         agents: agents_settings(settings),

@@ -106,6 +106,7 @@ impl Opening {
             can_ask,
             self.opened.writer,
             self.opened.history,
+            self.opened.cold,
             &mcp,
             &session.id,
         )?;
@@ -169,7 +170,8 @@ pub async fn prepare_choice(
     can_ask: bool,
     thinking_from_flags: bool,
 ) -> Result<Prepared, String> {
-    let opened = open_session(choice, settings)
+    // Lazily: the engine built below takes a cold part (`session::cold`).
+    let opened = store::open_lazy(choice, &settings.paths.sessions_dir, &settings.cwd)
         .await
         .map_err(|e| e.to_string())?;
     let opening = Opening::new(settings, opened, thinking_from_flags).await?;

@@ -290,14 +290,17 @@ impl App {
 
     /// Show the conversation so far (a resumed session): the last `limit` messages.
     pub fn replay(&mut self, limit: usize) {
-        let messages = self.agent.messages();
-        // The transcript view has all of it.
+        // What the engine holds; the older part of a long resumed context is read back
+        // when the transcript view first opens (`Log::earlier`).
+        let messages = self.agent.held_messages();
+        let earlier = self.agent.message_count().saturating_sub(messages.len());
         self.log.push_messages(&messages);
+        self.log.set_earlier(self.agent.cold_part());
         let start = messages.len().saturating_sub(limit);
-        if start > 0 {
+        if start + earlier > 0 {
             self.notice(&format!(
                 "… {} in this session",
-                super::cells::counted(start, "earlier message")
+                super::cells::counted(start + earlier, "earlier message")
             ));
         }
         let results: Vec<&Message> = messages
@@ -360,12 +363,15 @@ impl App {
 
     /// Which session goes on: its first prompt, size, age and id.
     pub fn resumed_note(&self, id: &str) -> Option<String> {
-        let messages = self.agent.messages();
+        let messages = self.agent.held_messages();
         let last = messages.last()?;
-        let first = messages.iter().find_map(|m| match m.as_ref() {
-            Message::User(user) => Some(user.typed_text().to_string()),
-            _ => None,
-        });
+        let first = self
+            .agent
+            .first_user_message()
+            .and_then(|m| match m.as_ref() {
+                Message::User(user) => Some(user.typed_text().to_string()),
+                _ => None,
+            });
         let name = first
             .map(|t| {
                 let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -386,7 +392,7 @@ impl App {
                 super::cells::counted(usize::try_from(s / 86_400).unwrap_or(usize::MAX), "day")
             ),
         };
-        let count = messages.len();
+        let count = self.agent.message_count();
         Some(format!(
             "Resumed {name}· {count} message{} · last one {age} · session {id}",
             if count == 1 { "" } else { "s" }

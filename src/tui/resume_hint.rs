@@ -13,7 +13,7 @@ pub fn for_agent(agent: &Agent, settings: &Settings) -> Option<String> {
     resume_hint(
         &session.id,
         session.path.as_deref(),
-        !agent.messages().is_empty(),
+        agent.message_count() > 0,
         &settings.paths.sessions_dir,
         &settings.cwd,
     )

@@ -13,9 +13,20 @@ impl App {
     /// ctrl+o: close the full-screen view that is open, else open the transcript view.
     pub fn toggle_view(&mut self) {
         if !self.views.close_full_screen() {
+            self.load_earlier_messages();
             self.views.push(Box::<TranscriptView>::default());
         }
         self.dirty = true;
+    }
+
+    /// The older part of a long resumed session, read back from the session file the
+    /// first time the view opens (the view and its search cover the whole session).
+    fn load_earlier_messages(&mut self) {
+        if let Err(error) = self.log.load_earlier() {
+            self.warning(&format!(
+                "the earlier messages could not be read back from the session: {error}"
+            ));
+        }
     }
 
     /// Draw the full-screen view over the whole (alternate) screen; `kept` says the buffer

@@ -361,6 +361,7 @@ async fn child_sessions_are_linked_both_ways_resumable_and_their_usage_rolls_up(
     let dir = tempfile::tempdir().unwrap();
     let resumed = Agent::new(AgentConfig {
         history: parent.history,
+        cold: None,
         ..support::harness::config("http://127.0.0.1:9", dir.path())
     });
     assert_eq!(resumed.snapshot().usage.input, total);

@@ -92,6 +92,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         compaction: CompactionSettings::default(),
         cwd: cwd.to_path_buf(),
         history: Vec::new(),
+        cold: None,
         session: None,
         checkpoints: None,
         agents: None,

@@ -132,6 +132,7 @@ pub fn child_config(
         compaction: run.compaction.clone(),
         cwd: run.cwd.clone(),
         history: Vec::new(),
+        cold: None,
         session: None,
         // The parent's checkpoints belong to the parent's session.
         checkpoints: None,

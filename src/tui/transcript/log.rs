@@ -225,6 +225,10 @@ impl Entry {
 #[derive(Default)]
 pub struct Log {
     entries: Vec<Entry>,
+    /// Messages of the conversation before the first entry, not in the log yet: the
+    /// older part of a long resumed session (`session::cold`), read back from the session
+    /// file when the view first opens — also after a compaction summarised them.
+    earlier: Option<crate::session::cold::ColdPart>,
 }
 
 impl Log {
@@ -276,6 +280,27 @@ impl Log {
 
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.earlier = None;
+    }
+
+    /// The messages before the log's first entry that are not in it yet.
+    pub fn set_earlier(&mut self, earlier: Option<crate::session::cold::ColdPart>) {
+        self.earlier = earlier;
+    }
+
+    /// Read the earlier messages (`set_earlier`) back and put them before everything the
+    /// log holds.
+    pub fn load_earlier(&mut self) -> std::io::Result<()> {
+        let Some(earlier) = &self.earlier else {
+            return Ok(());
+        };
+        let messages: Vec<Arc<Message>> = earlier.load_all()?.into_iter().map(|(_, m)| m).collect();
+        let mut before = Log::default();
+        before.push_messages(&messages);
+        before.entries.append(&mut self.entries);
+        self.entries = before.entries;
+        self.earlier = None;
+        Ok(())
     }
 
     /// A user's message (its typed text).

@@ -1,0 +1,120 @@
+//! A long never-compacted context opened lazily is the same context: the cold part read
+//! back, followed by what was parsed, is exactly what the whole reader gives; the parsed
+//! part starts at a user message; settings lines among the older ones are not messages.
+
+use super::*;
+use crate::protocol::message::{
+    AssistantContent, AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage,
+};
+use crate::session::format::{NewEntry, encode};
+use crate::session::load::{load, load_lazy_with};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// A session of `turns` turns (question, a tool call, its result, an answer), with a model
+/// change first; its path.
+fn session(dir: &Path, turns: usize) -> PathBuf {
+    let path = dir.join("s.jsonl");
+    let mut out = std::fs::File::create(&path).unwrap();
+    out.write_all(
+        b"{\"type\":\"session\",\"version\":1,\"id\":\"s1\",\"cwd\":\"/w\",\"timestamp\":1}\n",
+    )
+    .unwrap();
+    let mut parent: Option<String> = None;
+    let mut n = 0;
+    let mut add = |entry: NewEntry<'_>, out: &mut std::fs::File| {
+        n += 1;
+        let id = format!("e{n:05}");
+        out.write_all(&encode(entry, &id, parent.as_deref(), n).unwrap())
+            .unwrap();
+        parent = Some(id);
+    };
+    add(
+        NewEntry::ModelChange {
+            provider: "p",
+            model: "m",
+        },
+        &mut out,
+    );
+    for turn in 0..turns {
+        let mut user = UserMessage::text(format!("question {turn}"));
+        user.timestamp = 2;
+        let user = Message::User(user);
+        add(NewEntry::Message(&user), &mut out);
+        let mut call = AssistantMessage::empty("p", "m");
+        let tool_call = ToolCall {
+            id: format!("call{turn}"),
+            name: "read".into(),
+            arguments: serde_json::json!({"path": format!("f{turn}")}),
+            invalid_arguments: None,
+        };
+        call.content
+            .push(AssistantContent::ToolCall(tool_call.clone()));
+        call.usage.output = 7;
+        add(NewEntry::Message(&Message::Assistant(call)), &mut out);
+        let mut result = ToolResultMessage::error(&tool_call, format!("content {turn}"));
+        result.is_error = false;
+        result.timestamp = 3;
+        add(NewEntry::Message(&Message::ToolResult(result)), &mut out);
+        let mut answer = AssistantMessage::empty("p", "m");
+        answer.content.push(AssistantContent::Text {
+            text: format!("answer {turn}"),
+        });
+        add(NewEntry::Message(&Message::Assistant(answer)), &mut out);
+        if turn == turns / 2 {
+            add(
+                NewEntry::ThinkingChange(crate::llm::request::ThinkingLevel::High),
+                &mut out,
+            );
+        }
+    }
+    path
+}
+
+#[test]
+fn a_long_context_opened_lazily_is_the_same_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), 200);
+    let whole = load(&path).unwrap();
+    assert!(whole.cold.is_none());
+    let lazy = load_lazy_with(&path, 10_000, 4_000).unwrap();
+    let cold = lazy.cold.clone().expect("a cold part");
+    assert!(cold.len() > 400, "{} messages cold", cold.len());
+    assert!(lazy.context.len() < 200, "{} parsed", lazy.context.len());
+    // The parsed part starts a turn: no call is separated from its result.
+    assert!(matches!(lazy.context[0].1.as_ref(), Message::User(_)));
+    let mut read = cold.load_all().unwrap();
+    read.extend(lazy.context.iter().cloned());
+    assert_eq!(read, whole.context);
+    assert_eq!(lazy.model, whole.model);
+    assert_eq!(lazy.thinking, whole.thinking);
+    assert_eq!(lazy.last_entry_id, whole.last_entry_id);
+    assert_eq!(lazy.valid_len, whole.valid_len);
+    // A user message's place says so; a range reads just those.
+    let users = cold.entries().iter().filter(|e| e.user).count();
+    assert_eq!(users * 4, cold.len());
+    let some = cold.load(4..6).unwrap();
+    assert_eq!(some, whole.context[4..6].to_vec());
+    // Below the threshold nothing is cold.
+    let small = load_lazy_with(&path, u64::MAX, 4_000).unwrap();
+    assert!(small.cold.is_none());
+    assert_eq!(small.context, whole.context);
+}
+
+#[test]
+fn a_cold_line_that_changed_is_an_error_not_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), 50);
+    let lazy = load_lazy_with(&path, 1_000, 1_000).unwrap();
+    let cold = lazy.cold.expect("a cold part");
+    let offset = cold.entries()[1].offset;
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[usize::try_from(offset).unwrap()] = b'x';
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(cold.load(0..1).is_ok());
+    let error = cold.load_all().unwrap_err();
+    assert!(
+        error.to_string().contains("can no longer be read"),
+        "{error}"
+    );
+}
