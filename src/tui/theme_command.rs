@@ -62,7 +62,7 @@ impl App {
     /// While the picker is open, everything is drawn in the theme it has selected.
     pub fn preview_theme(&mut self) {
         if let Some(picker) = self.views.find::<ThemePicker>() {
-            self.theme = self.theme.with_palette(picker.preview());
+            self.theme = self.theme.with_palette(picker.palette_shown());
         }
     }
 

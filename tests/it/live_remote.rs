@@ -179,11 +179,21 @@ async fn live_attach_replays_only_the_last_messages_asked_for() {
             .await;
         rpc.until(|l| l["type"] == "agent_end").await;
     }
-    let mut client = Socket::connect(&path).await;
-    client
-        .send(json!({"id": "a", "type": "attach", "last": 1}))
-        .await;
-    let answer = client.response("a").await;
+    // The live session notes the engine's events in its own task, which may not have seen
+    // the last answer yet when the RPC client read `agent_end`: attach until it has.
+    let started = std::time::Instant::now();
+    let (mut client, answer) = loop {
+        let mut client = Socket::connect(&path).await;
+        client
+            .send(json!({"id": "a", "type": "attach", "last": 1}))
+            .await;
+        let answer = client.response("a").await;
+        if answer["data"]["messages"][0]["content"][0]["text"] == "two" || started.elapsed() > WAIT
+        {
+            break (client, answer);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     let messages = answer["data"]["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 1, "{answer}");
     assert_eq!(messages[0]["content"][0]["text"], "two");

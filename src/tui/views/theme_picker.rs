@@ -1,5 +1,5 @@
 //! `/theme`'s picker: the themes (built-in and the user's files), ↑↓ to move — the interface
-//! shows the selected one at once (`preview`: the core draws with it while the picker is
+//! shows the selected one at once (`palette_shown`: the core draws with it while the picker is
 //! open) —, enter keeps it (and writes it to the config), esc goes back to the theme it had.
 
 use super::super::theme::Theme;
@@ -31,7 +31,7 @@ impl ThemePicker {
     }
 
     /// The theme to draw with while the picker is open: the selected one.
-    pub fn preview(&self) -> &'static Palette {
+    pub fn palette_shown(&self) -> &'static Palette {
         self.palettes
             .get(self.selected)
             .copied()
@@ -46,7 +46,7 @@ impl View for ThemePicker {
             KeyCode::Down if self.selected + 1 < self.palettes.len() => self.selected += 1,
             KeyCode::Enter => {
                 return Next::Choose(Choice::Theme {
-                    palette: self.preview(),
+                    palette: self.palette_shown(),
                     keep: true,
                 });
             }
@@ -68,7 +68,7 @@ impl View for ThemePicker {
 
     fn rows(&self, width: u16, _max_rows: u16, theme: &Theme) -> Vec<Line<'static>> {
         // Drawn in the selected theme whatever the core passes, so the list is the preview.
-        let theme = theme.with_palette(self.preview());
+        let theme = theme.with_palette(self.palette_shown());
         let mut rows = vec![Line::from(vec![
             Span::styled("Theme ", theme.bold()),
             Span::styled("(↑↓ preview · enter keeps · esc goes back)", theme.dim()),
@@ -117,15 +117,15 @@ mod tests {
     #[test]
     fn arrows_preview_enter_keeps_esc_goes_back() {
         let mut picker = ThemePicker::new(BUILTIN.to_vec(), &LIGHT);
-        assert_eq!(picker.preview().name, "light");
+        assert_eq!(picker.palette_shown().name, "light");
         assert_eq!(picker.key(key(KeyCode::Down)), Next::Stay);
-        assert_eq!(picker.preview().name, HIGH_CONTRAST.name);
+        assert_eq!(picker.palette_shown().name, HIGH_CONTRAST.name);
         assert_eq!(
             picker.key(key(KeyCode::Down)),
             Next::Stay,
             "stops at the last"
         );
-        assert_eq!(picker.preview().name, HIGH_CONTRAST.name);
+        assert_eq!(picker.palette_shown().name, HIGH_CONTRAST.name);
         assert_eq!(
             picker.key(key(KeyCode::Esc)),
             Next::Choose(Choice::Theme {
