@@ -5,7 +5,7 @@
 use super::super::screen::Painted;
 use super::super::theme::Theme;
 use super::super::transcript::{Log, View as Pager};
-use super::transcript::pager_key;
+use super::transcript::{pager_context, pager_key};
 use super::{Cx, Next, Placement, View};
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -27,12 +27,8 @@ impl DiffView {
 }
 
 impl View for DiffView {
-    /// The pager's keys, unless a search is being typed (then only the global keys).
     fn key_context(&self) -> crate::tui::keymap::Context {
-        match self.pager.input {
-            Some(_) => crate::tui::keymap::Context::Global,
-            None => crate::tui::keymap::Context::Transcript,
-        }
+        pager_context(&self.pager)
     }
     /// Its keys need the theme: `key_in`.
     fn key(&mut self, _key: KeyEvent) -> Next {

@@ -11,6 +11,15 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::text::Line;
 
+/// Where a pager's keys are looked up: the transcript view's actions, unless a search is
+/// being typed (then only the global keys).
+pub fn pager_context(pager: &Pager) -> crate::tui::keymap::Context {
+    match pager.input {
+        Some(_) => crate::tui::keymap::Context::Global,
+        None => crate::tui::keymap::Context::Transcript,
+    }
+}
+
 /// A pager's key over `log`: `Next::Close` for esc or q (the search line, when one is being
 /// typed, takes esc first); every other key is the pager's.
 pub fn pager_key(pager: &mut Pager, log: &Log, key: KeyEvent, theme: &Theme) -> Next {
@@ -49,12 +58,8 @@ pub struct TranscriptView {
 }
 
 impl View for TranscriptView {
-    /// The pager's keys, unless a search is being typed (then only the global keys).
     fn key_context(&self) -> crate::tui::keymap::Context {
-        match self.pager.input {
-            Some(_) => crate::tui::keymap::Context::Global,
-            None => crate::tui::keymap::Context::Transcript,
-        }
+        pager_context(&self.pager)
     }
     /// Its keys need the log: `key_in`.
     fn key(&mut self, _key: KeyEvent) -> Next {
