@@ -71,8 +71,12 @@ async fn the_model_asks_over_rpc_and_the_answer_is_the_tool_result() {
                     "answers": [{"id": "db", "selected": ["SQLite"]}]}),
     )
     .await;
-    assert_eq!(rpc.response("ok").await["success"], true);
-    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    // The answer lets the call end, so its events may come before or after the response.
+    let mut lines = rpc
+        .until(|l| l["type"] == "response" && l["id"] == "ok")
+        .await;
+    assert_eq!(lines.last().unwrap()["success"], true);
+    lines.extend(rpc.until(|l| l["type"] == "agent_end").await);
     let end = lines
         .iter()
         .find(|l| l["type"] == "tool_execution_end")
