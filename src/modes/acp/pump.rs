@@ -158,6 +158,7 @@ impl Pump {
                 tool_call_id,
                 agent_id,
                 questions,
+                ..
             } => self.question(tool_call_id, agent_id, questions),
             AgentEvent::AutoRetryStart {
                 attempt,
