@@ -419,3 +419,130 @@ async fn tui_esc_declines_an_open_question_and_ctrl_c_stops_the_run() {
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+/// The line of the `sh -c` that makes this kernel refuse new network namespaces to the
+/// agent it then starts (`"$0" "$@"`): inside a user namespace of its own, whose limit of
+/// network namespaces is set to 0 — a real refusal (`ENOSPC`), the way a kernel without
+/// them refuses, that leaves the rest of the sandbox (Landlock, the mount namespace,
+/// seccomp) working.
+const NO_NET_NAMESPACES: &str = "echo 0 > /proc/sys/user/max_net_namespaces && exec \"$0\" \"$@\"";
+
+/// Whether this machine can run a program where network namespaces are refused (a user
+/// namespace of our own, in which making one then fails).
+async fn can_refuse_net_namespaces() -> bool {
+    let probe = tokio::process::Command::new("unshare")
+        .args(["--user", "--map-root-user", "sh", "-c", NO_NET_NAMESPACES])
+        .args(["sh", "-c", "! unshare --net true 2>/dev/null"])
+        .output()
+        .await;
+    match probe {
+        Ok(output) if output.status.success() => true,
+        other => {
+            support::skip::skip(&format!(
+                "cannot refuse network namespaces here (unshare --user): {other:?}"
+            ));
+            false
+        }
+    }
+}
+
+/// `cmd` (the agent) started where network namespaces are refused, with the same
+/// arguments, environment and directory.
+fn without_net_namespaces(cmd: &tokio::process::Command) -> tokio::process::Command {
+    let std = cmd.as_std();
+    let mut wrapped = tokio::process::Command::new("unshare");
+    wrapped
+        .args(["--user", "--map-root-user", "sh", "-c", NO_NET_NAMESPACES])
+        .arg(std.get_program())
+        .args(std.get_args());
+    for (name, value) in std.get_envs() {
+        match value {
+            Some(value) => wrapped.env(name, value),
+            None => wrapped.env_remove(name),
+        };
+    }
+    if let Some(dir) = std.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    wrapped
+}
+
+/// `[sandbox] allow_local_binding` is on (the default), but the kernel will not make the
+/// session's network namespace: the user hears it once at start — an `agent:` line in
+/// `-p` — and not where the namespace can be made. The sandbox itself stays enforced.
+#[tokio::test]
+async fn a_refused_loopback_namespace_is_told_once_at_start() {
+    if !can_refuse_net_namespaces().await {
+        return;
+    }
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("one")),
+        Reply::sse(chat::text("two")),
+    ])
+    .await;
+    let args = ["--sandbox", "workspace-write", "--no-session", "-p", "hi"];
+    let refused = run(without_net_namespaces(&env.agent(&server, &args))).await;
+    assert_eq!(refused.code, 0, "{}", refused.stderr);
+    assert_eq!(refused.stdout.trim(), "one");
+    let notices: Vec<&str> = refused
+        .stderr
+        .lines()
+        .filter(|l| l.contains("loopback listeners are unavailable"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{}", refused.stderr);
+    assert!(notices[0].starts_with("agent: "), "{}", notices[0]);
+    assert!(
+        notices[0].contains("cannot make a network namespace"),
+        "{}",
+        notices[0]
+    );
+    assert!(notices[0].contains("allow_local_binding"), "{}", notices[0]);
+    assert!(
+        !refused.stderr.contains("sandbox is unavailable"),
+        "{}",
+        refused.stderr
+    );
+    // Where the namespace can be made, nothing is said.
+    let made = run(env.agent(&server, &args)).await;
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert!(
+        !made.stderr.contains("loopback listeners"),
+        "{}",
+        made.stderr
+    );
+}
+
+/// Over RPC `get_permissions` says `localBinding: "unavailable"` from the start, before any
+/// command tried the namespace (the sandbox itself enforced).
+#[tokio::test]
+async fn a_refused_loopback_namespace_is_unavailable_from_the_start_over_rpc() {
+    if !can_refuse_net_namespaces().await {
+        return;
+    }
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let cmd = env.agent(
+        &server,
+        &[
+            "--mode",
+            "rpc",
+            "--sandbox",
+            "workspace-write",
+            "--no-session",
+        ],
+    );
+    let mut rpc = support::process::Rpc::spawn(without_net_namespaces(&cmd));
+    rpc.send(json!({"id": "p", "type": "get_permissions"}))
+        .await;
+    let permissions = rpc.response("p").await;
+    let sandbox = &permissions["data"]["sandbox"];
+    assert_eq!(sandbox["status"], "enforced", "{permissions}");
+    assert_eq!(sandbox["localBinding"], "unavailable", "{permissions}");
+    assert_eq!(rpc.exit_code().await, 0);
+}
