@@ -172,6 +172,8 @@ async fn tui_a_sub_agents_question_names_the_child_and_the_answer_reaches_it() {
         .await;
     assert!(screen.contains("Sub-agent `general` ("), "{screen}");
     assert!(screen.contains("2. SQLite"), "{screen}");
+    // The child's line says what it waits for.
+    tui.wait_for_text("waiting for your answer").await;
     tui.send(b"2");
     tui.wait_for_text("Parent done.").await;
     let child = child_requests(&server);
@@ -545,4 +547,31 @@ async fn a_refused_loopback_namespace_is_unavailable_from_the_start_over_rpc() {
     assert_eq!(sandbox["status"], "enforced", "{permissions}");
     assert_eq!(sandbox["localBinding"], "unavailable", "{permissions}");
     assert_eq!(rpc.exit_code().await, 0);
+}
+
+/// ACP: a sub-agent's question goes to the editor as a permission request saying which
+/// child asks; the option chosen is the child's tool result.
+#[tokio::test]
+async fn acp_a_sub_agents_question_names_the_child_and_the_answer_reaches_it() {
+    use support::acp::{Acp, choose};
+    let env = env();
+    let server = delegating_to_a_child_that_asks().await;
+    let mut acp = Acp::spawn(env.agent(&server, &["--mode", "acp"])).await;
+    let id = acp.open(env.cwd.path()).await.session_id;
+    let answer = acp.prompt(&id, "delegate");
+    let (_, request, responder) = acp.permission().await;
+    let shown = serde_json::to_string(&request.tool_call).unwrap();
+    assert!(
+        shown.contains("Sub-agent `general` (")
+            && shown.contains("Which database should the child use?"),
+        "{shown}"
+    );
+    choose(responder, &request.options[1].option_id.to_string());
+    answer.await.unwrap().unwrap();
+    let child = child_requests(&server);
+    assert!(
+        child.last().unwrap().contains("Database: SQLite"),
+        "{child:?}"
+    );
+    assert_eq!(acp.exit_code().await, 0);
 }

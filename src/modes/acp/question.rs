@@ -27,6 +27,8 @@ pub struct Asked {
     /// The id the editor knows the call by.
     pub shown_id: String,
     pub agent_id: Option<String>,
+    /// The asking sub-agent's name, said in the request.
+    pub agent_name: Option<String>,
     pub questions: Vec<Question>,
 }
 
@@ -116,6 +118,15 @@ fn answer(questions: &[Question], replies: Vec<Reply>) -> QuestionAnswer {
     QuestionAnswer::Answered { answers, message }
 }
 
+/// Who asks, as the request says it.
+fn asker(asked: &Asked) -> String {
+    match (&asked.agent_id, &asked.agent_name) {
+        (None, _) => "The agent asks".to_string(),
+        (Some(id), Some(name)) => format!("Sub-agent `{name}` ({id}) asks"),
+        (Some(id), None) => format!("Sub-agent {id} asks"),
+    }
+}
+
 /// Send question `index` as a permission request; `None` when the call ended first.
 async fn request(
     link: &Link,
@@ -136,7 +147,8 @@ async fn request(
             .title(title)
             .status(ToolCallStatus::Pending)
             .content(vec![ToolCallContent::from(format!(
-                "The agent asks: {}",
+                "{}: {}",
+                asker(asked),
                 question.question
             ))]),
     );
