@@ -575,3 +575,33 @@ async fn acp_a_sub_agents_question_names_the_child_and_the_answer_reaches_it() {
     );
     assert_eq!(acp.exit_code().await, 0);
 }
+
+/// Plan mode's instructions send the model to `ask_user` only where it is offered.
+#[tokio::test]
+async fn plan_mode_names_ask_user_only_where_it_is_offered() {
+    let env = env();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("1. a plan")),
+        Reply::sse(chat::text("1. a plan")),
+    ])
+    .await;
+    let system = |server: &FakeServer| {
+        server.bodies().last().unwrap()["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let plan = ["--permission-mode", "plan", "--no-session"];
+    let all = run(env.agent(&server, &[&plan[..], &["-p", "x"]].concat())).await;
+    assert_eq!(all.code, 0, "{}", all.stderr);
+    assert!(system(&server).contains("with the ask_user tool"));
+    let listed = run(env.agent(
+        &server,
+        &[&plan[..], &["--tools", "read,grep", "-p", "x"]].concat(),
+    ))
+    .await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let prompt = system(&server);
+    assert!(prompt.contains("# Plan mode"), "{prompt}");
+    assert!(!prompt.contains("ask_user"), "{prompt}");
+}
