@@ -605,3 +605,51 @@ async fn plan_mode_names_ask_user_only_where_it_is_offered() {
     assert!(prompt.contains("# Plan mode"), "{prompt}");
     assert!(!prompt.contains("ask_user"), "{prompt}");
 }
+
+/// In the terminal the refused loopback namespace is a notice line at start.
+#[tokio::test]
+async fn tui_a_refused_loopback_namespace_is_a_start_up_notice() {
+    if !can_refuse_net_namespaces().await {
+        return;
+    }
+    let env = env();
+    let server = FakeServer::start(vec![]).await;
+    let base = server.v1();
+    let mut tui = support::pty::Tui::spawn_with_terminal(
+        &[
+            "--base-url",
+            &base,
+            "--model",
+            "test-model",
+            "--sandbox",
+            "workspace-write",
+        ],
+        env.home.path(),
+        env.cwd.path(),
+        support::pty::ROWS,
+        support::pty::COLS,
+        &[],
+        support::pty::Terminal {
+            wrapper: Some(&[
+                "unshare",
+                "--user",
+                "--map-root-user",
+                "sh",
+                "-c",
+                NO_NET_NAMESPACES,
+            ]),
+            ..support::pty::Terminal::default()
+        },
+    );
+    let screen = tui
+        .wait_for_text("loopback listeners are unavailable")
+        .await;
+    assert!(screen.contains("Ask anything"), "{screen}");
+    assert_eq!(
+        screen.matches("loopback listeners are unavailable").count(),
+        1,
+        "{screen}"
+    );
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
