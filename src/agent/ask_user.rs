@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock, Weak};
 use tokio::sync::oneshot;
 
-pub const TOOL: &str = "ask_user";
+pub const TOOL: &str = crate::tools::ASK_USER_TOOL;
 
 /// What the model is told when nobody can answer.
 pub const NO_USER: &str = "No user is here to answer (a non-interactive run): decide \
@@ -230,6 +230,7 @@ async fn ask(shared: &Arc<Shared>, questions: Vec<Question>, ctx: &ToolContext) 
     shared.emit(AgentEvent::UserQuestion {
         tool_call_id: ctx.tool_call_id.clone(),
         agent_id: None,
+        agent_name: None,
         questions: questions.clone(),
     });
     let first = questions
@@ -255,7 +256,7 @@ async fn ask(shared: &Arc<Shared>, questions: Vec<Question>, ctx: &ToolContext) 
 /// The call's result: one line per question (`Database: Postgres`), the answers in
 /// `details`.
 fn result(questions: &[Question], answer: QuestionAnswer) -> ToolOutput {
-    let answers = match answer {
+    let (answers, message) = match answer {
         QuestionAnswer::Declined { message } => {
             let mut text = "The user chose not to answer. Decide yourself, go on, and say in \
                             your answer what you assumed."
@@ -266,15 +267,20 @@ fn result(questions: &[Question], answer: QuestionAnswer) -> ToolOutput {
             }
             return ToolOutput::text(text).with_details(json!({"declined": true}));
         }
-        QuestionAnswer::Answered { answers } => answers,
+        QuestionAnswer::Answered { answers, message } => (answers, message),
     };
-    let lines: Vec<String> = questions
+    let mut lines: Vec<String> = questions
         .iter()
         .map(|question| {
             let answer = answers.iter().find(|a| a.id == question.id);
             format!("{}: {}", question.label(), shown(answer))
         })
         .collect();
+    lines.extend(
+        message
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty()),
+    );
     ToolOutput::text(lines.join("\n")).with_details(json!({ "answers": answers }))
 }
 
@@ -316,7 +322,16 @@ impl Agent {
         let pending = {
             let mut state = lock(&self.shared.state);
             let Some(pending) = state.questions.get(tool_call_id) else {
-                return Err(CommandError::NoSuchQuestion(tool_call_id.to_string()));
+                drop(state);
+                // Not ours: a question of a sub-agent's own child, relayed through it.
+                return self
+                    .running_children()
+                    .iter()
+                    .find(|child| child.has_question(tool_call_id))
+                    .map_or_else(
+                        || Err(CommandError::NoSuchQuestion(tool_call_id.to_string())),
+                        |child| child.answer_question(None, tool_call_id, answer.clone()),
+                    );
             };
             if let Some(why) = check_answer(&pending.questions, &answer) {
                 return Err(CommandError::Answer(why));
@@ -327,6 +342,19 @@ impl Agent {
             Some(Ok(())) => Ok(()),
             _ => Err(CommandError::NoSuchQuestion(tool_call_id.to_string())),
         }
+    }
+}
+
+impl Agent {
+    /// Whether a question of call `tool_call_id` waits here or below (a child's, relayed).
+    fn has_question(&self, tool_call_id: &str) -> bool {
+        lock(&self.shared.state)
+            .questions
+            .contains_key(tool_call_id)
+            || self
+                .running_children()
+                .iter()
+                .any(|child| child.has_question(tool_call_id))
     }
 }
 
@@ -383,10 +411,11 @@ mod tests {
                     selected: vec!["SQLite".into()],
                     other: None,
                 }],
+                message: Some("A note.".into()),
             },
         );
         let text = crate::protocol::message::join_text(&output.content);
-        assert_eq!(text, "Database: SQLite\nname: (no answer)");
+        assert_eq!(text, "Database: SQLite\nname: (no answer)\nA note.");
         assert!(!output.is_error);
         let declined = result(&asked, QuestionAnswer::Declined { message: None });
         assert!(

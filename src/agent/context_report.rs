@@ -31,7 +31,11 @@ impl Agent {
                 state.history.cold().map_or(0, |c| c.tokens()),
             )
         };
-        let prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
+        let asks = settings
+            .base_tools
+            .get(crate::tools::ASK_USER_TOOL)
+            .is_some();
+        let prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode, asks);
         let mut parts = prompt_parts(&prompt);
         parts.extend(tool_parts(&super::goal::offered(
             &settings.tool_specs,

@@ -67,6 +67,9 @@ pub struct AgentConfig {
     pub thinking: ThinkingLevel,
     pub system_prompt: String,
     pub tools: Tools,
+    /// Whether the engine's `ask_user` tool is offered besides `tools` (the model may ask
+    /// the user questions).
+    pub ask_user: bool,
     /// Tools that arrive while the agent runs (MCP servers), offered besides `tools`.
     pub tool_source: Option<Arc<dyn ToolSource>>,
     pub tool_settings: ToolSettings,
@@ -230,9 +233,11 @@ impl Agent {
             Err(error) => tracing::warn!(%error, "no `goal` tool"),
         }
         let ask_user = Arc::new(ask_user::AskUserTool::default());
-        match tools.clone().with_tool(ask_user.clone()) {
-            Ok(with_ask) => tools = with_ask,
-            Err(error) => tracing::warn!(%error, "no `ask_user` tool"),
+        if config.ask_user {
+            match tools.clone().with_tool(ask_user.clone()) {
+                Ok(with_ask) => tools = with_ask,
+                Err(error) => tracing::warn!(%error, "no `ask_user` tool"),
+            }
         }
         let tool_specs = tools.specs();
         let sandbox = config.tool_settings.sandbox.status.clone();

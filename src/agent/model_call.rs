@@ -206,7 +206,11 @@ impl Run {
         };
         // The `goal` tool is offered only while there is a goal to mark.
         let tool_specs = super::goal::offered(&settings.tool_specs, goal);
-        let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode);
+        let asks = settings
+            .base_tools
+            .get(crate::tools::ASK_USER_TOOL)
+            .is_some();
+        let system_prompt = super::plan_mode::system_prompt(&settings.system_prompt, mode, asks);
         // One cache per session: its requests share their prefix.
         let session_id = lock(&self.shared.session_id).clone();
         let request = ModelRequest {

@@ -75,6 +75,10 @@ impl Agent {
             (true, crate::tools::process::session_net::NetState::Unavailable(_)) => {
                 serde_json::Value::from("unavailable")
             }
+            // Refused at start already: no command will get it either.
+            (true, _) if sandbox.loopback_refused.is_some() => {
+                serde_json::Value::from("unavailable")
+            }
             (true, _) => serde_json::Value::Bool(true),
         };
         let paths = |list: Option<&Vec<std::path::PathBuf>>| -> Vec<String> {

@@ -61,6 +61,9 @@ pub struct Settings {
     pub retry: RetryPolicy,
     pub tool_settings: ToolSettings,
     pub tools: Vec<String>,
+    /// Whether the model is offered `ask_user` (not with `--no-tools`, nor with a tool list
+    /// that does not name it).
+    pub ask_user: bool,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub log_level: String,

@@ -100,6 +100,9 @@ pub enum AgentEvent {
         tool_call_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent_id: Option<String>,
+        /// The asking sub-agent's name (its definition's, e.g. `general`), with `agent_id`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_name: Option<String>,
         questions: Vec<super::question::Question>,
     },
     QueueUpdate {

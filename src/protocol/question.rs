@@ -29,13 +29,17 @@ pub struct QuestionOption {
     pub description: Option<String>,
 }
 
-/// The user's answer to a `user_question`. Serialized as `{"answered": {"answers": […]}}` or
-/// `{"declined": {"message": …}}`.
+/// The user's answer to a `user_question`. Serialized as `{"answered": {"answers": […],
+/// "message"?: …}}` or `{"declined": {"message": …}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum QuestionAnswer {
     Answered {
         answers: Vec<Answer>,
+        /// A note the model reads after the answers (e.g. a front end saying which
+        /// questions it could not show).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// The user chose not to answer (optionally saying why, or what to do instead).
     Declined {
@@ -65,7 +69,7 @@ impl Question {
 /// Why an answer cannot be taken for these questions (an unknown question or option, two
 /// options for a single choice, nothing chosen at all); `None` when it can.
 pub fn check_answer(questions: &[Question], answer: &QuestionAnswer) -> Option<String> {
-    let QuestionAnswer::Answered { answers } = answer else {
+    let QuestionAnswer::Answered { answers, .. } = answer else {
         return None;
     };
     if answers.is_empty() {
@@ -121,6 +125,7 @@ mod tests {
     fn answered(answers: serde_json::Value) -> QuestionAnswer {
         QuestionAnswer::Answered {
             answers: serde_json::from_value(answers).unwrap(),
+            message: None,
         }
     }
 

@@ -74,7 +74,7 @@ impl Command {
                 agent_id,
                 answer: match (declined, answers) {
                     (true, _) => QuestionAnswer::Declined { message },
-                    (false, Some(answers)) => QuestionAnswer::Answered { answers },
+                    (false, Some(answers)) => QuestionAnswer::Answered { answers, message },
                     (false, None) => {
                         return Err("`answer_question` needs `answers`, or `declined: true`"
                             .to_string());

@@ -236,6 +236,10 @@ pub struct Sandbox {
     /// What neither commands nor the file tools may read (the tools honour it also when
     /// commands are not sandboxed).
     pub deny_read: Arc<deny_read::DenyRead>,
+    /// Why the kernel would not make the session's loopback-only network namespace at
+    /// start, when the policy asks for one (`[sandbox] allow_local_binding`): commands keep
+    /// the unix-only filter, so none of them can listen on 127.0.0.1.
+    pub loopback_refused: Option<String>,
 }
 
 /// No sandbox (`--sandbox off`).
@@ -247,6 +251,7 @@ impl Default for Sandbox {
             status: Status::Off,
             nested: guard::walk::Nested::default(),
             deny_read: Arc::default(),
+            loopback_refused: None,
         }
     }
 }
@@ -278,12 +283,14 @@ impl Sandbox {
                     .chain(config.writable_roots.iter().map(|r| canonical(r)))
                     .filter(|_| !policy.writable.is_empty() || config.deny_read.has_patterns())
                     .collect();
+                let loopback_refused = loopback_refusal(&policy);
                 Sandbox {
                     mode: config.mode,
                     policy: Some(Arc::new(policy)),
                     status: Status::Enforced,
                     nested: guard::walk::Nested::search(searched, config.deny_read.clone()),
                     deny_read,
+                    loopback_refused,
                 }
             }
             Err(reason) => Sandbox {
@@ -292,6 +299,7 @@ impl Sandbox {
                 status: Status::Unavailable(reason),
                 nested: guard::walk::Nested::default(),
                 deny_read,
+                loopback_refused: None,
             },
         }
     }
@@ -320,15 +328,35 @@ impl Sandbox {
 
     /// What the user is told once at start, if anything.
     pub fn notice(&self) -> Option<String> {
-        match &self.status {
-            Status::Unavailable(reason) => Some(format!(
+        match (&self.status, &self.loopback_refused) {
+            (Status::Unavailable(reason), _) => Some(format!(
                 "the command sandbox is unavailable: {reason}. Commands will ask before they \
                  run, even in auto mode; `--sandbox off` (or [sandbox] mode = \"off\") runs \
                  them unsandboxed without asking."
             )),
+            (Status::Enforced, Some(reason)) => Some(format!(
+                "loopback listeners are unavailable in the sandbox: {reason}. [sandbox] \
+                 allow_local_binding is on, but without the session's network namespace \
+                 sandboxed commands keep the network off entirely, so a server they start \
+                 (a dev server, a test's own) cannot listen on 127.0.0.1. Run such a server \
+                 outside the sandbox, or set allow_local_binding = false to stop this notice."
+            )),
             _ => None,
         }
     }
+}
+
+/// Why the session's loopback-only network namespace cannot be made here, when `policy`
+/// wants one (Linux; elsewhere the policy never uses one). Tried once at start, so the user
+/// hears of it before a server fails to bind.
+fn loopback_refusal(policy: &Policy) -> Option<String> {
+    if !policy.local_binding {
+        return None;
+    }
+    #[cfg(target_os = "linux")]
+    return linux::session_net::probe().err();
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// Set to anything but empty, the probe reports the sandbox as unavailable: how tests (and

@@ -50,6 +50,7 @@ pub fn build_agent(
         thinking: settings.thinking,
         system_prompt,
         tools,
+        ask_user: settings.ask_user,
         tool_source: (!settings.mcp_servers.is_empty())
             .then(|| mcp.clone() as Arc<dyn crate::tools::source::ToolSource>),
         tool_settings: settings.tool_settings.clone(),

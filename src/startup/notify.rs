@@ -1,5 +1,5 @@
-//! The `notify` command of the config (docs/protocol.md §4.7): when a run ends or waits for
-//! an approval, the command is started with a JSON description as its last argument (Codex's
+//! The `notify` command of the config (docs/protocol.md §4.7): when a run ends, waits for
+//! an approval or the model asks the user a question (`ask_user`), the command is started with a JSON description as its last argument (Codex's
 //! convention), for the user's own tool (a desktop notification, a push to a phone). It
 //! watches the engine's events, so every front end gets it; a command that fails to start
 //! is logged, never in the run's way.
@@ -95,6 +95,17 @@ impl Watcher {
                 "tool-name": tool_name,
                 "arguments": args,
                 "reason": reason,
+                "agent-id": agent_id,
+            }),
+            AgentEvent::UserQuestion {
+                tool_call_id,
+                agent_id,
+                questions,
+                ..
+            } => json!({
+                "type": "question-asked",
+                "tool-call-id": tool_call_id,
+                "questions": questions.iter().map(|q| q.question.as_str()).collect::<Vec<_>>(),
                 "agent-id": agent_id,
             }),
             _ => return,

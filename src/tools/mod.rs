@@ -260,6 +260,10 @@ pub const ALL_TOOLS: &[&str] = &[
 /// `agent::children::task`), but a name the config and the tool lists accept.
 pub const TASK_TOOL: &str = "task";
 
+/// The name of the tool the model asks the user with: not a built-in either (the engine's
+/// own, `agent::ask_user`), offered only where the tool list names it or there is none.
+pub const ASK_USER_TOOL: &str = "ask_user";
+
 /// `names` with the tools that come with `bash` (reading and stopping background shells)
 /// added after it, when it is there and they are not.
 pub fn with_companions(mut names: Vec<String>) -> Vec<String> {

@@ -187,6 +187,7 @@ fn activity(row: &mut SubagentRow, event: AgentEvent) -> Option<String> {
             Some(doing)
         }
         AgentEvent::ToolApprovalRequest { .. } => Some("waiting for approval".to_string()),
+        AgentEvent::UserQuestion { .. } => Some("waiting for your answer".to_string()),
         // The approval was answered (here or by another client): the call goes on.
         AgentEvent::State {
             previous: RunState::AwaitingHuman,

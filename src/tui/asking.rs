@@ -8,17 +8,19 @@ use crate::protocol::command::Command;
 use crate::protocol::question::Question;
 
 impl App {
-    /// The model asks (`agent_id`: a sub-agent, its question relayed): show the dialog on top.
+    /// The model asks (`agent`: a sub-agent's id and name, its question relayed): show the
+    /// dialog on top.
     pub(super) fn on_user_question(
         &mut self,
         tool_call_id: String,
-        agent_id: Option<String>,
+        agent: Option<(String, Option<String>)>,
         questions: Vec<Question>,
     ) {
         // A question closes the full-screen views as it opens (`Views::push`): it must be
         // seen.
-        self.views
-            .push(Box::new(AskUser::new(tool_call_id, agent_id, questions)));
+        let (agent_id, agent_name) = agent.unzip();
+        let dialog = AskUser::new(tool_call_id, agent_id, questions).asked_by(agent_name.flatten());
+        self.views.push(Box::new(dialog));
         self.set_phase(Phase::Approval);
         self.dirty = true;
     }

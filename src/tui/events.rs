@@ -91,8 +91,11 @@ impl App {
             AgentEvent::UserQuestion {
                 tool_call_id,
                 agent_id,
+                agent_name,
                 questions,
-            } => self.on_user_question(tool_call_id, agent_id, questions),
+            } => {
+                self.on_user_question(tool_call_id, agent_id.map(|id| (id, agent_name)), questions)
+            }
             event @ AgentEvent::ToolApprovalRequest { .. } => self.on_approval_event(event),
             AgentEvent::QueueUpdate {
                 steering,

@@ -1,5 +1,6 @@
 //! Getting the user's attention while the terminal is not focused (`[tui] notify`,
-//! docs/protocol.md §4.7): when a run ends or a call waits for approval, the terminal's
+//! docs/protocol.md §4.7): when a run ends, a call waits for approval or the model asks the
+//! user a question (`ask_user`), the terminal's
 //! bell or a desktop notification by escape sequence (OSC 9 or OSC 777), wrapped in tmux's
 //! passthrough inside tmux. Focus comes from the terminal's focus reports (`CSI I` /
 //! `CSI O`, asked for with `CSI ? 1004 h`); a terminal that never reports counts as focused.
@@ -33,7 +34,8 @@ pub fn sequence(method: TuiNotify, text: &str, tmux: bool) -> Option<Vec<u8>> {
 }
 
 /// The one line an event that needs the user is told with, if it is one: the end of a run
-/// (the top-level one), or a call (a sub-agent's too) waiting for approval.
+/// (the top-level one), a call waiting for approval, or a question of the model's (a
+/// sub-agent's are relayed as the parent's own, and told once).
 pub fn text_for(event: &AgentEvent) -> Option<String> {
     match event {
         AgentEvent::AgentEnd { status, .. } => Some(
@@ -47,10 +49,12 @@ pub fn text_for(event: &AgentEvent) -> Option<String> {
         AgentEvent::ToolApprovalRequest { tool_name, .. } => {
             Some(format!("agent: approve {tool_name}?"))
         }
-        AgentEvent::SubagentEvent { event, .. } => match event.as_ref() {
-            AgentEvent::ToolApprovalRequest { .. } => text_for(event),
-            _ => None,
-        },
+        AgentEvent::UserQuestion { questions, .. } => Some(match questions.first() {
+            Some(question) => format!("agent asks: {}", question.question),
+            None => "agent asks a question".to_string(),
+        }),
+        // A sub-agent's approval request and question arrive twice: inside its
+        // `subagent_event` and relayed as the parent's own. The relayed one is told.
         _ => None,
     }
 }
@@ -96,5 +100,48 @@ mod tests {
             b"\x1bPtmux;\x1b\x1b]9;x\x07\x1b\\"
         );
         assert!(sequence(TuiNotify::Off, "x", false).is_none());
+    }
+
+    fn approval() -> AgentEvent {
+        AgentEvent::ToolApprovalRequest {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            args: serde_json::json!({"command": "true"}),
+            reason: "it runs a command".into(),
+            agent_id: Some("a1".into()),
+            cwd: "/".into(),
+            preview: crate::protocol::event::ApprovalPreview::None,
+            suggested_rule: None,
+        }
+    }
+
+    #[test]
+    fn a_question_is_told_once_with_its_first_question() {
+        assert_eq!(
+            text_for(&approval()).as_deref(),
+            Some("agent: approve bash?")
+        );
+        let question = AgentEvent::UserQuestion {
+            tool_call_id: "q1".into(),
+            agent_id: None,
+            agent_name: None,
+            questions: serde_json::from_value(serde_json::json!([
+                {"id": "db", "question": "Which database?"}
+            ]))
+            .unwrap(),
+        };
+        assert_eq!(
+            text_for(&question).as_deref(),
+            Some("agent asks: Which database?")
+        );
+        // A sub-agent's is told through its relayed copy, not a second time.
+        for inner in [question, approval()] {
+            let wrapped = AgentEvent::SubagentEvent {
+                agent_id: "a1".into(),
+                parent_tool_call_id: "t1".into(),
+                event: Box::new(inner),
+            };
+            assert_eq!(text_for(&wrapped), None);
+        }
     }
 }

@@ -324,7 +324,7 @@ fn offered(body: &Value) -> Vec<String> {
 }
 
 /// A tool list means that list: `task` (sub-agents) is offered only when it is named, on
-/// the command line as in `[tools] enabled`. (`ask_user` is the engine's own: always there.)
+/// the command line as in `[tools] enabled`.
 #[tokio::test]
 async fn a_tool_list_offers_exactly_the_tools_it_names() {
     let env = env();
@@ -336,21 +336,18 @@ async fn a_tool_list_offers_exactly_the_tools_it_names() {
     .await;
     assert_eq!(
         offered_by(&env, &server, &["--tools", "ls,read", "-p", "x"]).await,
-        ["ls", "read", "ask_user"]
+        ["ls", "read"]
     );
     assert_eq!(
         offered_by(&env, &server, &["--tools", "ls,task", "-p", "x"]).await,
-        ["ls", "task", "ask_user"]
+        ["ls", "task"]
     );
     std::fs::write(
         env.home.path().join("config.toml"),
         "[tools]\nenabled = [\"read\"]\n",
     )
     .unwrap();
-    assert_eq!(
-        offered_by(&env, &server, &["-p", "x"]).await,
-        ["read", "ask_user"]
-    );
+    assert_eq!(offered_by(&env, &server, &["-p", "x"]).await, ["read"]);
 }
 
 /// The tools the model was offered by a run of `agent ARGS` that succeeds.

@@ -81,8 +81,7 @@ async fn a_plain_answer_streams_and_completes() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    // `ask_user` is the engine's own, offered with every tool list.
-    assert_eq!(tools, vec!["read", "bash", "ask_user"]);
+    assert_eq!(tools, vec!["read", "bash"]);
     assert_eq!(
         body["tools"][0]["function"]["parameters"]["required"],
         json!(["path"])
@@ -498,7 +497,7 @@ async fn invalid_arguments_and_unknown_tools_become_error_results() {
     );
     assert_eq!(
         t[4],
-        "tool:c2:Tool `teleport` does not exist. Available tools: read, bash, ask_user."
+        "tool:c2:Tool `teleport` does not exist. Available tools: read, bash."
     );
     // The malformed arguments are replayed as valid JSON (servers reject the raw text);
     // the error result says what was wrong with them.

@@ -16,6 +16,7 @@ mod acp_node;
 mod acp_tools;
 mod allow_rule;
 mod ask_user;
+mod ask_user_a35;
 mod auth;
 mod auth_flows;
 mod auth_mcp;

@@ -70,6 +70,7 @@ pub fn config(base_url: &str, cwd: &std::path::Path) -> AgentConfig {
         thinking: ThinkingLevel::Off,
         system_prompt: "You are a test.".into(),
         tools: Tools::from_names(&["read", "bash"]).unwrap(),
+        ask_user: false,
         tool_source: None,
         tool_settings: tool_settings(),
         permission_mode: PermissionMode::Auto,

@@ -21,6 +21,9 @@ pub struct Terminal {
     pub background: Option<(u8, u8, u8)>,
     /// Answers neither OSC 11 nor DA1 (device attributes).
     pub silent: bool,
+    /// Starts the agent through this program and its arguments (`unshare …`), the agent's
+    /// path and arguments last; `None`: the agent itself.
+    pub wrapper: Option<&'static [&'static str]>,
 }
 
 pub struct Tui {
@@ -71,7 +74,15 @@ impl Tui {
                 pixel_height: 0,
             })
             .expect("open a pty");
-        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_agent"));
+        let mut command = match terminal.wrapper {
+            Some([program, wrapper_args @ ..]) => {
+                let mut command = CommandBuilder::new(program);
+                command.args(wrapper_args);
+                command.arg(env!("CARGO_BIN_EXE_agent"));
+                command
+            }
+            _ => CommandBuilder::new(env!("CARGO_BIN_EXE_agent")),
+        };
         command.args(args);
         command.cwd(cwd);
         command.env("AGENT_HOME", home);

@@ -181,6 +181,7 @@ impl Forwarder {
             } => Some(AgentEvent::UserQuestion {
                 tool_call_id: tool_call_id.clone(),
                 agent_id: Some(self.agent_id.clone()),
+                agent_name: Some(self.name.clone()),
                 questions: questions.clone(),
             }),
             _ => None,

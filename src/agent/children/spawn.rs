@@ -79,6 +79,13 @@ pub fn child_config(
         }
     }
     let tools = run.base_tools.only(allowed);
+    // The child asks the user only where its parent may, and only when its definition
+    // does not leave the tool out.
+    let ask_user = run.base_tools.get(crate::agent::ask_user::TOOL).is_some()
+        && definition
+            .tools
+            .as_ref()
+            .is_none_or(|tools| tools.iter().any(|t| t == crate::agent::ask_user::TOOL));
     let tool_source = run
         .tool_source
         .clone()
@@ -115,6 +122,7 @@ pub fn child_config(
         thinking: run.thinking,
         system_prompt,
         tools,
+        ask_user,
         tool_source,
         tool_settings: crate::tools::ToolSettings::clone(&run.tool_settings),
         permission_mode,

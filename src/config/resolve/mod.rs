@@ -104,6 +104,7 @@ pub(super) fn resolve(
         retry,
         tool_settings,
         tools: tool_choice.tools,
+        ask_user: tool_choice.ask_user_listed,
         system_prompt: cli.system_prompt.clone().or(file.system_prompt),
         append_system_prompt: cli
             .append_system_prompt

@@ -6,55 +6,70 @@ use crate::cli::Cli;
 use crate::config::builtin::BUILTIN_PROVIDERS;
 use crate::config::file::FileConfig;
 use crate::config::{ConfigError, web};
-use crate::tools::{ALL_TOOLS, TASK_TOOL, ToolSettings, Tools};
+use crate::tools::{ALL_TOOLS, ASK_USER_TOOL, TASK_TOOL, ToolSettings, Tools};
 use std::time::Duration;
 
-/// The tool names offered, and whether the list includes the `task` tool (sub-agents).
+/// The engine's own tools a list may name besides the built-ins.
+const ENGINE_TOOLS: &[&str] = &[TASK_TOOL, ASK_USER_TOOL];
+
+/// The tool names offered, and whether the list includes the `task` tool (sub-agents) and
+/// the `ask_user` tool.
 pub(super) struct ToolChoice {
     pub tools: Vec<String>,
     pub task_listed: bool,
+    pub ask_user_listed: bool,
 }
 
-/// A tool list means that list: the `task` tool too is offered only when named in it.
+/// A tool list means that list: the `task` and `ask_user` tools too are offered only when
+/// named in it; `--no-tools` offers none at all.
 pub(super) fn names(
     cli: &Cli,
     file: &FileConfig,
     errors: &FileErrors<'_>,
 ) -> Result<ToolChoice, ConfigError> {
-    let (tools, task_listed) = match (&cli.tools, cli.no_tools) {
-        (_, true) => (Vec::new(), false),
+    let (tools, task_listed, ask_user_listed) = match (&cli.tools, cli.no_tools) {
+        (_, true) => (Vec::new(), false, false),
         (Some(list), false) => {
             let names: Vec<String> = list
                 .iter()
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty())
                 .collect();
-            let (names, task) = without_task(names);
-            Tools::check_names(&names, &[TASK_TOOL]).map_err(|message| ConfigError::Flag {
+            let (names, task, ask_user) = without_engine_tools(names);
+            Tools::check_names(&names, ENGINE_TOOLS).map_err(|message| ConfigError::Flag {
                 flag: "--tools",
                 message,
             })?;
-            (crate::tools::with_companions(names), task)
+            (crate::tools::with_companions(names), task, ask_user)
         }
         (None, false) => match &file.tools.enabled {
             Some(list) => {
-                let (names, task) = without_task(list.clone());
-                Tools::check_names(&names, &[TASK_TOOL])
+                let (names, task, ask_user) = without_engine_tools(list.clone());
+                Tools::check_names(&names, ENGINE_TOOLS)
                     .map_err(|m| errors.at("tools.enabled", m))?;
-                (crate::tools::with_companions(names), task)
+                (crate::tools::with_companions(names), task, ask_user)
             }
-            None => (ALL_TOOLS.iter().map(|t| t.to_string()).collect(), true),
+            None => (
+                ALL_TOOLS.iter().map(|t| t.to_string()).collect(),
+                true,
+                true,
+            ),
         },
     };
-    Ok(ToolChoice { tools, task_listed })
+    Ok(ToolChoice {
+        tools,
+        task_listed,
+        ask_user_listed,
+    })
 }
 
-/// `names` without the `task` tool (not a built-in: the engine adds it when sub-agents are
-/// on), and whether it was there.
-fn without_task(mut names: Vec<String>) -> (Vec<String>, bool) {
-    let listed = names.iter().any(|n| n == TASK_TOOL);
-    names.retain(|n| n != TASK_TOOL);
-    (names, listed)
+/// `names` without the engine's own tools (not built-ins: the engine adds `task` when
+/// sub-agents are on, `ask_user` when asked to), and whether each was there.
+fn without_engine_tools(mut names: Vec<String>) -> (Vec<String>, bool, bool) {
+    let task = names.iter().any(|n| n == TASK_TOOL);
+    let ask_user = names.iter().any(|n| n == ASK_USER_TOOL);
+    names.retain(|n| !ENGINE_TOOLS.contains(&n.as_str()));
+    (names, task, ask_user)
 }
 
 /// How tools run.

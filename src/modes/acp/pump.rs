@@ -157,8 +157,9 @@ impl Pump {
             AgentEvent::UserQuestion {
                 tool_call_id,
                 agent_id,
+                agent_name,
                 questions,
-            } => self.question(tool_call_id, agent_id, questions),
+            } => self.question(tool_call_id, agent_id.map(|id| (id, agent_name)), questions),
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -338,15 +339,17 @@ impl Pump {
     }
 
     /// The model asks: the editor is asked in a task of its own (`question`).
+    /// The model asks (`agent`: a sub-agent's id and name, its question relayed).
     fn question(
         &self,
         tool_call_id: String,
-        agent_id: Option<String>,
+        agent: Option<(String, Option<String>)>,
         questions: Vec<crate::protocol::question::Question>,
     ) {
-        let Some(agent) = self.agent.upgrade() else {
+        let Some(engine) = self.agent.upgrade() else {
             return;
         };
+        let (agent_id, agent_name) = agent.unzip();
         let shown_id = match &agent_id {
             Some(agent_id) => shown_id(agent_id, &tool_call_id),
             None => tool_call_id.clone(),
@@ -354,12 +357,13 @@ impl Pump {
         self.asking.begin(&shown_id);
         tokio::spawn(super::question::ask(
             self.link.clone(),
-            agent,
+            engine,
             self.asking.clone(),
             super::question::Asked {
                 tool_call_id,
                 shown_id,
                 agent_id,
+                agent_name: agent_name.flatten(),
                 questions,
             },
         ));

@@ -78,21 +78,66 @@ fn adopt_fd(text: &str) -> Option<OwnedFd> {
     }
 }
 
-/// In the maker process (single-threaded): make the namespace and send its descriptors
-/// over the unix socket `to`.
-pub fn make_here_and_send(to: RawFd) -> Result<(), String> {
-    let privileged = super::mounts::has_sys_admin();
-    let failed = |what: &str, errno: i32| {
-        format!(
-            "cannot {what}: {}",
-            std::io::Error::from_raw_os_error(errno)
-        )
-    };
+/// A step of making the namespace, for what a failure says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Unshare = 1,
+    MapIds = 2,
+    Loopback = 3,
+}
+
+impl Step {
+    fn what(self) -> &'static str {
+        match self {
+            Step::Unshare => "make a network namespace",
+            Step::MapIds => "map the user namespace's ids",
+            Step::Loopback => "bring the loopback interface up",
+        }
+    }
+
+    fn decode(code: i32) -> Option<Step> {
+        [Step::Unshare, Step::MapIds, Step::Loopback]
+            .into_iter()
+            .find(|step| *step as i32 == code)
+    }
+}
+
+fn failed(what: &str, errno: i32) -> String {
+    format!(
+        "cannot {what}: {}",
+        std::io::Error::from_raw_os_error(errno)
+    )
+}
+
+/// The id maps of the user namespace an unprivileged maker puts around the network
+/// namespace (the user mapped to itself), written before any fork.
+fn id_maps() -> [(&'static std::ffi::CStr, Vec<u8>); 3] {
     // SAFETY: getuid and getgid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    // SAFETY: plain system calls on NUL-terminated strings and buffers owned here; the
-    // process has one thread (a fresh supervisor process), as unshare of a user namespace
-    // requires.
+    [
+        (c"/proc/self/setgroups", b"deny".to_vec()),
+        (
+            c"/proc/self/uid_map",
+            format!("{uid} {uid} 1\n").into_bytes(),
+        ),
+        (
+            c"/proc/self/gid_map",
+            format!("{gid} {gid} 1\n").into_bytes(),
+        ),
+    ]
+}
+
+/// Make the namespace in this single-threaded process (in a user namespace of its own
+/// unless `privileged`) and bring its loopback up. System calls only, on data prepared
+/// before (it also runs in a forked child: `probe`).
+///
+/// # Safety
+/// The calling process must have one thread (unshare of a user namespace requires it).
+unsafe fn make_here(
+    privileged: bool,
+    maps: &[(&std::ffi::CStr, Vec<u8>)],
+) -> Result<(), (Step, i32)> {
+    // SAFETY: plain system calls on NUL-terminated strings and buffers owned by the caller.
     unsafe {
         let flags = if privileged {
             libc::CLONE_NEWNET
@@ -100,26 +145,32 @@ pub fn make_here_and_send(to: RawFd) -> Result<(), String> {
             libc::CLONE_NEWUSER | libc::CLONE_NEWNET
         };
         if libc::unshare(flags) != 0 {
-            return Err(failed("make a network namespace", last_errno()));
+            return Err((Step::Unshare, last_errno()));
         }
         if !privileged {
-            let maps = [
-                (c"/proc/self/setgroups", "deny".to_string()),
-                (c"/proc/self/uid_map", format!("{uid} {uid} 1\n")),
-                (c"/proc/self/gid_map", format!("{gid} {gid} 1\n")),
-            ];
             for (path, text) in maps {
-                super::mounts::write_proc(path, text.as_bytes())
-                    .map_err(|e| failed("map the user namespace's ids", e))?;
+                super::mounts::write_proc(path, text).map_err(|e| (Step::MapIds, e))?;
             }
         }
-        loopback_up().map_err(|e| failed("bring the loopback interface up", e))?;
-        let mut sent = Vec::new();
-        if !privileged {
-            sent.push((c"/proc/self/ns/user", USER_TAG));
-        }
-        sent.push((c"/proc/self/ns/net", NET_TAG));
-        for (path, tag) in sent {
+        loopback_up().map_err(|e| (Step::Loopback, e))
+    }
+}
+
+/// In the maker process (single-threaded): make the namespace and send its descriptors
+/// over the unix socket `to`.
+pub fn make_here_and_send(to: RawFd) -> Result<(), String> {
+    let privileged = super::mounts::has_sys_admin();
+    let maps = id_maps();
+    // SAFETY: the maker is a fresh supervisor process with one thread.
+    unsafe { make_here(privileged, &maps) }.map_err(|(step, e)| failed(step.what(), e))?;
+    let mut sent = Vec::new();
+    if !privileged {
+        sent.push((c"/proc/self/ns/user", USER_TAG));
+    }
+    sent.push((c"/proc/self/ns/net", NET_TAG));
+    for (path, tag) in sent {
+        // SAFETY: open/close on a NUL-terminated path; `send_fd` on descriptors owned here.
+        unsafe {
             let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
             if fd < 0 {
                 return Err(failed("open the namespace", last_errno()));
@@ -130,6 +181,54 @@ pub fn make_here_and_send(to: RawFd) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether the kernel lets this process make a session's namespace: the maker's steps,
+/// tried at start in a forked child that exits at once (so nothing of it stays), and why
+/// not — for the start-up notice, since a command would meet the same refusal only later.
+/// Call it while the process has one thread, as the sandbox's own probe.
+pub fn probe() -> Result<(), String> {
+    let privileged = super::mounts::has_sys_admin();
+    let maps = id_maps();
+    let mut fds = [0; 2];
+    // SAFETY: fork with a child that only makes system calls on memory prepared before
+    // the fork (`make_here`, write, _exit); the parent waits for it.
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(failed("test the network namespace", last_errno()));
+        }
+        let pid = libc::fork();
+        if pid == 0 {
+            libc::close(fds[0]);
+            let code = match make_here(privileged, &maps) {
+                Ok(()) => [0, 0],
+                Err((step, errno)) => [step as i32, errno],
+            };
+            libc::write(fds[1], code.as_ptr().cast(), std::mem::size_of_val(&code));
+            libc::_exit(0);
+        }
+        libc::close(fds[1]);
+        if pid < 0 {
+            libc::close(fds[0]);
+            return Err(failed("test the network namespace", last_errno()));
+        }
+        let mut code = [0i32; 2];
+        let read = libc::read(
+            fds[0],
+            code.as_mut_ptr().cast(),
+            std::mem::size_of_val(&code),
+        );
+        libc::close(fds[0]);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        if usize::try_from(read).ok() != Some(std::mem::size_of_val(&code)) {
+            return Err("the network namespace test process died".to_string());
+        }
+        match Step::decode(code[0]) {
+            None => Ok(()),
+            Some(step) => Err(failed(step.what(), code[1])),
+        }
+    }
 }
 
 /// In the agent, once the maker has exited: the descriptors it sent over `socket`.

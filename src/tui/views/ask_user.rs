@@ -26,6 +26,8 @@ pub struct Reply {
 pub struct AskUser {
     tool_call_id: String,
     agent_id: Option<String>,
+    /// The asking sub-agent's name, shown in the title.
+    agent_name: Option<String>,
     questions: Vec<Question>,
     /// The question shown.
     current: usize,
@@ -56,10 +58,28 @@ impl AskUser {
         AskUser {
             tool_call_id,
             agent_id,
+            agent_name: None,
             questions,
             current: 0,
             answers,
             opened: Instant::now(),
+        }
+    }
+
+    /// The asking sub-agent's name (`agent_id` says which one asks).
+    pub fn asked_by(mut self, agent_name: Option<String>) -> Self {
+        self.agent_name = agent_name;
+        self
+    }
+
+    /// Who asks, as the title says it.
+    fn asker(&self) -> String {
+        match (&self.agent_id, &self.agent_name) {
+            (None, _) => "The agent asks".to_string(),
+            (Some(id), Some(name)) => {
+                format!("Sub-agent `{}` ({}) asks", visible(name), visible(id))
+            }
+            (Some(id), None) => format!("Sub-agent {} asks", visible(id)),
         }
     }
 
@@ -102,7 +122,10 @@ impl AskUser {
                 other: Some(draft.other.trim().to_string()).filter(|o| !o.is_empty()),
             })
             .collect();
-        QuestionAnswer::Answered { answers }
+        QuestionAnswer::Answered {
+            answers,
+            message: None,
+        }
     }
 
     /// Choose option `index` of the shown question (toggle it where several may be chosen).
@@ -269,6 +292,15 @@ impl View for AskUser {
             {
                 Next::Close
             }
+            // A sub-agent's call ended (it was stopped, or answered by another client).
+            AgentEvent::SubagentEvent {
+                agent_id, event, ..
+            } if self.agent_id.as_ref() == Some(agent_id)
+                && matches!(event.as_ref(), AgentEvent::ToolExecutionEnd { tool_call_id, .. }
+                    if *tool_call_id == self.tool_call_id) =>
+            {
+                Next::Close
+            }
             AgentEvent::AgentEnd { .. } => Next::Close,
             _ => Next::Stay,
         }
@@ -284,7 +316,7 @@ impl View for AskUser {
         };
         let mut title = vec![
             Span::styled("? ", theme.warning()),
-            Span::styled("The agent asks", theme.bold()),
+            Span::styled(self.asker(), theme.bold()),
         ];
         if self.questions.len() > 1 {
             title.push(Span::raw("  "));
@@ -410,7 +442,8 @@ mod tests {
                     id: "db".into(),
                     selected: vec!["SQLite".into()],
                     other: None
-                }]
+                }],
+                message: None,
             }
         );
         let mut by_arrows = dialog(db());
@@ -426,7 +459,8 @@ mod tests {
         for c in "MySQL 8".chars() {
             assert_eq!(typed.key(key(KeyCode::Char(c))), Next::Stay);
         }
-        let QuestionAnswer::Answered { answers } = answer(typed.key(key(KeyCode::Enter))) else {
+        let QuestionAnswer::Answered { answers, .. } = answer(typed.key(key(KeyCode::Enter)))
+        else {
             panic!("declined")
         };
         assert_eq!(answers[0].other.as_deref(), Some("MySQL 8"));
@@ -454,11 +488,50 @@ mod tests {
         assert!(rows.contains("[Tests]"), "{rows}");
         dialog.key(key(KeyCode::Char('1')));
         dialog.key(key(KeyCode::Char('2')));
-        let QuestionAnswer::Answered { answers } = answer(dialog.key(key(KeyCode::Enter))) else {
+        let QuestionAnswer::Answered { answers, .. } = answer(dialog.key(key(KeyCode::Enter)))
+        else {
             panic!("declined")
         };
         assert_eq!(answers[0].selected, vec!["a"]);
         assert_eq!(answers[1].selected, vec!["unit", "e2e"]);
+    }
+
+    #[test]
+    fn a_sub_agents_question_names_it_and_closes_when_its_call_ends() {
+        let mut dialog = AskUser::new(
+            "c1".into(),
+            Some("agent-1".into()),
+            serde_json::from_value(db()).unwrap(),
+        )
+        .asked_by(Some("general".into()));
+        let rows = draw(&dialog, 60, 10).join("\n");
+        assert!(
+            rows.contains("Sub-agent `general` (agent-1) asks"),
+            "{rows}"
+        );
+        let end = AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c1".into(),
+            tool_name: "ask_user".into(),
+            result: crate::protocol::event::ToolResultPayload {
+                content: Vec::new(),
+                details: None,
+            },
+            is_error: true,
+        };
+        // The parent's own call of that id is another call.
+        assert_eq!(dialog.on_event(&end), Next::Stay);
+        let other_child = AgentEvent::SubagentEvent {
+            agent_id: "agent-2".into(),
+            parent_tool_call_id: "t2".into(),
+            event: Box::new(end.clone()),
+        };
+        assert_eq!(dialog.on_event(&other_child), Next::Stay);
+        let its_end = AgentEvent::SubagentEvent {
+            agent_id: "agent-1".into(),
+            parent_tool_call_id: "t1".into(),
+            event: Box::new(end),
+        };
+        assert_eq!(dialog.on_event(&its_end), Next::Close);
     }
 
     #[test]
