@@ -8,6 +8,7 @@ use super::cells;
 use super::commands::completions;
 use super::screen::clamp_u16;
 use super::status::status_line;
+use super::views::ask_user::AskUser;
 use super::wrap::wrap_text;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -225,6 +226,10 @@ impl App {
                 Phase::Thinking => "Thinking".to_string(),
                 Phase::Responding => "Responding".to_string(),
                 Phase::Tool(name) => format!("Running {name}"),
+                // A question of the model's waits for an answer, not an approval.
+                Phase::Approval if self.views.find::<AskUser>().is_some() => {
+                    "Waiting for your answer".to_string()
+                }
                 Phase::Approval => "Waiting for your approval".to_string(),
                 Phase::Retrying {
                     until,

@@ -34,6 +34,13 @@ async fn tui_the_model_asks_and_option_two_is_the_answer() {
     let screen = tui.wait_for_text("Which database should it use?").await;
     assert!(screen.contains("2. SQLite"), "{screen}");
     assert!(screen.contains("3. Other:"), "{screen}");
+    // The run waits for an answer, and the call reads as its question.
+    let screen = tui.wait_for_text("Waiting for your answer").await;
+    assert!(!screen.contains("approval"), "{screen}");
+    assert!(
+        screen.contains("ask_user Which database should it use?"),
+        "{screen}"
+    );
     tui.send(b"2");
     tui.wait_for_text("Going with it.").await;
     let sent: Vec<String> = server
