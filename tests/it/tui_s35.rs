@@ -1,14 +1,17 @@
 //! Sessions you can manage and background shells' reporting (issue 35, s35): a background
-//! shell the user stops from `/ps` is told to the model once, with the next request.
+//! shell the user stops from `/ps` is told to the model once, with the next request;
+//! `agent sessions gc` collects what deleted sessions left behind and nothing of a live one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
 
 use crate::support;
 
 use agent::protocol::event::AgentEvent;
 use serde_json::json;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::chat;
 use support::harness::{Harness, result_of};
+use support::process::Rpc;
 use support::server::Reply;
 
 /// The conversation of the `n`th request the model got, one line per message.
@@ -77,4 +80,230 @@ async fn a_background_shell_the_user_stops_is_reported_once_with_the_next_reques
         sent.find("[shell_1 was stopped by the user").unwrap() > asked,
         "{sent}"
     );
+}
+
+/// `agent sessions ARGS…` in the test's working directory.
+async fn sessions(env: &support::env::Env, args: &[&str]) -> support::process::Output {
+    let mut cmd = support::process::command(env.home.path(), env.cwd.path());
+    cmd.arg("sessions").args(args);
+    support::process::run(cmd).await
+}
+
+/// `agent -p PROMPT` in auto mode; it must succeed.
+async fn print(env: &support::env::Env, server: &support::server::FakeServer, prompt: &str) {
+    let out =
+        support::process::run(env.agent(server, &["-p", "--permission-mode", "auto", prompt]))
+            .await;
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+}
+
+fn id_of(file: &Path) -> String {
+    let name = file.file_stem().unwrap().to_str().unwrap();
+    name.rsplit_once('_').unwrap().1.to_string()
+}
+
+/// Every path under `dir`, recursively.
+fn every_path(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The checkpoint objects holding exactly `content`.
+fn objects_holding(home: &Path, content: &[u8]) -> usize {
+    every_path(&home.join("checkpoints/objects"))
+        .into_iter()
+        .filter(|p| p.is_file() && std::fs::read(p).unwrap() == content)
+        .count()
+}
+
+/// Make `paths` (and everything under them) look untouched for two days.
+fn age(paths: &[PathBuf]) {
+    let status = std::process::Command::new("touch")
+        .args(["-h", "-d", "2 days ago"])
+        .args(
+            paths
+                .iter()
+                .filter(|p| p.exists())
+                .flat_map(|p| every_path_and(p)),
+        )
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn every_path_and(path: &Path) -> Vec<PathBuf> {
+    let mut all = vec![path.to_path_buf()];
+    if path.is_dir() {
+        all.extend(every_path(path));
+    }
+    all
+}
+
+/// Orphans — a session file deleted by hand (its tool outputs, its sub-agent's session and
+/// its checkpoint log stay behind), and a deletion a crash stopped after its first step
+/// (the tombstone `<stem>.deleted`) — are collected by `agent sessions gc`, with the
+/// checkpoint objects only they used. A session a running agent holds, a fresh directory a
+/// running agent may still write to, and the objects another session uses are untouched.
+#[tokio::test]
+async fn sessions_gc_collects_orphans_and_leaves_live_sessions_alone() {
+    let env = support::env::env();
+    let home = env.home.path();
+    let server = support::server::FakeServer::start(vec![
+        // A: a sub-agent, a spilled output, a file only it wrote.
+        Reply::sse(chat::tool_call(
+            "t1",
+            "task",
+            json!({"description": "look around", "prompt": "child job 5e1f"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "b1",
+            "bash",
+            json!({"command": "seq 1 100000"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "b2",
+            "bash",
+            json!({"command": "echo only-in-a-7f3e > a.txt"}),
+        )),
+        // Gone again: no later session sees it.
+        Reply::sse(chat::tool_call(
+            "b3",
+            "bash",
+            json!({"command": "rm a.txt"}),
+        )),
+        Reply::sse(chat::text("done A")),
+        // C: a file only it wrote.
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo only-in-c-81aa > c.txt"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "rm c.txt"}),
+        )),
+        Reply::sse(chat::text("done C")),
+        // B: a file only it wrote; it stays open in a running agent.
+        Reply::sse(chat::tool_call(
+            "d1",
+            "bash",
+            json!({"command": "echo only-in-b-93bd > b.txt"}),
+        )),
+        Reply::sse(chat::text("done B")),
+    ])
+    .await;
+    server.route("child job 5e1f", vec![Reply::sse(chat::text("child done"))]);
+    print(&env, &server, "session A").await;
+    let a_file = env.only_session();
+    let a_id = id_of(&a_file);
+    let a_dirs = [
+        a_file.with_extension("files"),
+        a_file.with_extension("agents"),
+    ];
+    assert!(a_dirs.iter().all(|d| d.is_dir()), "{a_dirs:?}");
+    let child = every_path(&a_dirs[1])
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let child_id = id_of(&child);
+    print(&env, &server, "session C").await;
+    let c_file = env
+        .session_files()
+        .into_iter()
+        .find(|f| *f != a_file)
+        .unwrap();
+    let c_id = id_of(&c_file);
+    let log = |id: &str| home.join(format!("checkpoints/sessions/{id}.jsonl"));
+    assert!(log(&a_id).is_file() && log(&c_id).is_file());
+
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc", "--permission-mode", "auto"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "session B"}))
+        .await;
+    rpc.until(|l| l["type"] == "agent_end").await;
+    let b_file = env
+        .session_files()
+        .into_iter()
+        .find(|f| *f != a_file && *f != c_file)
+        .unwrap();
+    let b_id = id_of(&b_file);
+    assert!(log(&b_id).is_file());
+
+    // A's file deleted by hand two days ago; C's deletion stopped after its first step;
+    // B's log untouched for two days too (its session is there: it is kept); a fresh
+    // directory beside no session (a running agent's pasted image before its first
+    // message) is kept.
+    std::fs::remove_file(&a_file).unwrap();
+    age(&[
+        a_dirs[0].clone(),
+        a_dirs[1].clone(),
+        log(&a_id),
+        log(&child_id),
+        log(&b_id),
+    ]);
+    std::fs::rename(&c_file, c_file.with_extension("deleted")).unwrap();
+    let fresh = a_file.with_file_name("2026-11-28T11-00-00-000Z_fresh0000001.files");
+    std::fs::create_dir_all(&fresh).unwrap();
+    std::fs::write(fresh.join("clipboard-1.png"), b"png").unwrap();
+
+    let before = every_path(home);
+    let dry = sessions(&env, &["gc", "--dry-run"]).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    for shown in [
+        a_dirs[0].display().to_string(),
+        child.display().to_string(),
+        log(&a_id).display().to_string(),
+        c_id.clone(),
+    ] {
+        assert!(dry.stdout.contains(&shown), "{shown}: {}", dry.stdout);
+    }
+    assert!(!dry.stdout.contains(&b_id), "{}", dry.stdout);
+    assert_eq!(every_path(home), before, "a dry run removes nothing");
+
+    let collected = sessions(&env, &["gc"]).await;
+    assert_eq!(collected.code, 0, "{}", collected.stderr);
+    let left: Vec<PathBuf> = every_path(home)
+        .into_iter()
+        .filter(|p| {
+            let text = p.to_string_lossy();
+            text.contains(&a_id) || text.contains(&child_id) || text.contains(&c_id)
+        })
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left behind: {left:?}\n{}",
+        collected.stdout
+    );
+    assert_eq!(
+        objects_holding(home, b"only-in-a-7f3e\n"),
+        0,
+        "{}",
+        collected.stdout
+    );
+    assert_eq!(objects_holding(home, b"only-in-c-81aa\n"), 0);
+    // The live session, its checkpoints and the fresh directory are untouched.
+    assert!(b_file.is_file() && log(&b_id).is_file());
+    assert_eq!(objects_holding(home, b"only-in-b-93bd\n"), 1);
+    assert!(fresh.join("clipboard-1.png").is_file());
+
+    // Nothing more to collect.
+    let again = sessions(&env, &["gc"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("Nothing left behind"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(rpc.exit_code().await, 0);
 }
