@@ -307,3 +307,246 @@ async fn sessions_gc_collects_orphans_and_leaves_live_sessions_alone() {
     );
     assert_eq!(rpc.exit_code().await, 0);
 }
+
+/// Wait (up to 120 s) until the visible screen satisfies `pred`.
+async fn wait_screen(tui: &support::pty::Tui, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let screen = tui.screen();
+        if pred(&screen) {
+            return screen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; the screen shows:\n{screen}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// In the `agent -r` picker, the highlighted session is renamed in place (a rebound key:
+/// `[keys] "picker.rename" = "f2"`) and deleted after a y/n question naming it — through
+/// what `agent sessions rename|rm` use: `agent sessions list` shows the new title, and the
+/// deleted session's file, tool outputs, sub-agent session, checkpoint log and the objects
+/// only it used are gone. A session a running agent holds is refused, with the reason.
+#[tokio::test]
+async fn the_picker_renames_and_deletes_sessions() {
+    let env = support::env::env();
+    let home = env.home.path();
+    std::fs::write(
+        home.join("config.toml"),
+        "[keys]\n\"picker.rename\" = \"f2\"\n",
+    )
+    .unwrap();
+    let server = support::server::FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "t1",
+            "task",
+            json!({"description": "look around", "prompt": "child job 5e1f"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "b1",
+            "bash",
+            json!({"command": "seq 1 100000"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "b2",
+            "bash",
+            json!({"command": "echo only-in-a-7f3e > a.txt"}),
+        )),
+        Reply::sse(chat::tool_call(
+            "b3",
+            "bash",
+            json!({"command": "rm a.txt"}),
+        )),
+        Reply::sse(chat::text("done A")),
+        Reply::sse(chat::text("done B")),
+        Reply::sse(chat::text("done C")),
+    ])
+    .await;
+    server.route("child job 5e1f", vec![Reply::sse(chat::text("child done"))]);
+    print(&env, &server, "Fix the flaky build").await;
+    let a_file = env.only_session();
+    let a_id = id_of(&a_file);
+    let child = every_path(&a_file.with_extension("agents"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    assert!(a_file.with_extension("files").is_dir());
+    let a_log = home.join(format!("checkpoints/sessions/{a_id}.jsonl"));
+    assert!(a_log.is_file());
+    assert_eq!(objects_holding(home, b"only-in-a-7f3e\n"), 1);
+    print(&env, &server, "Write release notes").await;
+    let b_file = env
+        .session_files()
+        .into_iter()
+        .find(|f| *f != a_file)
+        .unwrap();
+    let mut rpc = Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "Busy elsewhere"}))
+        .await;
+    rpc.until(|l| l["type"] == "agent_end").await;
+    let c_file = env
+        .session_files()
+        .into_iter()
+        .find(|f| *f != a_file && *f != b_file)
+        .unwrap();
+
+    let mut tui = env.start(&server, &["-r"]);
+    let screen = wait_screen(&tui, "the picker", |s| {
+        s.contains("Fix the flaky build") && s.contains("Busy elsewhere")
+    })
+    .await;
+    // The footer names the keys as bound.
+    assert!(
+        screen.contains("enter opens · f2 renames · ctrl+d deletes · esc cancels"),
+        "{screen}"
+    );
+
+    // Rename: the title is edited in place.
+    tui.type_text("release");
+    wait_screen(&tui, "the search", |s| {
+        s.contains("search: release") && !s.contains("Fix the flaky build")
+    })
+    .await;
+    tui.send(b"\x1bOQ");
+    wait_screen(&tui, "the title to edit", |s| {
+        s.contains("new title: Write release notes▏")
+    })
+    .await;
+    tui.send(b"\x15");
+    tui.type_text("Shipping notes");
+    tui.enter();
+    wait_screen(&tui, "the new title", |s| {
+        s.contains("Renamed to “Shipping notes”.") && s.contains("› Shipping notes")
+    })
+    .await;
+    let listed = sessions(&env, &["list"]).await;
+    assert!(
+        listed.stdout.contains("Shipping notes"),
+        "{}",
+        listed.stdout
+    );
+
+    // Delete: asked first, naming the session; n keeps it.
+    tui.send(b"\x15");
+    tui.type_text("flaky");
+    wait_screen(&tui, "the search", |s| {
+        s.contains("› Fix the flaky build") && !s.contains("Shipping notes")
+    })
+    .await;
+    tui.send(b"\x04");
+    let screen = wait_screen(&tui, "the question", |s| {
+        s.contains("y deletes · n keeps it")
+    })
+    .await;
+    assert!(
+        screen.contains(&format!("Delete “Fix the flaky build” ({a_id})?")),
+        "{screen}"
+    );
+    tui.type_text("n");
+    wait_screen(&tui, "the answer", |s| s.contains("Nothing was deleted.")).await;
+    assert!(a_file.is_file());
+    tui.send(b"\x04");
+    wait_screen(&tui, "the question", |s| {
+        s.contains("y deletes · n keeps it")
+    })
+    .await;
+    tui.type_text("y");
+    wait_screen(&tui, "the deletion", |s| {
+        s.contains("Deleted “Fix the flaky build”.") && !s.contains("› Fix the flaky build")
+    })
+    .await;
+    let named: Vec<PathBuf> = every_path(home)
+        .into_iter()
+        .filter(|p| {
+            let text = p.to_string_lossy();
+            text.contains(&a_id) || text.contains(&id_of(&child))
+        })
+        .collect();
+    assert!(named.is_empty(), "left behind: {named:?}");
+    assert_eq!(objects_holding(home, b"only-in-a-7f3e\n"), 0);
+    assert!(b_file.is_file());
+
+    // A session a running agent holds is refused, and stays.
+    tui.send(b"\x15");
+    tui.type_text("busy");
+    wait_screen(&tui, "the search", |s| s.contains("› Busy elsewhere")).await;
+    tui.send(b"\x04");
+    wait_screen(&tui, "the question", |s| {
+        s.contains("y deletes · n keeps it")
+    })
+    .await;
+    tui.type_text("y");
+    wait_screen(&tui, "the refusal", |s| {
+        s.contains(
+            "“Busy elsewhere” is open in a running agent: quit it first (nothing was deleted)",
+        )
+    })
+    .await;
+    assert!(c_file.is_file());
+    assert_eq!(rpc.exit_code().await, 0);
+
+    // /keys lists the picker's actions.
+    tui.send(b"\x15");
+    wait_screen(&tui, "the cleared search", |s| {
+        s.contains("search: titles and contents")
+    })
+    .await;
+    tui.send(b"\x1b");
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text("/keys");
+    tui.enter();
+    tui.wait_for_text("picker.delete").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+/// The search through the sessions' contents runs off the key path: with large sessions,
+/// what is typed is drawn (titles matched) while the contents are still being searched,
+/// and the session whose content matches follows when it is found.
+#[tokio::test]
+async fn the_picker_draws_the_query_before_the_content_matches_arrive() {
+    let env = support::env::env();
+    let server = chat::answering(&["PAD-ANSWER", "PAD-ANSWER", "PAD-ANSWER"]).await;
+    for title in ["Topic one", "Topic two", "Topic three"] {
+        support::process::run(env.agent(&server, &["-p", title])).await;
+    }
+    // Each session's answer becomes 40 MB of text; the oldest one's (searched last) ends
+    // with the word searched for.
+    let files = env.session_files();
+    assert_eq!(files.len(), 3);
+    for (n, file) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut pad = "lorem ipsum ".repeat(40 * 1024 * 1024 / 12);
+        if n == 0 {
+            pad.push_str("zebrafish");
+        }
+        std::fs::write(file, text.replace("PAD-ANSWER", &pad)).unwrap();
+    }
+    let mut tui = env.start(&server, &["-r"]);
+    wait_screen(&tui, "the picker", |s| {
+        s.contains("Topic one") && s.contains("Topic three")
+    })
+    .await;
+    tui.type_text("zebrafish");
+    let screen = wait_screen(&tui, "the query", |s| s.contains("search: zebrafish▏")).await;
+    assert!(
+        !screen.contains("in content"),
+        "the query was drawn only once the contents were searched:\n{screen}"
+    );
+    assert!(screen.contains("searching contents…"), "{screen}");
+    let screen = wait_screen(&tui, "the content match", |s| s.contains("in content")).await;
+    assert!(screen.contains("Topic one"), "{screen}");
+    assert!(!screen.contains("Topic two"), "{screen}");
+    assert!(!screen.contains("searching contents…"), "{screen}");
+    tui.send(b"\x15");
+    wait_screen(&tui, "the cleared search", |s| {
+        s.contains("search: titles and contents")
+    })
+    .await;
+    tui.send(b"\x1b");
+    tui.wait_for_text("Ask anything").await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
