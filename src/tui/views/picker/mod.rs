@@ -421,6 +421,52 @@ mod tests {
         }
     }
 
+    /// The session open in this interface is refused at once (even spelled otherwise), and
+    /// no question is asked; another one is asked about, naming it.
+    #[tokio::test]
+    async fn the_session_open_here_is_not_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = dir.path().join("T_here1.jsonl");
+        let other = dir.path().join("T_other1.jsonl");
+        std::fs::write(&here, "x").unwrap();
+        std::fs::write(&other, "y").unwrap();
+        let (tasks, _results) = tokio::sync::mpsc::unbounded_channel();
+        let link = Link {
+            tasks,
+            checkpoints_dir: dir.path().join("checkpoints"),
+            open_here: Some(dir.path().join(".").join("T_here1.jsonl")),
+            rename_keys: "ctrl+r".into(),
+            delete_keys: "ctrl+d".into(),
+        };
+        let mut picker =
+            Picker::of(vec![entry("Here", &here), entry("Other", &other)]).linked(link);
+        let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
+        assert_eq!(picker.key(ctrl_d), Next::Stay);
+        let said = picker.said.clone().unwrap();
+        assert!(said.1, "{said:?}");
+        assert!(
+            said.0.contains("“Here” is the session open here"),
+            "{said:?}"
+        );
+        assert_eq!(picker.mode, manage::Mode::Search);
+        // y now is only a search.
+        picker.key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+        assert!(here.is_file());
+        picker.clear_query();
+        picker.down();
+        picker.key(ctrl_d);
+        let theme = Theme::default();
+        let rows: Vec<String> = picker
+            .rows(80, &theme)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert!(
+            rows.iter().any(|r| r.contains("Delete “Other” (other1)?")),
+            "{rows:?}"
+        );
+    }
+
     #[test]
     fn typing_filters_titles_fuzzily_then_contents() {
         let dir = tempfile::tempdir().unwrap();
