@@ -54,6 +54,10 @@ impl App {
         let tasks = self.tasks.clone();
         tokio::spawn(async move {
             let result = match shells.stop_by_user(&id).await {
+                Some(status @ ShellStatus::Killed) => TaskResult::Notice(format!(
+                    "{id}: {}. The model is told with its next request.",
+                    status.describe()
+                )),
                 Some(status) => TaskResult::Notice(format!("{id}: {}.", status.describe())),
                 None => TaskResult::Warning(format!("No background shell {id}.")),
             };
