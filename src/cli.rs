@@ -288,6 +288,13 @@ pub enum SessionsAction {
         #[arg(long = "dry-run")]
         dry_run: bool,
     },
+    /// Remove what deleted sessions left behind: tool outputs and sub-agent sessions beside
+    /// no session file, deletions a crash stopped part way, checkpoint data of no session
+    Gc {
+        /// Only list what would be removed
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+    },
     /// Write a session's current branch as HTML, Markdown or its JSON lines
     Export {
         /// The session's id (a prefix is enough)

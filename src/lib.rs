@@ -13,6 +13,7 @@ pub mod entry;
 pub mod extensions;
 pub mod features;
 pub mod file_size_limit;
+pub mod housekeeping;
 pub mod live;
 pub mod llm;
 pub mod logging;

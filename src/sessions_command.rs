@@ -1,12 +1,14 @@
-//! `agent sessions [list] | rename ID TITLE | rm ID… | export ID`: the saved sessions
+//! `agent sessions [list] | rename ID TITLE | rm ID… | gc | export ID`: the saved sessions
 //! managed from the shell. Listing is the live sessions' business (`live::commands`, which
-//! also lists the saved ones); renaming and removing go through `session::manage` (refused
-//! while a running agent holds the session), and a removal ends with the checkpoint store
-//! dropping the removed sessions' records and every object no other session uses
-//! (`checkpoint::gc::forget`). Ids may be prefixes (`session::store::find_by_id`).
+//! also lists the saved ones); renaming goes through `session::manage` and removing through
+//! `housekeeping` (both refused while a running agent holds the session; the session
+//! picker uses the same), which also drops the removed sessions' checkpoint records and
+//! every object no other session uses, and collects orphans (`gc`). Ids may be prefixes
+//! (`session::store::find_by_id`).
 
 use crate::cli::{ExportFormat, SessionsAction, SessionsArgs};
 use crate::config::Paths;
+use crate::housekeeping::{self, Freed};
 use crate::session::SessionError;
 use crate::session::manage::{self, Removal};
 use crate::session::{export, store, title};
@@ -27,6 +29,7 @@ pub async fn run(paths: &Paths, cwd: &Path, args: &SessionsArgs) -> u8 {
             force,
             dry_run,
         }) => remove(paths, ids, *force, *dry_run),
+        Some(SessionsAction::Gc { dry_run }) => collect(paths, *dry_run),
         Some(SessionsAction::Export { id, format, output }) => {
             export_session(paths, id, *format, output.as_deref())
         }
@@ -148,36 +151,82 @@ fn remove(paths: &Paths, ids: &[String], force: bool, dry_run: bool) -> Result<(
             return Err(Failure::new("nothing was deleted"));
         }
     }
-    let mut ids: Vec<String> = Vec::new();
+    let mut records = 0;
     let mut failed = None;
     for removal in removals {
-        let these: Vec<String> = removal.ids().map(String::from).collect();
         let id = removal.id.clone();
         let files = removal.files.len();
-        match removal.execute() {
-            Ok(()) => println!("Deleted session {id} ({files} file(s))."),
+        match housekeeping::delete(removal, &paths.checkpoints_dir) {
+            Ok(dropped) => {
+                records += dropped;
+                println!("Deleted session {id} ({files} file(s)).");
+            }
             Err(e) => {
                 failed.get_or_insert(Failure::new(format!("session {id}: {e}")));
             }
         }
-        ids.extend(these);
     }
-    match crate::checkpoint::gc::forget(&paths.checkpoints_dir, ids.iter().map(String::as_str)) {
-        Ok(Some(cleaned)) if cleaned.records + cleaned.objects > 0 => println!(
-            "Freed {} checkpoint record(s) and {} object(s) no other session uses.",
-            cleaned.records, cleaned.objects
-        ),
-        Ok(Some(_)) => {}
-        Ok(None) => println!(
-            "A running agent is using the checkpoint store: the data only these sessions used is freed at the next clean-up."
-        ),
-        Err(e) => {
-            failed.get_or_insert(Failure::new(format!(
-                "the sessions are deleted, but their checkpoint data could not be freed: {e}"
-            )));
+    let freed = housekeeping::sweep(&paths.checkpoints_dir, records);
+    match (&freed, freed.describe()) {
+        (Freed::Failed(_), Some(line)) => {
+            failed.get_or_insert(Failure::new(line));
         }
+        (_, Some(line)) => println!("{line}"),
+        (_, None) => {}
     }
     failed.map_or(Ok(()), Err)
+}
+
+/// `agent sessions gc [--dry-run]`: collect what deleted sessions left behind.
+fn collect(paths: &Paths, dry_run: bool) -> Result<(), Failure> {
+    let collected = housekeeping::gc(
+        &paths.sessions_dir,
+        &paths.checkpoints_dir,
+        housekeeping::ORPHAN_QUIET,
+        dry_run,
+    );
+    let verb = if dry_run { "Would remove" } else { "Removed" };
+    let mut out = std::io::stdout().lock();
+    for id in &collected.finished {
+        let _ = writeln!(out, "{verb} the rest of deleted session {id}");
+    }
+    for dir in &collected.dirs {
+        let _ = writeln!(out, "{verb} {} (beside no session file)", dir.display());
+    }
+    if dry_run {
+        for file in collected.files.iter().chain(&collected.logs) {
+            let _ = writeln!(out, "  {}", file.display());
+        }
+    } else if !collected.logs.is_empty() {
+        let _ = writeln!(
+            out,
+            "Removed {} checkpoint log(s) of no session",
+            collected.logs.len()
+        );
+    }
+    if collected.is_empty() {
+        let _ = writeln!(out, "Nothing left behind by deleted sessions.");
+    }
+    if dry_run {
+        let _ = writeln!(
+            out,
+            "and the checkpoint objects nothing uses (nothing was removed: --dry-run)"
+        );
+        return Ok(());
+    }
+    match collected.freed.as_ref().and_then(Freed::describe) {
+        Some(line) if matches!(collected.freed, Some(Freed::Failed(_))) => {
+            return Err(Failure::new(line));
+        }
+        Some(line) => {
+            let _ = writeln!(out, "{line}");
+        }
+        None => {}
+    }
+    match collected.failures.first() {
+        Some(first) => Err(Failure::new(first.clone())),
+        None => Ok(()),
+    }
 }
 
 /// Ask on the terminal; `true` for yes.

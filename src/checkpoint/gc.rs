@@ -4,7 +4,8 @@
 //! lock exclusively (checkpoints being recorded hold it shared, so nothing they are about
 //! to name disappears), and bumps the store's generation so a running agent stops reusing
 //! what it remembered of removed objects. `collect` sweeps without the daily gate and
-//! without dropping records, after a session was deleted (`agent sessions rm`).
+//! without dropping records, after a session was deleted (`agent sessions rm`, the
+//! picker) or orphans were collected (`agent sessions gc`).
 
 use super::error::CheckpointError;
 use super::log::{self, Record};
@@ -79,6 +80,21 @@ pub fn forget<'a>(
     root: &Path,
     ids: impl IntoIterator<Item = &'a str>,
 ) -> Result<Option<Cleaned>, CheckpointError> {
+    let records = drop_logs(root, ids)?;
+    let collected = collect(root)?;
+    Ok(collected.map(|cleaned| Cleaned {
+        records: cleaned.records + records,
+        ..cleaned
+    }))
+}
+
+/// Drop the checkpoint logs of the sessions `ids` (those that have none are fine): how
+/// many records they held. The objects they alone reached stay until the next sweep
+/// (`collect`).
+pub fn drop_logs<'a>(
+    root: &Path,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> Result<usize, CheckpointError> {
     let mut records = 0;
     for id in ids {
         let path = log::path_for(root, id);
@@ -89,11 +105,20 @@ pub fn forget<'a>(
             Err(e) => return Err(CheckpointError::store(&path, e)),
         }
     }
-    let collected = collect(root)?;
-    Ok(collected.map(|cleaned| Cleaned {
-        records: cleaned.records + records,
-        ..cleaned
-    }))
+    Ok(records)
+}
+
+/// Every session log in the store: its session id, its path, and when it was last written.
+pub fn logs(root: &Path) -> Vec<(String, PathBuf, SystemTime)> {
+    files_in(&root.join("sessions"))
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .filter_map(|path| {
+            let id = path.file_stem()?.to_str()?.to_string();
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+            Some((id, path, modified))
+        })
+        .collect()
 }
 
 /// Drop the records older than `cutoff` (none without one), then sweep.

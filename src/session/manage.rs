@@ -3,8 +3,14 @@
 //! with everything that belongs to it — its `<stem>.files/` (tool outputs, pasted images)
 //! and `<stem>.agents/` (its sub-agents' sessions, at every depth, with theirs). A session
 //! a running agent holds (its lock) is neither renamed nor removed. The checkpoint records
-//! of the removed sessions are the checkpoint store's to drop (`checkpoint::gc::forget`),
-//! given the ids this module reports.
+//! of the removed sessions are the checkpoint store's to drop (`checkpoint::gc`), given the
+//! ids this module reports; `housekeeping` puts the two together.
+//!
+//! A removal is crash-safe: the session file is first renamed to `<stem>.deleted` (a
+//! tombstone: the session leaves every listing at once, and its lock stays), then the
+//! checkpoint logs go, then the directories, then the tombstone. A crash at any step leaves
+//! the tombstone and what it names, which the next collection of orphans (`orphans`,
+//! `agent sessions gc`) finishes.
 
 use super::error::SessionError;
 use super::format::NewEntry;
@@ -55,20 +61,51 @@ impl Removal {
         std::iter::once(self.id.as_str()).chain(self.child_ids.iter().map(String::as_str))
     }
 
-    /// Remove the session file first (the session leaves every listing at once), then its
-    /// directories. A directory that cannot be removed is reported, after the others went.
-    pub fn execute(self) -> Result<(), SessionError> {
-        std::fs::remove_file(&self.file).map_err(|e| SessionError::io(&self.file, e))?;
-        let mut failed = None;
-        for dir in &self.dirs {
-            if let Err(e) = std::fs::remove_dir_all(dir)
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
-                failed.get_or_insert(SessionError::io(dir, e));
-            }
-        }
-        failed.map_or(Ok(()), Err)
+    /// Remove the session: its file becomes a tombstone (`<stem>.deleted`: it leaves every
+    /// listing at once), `forget` drops the checkpoint logs of its ids, then its
+    /// directories go, then the tombstone. A step that fails stops the removal with the
+    /// tombstone left, so `agent sessions gc` finishes it; `forget`'s error is given back
+    /// as it came.
+    pub fn execute<E>(
+        self,
+        forget: impl FnOnce(&[&str]) -> Result<(), E>,
+    ) -> Result<(), Interrupted<E>> {
+        let tombstone = tombstone_of(&self.file);
+        std::fs::rename(&self.file, &tombstone)
+            .map_err(|e| Interrupted::Session(SessionError::io(&self.file, e)))?;
+        let ids: Vec<&str> = self.ids().collect();
+        forget(&ids).map_err(Interrupted::Forget)?;
+        remove_dirs(&self.dirs).map_err(Interrupted::Session)?;
+        std::fs::remove_file(&tombstone)
+            .map_err(|e| Interrupted::Session(SessionError::io(&tombstone, e)))
     }
+}
+
+/// Why a removal stopped part way (its tombstone is left for `agent sessions gc`).
+#[derive(Debug)]
+pub enum Interrupted<E> {
+    Session(SessionError),
+    /// The checkpoint logs could not be dropped.
+    Forget(E),
+}
+
+/// Remove `dirs` whole (those already gone are fine); the first failure, after the
+/// others went.
+pub(super) fn remove_dirs(dirs: &[PathBuf]) -> Result<(), SessionError> {
+    let mut failed = None;
+    for dir in dirs {
+        if let Err(e) = std::fs::remove_dir_all(dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            failed.get_or_insert(SessionError::io(dir, e));
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+/// `<stem>.deleted` beside the session file `path`: what a removal renames it to first.
+pub fn tombstone_of(path: &Path) -> PathBuf {
+    beside(path, "deleted")
 }
 
 /// Find what removing the session at `path` takes away, locking it and every sub-agent
@@ -88,22 +125,69 @@ pub fn plan_removal(path: &Path) -> Result<Removal, SessionError> {
         files: vec![path.to_path_buf()],
         _locks: vec![SessionWriter::lock_existing(path)?],
     };
-    for dir in [beside(path, "files"), beside(path, "agents")] {
-        if dir.symlink_metadata().is_ok() {
-            walk(&dir, &mut removal)?;
-            removal.dirs.push(dir);
-        }
-    }
+    add_dirs(path, &mut removal)?;
     Ok(removal)
 }
 
-/// `<stem>.<suffix>` beside the session file `path`.
-fn beside(path: &Path, suffix: &str) -> PathBuf {
+/// Add what `<stem>.files/` and `<stem>.agents/` beside `path` hold to `removal`.
+fn add_dirs(path: &Path, removal: &mut Removal) -> Result<(), SessionError> {
+    for dir in [beside(path, "files"), beside(path, "agents")] {
+        if dir.symlink_metadata().is_ok() {
+            walk(&dir, removal)?;
+            removal.dirs.push(dir);
+        }
+    }
+    Ok(())
+}
+
+/// What finishing the removal a tombstone (`<stem>.deleted`) marks takes away: a removal
+/// that stopped part way (a crash, a failure). `SessionError::Locked` while the removal is
+/// still going on (its lock is held).
+pub(super) fn plan_finishing(tombstone: &Path) -> Result<Removal, SessionError> {
+    let session = beside(tombstone, "jsonl");
+    let id = id_of(&session)
+        .ok_or_else(|| SessionError::NotASession {
+            path: tombstone.to_path_buf(),
+            reason: "its name is not <time>_<id>.deleted".to_string(),
+        })?
+        .to_string();
+    let mut removal = Removal {
+        file: tombstone.to_path_buf(),
+        id,
+        child_ids: Vec::new(),
+        dirs: Vec::new(),
+        files: vec![tombstone.to_path_buf()],
+        _locks: vec![SessionWriter::lock_existing(tombstone)?],
+    };
+    add_dirs(&session, &mut removal)?;
+    Ok(removal)
+}
+
+impl Removal {
+    /// Finish a removal its tombstone marks (`plan_finishing`): the checkpoint logs, the
+    /// directories, the tombstone.
+    pub fn finish<E>(
+        self,
+        forget: impl FnOnce(&[&str]) -> Result<(), E>,
+    ) -> Result<(), Interrupted<E>> {
+        let ids: Vec<&str> = self.ids().collect();
+        forget(&ids).map_err(Interrupted::Forget)?;
+        remove_dirs(&self.dirs).map_err(Interrupted::Session)?;
+        std::fs::remove_file(&self.file)
+            .map_err(|e| Interrupted::Session(SessionError::io(&self.file, e)))
+    }
+}
+
+/// `<stem>.<suffix>` beside the session file `path` (or its tombstone).
+pub(super) fn beside(path: &Path, suffix: &str) -> PathBuf {
     let name = path
         .file_name()
         .unwrap_or(path.as_os_str())
         .to_string_lossy();
-    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    let stem = name
+        .strip_suffix(".jsonl")
+        .or_else(|| name.strip_suffix(".deleted"))
+        .unwrap_or(&name);
     path.with_file_name(format!("{stem}.{suffix}"))
 }
 
@@ -170,7 +254,14 @@ mod tests {
             SessionWriter::lock_existing(&grandchild),
             Err(SessionError::Locked(_))
         ));
-        removal.execute().unwrap();
+        let mut forgotten = Vec::new();
+        removal
+            .execute(|ids: &[&str]| {
+                forgotten.extend(ids.iter().map(|id| id.to_string()));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(forgotten.len(), 3);
         let left: Vec<_> = std::fs::read_dir(root.path().join("d"))
             .unwrap()
             .flatten()
@@ -187,5 +278,44 @@ mod tests {
         let _held = SessionWriter::lock_existing(&file).unwrap();
         assert!(matches!(plan_removal(&file), Err(SessionError::Locked(_))));
         assert!(file.exists());
+    }
+}
+
+#[cfg(test)]
+mod crash_tests {
+    use super::*;
+    use crate::session::format::Header;
+
+    fn session(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let header = serde_json::to_string(&Header::new("x", "/w", 0)).unwrap() + "\n";
+        std::fs::write(path, header).unwrap();
+    }
+
+    /// A removal that stops after its first step leaves the tombstone and everything it
+    /// names, and finishing it takes them all.
+    #[test]
+    fn a_removal_stopped_part_way_leaves_a_tombstone_that_finishing_clears() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("d/T_gone1.jsonl");
+        session(&file);
+        session(&root.path().join("d/T_gone1.agents/T_kid1.jsonl"));
+        std::fs::create_dir_all(root.path().join("d/T_gone1.files")).unwrap();
+        let removal = plan_removal(&file).unwrap();
+        let stopped = removal.execute(|_: &[&str]| Err("the store is read-only"));
+        assert!(matches!(
+            stopped,
+            Err(Interrupted::Forget("the store is read-only"))
+        ));
+        let tombstone = root.path().join("d/T_gone1.deleted");
+        assert!(!file.exists() && tombstone.is_file());
+        assert!(root.path().join("d/T_gone1.files").is_dir());
+
+        let finishing = plan_finishing(&tombstone).unwrap();
+        let mut ids: Vec<String> = finishing.ids().map(String::from).collect();
+        ids.sort();
+        assert_eq!(ids, ["gone1", "kid1"]);
+        finishing.finish(|_: &[&str]| Ok::<(), ()>(())).unwrap();
+        assert_eq!(std::fs::read_dir(root.path().join("d")).unwrap().count(), 0);
     }
 }

@@ -12,6 +12,7 @@ pub mod format;
 pub mod index;
 pub mod load;
 pub mod manage;
+pub mod orphans;
 pub mod store;
 mod tail;
 pub mod title;

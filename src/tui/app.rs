@@ -41,6 +41,8 @@ pub enum TaskResult {
     ClipboardImage(Result<super::attach::SavedImage, String>),
     /// The `[tui] status_line` command's line (`None`: show the built-in one).
     StatusLine(Option<Line<'static>>),
+    /// The session picker's work off the key path (content matches, a rename, a deletion).
+    Picker(super::views::picker::Update),
 }
 
 pub struct Stream {
@@ -339,6 +341,12 @@ impl App {
             TaskResult::Diff(result) => self.show_diff(result),
             TaskResult::ClipboardImage(saved) => self.on_clipboard_image(saved),
             TaskResult::StatusLine(line) => super::status_command::received(self, line),
+            TaskResult::Picker(update) => {
+                if let Some(picker) = self.views.find_mut::<super::views::picker::Picker>() {
+                    picker.update(update);
+                    self.dirty = true;
+                }
+            }
         }
     }
 

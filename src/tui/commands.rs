@@ -487,15 +487,24 @@ impl App {
         if self.is_working() {
             return self.warning("The agent is working: wait for it, or press esc first");
         }
+        let open_here = self.agent.snapshot().session.path.clone();
         let picker = Picker::load(
             &self.settings.paths.sessions_dir,
             &self.settings.cwd,
-            self.agent.snapshot().session.path.as_deref(),
+            open_here.as_deref(),
         );
         if picker.is_empty() {
             return self.notice("No earlier sessions in this directory.");
         }
-        self.views.push(Box::new(picker));
+        let keymap = self.keymap();
+        let link = super::views::picker::Link {
+            tasks: self.tasks.clone(),
+            checkpoints_dir: self.settings.paths.checkpoints_dir.clone(),
+            open_here,
+            rename_keys: keymap.chords_text(super::keymap::Action::PickerRename),
+            delete_keys: keymap.chords_text(super::keymap::Action::PickerDelete),
+        };
+        self.views.push(Box::new(picker.linked(link)));
         self.dirty = true;
     }
 

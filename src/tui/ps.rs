@@ -1,5 +1,5 @@
 //! `/ps`: the background shells the model started (command, how long, status), in a menu
-//! where enter kills the selected one.
+//! where enter kills the selected one (the model is told the user stopped it).
 
 use super::app::{App, TaskResult};
 use super::views::menu::{Choice, Menu, MenuItem};
@@ -53,7 +53,11 @@ impl App {
         let shells = agent.background_shells();
         let tasks = self.tasks.clone();
         tokio::spawn(async move {
-            let result = match shells.kill(&id).await {
+            let result = match shells.stop_by_user(&id).await {
+                Some(status @ ShellStatus::Killed) => TaskResult::Notice(format!(
+                    "{id}: {}. The model is told with its next request.",
+                    status.describe()
+                )),
                 Some(status) => TaskResult::Notice(format!("{id}: {}.", status.describe())),
                 None => TaskResult::Warning(format!("No background shell {id}.")),
             };

@@ -101,6 +101,7 @@ mod tui_notify;
 mod tui_p32;
 mod tui_q35;
 mod tui_render;
+mod tui_s35;
 mod tui_screen;
 mod tui_sessions;
 mod tui_t35;

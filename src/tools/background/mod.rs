@@ -73,12 +73,15 @@ pub struct NewOutput {
     pub blocked: Option<crate::sandbox::diagnose::Blocked>,
 }
 
-/// A background shell that ended without the model reading its end: told once, with the
-/// next tool result or the next message (`agent::run`).
+/// A background shell that ended without the model reading its end — on its own, or
+/// stopped by the user (`/ps`): told once, with the next tool result or the next message
+/// (`agent::run`).
 #[derive(Clone, Debug)]
 pub struct ExitNote {
     pub id: String,
     pub status: ShellStatus,
+    /// The user stopped it (the model did not, and it did not end on its own).
+    pub by_user: bool,
     /// Its last lines of output (blank lines left out), joined by newlines.
     pub last_lines: String,
     /// What the sandbox refused, as the end of its output shows it.
@@ -86,9 +89,14 @@ pub struct ExitNote {
 }
 
 impl ExitNote {
-    /// One line for the model: `[shell_1 exited with code 1 — last lines: …; sandbox: …]`.
+    /// One line for the model: `[shell_1 exited with code 1 — last lines: …; sandbox: …]`,
+    /// `[shell_1 was stopped by the user — last lines: …]`.
     pub fn render(&self) -> String {
-        let mut text = format!("[{} {}", self.id, self.status.describe());
+        let mut text = if self.by_user {
+            format!("[{} was stopped by the user", self.id)
+        } else {
+            format!("[{} {}", self.id, self.status.describe())
+        };
         if !self.last_lines.is_empty() {
             text.push_str(" — last lines: ");
             text.push_str(&self.last_lines.replace('\n', " | "));
@@ -267,6 +275,8 @@ struct Shell {
     sandbox: Option<(Policy, std::path::PathBuf)>,
     /// Whether the model was told how it ended (a read after the end, or an exit note).
     end_told: std::sync::atomic::AtomicBool,
+    /// The user stopped it while it ran (`/ps`): the model is told, as of an exit.
+    stopped_by_user: std::sync::atomic::AtomicBool,
 }
 
 /// The agent's background shells.
@@ -349,6 +359,7 @@ impl BackgroundShells {
                 .sandbox
                 .map(|policy| (policy.clone(), options.cwd.to_path_buf())),
             end_told: Default::default(),
+            stopped_by_user: Default::default(),
         });
         let number = {
             let mut inner = lock(&self.inner);
@@ -436,8 +447,8 @@ impl BackgroundShells {
         }
     }
 
-    /// Shells that ended on their own since the model last looked at them and whose end it
-    /// was not told yet — each once (later calls leave them out).
+    /// Shells that ended on their own, or that the user stopped, since the model last looked
+    /// at them and whose end it was not told yet — each once (later calls leave them out).
     pub fn unreported_exits(&self) -> Vec<ExitNote> {
         let shells: Vec<(u64, Arc<Shell>)> = lock(&self.inner)
             .shells
@@ -446,10 +457,15 @@ impl BackgroundShells {
             .collect();
         shells
             .into_iter()
-            .filter(|(_, shell)| matches!(*shell.status.borrow(), ShellStatus::Exited(_)))
+            .filter(|(_, shell)| match *shell.status.borrow() {
+                ShellStatus::Exited(_) => true,
+                ShellStatus::Killed => shell.stopped_by_user.load(Ordering::SeqCst),
+                ShellStatus::Running => false,
+            })
             .filter(|(_, shell)| !shell.end_told.swap(true, Ordering::SeqCst))
             .map(|(number, shell)| {
                 let status = *shell.status.borrow();
+                let by_user = status == ShellStatus::Killed;
                 let output = lock(&shell.output);
                 let last_lines = output.last_lines(NOTE_LINES);
                 let start = output.bytes.len().saturating_sub(LAST_LINES_BYTES);
@@ -461,6 +477,7 @@ impl BackgroundShells {
                 ExitNote {
                     id: format!("shell_{number}"),
                     status,
+                    by_user,
                     last_lines,
                     blocked,
                 }
@@ -504,16 +521,35 @@ impl BackgroundShells {
         })
     }
 
-    /// Kill shell `id` and everything it started; its status once it is gone (`None` for
-    /// an unknown id). A shell that ended already is only cleaned up.
+    /// Kill shell `id` and everything it started for the model (`kill_shell`); its status
+    /// once it is gone (`None` for an unknown id). A shell that ended already is only
+    /// cleaned up.
     pub async fn kill(&self, id: &str) -> Option<ShellStatus> {
+        let status = self.end(id).await?;
+        // The caller (the model's tool) says how it ended.
+        if let Some(shell) = self.get(id) {
+            shell.end_told.store(true, Ordering::SeqCst);
+        }
+        Some(status)
+    }
+
+    /// Kill shell `id` and everything it started for the user (`/ps`): the model is told
+    /// with its next tool result or message that the user stopped it (`unreported_exits`),
+    /// else it would go on believing it runs. A shell that had ended already is only
+    /// cleaned up; its end is told as any end is.
+    pub async fn stop_by_user(&self, id: &str) -> Option<ShellStatus> {
+        let shell = self.get(id)?;
+        shell.stopped_by_user.store(true, Ordering::SeqCst);
+        self.end(id).await
+    }
+
+    /// Kill shell `id` and wait until it is gone; its status then.
+    async fn end(&self, id: &str) -> Option<ShellStatus> {
         let shell = self.get(id)?;
         shell.kill.cancel();
         let mut ended = shell.ended.subscribe();
         let _ = ended.wait_for(|ended| *ended).await;
         let status = *shell.status.borrow();
-        // The caller says how it ended.
-        shell.end_told.store(true, Ordering::SeqCst);
         Some(status)
     }
 
@@ -689,6 +725,7 @@ mod tests {
             refusals_told: Mutex::new(0),
             sandbox: None,
             end_told: Default::default(),
+            stopped_by_user: Default::default(),
         });
         lock(&shell.output).push(output);
         let mut inner = lock(&shells.inner);

@@ -22,6 +22,8 @@ pub enum Context {
     Approval,
     /// The lists (`/rewind`, `/fork`, `/tree`, plan approval) and the session picker.
     Menu,
+    /// The session picker (`/resume`, `agent -r`): its keys over the lists'.
+    Picker,
     /// The transcript view (ctrl+o) and `/diff`.
     Transcript,
     /// The agent view (ctrl+g): a sub-agent's transcript (its keys over the transcript's).
@@ -29,12 +31,13 @@ pub enum Context {
 }
 
 impl Context {
-    pub const ALL: [Context; 7] = [
+    pub const ALL: [Context; 8] = [
         Context::Global,
         Context::Composer,
         Context::HistorySearch,
         Context::Approval,
         Context::Menu,
+        Context::Picker,
         Context::Transcript,
         Context::AgentView,
     ];
@@ -44,6 +47,7 @@ impl Context {
         match self {
             Context::Global => None,
             Context::AgentView => Some(Context::Transcript),
+            Context::Picker => Some(Context::Menu),
             _ => Some(Context::Global),
         }
     }
@@ -64,7 +68,11 @@ impl Context {
     pub fn types_text(self) -> bool {
         matches!(
             self,
-            Context::Global | Context::Composer | Context::HistorySearch | Context::Menu
+            Context::Global
+                | Context::Composer
+                | Context::HistorySearch
+                | Context::Menu
+                | Context::Picker
         )
     }
 
@@ -76,6 +84,7 @@ impl Context {
             Context::HistorySearch => "History search",
             Context::Approval => "Approval",
             Context::Menu => "Lists and the session picker",
+            Context::Picker => "Session picker",
             Context::Transcript => "Transcript view",
             Context::AgentView => "Agent view",
         }
@@ -143,6 +152,9 @@ actions! {
     MenuDown "menu.down" Menu ["down"] "the item below";
     MenuChoose "menu.choose" Menu ["enter"] "choose the item";
     MenuClose "menu.close" Menu ["esc"] "close (the picker clears its search first)";
+
+    PickerRename "picker.rename" Picker ["ctrl+r"] "rename the highlighted session (enter saves, esc cancels)";
+    PickerDelete "picker.delete" Picker ["ctrl+d"] "delete the highlighted session (asks y/n first)";
 
     ViewClose "view.close" Transcript ["esc", "q"] "close the view";
     ViewUp "view.up" Transcript ["up", "k"] "a line up";

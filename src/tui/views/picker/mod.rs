@@ -1,23 +1,35 @@
 //! The session picker of `/resume` and `agent -r`: this directory's sessions, most recent
 //! first, each with its title (`session::title`: its name, else its first prompt), when it
 //! was last used and its messages; forks right under the session they were forked from.
-//! Typing searches: the titles are matched fuzzily (`nucleo-matcher`) and ranked by score,
-//! and sessions whose text holds the typed words (a byte search through each file, only
-//! when no title matches well enough to fill the list) follow, marked "in content".
+//! Typing searches: the titles are matched fuzzily (`nucleo-matcher`) and ranked by score
+//! at once, and sessions whose text holds the typed words (only when no title matches well
+//! enough to fill the list) follow, marked "in content", as a search off the key path finds
+//! them (`content`). The highlighted session can be renamed or deleted (`manage`).
+
+mod content;
+mod manage;
 
 use super::super::theme::Theme;
 use super::menu::Choice;
 use super::{Next, View};
 use crate::session::store;
+use crate::tui::app::TaskResult;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use ratatui::text::{Line, Span};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+pub use manage::Update;
 
 /// Rows of sessions shown at once.
 const VISIBLE: usize = 8;
+
+/// The title shown for a session with no prompt yet.
+const NO_TITLE: &str = "(no messages)";
 
 pub struct PickerEntry {
     pub path: PathBuf,
@@ -44,9 +56,46 @@ pub struct Picker {
     pub selected: usize,
     /// The search line.
     pub query: String,
+    /// What the keys edit or answer now: the search line, a new title, a y/n question.
+    mode: manage::Mode,
+    /// Where the picker's work off the key path reports, and what it needs; `None` in unit
+    /// tests, where the search through contents runs at once.
+    link: Option<Link>,
+    /// The search through contents going on (cancelled when the search line changes).
+    searching: Option<CancellationToken>,
+    /// The number of the current search, so a stale match is dropped.
+    generation: u64,
+    /// What the last rename or delete said, and whether it was a refusal.
+    said: Option<(String, bool)>,
+}
+
+/// What the picker needs to work off the key path.
+pub struct Link {
+    pub tasks: UnboundedSender<TaskResult>,
+    pub checkpoints_dir: PathBuf,
+    /// The session open in this interface: never deleted from here.
+    pub open_here: Option<PathBuf>,
+    /// The effective chords of `picker.rename` and `picker.delete`, for the footer.
+    pub rename_keys: String,
+    pub delete_keys: String,
+}
+
+impl Drop for Picker {
+    fn drop(&mut self) {
+        if let Some(search) = &self.searching {
+            search.cancel();
+        }
+    }
 }
 
 impl Picker {
+    /// The picker with its link to the interface.
+    pub fn linked(mut self, link: Link) -> Picker {
+        self.link = Some(link);
+        self.search();
+        self
+    }
+
     pub fn load(sessions_dir: &Path, cwd: &Path, exclude: Option<&Path>) -> Picker {
         let sessions: Vec<_> = store::list_for(sessions_dir, cwd)
             .into_iter()
@@ -55,7 +104,7 @@ impl Picker {
         let entries: Vec<PickerEntry> = store::forks_under_parents(sessions)
             .into_iter()
             .map(|(depth, s)| PickerEntry {
-                title: s.title.unwrap_or_else(|| "(no messages)".to_string()),
+                title: s.title.unwrap_or_else(|| NO_TITLE.to_string()),
                 messages: s.messages,
                 path: s.path,
                 id: s.id,
@@ -72,6 +121,11 @@ impl Picker {
             shown: Vec::new(),
             selected: 0,
             query: String::new(),
+            mode: manage::Mode::Search,
+            link: None,
+            searching: None,
+            generation: 0,
+            said: None,
         };
         picker.search();
         picker
@@ -94,6 +148,7 @@ impl Picker {
     /// A character typed on the search line.
     pub fn type_char(&mut self, c: char) {
         self.query.push(c);
+        self.said = None;
         self.search();
     }
 
@@ -118,10 +173,14 @@ impl Picker {
     }
 
     /// Show what matches the search line: every entry when it is empty; else the titles
-    /// that match, best first, then (while the list is not full) the sessions whose file
-    /// holds the query's words.
+    /// that match, best first, at once, then (while the list is not full) the sessions
+    /// whose file holds the query's words, as the search through contents finds them.
     fn search(&mut self) {
         self.selected = 0;
+        self.generation += 1;
+        if let Some(search) = self.searching.take() {
+            search.cancel();
+        }
         let query = self.query.trim();
         if query.is_empty() {
             self.shown = (0..self.entries.len())
@@ -156,39 +215,91 @@ impl Picker {
             return;
         }
         let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
-        for (entry, session) in self.entries.iter().enumerate() {
-            if self.shown.iter().any(|s| s.entry == entry) {
-                continue;
+        let candidates: Vec<(usize, PathBuf)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(entry, _)| !self.shown.iter().any(|s| s.entry == *entry))
+            .map(|(entry, session)| (entry, session.path.clone()))
+            .collect();
+        let cancel = CancellationToken::new();
+        match &self.link {
+            Some(link) => {
+                self.searching = Some(cancel.clone());
+                content::start(
+                    self.generation,
+                    candidates,
+                    words,
+                    cancel,
+                    link.tasks.clone(),
+                );
             }
-            if file_holds(&session.path, &words) {
-                self.shown.push(Shown {
-                    entry,
-                    in_content: true,
-                });
+            None => {
+                for (entry, path) in candidates {
+                    if content::file_holds(&path, &words, &cancel) {
+                        self.found_in_content(self.generation, entry);
+                    }
+                }
             }
+        }
+    }
+
+    /// The search through contents found `entry` (for search `generation`): it goes after
+    /// the rows shown, which keep their places.
+    fn found_in_content(&mut self, generation: u64, entry: usize) {
+        if generation != self.generation || self.shown.iter().any(|s| s.entry == entry) {
+            return;
+        }
+        self.shown.push(Shown {
+            entry,
+            in_content: true,
+        });
+    }
+
+    /// What the work off the key path found or did.
+    pub fn update(&mut self, update: Update) {
+        match update {
+            Update::Found(content::Found::Match { generation, entry }) => {
+                self.found_in_content(generation, entry);
+            }
+            Update::Found(content::Found::Done { generation }) => {
+                if generation == self.generation {
+                    self.searching = None;
+                }
+            }
+            other => self.managed(other),
         }
     }
 
     pub fn rows(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let mut rows = vec![Line::from(vec![
             Span::styled("Resume a session ", theme.bold()),
-            Span::styled(
-                "(type to search · ↑↓ choose · enter opens · esc cancels)",
-                theme.dim(),
-            ),
+            Span::styled("(type to search · ↑↓ choose)", theme.dim()),
         ])];
-        rows.push(if self.query.is_empty() {
-            Line::from(vec![
+        rows.push(match self.mode_line(theme) {
+            Some(line) => line,
+            None if self.query.is_empty() => Line::from(vec![
                 Span::styled("  search: ", theme.dim()),
                 Span::styled("titles and contents", theme.dim()),
-            ])
-        } else {
-            Line::from(vec![
-                Span::styled("  search: ", theme.dim()),
-                Span::styled(format!("{}▏", self.query), theme.accent()),
-            ])
+            ]),
+            None => {
+                let mut spans = vec![
+                    Span::styled("  search: ", theme.dim()),
+                    Span::styled(format!("{}▏", self.query), theme.accent()),
+                ];
+                if self.searching.is_some() {
+                    spans.push(Span::styled("  searching contents…", theme.dim()));
+                }
+                Line::from(spans)
+            }
         });
-        if self.shown.is_empty() {
+        if let Some((said, refused)) = &self.said {
+            let style = if *refused { theme.error() } else { theme.dim() };
+            rows.push(Line::from(Span::styled(format!("  {said}"), style)));
+        }
+        if self.entries.is_empty() {
+            rows.push(Line::from(Span::styled("  no sessions left", theme.dim())));
+        } else if self.shown.is_empty() && self.searching.is_none() {
             rows.push(Line::from(Span::styled(
                 "  no session matches",
                 theme.dim(),
@@ -201,6 +312,7 @@ impl Picker {
             };
             rows.push(self.row(entry, *shown, i == self.selected, width, theme));
         }
+        rows.push(self.footer(theme));
         rows
     }
 
@@ -254,8 +366,12 @@ impl Picker {
 
 impl View for Picker {
     /// ↑↓ move, typing searches (ctrl+u empties the search line), enter continues the
-    /// highlighted session, esc empties the search line first, then closes.
+    /// highlighted session, esc empties the search line first, then closes; ctrl+r renames
+    /// and ctrl+d deletes the highlighted session (`manage`).
     fn key(&mut self, key: KeyEvent) -> Next {
+        if let Some(next) = self.manage_key(key) {
+            return next;
+        }
         let control = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Up => self.up(),
@@ -278,47 +394,15 @@ impl View for Picker {
     }
 
     fn key_context(&self) -> crate::tui::keymap::Context {
-        crate::tui::keymap::Context::Menu
+        // While a title is typed only the global keys are bindable.
+        match self.mode {
+            manage::Mode::Search => crate::tui::keymap::Context::Picker,
+            _ => crate::tui::keymap::Context::Global,
+        }
     }
 
     fn rows(&self, width: u16, _max_rows: u16, theme: &Theme) -> Vec<Line<'static>> {
         Picker::rows(self, width, theme)
-    }
-}
-
-/// Whether the file at `path` holds every one of `words` (lowercase), ignoring ASCII case:
-/// a byte search (`memchr::memmem`) through the file, one block of it in memory at a time.
-fn file_holds(path: &Path, words: &[String]) -> bool {
-    use std::io::Read;
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let finders: Vec<memchr::memmem::Finder<'_>> = words
-        .iter()
-        .map(|w| memchr::memmem::Finder::new(w.as_bytes()))
-        .collect();
-    let mut found = vec![false; finders.len()];
-    let overlap = words.iter().map(String::len).max().unwrap_or(0);
-    let mut block = vec![0u8; 256 * 1024];
-    let mut kept = 0;
-    loop {
-        let Ok(read) = file.read(&mut block[kept..]) else {
-            return false;
-        };
-        if read == 0 {
-            return false;
-        }
-        let filled = kept + read;
-        block[kept..filled].make_ascii_lowercase();
-        for (finder, found) in finders.iter().zip(found.iter_mut()) {
-            *found = *found || finder.find(&block[..filled]).is_some();
-        }
-        if found.iter().all(|f| *f) {
-            return true;
-        }
-        // The block's end is searched again with what follows: a word across the boundary.
-        kept = overlap.min(filled);
-        block.copy_within(filled - kept..filled, 0);
     }
 }
 
@@ -335,6 +419,52 @@ mod tests {
             messages: 2,
             depth: 0,
         }
+    }
+
+    /// The session open in this interface is refused at once (even spelled otherwise), and
+    /// no question is asked; another one is asked about, naming it.
+    #[tokio::test]
+    async fn the_session_open_here_is_not_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = dir.path().join("T_here1.jsonl");
+        let other = dir.path().join("T_other1.jsonl");
+        std::fs::write(&here, "x").unwrap();
+        std::fs::write(&other, "y").unwrap();
+        let (tasks, _results) = tokio::sync::mpsc::unbounded_channel();
+        let link = Link {
+            tasks,
+            checkpoints_dir: dir.path().join("checkpoints"),
+            open_here: Some(dir.path().join(".").join("T_here1.jsonl")),
+            rename_keys: "ctrl+r".into(),
+            delete_keys: "ctrl+d".into(),
+        };
+        let mut picker =
+            Picker::of(vec![entry("Here", &here), entry("Other", &other)]).linked(link);
+        let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
+        assert_eq!(picker.key(ctrl_d), Next::Stay);
+        let said = picker.said.clone().unwrap();
+        assert!(said.1, "{said:?}");
+        assert!(
+            said.0.contains("“Here” is the session open here"),
+            "{said:?}"
+        );
+        assert_eq!(picker.mode, manage::Mode::Search);
+        // y now is only a search.
+        picker.key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+        assert!(here.is_file());
+        picker.clear_query();
+        picker.down();
+        picker.key(ctrl_d);
+        let theme = Theme::default();
+        let rows: Vec<String> = picker
+            .rows(80, &theme)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert!(
+            rows.iter().any(|r| r.contains("Delete “Other” (other1)?")),
+            "{rows:?}"
+        );
     }
 
     #[test]
@@ -376,19 +506,5 @@ mod tests {
         assert_eq!(picker.selected_path(), Some(dir.path().join("b")));
         picker.backspace();
         assert_eq!(picker.selected, 0);
-    }
-
-    #[test]
-    fn a_word_across_blocks_is_found() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s");
-        let mut text = "x".repeat(256 * 1024 - 3);
-        text.push_str("needle");
-        std::fs::write(&path, text).unwrap();
-        assert!(file_holds(&path, &["needle".to_string()]));
-        assert!(!file_holds(
-            &path,
-            &["needle".to_string(), "hay".to_string()]
-        ));
     }
 }
