@@ -61,7 +61,7 @@ impl Shared {
             return;
         }
         let shared = self.clone();
-        self.runtime.spawn(async move {
+        crate::tasks::spawn_on(&self.runtime, async move {
             shared
                 .run_hooks(
                     HookEvent::Notification,

@@ -46,7 +46,7 @@ impl Subject {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, AuthError> + Send + 'static,
 ) -> Result<T, AuthError> {
-    tokio::task::spawn_blocking(work)
+    crate::tasks::spawn_blocking(work)
         .await
         .map_err(|e| AuthError::store(format!("the credential store failed: {e}")))?
 }

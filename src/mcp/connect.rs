@@ -285,7 +285,7 @@ pub async fn connect(
     });
     // Watch the service: when it ends by itself, the server is down.
     let watched = (Arc::downgrade(server), connection.clone());
-    tokio::spawn(async move {
+    crate::tasks::spawn(async move {
         let service = running.cancellation_token();
         let waiting = running.waiting();
         tokio::pin!(waiting);
@@ -309,7 +309,7 @@ pub async fn connect(
     // Fresh lists after `tools/list_changed`, one at a time.
     let listing = (Arc::downgrade(server), Arc::downgrade(&connection));
     let lists = server.lists();
-    tokio::spawn(async move {
+    crate::tasks::spawn(async move {
         while changes.recv().await.is_some() {
             let (Some(server), Some(connection)) = (listing.0.upgrade(), listing.1.upgrade())
             else {

@@ -120,7 +120,7 @@ pub fn open(
                 })?;
             let group = pid.and_then(|pid| i32::try_from(pid).ok());
             if let Some(stderr) = stderr {
-                tokio::spawn(read_stderr(
+                crate::tasks::spawn(read_stderr(
                     server.to_string(),
                     stderr,
                     tail.clone(),

@@ -52,7 +52,7 @@ impl App {
         };
         let shells = agent.background_shells();
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let result = match shells.kill(&id).await {
                 Some(status) => TaskResult::Notice(format!("{id}: {}.", status.describe())),
                 None => TaskResult::Warning(format!("No background shell {id}.")),
