@@ -5,6 +5,7 @@
 //! the engine knows a fresh list is coming before it sees the answer of the call that
 //! changed it. A watcher notices when the server goes away.
 
+use super::erased::AnyTransport;
 use super::progress::ProgressRouter;
 use super::server::Server;
 use super::transport::{self, Opened, SpawnEnv, StderrTail};
@@ -234,24 +235,17 @@ pub async fn connect(
     let progress = Arc::new(ProgressRouter::default());
     let lists = server.lists();
     let (list_changed, mut changes) = mpsc::unbounded_channel();
-    let (running, group) = match opened {
+    // One transport type, so rmcp's service is compiled once (src/mcp/erased.rs).
+    let (transport, group) = match opened {
         Opened::Stdio { transport, group } => {
             server.starting_group(group);
-            let observed =
-                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
-            (Handler.serve(observed).await, group)
+            (AnyTransport::new(transport), group)
         }
-        Opened::Http(transport) => {
-            let observed =
-                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
-            (Handler.serve(observed).await, None)
-        }
-        Opened::HttpSignedIn(transport) => {
-            let observed =
-                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
-            (Handler.serve(observed).await, None)
-        }
+        Opened::Http(transport) => (AnyTransport::new(transport), None),
+        Opened::HttpSignedIn(transport) => (AnyTransport::new(transport), None),
     };
+    let observed = Observed::new(transport, server.name(), &progress, &lists, &list_changed);
+    let running = Handler.serve(observed).await;
     let running: RunningService<RoleClient, Handler> = running.map_err(|e| {
         let error = e.to_string();
         // The server answered 401: it wants an OAuth sign-in (or a renewed one).

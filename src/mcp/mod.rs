@@ -13,6 +13,8 @@ mod connect;
 #[cfg(feature = "mcp")]
 mod content;
 #[cfg(feature = "mcp")]
+mod erased;
+#[cfg(feature = "mcp")]
 mod http;
 #[cfg_attr(not(feature = "mcp"), path = "manager_off.rs")]
 mod manager;
