@@ -242,7 +242,6 @@ pub async fn connect(
             (AnyTransport::new(transport), group)
         }
         Opened::Http(transport) => (AnyTransport::new(transport), None),
-        Opened::HttpSignedIn(transport) => (AnyTransport::new(transport), None),
     };
     let observed = Observed::new(transport, server.name(), &progress, &lists, &list_changed);
     let running = Handler.serve(observed).await;

@@ -16,6 +16,8 @@ mod content;
 mod erased;
 #[cfg(feature = "mcp")]
 mod http;
+#[cfg(feature = "mcp")]
+mod http_client;
 #[cfg_attr(not(feature = "mcp"), path = "manager_off.rs")]
 mod manager;
 pub mod names;
