@@ -32,6 +32,7 @@ pub mod secrets;
 pub mod session;
 pub mod sessions_command;
 pub mod startup;
+pub mod tasks;
 pub mod time;
 pub mod tools;
 pub mod tui;

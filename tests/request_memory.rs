@@ -4,6 +4,7 @@
 //! and nothing the size of the history besides. Counted with a global allocator that
 //! tracks the bytes in use (one test in this binary, so no other test allocates meanwhile).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+#![allow(clippy::disallowed_methods)] // test code starts tasks plainly
 
 use agent::llm::model::ModelInfo;
 use agent::llm::openai_chat::OutputLimit;

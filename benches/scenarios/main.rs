@@ -19,6 +19,7 @@
 //!
 //! Figures are medians over several runs; nothing here asserts on time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a dev tool: failing loudly is fine
+#![allow(clippy::disallowed_methods)] // it starts tasks plainly (the library uses crate::tasks)
 
 #[allow(dead_code)]
 #[path = "../../tests/support/chat.rs"]

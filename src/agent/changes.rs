@@ -11,7 +11,7 @@ impl Agent {
         let Some(checkpoints) = self.shared.checkpoints.clone() else {
             return Ok(None);
         };
-        tokio::task::spawn_blocking(move || checkpoints.changes_since_start())
+        crate::tasks::spawn_blocking(move || checkpoints.changes_since_start())
             .await
             .map_err(|e| AgentError::Checkpoint(e.to_string()))?
             .map(Some)

@@ -25,7 +25,7 @@ impl Shared {
         let Some(checkpoints) = self.checkpoints.clone() else {
             return Ok(None);
         };
-        let record = tokio::task::spawn_blocking(move || {
+        let record = crate::tasks::spawn_blocking(move || {
             checkpoints.take(moment, entry_id.as_deref(), key.as_deref())
         })
         .await

@@ -106,7 +106,7 @@ impl Agent {
         drop(busy);
         let previous = self.replace_session_as(opened.writer, opened.history, None, change)?;
         if let Some(previous) = previous {
-            let _ = tokio::task::spawn_blocking(move || drop(previous)).await;
+            let _ = crate::tasks::spawn_blocking(move || drop(previous)).await;
         }
         Ok(Forked {
             session_id: id,

@@ -10,13 +10,26 @@ use crate::extensions::hooks::{HookEvent, HookVerdict, Runner};
 use crate::protocol::event::{AgentEvent, NoticeLevel};
 use crate::protocol::message::{Content, ToolCall, UserMessage};
 use crate::tools::ToolOutput;
+use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 impl Shared {
-    /// Run `event`'s hooks with the session's fields and `extra` on stdin.
-    pub(crate) async fn run_hooks(
+    /// Run `event`'s hooks with the session's fields and `extra` on stdin. Boxed: it is
+    /// awaited from several places, and an optimised build would otherwise copy this
+    /// future's code into each codegen unit that awaits it (issue 32).
+    pub(crate) fn run_hooks<'a>(
+        &'a self,
+        event: HookEvent,
+        subject: Option<&'a str>,
+        extra: Value,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, HookVerdict> {
+        Box::pin(self.run_hooks_unboxed(event, subject, extra, cancel))
+    }
+
+    async fn run_hooks_unboxed(
         &self,
         event: HookEvent,
         subject: Option<&str>,
@@ -61,7 +74,7 @@ impl Shared {
             return;
         }
         let shared = self.clone();
-        self.runtime.spawn(async move {
+        crate::tasks::spawn_on(&self.runtime, async move {
             shared
                 .run_hooks(
                     HookEvent::Notification,

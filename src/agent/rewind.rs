@@ -493,7 +493,7 @@ pub(super) async fn blocking<T: Send + 'static, E: Send + 'static>(
 where
     BlockingError: From<E>,
 {
-    match tokio::task::spawn_blocking(work).await {
+    match crate::tasks::spawn_blocking(work).await {
         Ok(result) => result.map_err(|e| BlockingError::from(e).0),
         Err(e) => Err(AgentError::Checkpoint(format!("internal error: {e}"))),
     }

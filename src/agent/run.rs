@@ -57,7 +57,7 @@ pub(crate) fn spawn_run(shared: &Arc<Shared>, state: &mut State, prompts: Vec<Us
     state.cancel = Some(cancel.clone());
     shared.idle.send_replace(false);
     shared.enter(RunState::Preparing);
-    let task = shared.runtime.spawn(run(shared.clone(), prompts, cancel));
+    let task = crate::tasks::spawn_on(&shared.runtime, run(shared.clone(), prompts, cancel));
     state.task = Some(task);
 }
 
@@ -67,7 +67,7 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
     let timer = settings.limits.timeout.map(|limit| {
         let cancel = cancel.clone();
         let timed_out = timed_out.clone();
-        shared.runtime.spawn(async move {
+        crate::tasks::spawn_on(&shared.runtime, async move {
             tokio::time::sleep(limit).await;
             timed_out.store(true, Ordering::SeqCst);
             cancel.cancel();

@@ -9,6 +9,7 @@ use crate::llm::assembler::Assembler;
 use crate::llm::error::ProviderError;
 use crate::llm::request::{ModelRequest, ThinkingLevel};
 use crate::protocol::message::{Message, Usage, UserMessage};
+use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -64,7 +65,18 @@ pub(crate) async fn summarise(
 }
 
 /// One summary request, held against the budgets and counted in the ledger.
-async fn summarise_once(
+/// Boxed: it is awaited from several places, and an optimised build would otherwise copy
+/// this future's code into each codegen unit that awaits it (issue 32).
+fn summarise_once<'a>(
+    shared: &'a Arc<Shared>,
+    settings: &'a RunSettings,
+    cancel: &'a CancellationToken,
+    text: String,
+) -> BoxFuture<'a, Result<String, String>> {
+    Box::pin(summarise_once_unboxed(shared, settings, cancel, text))
+}
+
+async fn summarise_once_unboxed(
     shared: &Arc<Shared>,
     settings: &RunSettings,
     cancel: &CancellationToken,

@@ -402,7 +402,7 @@ impl Run {
         };
         let (semaphore, halted, shared) = (semaphore.clone(), halted.clone(), self.shared.clone());
         let (name, args) = (call.name.clone(), call.arguments.clone());
-        self.shared.runtime.spawn(async move {
+        crate::tasks::spawn_on(&self.shared.runtime, async move {
             let _place = match place_now {
                 Some(place) => Some(place),
                 None if own_limit => None,

@@ -50,7 +50,7 @@ fn store_error(e: impl std::fmt::Display) -> RmcpError {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, AuthError> + Send + 'static,
 ) -> Result<T, RmcpError> {
-    tokio::task::spawn_blocking(work)
+    crate::tasks::spawn_blocking(work)
         .await
         .map_err(store_error)?
         .map_err(store_error)
@@ -232,7 +232,7 @@ pub async fn authorized(
     let stored = {
         let store = store.clone();
         let name = name.to_string();
-        tokio::task::spawn_blocking(move || has_tokens(&store, &name))
+        crate::tasks::spawn_blocking(move || has_tokens(&store, &name))
             .await
             .unwrap_or(false)
     };

@@ -10,6 +10,7 @@ use super::credential::{Credential, Renewal, Tokens, now_secs};
 use super::error::AuthError;
 use super::oauth::{self, RefreshFailure};
 use super::store::Store;
+use futures_util::future::BoxFuture;
 use std::sync::Arc;
 
 /// Whom to sign in again, for messages: "provider `chatgpt`" and the command that does it.
@@ -46,14 +47,25 @@ impl Subject {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, AuthError> + Send + 'static,
 ) -> Result<T, AuthError> {
-    tokio::task::spawn_blocking(work)
+    crate::tasks::spawn_blocking(work)
         .await
         .map_err(|e| AuthError::store(format!("the credential store failed: {e}")))?
 }
 
 /// The credential stored under `id`, with an OAuth access token renewed first when it is
 /// about to expire or is `rejected` (the token a server just refused).
-pub async fn usable(
+/// Boxed: it is awaited from several places, and an optimised build would otherwise copy
+/// this future's code into each codegen unit that awaits it (issue 32).
+pub fn usable<'a>(
+    store: Arc<Store>,
+    id: &'a str,
+    subject: &'a Subject,
+    rejected: Option<&'a str>,
+) -> BoxFuture<'a, Result<Option<Credential>, AuthError>> {
+    Box::pin(usable_unboxed(store, id, subject, rejected))
+}
+
+async fn usable_unboxed(
     store: Arc<Store>,
     id: &str,
     subject: &Subject,

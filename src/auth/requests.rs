@@ -60,7 +60,7 @@ pub async fn after_rejection(
     let id = account_id(provider, account);
     let loaded = {
         let (store, id) = (store.clone(), id.clone());
-        tokio::task::spawn_blocking(move || store.load(&id))
+        crate::tasks::spawn_blocking(move || store.load(&id))
             .await
             .map_err(|e| AuthError::store(e.to_string()))??
     };

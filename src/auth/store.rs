@@ -158,7 +158,7 @@ impl Store {
     }
 
     pub async fn lock_async(home: PathBuf) -> Result<StoreLock, AuthError> {
-        tokio::task::spawn_blocking(move || Store::file_only(&home).lock())
+        crate::tasks::spawn_blocking(move || Store::file_only(&home).lock())
             .await
             .map_err(|e| AuthError::store(format!("cannot lock the credentials: {e}")))?
     }

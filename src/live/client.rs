@@ -73,7 +73,7 @@ impl LiveClient {
         let (read, write) = stream.into_split();
         let waiting: Waiting = Arc::default();
         let (events, lines) = mpsc::unbounded_channel();
-        tokio::spawn(read_lines(read, waiting.clone(), events));
+        crate::tasks::spawn(read_lines(read, waiting.clone(), events));
         let client = LiveClient {
             writer: tokio::sync::Mutex::new(write),
             waiting,

@@ -305,7 +305,7 @@ pub async fn attach(home: &Path, id: Option<&str>, since: Option<&str>) -> u8 {
     }
     // When the session refuses the connection, it says why: that is read below.
     let _ = write.write_all(format!("{first}\n").as_bytes()).await;
-    tokio::spawn(async move {
+    crate::tasks::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(line)) = stdin.next_line().await {
             if write

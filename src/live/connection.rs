@@ -62,7 +62,7 @@ pub(super) async fn serve(
     let credentials = stream.peer_cred().ok();
     let (reading_half, write) = stream.into_split();
     let (outbox, lines) = mpsc::channel(CLIENT_QUEUE_LINES);
-    let writer = tokio::spawn(write_lines(write, lines));
+    let writer = crate::tasks::spawn(write_lines(write, lines));
     let Some(client_id) = hub.join(
         outbox.clone(),
         credentials.as_ref().and_then(|c| c.pid()),
@@ -84,7 +84,7 @@ pub(super) async fn serve(
         outbox,
     };
     let (frames_tx, mut frames) = mpsc::unbounded_channel();
-    let reading = tokio::spawn(async move {
+    let reading = crate::tasks::spawn(async move {
         let mut reader = LineReader::new(BufReader::new(reading_half), MAX_LINE_BYTES);
         while let Ok(Some(frame)) = reader.next().await {
             if frames_tx.send(frame).is_err() {

@@ -97,7 +97,7 @@ impl RemoteEngine {
             last,
             profiles,
         };
-        tokio::spawn(pump(events, client, shared, last));
+        crate::tasks::spawn(pump(events, client, shared, last));
         Ok((engine, events_out))
     }
 

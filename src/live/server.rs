@@ -76,16 +76,16 @@ pub fn serve(
     let (renames_tx, renames) = mpsc::unbounded_channel();
     let hub = Hub::new(agent.clone(), renames_tx);
     let closing = CancellationToken::new();
-    tokio::spawn(hub.clone().pump(events, closing.clone()));
+    crate::tasks::spawn(hub.clone().pump(events, closing.clone()));
     let path = Arc::new(Mutex::new(path));
-    tokio::spawn(follow_renames(dir, path.clone(), renames));
+    crate::tasks::spawn(follow_renames(dir, path.clone(), renames));
     let context = Arc::new(Context {
         agent,
         mcp,
         settings: settings.clone(),
     });
     let (connections, done) = mpsc::channel(1);
-    tokio::spawn(accept(
+    crate::tasks::spawn(accept(
         listener,
         hub.clone(),
         context,
@@ -280,7 +280,7 @@ async fn accept(
         if let Some(pid) = stream.peer_cred().ok().and_then(|c| c.pid())
             && started_by_us(pid)
         {
-            tokio::spawn(refuse(stream));
+            crate::tasks::spawn(refuse(stream));
             continue;
         }
         let (hub, context, closing, held) = (
@@ -289,7 +289,7 @@ async fn accept(
             closing.clone(),
             connections.clone(),
         );
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             connection::serve(stream, hub, context, closing).await;
             drop(held);
         });

@@ -17,6 +17,7 @@ use super::wire::WireApi;
 use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 pub use super::transport::install_crypto_provider;
@@ -142,7 +143,19 @@ impl Provider {
         }
     }
 
-    async fn stream_unmasked(
+    /// Boxed: it is awaited from several places, and an optimised build would otherwise
+    /// copy this future's code into each codegen unit that awaits it (issue 32). One
+    /// allocation per request, not per streamed delta.
+    fn stream_unmasked<'a>(
+        &'a self,
+        request: &'a ModelRequest<'_>,
+        cancel: &'a CancellationToken,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(self.stream_unmasked_unboxed(request, cancel, on_event))
+    }
+
+    async fn stream_unmasked_unboxed(
         &self,
         request: &ModelRequest<'_>,
         cancel: &CancellationToken,

@@ -67,7 +67,7 @@ impl Transport {
             .get_or_try_init(|| async {
                 let https = self.https;
                 let connect_timeout = self.connect_timeout;
-                tokio::task::spawn_blocking(move || build_client(https, connect_timeout))
+                crate::tasks::spawn_blocking(move || build_client(https, connect_timeout))
                     .await
                     .map_err(|e| ProviderError::Setup(e.to_string()))?
             })

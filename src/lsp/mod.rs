@@ -159,7 +159,7 @@ impl Lsp {
     pub fn touch(&self, path: PathBuf) {
         for server in self.servers_for(&path) {
             let path = path.clone();
-            tokio::spawn(async move {
+            crate::tasks::spawn(async move {
                 let deadline = Instant::now() + server.spec.startup_timeout;
                 let cancel = CancellationToken::new();
                 if let Ok((connection, capabilities)) = server.ready(deadline, &cancel).await {

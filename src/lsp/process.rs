@@ -77,7 +77,7 @@ pub fn spawn(
         return Err("the server has no pipes".to_string());
     };
     let tail = StderrTail::new(TAIL_LINES);
-    let reading = tokio::spawn(read_stderr(
+    let reading = crate::tasks::spawn(read_stderr(
         spec.name.clone(),
         stderr,
         tail.clone(),
@@ -101,7 +101,7 @@ impl Process {
         let pid = self.pid;
         if pid > 1 {
             // Stopping the tree first keeps a forking child from escaping the kill.
-            let _ = tokio::task::spawn_blocking(move || {
+            let _ = crate::tasks::spawn_blocking(move || {
                 crate::tools::process::tree::kill_subtree(pid, KILL_PATIENCE)
             })
             .await;

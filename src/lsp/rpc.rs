@@ -157,7 +157,7 @@ impl Connection {
         });
         let closed = connection.closed.clone();
         // The writer ends when the reader does (or the server stops reading its input).
-        let writing = tokio::spawn({
+        let writing = crate::tasks::spawn({
             let closed = closed.clone();
             async move {
                 let mut output = output;
@@ -174,7 +174,7 @@ impl Connection {
             }
         });
         let reader = connection.clone();
-        let task = tokio::spawn(async move {
+        let task = crate::tasks::spawn(async move {
             let ending = reader.read(input, handler).await;
             reader.closed.cancel();
             let waiting: Vec<_> = reader

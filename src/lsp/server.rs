@@ -258,7 +258,7 @@ impl Server {
             state.generation
         };
         self.set_status(Status::Starting);
-        tokio::spawn(self.clone().start(generation));
+        crate::tasks::spawn(self.clone().start(generation));
     }
 
     /// The connection once the server is ready, waiting for it until `deadline`.
@@ -335,7 +335,7 @@ impl Server {
         lock(&self.state).process = Some(process);
         // Watch for its end from now on: a crash during `initialize` is a crash too.
         let watcher = self.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let why = serving
                 .await
                 .unwrap_or_else(|e| format!("its connection failed: {e}"));

@@ -5,6 +5,7 @@
 //! the engine knows a fresh list is coming before it sees the answer of the call that
 //! changed it. A watcher notices when the server goes away.
 
+use super::erased::AnyTransport;
 use super::progress::ProgressRouter;
 use super::server::Server;
 use super::transport::{self, Opened, SpawnEnv, StderrTail};
@@ -234,24 +235,16 @@ pub async fn connect(
     let progress = Arc::new(ProgressRouter::default());
     let lists = server.lists();
     let (list_changed, mut changes) = mpsc::unbounded_channel();
-    let (running, group) = match opened {
+    // One transport type, so rmcp's service is compiled once (src/mcp/erased.rs).
+    let (transport, group) = match opened {
         Opened::Stdio { transport, group } => {
             server.starting_group(group);
-            let observed =
-                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
-            (Handler.serve(observed).await, group)
+            (AnyTransport::new(transport), group)
         }
-        Opened::Http(transport) => {
-            let observed =
-                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
-            (Handler.serve(observed).await, None)
-        }
-        Opened::HttpSignedIn(transport) => {
-            let observed =
-                Observed::new(transport, server.name(), &progress, &lists, &list_changed);
-            (Handler.serve(observed).await, None)
-        }
+        Opened::Http(transport) => (AnyTransport::new(transport), None),
     };
+    let observed = Observed::new(transport, server.name(), &progress, &lists, &list_changed);
+    let running = Handler.serve(observed).await;
     let running: RunningService<RoleClient, Handler> = running.map_err(|e| {
         let error = e.to_string();
         // The server answered 401: it wants an OAuth sign-in (or a renewed one).
@@ -285,7 +278,7 @@ pub async fn connect(
     });
     // Watch the service: when it ends by itself, the server is down.
     let watched = (Arc::downgrade(server), connection.clone());
-    tokio::spawn(async move {
+    crate::tasks::spawn(async move {
         let service = running.cancellation_token();
         let waiting = running.waiting();
         tokio::pin!(waiting);
@@ -309,7 +302,7 @@ pub async fn connect(
     // Fresh lists after `tools/list_changed`, one at a time.
     let listing = (Arc::downgrade(server), Arc::downgrade(&connection));
     let lists = server.lists();
-    tokio::spawn(async move {
+    crate::tasks::spawn(async move {
         while changes.recv().await.is_some() {
             let (Some(server), Some(connection)) = (listing.0.upgrade(), listing.1.upgrade())
             else {

@@ -115,7 +115,7 @@ impl McpManager {
         let mut spawned = lock(&self.spawned);
         for server in self.selected() {
             if spawned.insert(server.name().to_string()) {
-                runtime.spawn(server.clone().start());
+                crate::tasks::spawn_on(runtime, server.clone().start());
             }
         }
     }

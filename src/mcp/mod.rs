@@ -13,7 +13,11 @@ mod connect;
 #[cfg(feature = "mcp")]
 mod content;
 #[cfg(feature = "mcp")]
+mod erased;
+#[cfg(feature = "mcp")]
 mod http;
+#[cfg(feature = "mcp")]
+mod http_client;
 #[cfg_attr(not(feature = "mcp"), path = "manager_off.rs")]
 mod manager;
 pub mod names;

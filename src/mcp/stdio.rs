@@ -41,7 +41,7 @@ impl StdioTransport {
         let stderr = child.stderr().take();
         let pid = child.id();
         let (ours, rmcp_side) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(relay(server.to_string(), stdout, ours));
+        crate::tasks::spawn(relay(server.to_string(), stdout, ours));
         Ok((
             StdioTransport {
                 child: Some(child),

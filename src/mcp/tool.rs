@@ -301,7 +301,7 @@ impl CancelOnDrop {
         let param =
             CancelledNotificationParam::new(Some(self.id.clone()), Some(reason.to_string()));
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
+            crate::tasks::spawn_on(&runtime, async move {
                 let _ = peer.notify_cancelled(param).await;
             });
         }

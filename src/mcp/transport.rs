@@ -8,6 +8,7 @@
 
 use super::config::Transport;
 use super::http::BoundedHttp;
+use super::http_client::McpHttp;
 use super::stdio::StdioTransport;
 use crate::sandbox::{Policy, Sandbox, Status};
 pub use crate::tools::process::server_child::StderrTail;
@@ -66,10 +67,9 @@ pub enum Opened {
         /// The child's process group.
         group: Option<i32>,
     },
-    Http(StreamableHttpClientTransport<BoundedHttp>),
-    /// A server signed in to with `agent mcp login`: rmcp's client adds (and renews) the
-    /// token kept for it (`auth::mcp`).
-    HttpSignedIn(StreamableHttpClientTransport<AuthClient<BoundedHttp>>),
+    /// For a server signed in to with `agent mcp login`, rmcp's client adds (and renews)
+    /// the token kept for it (`auth::mcp`, `McpHttp::SignedIn`).
+    Http(StreamableHttpClientTransport<McpHttp>),
 }
 
 /// Open the transport of `server`; stderr of a stdio server goes to `tail` and the log.
@@ -120,7 +120,7 @@ pub fn open(
                 })?;
             let group = pid.and_then(|pid| i32::try_from(pid).ok());
             if let Some(stderr) = stderr {
-                tokio::spawn(read_stderr(
+                crate::tasks::spawn(read_stderr(
                     server.to_string(),
                     stderr,
                     tail.clone(),
@@ -154,13 +154,13 @@ pub fn open(
             }
             config = config.custom_headers(custom);
             let http = BoundedHttp::new(env.http.clone(), server);
-            Ok(match signed_in {
-                Some(manager) => Opened::HttpSignedIn(StreamableHttpClientTransport::with_client(
-                    AuthClient::new(http, manager),
-                    config,
-                )),
-                None => Opened::Http(StreamableHttpClientTransport::with_client(http, config)),
-            })
+            let client = match signed_in {
+                Some(manager) => McpHttp::SignedIn(AuthClient::new(http, manager)),
+                None => McpHttp::Plain(http),
+            };
+            Ok(Opened::Http(StreamableHttpClientTransport::with_client(
+                client, config,
+            )))
         }
     }
 }

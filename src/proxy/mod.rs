@@ -206,7 +206,7 @@ pub async fn serve(server: Arc<Server>, listen: SocketAddr) -> Result<(), String
         };
         let _ = stream.set_nodelay(true);
         let server = server.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let service = service_fn(move |request| handle(server.clone(), request));
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())

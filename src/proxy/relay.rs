@@ -48,7 +48,7 @@ pub(super) fn start(
     // Dropped with the response body, i.e. when the client is gone: the upstream call stops.
     let client_gone = cancel.clone().drop_guard();
     let id = server.next_request_id();
-    tokio::spawn(relay(upstream, lines, cancel, id, token, place));
+    crate::tasks::spawn(relay(upstream, lines, cancel, id, token, place));
     let frames = futures_util::stream::unfold(
         (receiver, client_gone),
         |(mut receiver, client_gone)| async move {

@@ -319,7 +319,7 @@ impl Sandbox {
         self.policy.as_ref()?;
         let sandbox = self.clone();
         let cwd = cwd.to_path_buf();
-        match tokio::task::spawn_blocking(move || sandbox.command_policy(&cwd)).await {
+        match crate::tasks::spawn_blocking(move || sandbox.command_policy(&cwd)).await {
             Ok(policy) => policy,
             // The task cannot be cancelled; a panic in it is no reason to run unguarded.
             Err(_) => self.command_policy(&self.policy.as_deref()?.cwd.clone()),

@@ -116,7 +116,7 @@ fn open_checkpoints(
     let root = settings.paths.checkpoints_dir.clone();
     let keep_days = config.keep_days;
     let cleanup_root = root.clone();
-    tokio::task::spawn_blocking(move || {
+    crate::tasks::spawn_blocking(move || {
         if let Err(error) = crate::checkpoint::gc::run_if_due(&cleanup_root, keep_days) {
             tracing::warn!(%error, "checkpoint clean-up failed");
         }

@@ -31,7 +31,7 @@ impl Notifier {
             cwd,
             session,
         };
-        let task = tokio::spawn(watcher.watch(events, stop.clone()));
+        let task = crate::tasks::spawn(watcher.watch(events, stop.clone()));
         Some(Notifier { task, stop })
     }
 
@@ -135,7 +135,7 @@ impl Watcher {
         match spawned {
             // Reaped in the background; never waited for by the run.
             Ok(mut child) => {
-                tokio::spawn(async move {
+                crate::tasks::spawn(async move {
                     let _ = child.wait().await;
                 });
             }

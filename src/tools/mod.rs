@@ -465,7 +465,7 @@ pub async fn run_blocking(
     work: impl FnOnce() -> ToolOutput + Send + 'static,
 ) -> ToolOutput {
     let token = cancel.clone();
-    let task = tokio::task::spawn_blocking(move || {
+    let task = crate::tasks::spawn_blocking(move || {
         if token.is_cancelled() {
             return ToolOutput::error(CANCELLED_TEXT);
         }

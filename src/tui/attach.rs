@@ -149,7 +149,7 @@ impl App {
         self.input.clipboard_busy = true;
         let tasks = self.tasks.clone();
         let spill = self.agent.spill_dir();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let saved = match super::clipboard::read_image().await {
                 Ok(image) => spill
                     .create_numbered("clipboard", image.extension)

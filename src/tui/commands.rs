@@ -408,7 +408,7 @@ impl App {
         let model = ModelRef::Text(arg.to_string());
         let agent = self.agent.clone();
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let said = match agent
                 .execute(EngineCommand::SetModel { model }, Control::new())
                 .await
@@ -438,7 +438,7 @@ impl App {
         };
         let agent = self.agent.clone();
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let said = match agent
                 .execute(EngineCommand::SetThinking { level }, Control::new())
                 .await
@@ -460,7 +460,7 @@ impl App {
         let agent = self.agent.clone();
         let tasks = self.tasks.clone();
         let focus = (!focus.is_empty()).then(|| focus.to_string());
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             // A compaction reports itself (auto_compaction_end); only a refusal is left.
             let compact = EngineCommand::Compact {
                 instructions: focus,
@@ -525,7 +525,7 @@ impl App {
         let tasks = self.tasks.clone();
         if title.is_empty() {
             let state = agent.snapshot();
-            tokio::task::spawn_blocking(move || {
+            crate::tasks::spawn_blocking(move || {
                 let derived = state.session_name.clone().or_else(|| {
                     let path = state.session.path.as_deref()?;
                     crate::session::title::describe(path).ok()?.title
@@ -542,7 +542,7 @@ impl App {
             return;
         }
         let name = title.to_string();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let said = match agent
                 .execute(EngineCommand::SetSessionName { name }, Control::new())
                 .await

@@ -104,7 +104,7 @@ impl App {
         let agent = self.agent.clone();
         let baseline = self.views.git_baseline.clone();
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let result = match agent.session_changes().await {
                 Ok(Some(changes)) => Ok(changes),
                 Ok(None) => from_git(baseline).await,

@@ -40,7 +40,7 @@ impl App {
         match (&mut run).now_or_never() {
             Some(result) => Some(result),
             None => {
-                tokio::spawn(run);
+                crate::tasks::spawn(run);
                 None
             }
         }
@@ -50,7 +50,7 @@ impl App {
     pub fn execute_then(&self, command: Command, after: After) {
         let agent = self.agent.clone();
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let result = agent.execute(command, Control::new()).await;
             let _ = tasks.send(TaskResult::Command(after, result));
         });

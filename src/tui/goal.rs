@@ -34,7 +34,7 @@ impl App {
         let agent = self.agent.clone();
         let tasks = self.tasks.clone();
         // The goal is noted in the session first: its answer comes as `goal_update`.
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             if let Err(e) = agent
                 .execute(Command::SetGoal { goal }, Control::new())
                 .await

@@ -52,7 +52,7 @@ impl App {
         };
         let shells = agent.background_shells();
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let result = match shells.stop_by_user(&id).await {
                 Some(status @ ShellStatus::Killed) => TaskResult::Notice(format!(
                     "{id}: {}. The model is told with its next request.",

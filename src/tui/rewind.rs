@@ -117,7 +117,7 @@ impl App {
             return self.warning(crate::live::link::OWNER_ONLY);
         };
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let tree = agent.tree().await.map_err(|e| e.to_string());
             let _ = tasks.send(TaskResult::Tree(tree));
         });

@@ -64,7 +64,7 @@ impl App {
             })),
         };
         let agent = self.agent.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let args = json!({ "command": command });
             let run = agent.execute(Command::RunShell { command }, control).await;
             let finished = match run {

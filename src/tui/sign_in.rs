@@ -80,7 +80,7 @@ impl App {
         }
         let (agent, tasks) = (self.agent.clone(), self.tasks.clone());
         let name = arg.to_string();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let said = match agent
                 .execute(EngineCommand::SetProfile { name }, Control::new())
                 .await
@@ -134,7 +134,7 @@ impl App {
             return;
         }
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let say = {
                 let tasks = tasks.clone();
                 move |text: String| drop(tasks.send(TaskResult::Notice(text)))
@@ -145,7 +145,7 @@ impl App {
                     let who = tokens.account.clone();
                     let credential = Credential::Oauth(tokens);
                     let (provider, account) = (args.provider.clone(), args.account.clone());
-                    tokio::task::spawn_blocking(move || {
+                    crate::tasks::spawn_blocking(move || {
                         interactive::save(&provider, account.as_deref(), &credential)
                     })
                     .await
@@ -173,9 +173,9 @@ impl App {
             Err(why) => return self.warning(&format!("/logout: {why}")),
         };
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let (provider, account) = (args.provider.clone(), args.account.clone());
-            let removed = tokio::task::spawn_blocking(move || {
+            let removed = crate::tasks::spawn_blocking(move || {
                 interactive::remove(&provider, account.as_deref())
             })
             .await;
@@ -242,10 +242,10 @@ impl App {
             Err(e) => return self.warning(&format!("Not signed in: {e}")),
         };
         let tasks = self.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let who = target(&entry.provider, entry.account.as_deref());
             let (provider, account) = (entry.provider, entry.account);
-            let saved = tokio::task::spawn_blocking(move || {
+            let saved = crate::tasks::spawn_blocking(move || {
                 interactive::save(&provider, account.as_deref(), &Credential::ApiKey { key })
             })
             .await;

@@ -90,7 +90,7 @@ fn start_notices(app: &mut App, settings: &Settings, tasks: mpsc::UnboundedSende
     }
     if super::probe::missing_key(settings) {
         app.notice(&super::probe::welcome(settings));
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let found = super::probe::local_servers().await;
             let _ = tasks.send(if found.is_empty() {
                 TaskResult::Notice("No local model server answered (Ollama :11434, LM Studio :1234, llama.cpp :8080, vLLM :8000).".to_string())

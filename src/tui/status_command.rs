@@ -113,7 +113,7 @@ impl StatusCommand {
             hidden_env,
             color,
         };
-        tokio::spawn(runner.serve(changes, tasks));
+        crate::tasks::spawn(runner.serve(changes, tasks));
         StatusCommand { state, line: None }
     }
 

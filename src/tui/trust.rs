@@ -61,6 +61,6 @@ impl App {
             self.notice("The project's hooks are not run this time.");
         }
         let agent = self.agent.clone();
-        tokio::spawn(async move { agent.session_start().await });
+        crate::tasks::spawn(async move { agent.session_start().await });
     }
 }

@@ -226,7 +226,7 @@ async fn run_task(children: Arc<Children>, args: Value, ctx: ToolContext) -> Too
         name: definition.name.clone(),
     };
     drop(parent);
-    tokio::spawn(forwarder.run(agent.subscribe(), ended));
+    crate::tasks::spawn(forwarder.run(agent.subscribe(), ended));
     children.add(child.clone());
     tracing::info!(agent = %agent_id, name = %definition.name, "sub-agent started");
     if let Err(error) = agent.prompt(UserMessage::text(args.prompt)) {
@@ -247,7 +247,7 @@ async fn run_task(children: Arc<Children>, args: Value, ctx: ToolContext) -> Too
     *lock(&child.transcript) = messages;
     lock(&child.agent).take();
     // Closing the child's session syncs its file: off the async workers.
-    let _ = tokio::task::spawn_blocking(move || drop(agent)).await;
+    let _ = crate::tasks::spawn_blocking(move || drop(agent)).await;
     let stopped = child.stopped.load(Ordering::SeqCst);
     let (output, status) = answer(&definition.name, &agent_id, outcome, stopped, &text);
     let mut info = lock(&child.info);

@@ -26,6 +26,7 @@ use crate::protocol::event::SkippedFile;
 use crate::protocol::message::UserMessage;
 use crate::protocol::outcome::{CommandError, Outcome, RestoreSummary};
 use crate::tools::UpdateSink;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -47,8 +48,18 @@ impl Control {
 }
 
 impl Agent {
-    /// Carry out `command`; its result, or why it did nothing.
-    pub async fn execute(
+    /// Carry out `command`; its result, or why it did nothing. Boxed: a dozen front-end
+    /// futures await it, and each would otherwise hold (and compile the drop glue of) every
+    /// command's state.
+    pub fn execute(
+        &self,
+        command: Command,
+        control: Control,
+    ) -> BoxFuture<'_, Result<Outcome, CommandError>> {
+        Box::pin(self.execute_unboxed(command, control))
+    }
+
+    async fn execute_unboxed(
         &self,
         command: Command,
         control: Control,

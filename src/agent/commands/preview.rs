@@ -41,7 +41,7 @@ pub(crate) async fn approval_preview(
             let (args, cwd) = (args.clone(), cwd.to_path_buf());
             let (on_failure, failed_file) = (shown.clone(), file.clone());
             let work =
-                tokio::task::spawn_blocking(move || diff(tool.as_ref(), &args, &cwd, shown, file));
+                crate::tasks::spawn_blocking(move || diff(tool.as_ref(), &args, &cwd, shown, file));
             tokio::select! {
                 () = cancel.cancelled() => None,
                 preview = work => Some(preview.unwrap_or_else(|e| ApprovalPreview::Unavailable {

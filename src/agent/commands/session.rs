@@ -52,7 +52,7 @@ pub(crate) async fn close_off_thread(
     cancel: &CancellationToken,
 ) {
     if let Some(previous) = previous {
-        let closing = tokio::task::spawn_blocking(move || drop(previous));
+        let closing = crate::tasks::spawn_blocking(move || drop(previous));
         tokio::select! {
             _ = closing => {}
             () = cancel.cancelled() => {}

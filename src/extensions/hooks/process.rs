@@ -156,7 +156,7 @@ pub async fn run(
     drop((stdin_read, stdout_write));
     let mut running = started.map_err(HookRunError::Spawn)?;
     let input = hook.input;
-    let writer = tokio::spawn(async move {
+    let writer = crate::tasks::spawn(async move {
         if let Ok(mut stdin) =
             tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(stdin_write))
         {
@@ -164,10 +164,10 @@ pub async fn run(
             let _ = stdin.write_all(&input).await;
         }
     });
-    let stdout = tokio::spawn(read_capped(
+    let stdout = crate::tasks::spawn(read_capped(
         tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(stdout_read)).ok(),
     ));
-    let stderr = tokio::spawn(read_capped(
+    let stderr = crate::tasks::spawn(read_capped(
         tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(stderr_read)).ok(),
     ));
     let ending = tokio::select! {

@@ -112,7 +112,7 @@ async fn serve(settings: Settings, args: &ServeArgs) -> Result<(), String> {
         };
         let _ = stream.set_nodelay(true);
         let (server, tls) = (server.clone(), tls.clone());
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             match tls {
                 Some(tls) => match tls.accept(stream).await {
                     Ok(stream) => connection(server, stream, peer).await,

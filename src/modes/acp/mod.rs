@@ -121,7 +121,7 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let server = new.clone();
-                tokio::spawn(async move {
+                crate::tasks::spawn(async move {
                     match server.new_session(request, &cx).await {
                         Ok((response, session)) => {
                             if responder.respond(response).is_ok() {
@@ -138,7 +138,7 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let server = load.clone();
-                tokio::spawn(async move {
+                crate::tasks::spawn(async move {
                     match server.load_session(request, &cx).await {
                         Ok((response, session)) => {
                             if responder.respond(response).is_ok() {
@@ -155,7 +155,7 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
         .on_receive_request(
             async move |request: CloseSessionRequest, responder, _cx| {
                 let server = close.clone();
-                tokio::spawn(async move {
+                crate::tasks::spawn(async move {
                     let result = server.close_session(&request.session_id).await;
                     let _ =
                         responder.respond_with_result(result.map(|()| CloseSessionResponse::new()));
@@ -203,7 +203,7 @@ fn connection(server: Arc<Server>) -> impl ConnectTo<Client> {
                     return responder
                         .respond_with_error(invalid_params("every option here takes a value id"));
                 };
-                tokio::spawn(async move {
+                crate::tasks::spawn(async move {
                     let result = session
                         .set_option(&request.config_id.to_string(), &value)
                         .await

@@ -355,7 +355,7 @@ impl Pump {
             None => tool_call_id.clone(),
         };
         self.asking.begin(&shown_id);
-        tokio::spawn(super::question::ask(
+        crate::tasks::spawn(super::question::ask(
             self.link.clone(),
             engine,
             self.asking.clone(),
@@ -374,7 +374,7 @@ impl Pump {
             return;
         };
         self.asking.begin(&request.shown_id);
-        tokio::spawn(permission::ask(
+        crate::tasks::spawn(permission::ask(
             self.link.clone(),
             agent,
             self.asking.clone(),

@@ -66,7 +66,7 @@ impl Session {
             Asking::default(),
             settings.cwd.clone(),
         );
-        let pump = tokio::spawn(pump.run(agent.subscribe()));
+        let pump = crate::tasks::spawn(pump.run(agent.subscribe()));
         Arc::new(Session {
             link,
             agent,
@@ -99,7 +99,7 @@ impl Session {
             && commands::is_command(&name)
         {
             let session = self.clone();
-            tokio::spawn(async move {
+            crate::tasks::spawn(async move {
                 let result = commands::run(&session, &name, &arg).await;
                 let answer = result.map(|text| {
                     if let Some(text) = text {
@@ -117,7 +117,7 @@ impl Session {
         // as `session/cancel` does.
         let cancellation = responder.cancellation();
         let weak = Arc::downgrade(self);
-        let watcher = tokio::spawn(async move {
+        let watcher = crate::tasks::spawn(async move {
             cancellation.cancelled().await;
             if let Some(session) = weak.upgrade() {
                 session.cancel();

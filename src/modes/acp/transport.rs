@@ -75,7 +75,7 @@ impl LineSink {
     ) -> LineSink {
         let (lines, queue) = mpsc::unbounded_channel();
         let (done, written) = oneshot::channel();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let result = write_lines(writer, queue).await;
             if let Err(error) = &result
                 && error.kind() == io::ErrorKind::BrokenPipe

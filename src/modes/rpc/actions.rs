@@ -23,7 +23,7 @@ pub(super) async fn export_html(
     let cwd = context.settings.cwd.clone();
     let messages = context.agent.messages();
     let target = output.clone();
-    let writing = tokio::task::spawn_blocking(move || {
+    let writing = crate::tasks::spawn_blocking(move || {
         let source = Source {
             id: &session.id,
             cwd: &cwd,

@@ -81,7 +81,7 @@ pub async fn run(agent: Agent, settings: Settings, mcp: Arc<McpManager>) -> u8 {
     let mut events = agent.subscribe();
     agent.session_start(agent.session_source()).await;
     let (input_tx, mut input) = mpsc::unbounded_channel();
-    tokio::spawn(read_stdin(input_tx));
+    crate::tasks::spawn(read_stdin(input_tx));
     let context = Arc::new(Context {
         agent: agent.clone(),
         mcp,

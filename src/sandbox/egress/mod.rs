@@ -250,7 +250,7 @@ impl Channel {
             refusals: refusals.clone(),
             stop: stop.clone(),
         });
-        tokio::spawn(proxy::serve(listener, proxy));
+        crate::tasks::spawn(proxy::serve(listener, proxy));
         Ok(Session {
             refusals,
             _stop: stop.drop_guard(),

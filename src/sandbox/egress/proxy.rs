@@ -103,7 +103,7 @@ pub async fn serve(listener: TcpListener, proxy: Arc<Proxy>) {
             },
         };
         let proxy = proxy.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let stop = proxy.stop.clone();
             tokio::select! {
                 _ = stop.cancelled() => {}
@@ -157,7 +157,7 @@ impl Proxy {
             Err(response) => return response,
         };
         let stop = self.stop.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let _permits = permits;
             tokio::select! {
                 _ = stop.cancelled() => {}
@@ -201,7 +201,7 @@ impl Proxy {
             Err(e) => return bad_gateway(host, port, &e.to_string()),
         };
         let stop = self.stop.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             tokio::select! {
                 _ = stop.cancelled() => {}
                 _ = driver => {}

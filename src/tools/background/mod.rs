@@ -369,7 +369,7 @@ impl BackgroundShells {
             inner.shells.insert(number, shell.clone());
             number
         };
-        tokio::spawn(watch_shell(shell, running, pipe));
+        crate::tasks::spawn(watch_shell(shell, running, pipe));
         Ok(format!("shell_{number}"))
     }
 

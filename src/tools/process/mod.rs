@@ -213,7 +213,7 @@ async fn start_forked(
             net_fds.push(user.try_clone().map_err(failed)?);
         }
     }
-    let forked = tokio::task::spawn_blocking(move || {
+    let forked = crate::tasks::spawn_blocking(move || {
         use std::os::fd::AsFd;
         let net: Vec<_> = net_fds.iter().map(AsFd::as_fd).collect();
         let forked = forkserver::spawn(

@@ -184,7 +184,7 @@ async fn fetch(url: &str, settings: &WebSettings) -> Result<Page, String> {
         // Converting is CPU work: off the async workers, so the timeout and an abort act at
         // once.
         let kind = content_type.clone();
-        let text = tokio::task::spawn_blocking(move || convert::to_text(&kind, &body))
+        let text = crate::tasks::spawn_blocking(move || convert::to_text(&kind, &body))
             .await
             .map_err(|e| format!("the page could not be converted: {e}"))??;
         return Ok(Page {

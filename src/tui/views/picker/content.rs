@@ -26,7 +26,7 @@ pub fn start(
     cancel: CancellationToken,
     tasks: UnboundedSender<TaskResult>,
 ) {
-    tokio::task::spawn_blocking(move || {
+    crate::tasks::spawn_blocking(move || {
         for (entry, path) in candidates {
             if cancel.is_cancelled() {
                 return;

@@ -112,7 +112,7 @@ impl Picker {
             return;
         };
         let tasks = link.tasks.clone();
-        tokio::spawn(async move {
+        crate::tasks::spawn(async move {
             let result = crate::session::manage::rename(&path, &title)
                 .await
                 .map_err(|e| match e {
@@ -161,7 +161,7 @@ impl Picker {
         self.said = Some((format!("Deleting “{title}”…"), false));
         let tasks = link.tasks.clone();
         let checkpoints = link.checkpoints_dir.clone();
-        tokio::task::spawn_blocking(move || {
+        crate::tasks::spawn_blocking(move || {
             let result = delete_session(&path, &title, &checkpoints);
             let _ = tasks.send(TaskResult::Picker(Update::Deleted { path, result }));
         });
