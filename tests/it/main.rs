@@ -99,6 +99,7 @@ mod tui_m35;
 mod tui_notify;
 mod tui_p32;
 mod tui_q35;
+mod tui_r35;
 mod tui_render;
 mod tui_screen;
 mod tui_sessions;

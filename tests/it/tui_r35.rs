@@ -1,0 +1,247 @@
+//! Issue 35, TUI rendering in a real terminal: resizing while an answer streams or a tool
+//! runs leaves each line in the scrollback once. vt100 does not reflow rows on a resize,
+//! so these tests run the interface in `tmux`, which does (as most terminals do), and read
+//! its whole history with `capture-pane`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+use crate::support;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use support::chat;
+use support::env::{Env, env};
+use support::server::{FakeServer, Gate, Reply};
+
+/// A tmux server of the test's own (its own socket name), with one session running the
+/// interface; killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// `None` (after saying why) when tmux is not installed.
+    fn start(env: &Env, server: &FakeServer, cols: u16, rows: u16) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            support::skip::skip("tmux is not installed");
+            return None;
+        }
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let socket = format!(
+            "agent-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let tmux = Tmux { socket };
+        let base = server.v1();
+        let home = format!("AGENT_HOME={}", env.home.path().display());
+        let ceiling = format!("GIT_CEILING_DIRECTORIES={}", std::env::temp_dir().display());
+        let (cols, rows) = (cols.to_string(), rows.to_string());
+        let mut args = vec![
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            &cols,
+            "-y",
+            &rows,
+            "-c",
+        ];
+        let cwd = env.cwd.path().display().to_string();
+        args.push(&cwd);
+        args.extend([
+            "env",
+            "-u",
+            "OPENAI_API_KEY",
+            "-u",
+            "OPENAI_BASE_URL",
+            "-u",
+            "ANTHROPIC_API_KEY",
+            "-u",
+            "ANTHROPIC_BASE_URL",
+            "-u",
+            "RUST_LOG",
+            "-u",
+            "TMUX",
+            "NO_COLOR=1",
+            &home,
+            &ceiling,
+            env!("CARGO_BIN_EXE_agent"),
+            "--base-url",
+            &base,
+            "--model",
+            "test-model",
+        ]);
+        tmux.run(&args);
+        // Sizes are the test's from now on, whatever a client would want.
+        tmux.run(&["set-option", "-g", "window-size", "manual"]);
+        Some(tmux)
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Everything the pane holds, its history then its screen, wrapped rows joined.
+    fn history(&self) -> String {
+        self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"])
+    }
+
+    /// The visible rows.
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    fn resize(&self, cols: u16) {
+        self.run(&["resize-window", "-t", "t", "-x", &cols.to_string()]);
+    }
+
+    fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    fn key(&self, key: &str) {
+        self.run(&["send-keys", "-t", "t", key]);
+    }
+
+    /// Wait (up to 120 s) until the visible rows satisfy `pred`; returns them.
+    async fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "timed out waiting for {what}; the pane shows:\n{screen}\n--- history:\n{}",
+                    self.history()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .env_remove("TMUX")
+            .output();
+    }
+}
+
+/// `w000 w001 …`: words that are told apart when counted.
+fn words(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("w{i:03} ")).collect()
+}
+
+/// How many times each word occurs in `text`, for the words that do not occur exactly once.
+fn not_once(text: &str, words: &[String]) -> Vec<(String, usize)> {
+    let found: Vec<&str> = text.split_whitespace().collect();
+    words
+        .iter()
+        .map(|w| {
+            let w = w.trim();
+            (w.to_string(), found.iter().filter(|f| **f == w).count())
+        })
+        .filter(|(_, n)| *n != 1)
+        .collect()
+}
+
+/// The app has drawn its live area at `cols` columns: a row of the streamed text is wrapped
+/// at a word (the terminal's own reflow cuts anywhere) and ends with `last`.
+fn rewrapped(screen: &str, cols: usize, last: &str) -> bool {
+    screen.lines().any(|row| {
+        let row = row.trim_end();
+        row.ends_with(last)
+            && row.chars().count() <= cols
+            && (row.starts_with("  w") || row.starts_with("● w"))
+    })
+}
+
+#[tokio::test]
+async fn resizing_while_streaming_leaves_no_copy_of_the_partial_line() {
+    let env = env();
+    let words = words(300);
+    let deltas: Vec<&str> = words.iter().map(String::as_str).collect();
+    // Frame 0 is the role; frame 1 + i carries word i.
+    let (first_stop, second_stop) = (Gate::new(), Gate::new());
+    let reply = Reply::sse(chat::text_deltas(&deltas))
+        .pause_before(1 + 15, &first_stop)
+        .pause_before(1 + 130, &second_stop);
+    // A first answer fills the screen: the live area then sits at its bottom, where a
+    // terminal that rewraps pushes rows into its scrollback rather than down.
+    let filler: Vec<String> = (0..30).map(|i| format!("filler {i}")).collect();
+    let first = Reply::sse(chat::text(&filler.join("\n\n")));
+    let server = FakeServer::start(vec![first, reply]).await;
+    let Some(tmux) = Tmux::start(&env, &server, 100, 40) else {
+        return;
+    };
+    tmux.wait_for("the prompt", |s| s.contains("Ask anything"))
+        .await;
+    tmux.type_text("fill the screen");
+    tmux.key("Enter");
+    tmux.wait_for("the first answer", |s| s.contains("filler 29"))
+        .await;
+    tmux.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
+        .await;
+    tmux.type_text("tell me a long story");
+    tmux.key("Enter");
+
+    // The answer stops with a partial line on screen: narrower, then wider again.
+    tmux.wait_for("the partial line", |s| rewrapped(s, 100, "w014"))
+        .await;
+    tmux.resize(60);
+    tmux.wait_for("the partial line rewrapped at 60 columns", |s| {
+        rewrapped(s, 60, "w014")
+    })
+    .await;
+    tmux.resize(100);
+    tmux.wait_for("the partial line rewrapped at 100 columns", |s| {
+        s.lines().any(|row| row.trim_end().chars().count() > 60) && rewrapped(s, 100, "w014")
+    })
+    .await;
+
+    // More of it, then several sizes at once.
+    first_stop.open();
+    tmux.wait_for("the second stop", |s| rewrapped(s, 100, "w129"))
+        .await;
+    for cols in [70, 50, 100] {
+        tmux.resize(cols);
+    }
+    tmux.wait_for("the partial line rewrapped at 100 columns", |s| {
+        rewrapped(s, 100, "w129") && s.lines().any(|row| row.trim_end().chars().count() > 90)
+    })
+    .await;
+    second_stop.open();
+    tmux.wait_for("the end of the answer", |s| s.contains("w299"))
+        .await;
+    tmux.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
+        .await;
+
+    let history = tmux.history();
+    let wrong = not_once(&history, &words);
+    assert!(
+        wrong.is_empty(),
+        "words not shown exactly once (word, times): {wrong:?}\n--- history:\n{history}"
+    );
+}
