@@ -221,10 +221,21 @@ async fn resizing_while_streaming_leaves_no_copy_of_the_partial_line() {
     })
     .await;
 
-    // More of it, then several sizes at once.
+    // More of it: the partial paragraph is many rows, each cut in two at 60 columns.
     first_stop.open();
     tmux.wait_for("the second stop", |s| rewrapped(s, 100, "w129"))
         .await;
+    tmux.resize(60);
+    tmux.wait_for("the paragraph rewrapped at 60 columns", |s| {
+        rewrapped(s, 60, "w129")
+    })
+    .await;
+    tmux.resize(100);
+    tmux.wait_for("the paragraph rewrapped at 100 columns", |s| {
+        rewrapped(s, 100, "w129") && s.lines().any(|row| row.trim_end().chars().count() > 90)
+    })
+    .await;
+    // Then several sizes at once.
     for cols in [70, 50, 100] {
         tmux.resize(cols);
     }
