@@ -23,6 +23,7 @@ pub mod history;
 pub mod keymap;
 mod keys;
 mod keys_command;
+mod late_reply;
 mod live;
 mod lsp_view;
 pub mod markdown;

@@ -241,11 +241,11 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
 /// A terminal event, and everything already typed after it (a paste without bracketed
 /// paste) before the next frame: one frame for a thousand keys.
 async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event) -> Outcome {
-    let mut outcome = on_terminal_event(app, event);
+    let mut outcome = take_input(app, input, event).await;
     while matches!(outcome, Outcome::Nothing | Outcome::Redraw)
         && let Some(Ok(event)) = ready_event(input).await
     {
-        outcome = outcome.max(on_terminal_event(app, event));
+        outcome = outcome.max(take_input(app, input, event).await);
     }
     if matches!(outcome, Outcome::Nothing | Outcome::Redraw) {
         kick_stalled_input();
@@ -262,6 +262,32 @@ fn follow_resize(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
         let _ = screen.resize(Size::new(width, height), row);
         app.resize(width);
     }
+}
+
+/// One terminal event — unless it starts a terminal's late answer to a query (see
+/// `late_reply`), which is read whole from what is ready and dropped.
+async fn take_input(app: &mut App, input: &mut EventStream, event: Event) -> Outcome {
+    if !super::late_reply::may_start(&event) {
+        return on_terminal_event(app, event);
+    }
+    let mut held = vec![event];
+    loop {
+        match super::late_reply::scan(&held) {
+            super::late_reply::Scan::Answer(length) => {
+                tracing::debug!("dropped a late answer from the terminal");
+                held.drain(..length);
+                break;
+            }
+            super::late_reply::Scan::Keys => break,
+            super::late_reply::Scan::Partial => match ready_event(input).await {
+                Some(Ok(event)) => held.push(event),
+                _ => break,
+            },
+        }
+    }
+    held.into_iter().fold(Outcome::Nothing, |outcome, event| {
+        outcome.max(on_terminal_event(app, event))
+    })
 }
 
 /// The frame slot came: draw.

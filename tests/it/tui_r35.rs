@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use support::chat;
 use support::env::{Env, env};
+use support::pty::{Terminal, Tui};
 use support::server::{FakeServer, Gate, Reply};
 
 /// A tmux server of the test's own (its own socket name), with one session running the
@@ -255,4 +256,63 @@ async fn resizing_while_streaming_leaves_no_copy_of_the_partial_line() {
         wrong.is_empty(),
         "words not shown exactly once (word, times): {wrong:?}\n--- history:\n{history}"
     );
+}
+
+/// The row of the visible screen the composer is on (`› …`), trimmed.
+fn composer_row(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|row| row.starts_with('›'))
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_late_answer_to_the_colour_query_never_reaches_the_composer() {
+    let env = env();
+    let server = chat::answering(&["ok"]).await;
+    let base = server.v1();
+    // A terminal that answers nothing in time: the interface asks, waits 150 ms, goes on.
+    let tui = Tui::spawn_with_terminal(
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        support::pty::ROWS,
+        support::pty::COLS,
+        &[("NO_COLOR", "")],
+        Terminal {
+            background: None,
+            silent: true,
+        },
+    );
+    tui.wait_for_text("Ask anything").await;
+    assert!(tui.wrote(b"\x1b]11;?"), "the colour was asked for");
+
+    // Then the answers come: ended by ST, with the device attributes after it…
+    tui.send(b"\x1b]11;rgb:ffff/ffff/ffff\x1b\\\x1b[?62;22c");
+    tui.type_text("abc");
+    let screen = tui
+        .wait_for("the typed keys", |_| {
+            composer_row(&tui.screen()).ends_with("abc")
+        })
+        .await;
+    assert_eq!(composer_row(&tui.screen()), "› abc", "{screen}");
+    // …and ended by BEL, in the middle of typing.
+    tui.send(b"\x1b]11;rgb:0000/0000/0000\x07");
+    tui.type_text("d");
+    tui.wait_for("the typed keys", |_| {
+        composer_row(&tui.screen()).ends_with("d")
+    })
+    .await;
+    assert_eq!(composer_row(&tui.screen()), "› abcd", "{}", tui.screen());
+    // Alt+] typed by a person still reaches the interface (the composer keeps the text).
+    tui.send(b"\x1b]");
+    tui.type_text("e");
+    tui.wait_for("the typed keys", |_| {
+        composer_row(&tui.screen()).ends_with("e")
+    })
+    .await;
+    assert!(!tui.screen().contains("rgb:"), "{}", tui.screen());
 }
