@@ -316,3 +316,30 @@ async fn a_late_answer_to_the_colour_query_never_reaches_the_composer() {
     .await;
     assert!(!tui.screen().contains("rgb:"), "{}", tui.screen());
 }
+
+#[tokio::test]
+async fn after_theme_the_composer_placeholder_takes_the_new_colours() {
+    let env = env();
+    let server = chat::answering(&["ok"]).await;
+    // Colours on (the test terminal sets NO_COLOR): the dark theme dims secondary text,
+    // high-contrast draws it in grey.
+    let tui = env.start_with(&server, &[], &[("NO_COLOR", "")]);
+    let placeholder = |tui: &Tui| {
+        let (row, col) = tui.find("Ask anything").expect("the placeholder shows");
+        tui.fg_at(row, col)
+    };
+    tui.wait_for_text("Ask anything").await;
+    assert_eq!(placeholder(&tui), vt100::Color::Default, "{}", tui.screen());
+
+    tui.type_text("/theme high-contrast");
+    tui.enter();
+    tui.wait_for_text("Theme: high-contrast").await;
+    tui.wait_for("the placeholder back", |_| {
+        tui.find("Ask anything").is_some()
+    })
+    .await;
+    assert_eq!(placeholder(&tui), vt100::Color::Idx(7), "{}", tui.screen());
+    // The prompt sign follows too.
+    let (row, col) = tui.find("›  Ask").expect("the prompt sign");
+    assert_ne!(tui.fg_at(row, col), vt100::Color::Default);
+}
