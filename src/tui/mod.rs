@@ -25,6 +25,7 @@ mod keys;
 mod keys_command;
 mod late_reply;
 mod live;
+mod long_message;
 mod lsp_view;
 pub mod markdown;
 mod mcp_view;

@@ -343,3 +343,85 @@ async fn after_theme_the_composer_placeholder_takes_the_new_colours() {
     let (row, col) = tui.find("›  Ask").expect("the prompt sign");
     assert_ne!(tui.fg_at(row, col), vt100::Color::Default);
 }
+
+fn numbered(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("pasted line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every user message's text of a request body, in order.
+fn user_texts(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            serde_json::Value::String(text) => text.clone(),
+            parts => parts
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_resumed_long_paste_is_collapsed_and_the_model_still_gets_it_whole() {
+    let env = env();
+    let server = chat::answering(&["Read them all.", "Still there."]).await;
+    let mut tui = env.start(&server, &[]);
+    tui.wait_for_text("Ask anything").await;
+    tui.type_text("count these: ");
+    tui.send(format!("\x1b[200~{}\x1b[201~", numbered(30)).as_bytes());
+    tui.wait_for_text("› count these: [pasted 30 lines]").await;
+    tui.enter();
+    tui.wait_for_text("Read them all.").await;
+    tui.wait_until_idle().await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+
+    // Resumed: the message is its first lines and a note, not 30 lines.
+    let mut tui = env.start(&server, &["-c"]);
+    tui.wait_for_text("Read them all.").await;
+    let transcript = tui.transcript();
+    assert!(
+        transcript.contains("› count these: pasted line 1\n  pasted line 2\n  pasted line 3…"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("… 27 more lines (ctrl+o shows the whole message)"),
+        "{transcript}"
+    );
+    assert!(!transcript.contains("pasted line 20"), "{transcript}");
+
+    // The model still gets the whole message.
+    tui.type_text("and now?");
+    tui.enter();
+    tui.wait_for_text("Still there.").await;
+    tui.wait_until_idle().await;
+    let sent = user_texts(&server.bodies()[1]);
+    assert_eq!(
+        sent,
+        [
+            format!("count these: {}", numbered(30)),
+            "and now?".to_string()
+        ]
+    );
+
+    // The transcript view shows it whole.
+    tui.send(b"\x0f"); // ctrl+o
+    tui.wait_for_text("pasted line 20").await;
+    tui.send(b"q");
+    tui.wait_for("the transcript view to close", |_| {
+        tui.screen().contains("Ask anything")
+    })
+    .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

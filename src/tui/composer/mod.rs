@@ -12,6 +12,8 @@ mod pastes;
 mod search;
 mod vim;
 
+pub use pastes::{PASTE_CHARS, PASTE_LINES, thousands};
+
 use super::history::History;
 use super::screen::clamp_u16;
 use super::theme::Theme;
