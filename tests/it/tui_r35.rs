@@ -22,7 +22,7 @@ struct Tmux {
 
 impl Tmux {
     /// `None` (after saying why) when tmux is not installed.
-    fn start(env: &Env, server: &FakeServer, cols: u16, rows: u16) -> Option<Tmux> {
+    fn start(env: &Env, server: &FakeServer, cols: u16, rows: u16, extra: &[&str]) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             support::skip::skip("tmux is not installed");
             return None;
@@ -76,6 +76,7 @@ impl Tmux {
             "--model",
             "test-model",
         ]);
+        args.extend(extra);
         tmux.run(&args);
         // Sizes are the test's from now on, whatever a client would want.
         tmux.run(&["set-option", "-g", "window-size", "manual"]);
@@ -194,7 +195,7 @@ async fn resizing_while_streaming_leaves_no_copy_of_the_partial_line() {
     let filler: Vec<String> = (0..30).map(|i| format!("filler {i}")).collect();
     let first = Reply::sse(chat::text(&filler.join("\n\n")));
     let server = FakeServer::start(vec![first, reply]).await;
-    let Some(tmux) = Tmux::start(&env, &server, 100, 40) else {
+    let Some(tmux) = Tmux::start(&env, &server, 100, 40, &[]) else {
         return;
     };
     tmux.wait_for("the prompt", |s| s.contains("Ask anything"))
@@ -424,4 +425,63 @@ async fn a_resumed_long_paste_is_collapsed_and_the_model_still_gets_it_whole() {
     .await;
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
+}
+
+/// The status row drawn at `cols` columns: right-aligned, it fills the row (the terminal's
+/// own cut of a wider one leaves a shorter piece).
+fn status_at(screen: &str, cols: usize) -> bool {
+    screen.lines().any(|row| {
+        let row = row.trim_end();
+        let width = row.chars().count();
+        row.contains("mode · test-model") && width <= cols && width + 12 > cols
+    })
+}
+
+#[tokio::test]
+async fn resizing_while_a_tool_runs_leaves_its_rows_once() {
+    let env = env();
+    let command = format!(
+        "printf 'out-%s\\n' r35-tool-output-line-long-enough-to-be-cut-at-sixty-columns-xxxx; {}",
+        support::harness::after_file("go", "echo finished")
+    );
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({ "command": command }),
+        )),
+        Reply::sse(chat::text("All done.")),
+    ])
+    .await;
+    let Some(tmux) = Tmux::start(&env, &server, 100, 40, &["--permission-mode", "auto"]) else {
+        return;
+    };
+    tmux.wait_for("the prompt", |s| s.contains("Ask anything"))
+        .await;
+    tmux.type_text("run it");
+    tmux.key("Enter");
+    tmux.wait_for("the tool's output", |s| s.contains("out-r35-tool"))
+        .await;
+    tmux.resize(60);
+    tmux.wait_for("the live area drawn at 60 columns", |s| status_at(s, 60))
+        .await;
+    tmux.resize(100);
+    tmux.wait_for("the live area drawn at 100 columns", |s| status_at(s, 100))
+        .await;
+    std::fs::write(env.cwd.path().join("go"), "").unwrap();
+    tmux.wait_for("the answer", |s| s.contains("All done."))
+        .await;
+    tmux.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
+        .await;
+
+    let history = tmux.history();
+    assert_eq!(
+        history.matches("printf 'out-").count(),
+        1,
+        "the call is shown once:\n{history}"
+    );
+    assert!(
+        history.matches("out-r35-tool").count() <= 1,
+        "its output is shown at most once:\n{history}"
+    );
 }
