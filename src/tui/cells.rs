@@ -32,6 +32,26 @@ pub fn user(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     rows
 }
 
+/// A user message shown again (a resumed session, `agent attach`): a long one (a paste) is
+/// collapsed to its start and a dim row saying how much more there is, as the composer
+/// showed it as a chip (`long_message`); the transcript view (ctrl+o) shows it whole.
+fn replayed_user(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    match super::long_message::collapse(text) {
+        Some(collapsed) => {
+            let mut rows = user(&collapsed.head, width, theme);
+            rows.extend(wrap_text(
+                &collapsed.rest,
+                theme.dim(),
+                width,
+                &[Span::raw("  ")],
+                &[Span::raw("  ")],
+            ));
+            rows
+        }
+        None => user(text, width, theme),
+    }
+}
+
 /// The assistant's text rendered as markdown, with a marker on the first row.
 pub fn assistant_text(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let mut rows = vec![blank()];
@@ -397,7 +417,7 @@ pub fn message(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     match message {
-        Message::User(user_message) => user(user_message.typed_text(), width, theme),
+        Message::User(user_message) => replayed_user(user_message.typed_text(), width, theme),
         Message::ToolResult(_) => Vec::new(),
         Message::Assistant(assistant) => {
             let mut rows = Vec::new();

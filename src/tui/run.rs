@@ -92,6 +92,11 @@ async fn run_on(engine: Engine, settings: Settings) -> u8 {
             return 1;
         }
     };
+    screen.set_reflows(super::terminal::reflows_on_resize(
+        &std::env::var("TERM").unwrap_or_default(),
+        std::env::var_os("XTERM_VERSION").is_some(),
+        std::env::var_os("TMUX").is_some(),
+    ));
     let (code, resume_hint) = event_loop(&mut screen, &mut modes, engine, settings, theme).await;
     let _ = screen.leave();
     modes.leave();
@@ -236,11 +241,11 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
 /// A terminal event, and everything already typed after it (a paste without bracketed
 /// paste) before the next frame: one frame for a thousand keys.
 async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event) -> Outcome {
-    let mut outcome = on_terminal_event(app, event);
+    let mut outcome = take_input(app, input, event).await;
     while matches!(outcome, Outcome::Nothing | Outcome::Redraw)
         && let Some(Ok(event)) = ready_event(input).await
     {
-        outcome = outcome.max(on_terminal_event(app, event));
+        outcome = outcome.max(take_input(app, input, event).await);
     }
     if matches!(outcome, Outcome::Nothing | Outcome::Redraw) {
         kick_stalled_input();
@@ -248,8 +253,52 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
     outcome
 }
 
+/// The terminal changed size: place the live area where the terminal moved it, at the new
+/// width.
+fn follow_resize(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
+    let row = restart_input(lp);
+    tracing::debug!(?row, "terminal resized; the cursor is now on this row");
+    if let Ok((width, height)) = crossterm::terminal::size() {
+        let _ = screen.resize(Size::new(width, height), row);
+        app.resize(width);
+    }
+}
+
+/// One terminal event — unless it starts a terminal's late answer to a query (see
+/// `late_reply`), which is read whole from what is ready and dropped.
+async fn take_input(app: &mut App, input: &mut EventStream, event: Event) -> Outcome {
+    if !super::late_reply::may_start(&event) {
+        return on_terminal_event(app, event);
+    }
+    let mut held = vec![event];
+    loop {
+        match super::late_reply::scan(&held) {
+            super::late_reply::Scan::Answer(length) => {
+                tracing::debug!("dropped a late answer from the terminal");
+                held.drain(..length);
+                break;
+            }
+            super::late_reply::Scan::Keys => break,
+            super::late_reply::Scan::Partial => match ready_event(input).await {
+                Some(Ok(event)) => held.push(event),
+                _ => break,
+            },
+        }
+    }
+    held.into_iter().fold(Outcome::Nothing, |outcome, event| {
+        outcome.max(on_terminal_event(app, event))
+    })
+}
+
 /// The frame slot came: draw.
 fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
+    // A resize whose event has not been read yet (a streamed answer keeps the loop busy):
+    // a frame drawn for the old size would land on rows the terminal has moved.
+    if !screen.in_alternate()
+        && crossterm::terminal::size().is_ok_and(|(w, h)| Size::new(w, h) != screen.size())
+    {
+        follow_resize(app, lp, screen);
+    }
     if draw(app, screen).is_err() {
         app.exit = Some(1);
     }
@@ -287,12 +336,7 @@ fn after_outcome(
             lp.last_frame = redraw_now;
         }
         Outcome::Resized => {
-            let row = restart_input(lp);
-            tracing::debug!(?row, "terminal resized; the cursor is now on this row");
-            if let Ok((width, height)) = crossterm::terminal::size() {
-                let _ = screen.resize(Size::new(width, height), row);
-                app.resize(width);
-            }
+            follow_resize(app, lp, screen);
             lp.last_frame = redraw_now;
         }
         Outcome::Suspend => {

@@ -27,7 +27,16 @@ impl App {
     /// Shows everything from now on in `palette` (a preview, or a choice).
     pub fn set_palette(&mut self, palette: &'static Palette) {
         self.theme = self.theme.with_palette(palette);
+        self.follow_theme();
         self.dirty = true;
+    }
+
+    /// What holds a theme of its own takes the one now in use: the answer streaming now.
+    fn follow_theme(&mut self) {
+        let theme = self.theme;
+        if let Some(text) = self.run.stream.as_mut().and_then(|s| s.text.as_mut()) {
+            text.set_theme(theme);
+        }
     }
 
     /// `palette` from now on, and in the config file for the next start.
@@ -63,6 +72,7 @@ impl App {
     pub fn preview_theme(&mut self) {
         if let Some(picker) = self.views.find::<ThemePicker>() {
             self.theme = self.theme.with_palette(picker.palette_shown());
+            self.follow_theme();
         }
     }
 

@@ -71,6 +71,8 @@ pub enum Reply {
         end: End,
         /// Sent the headers, the body waits for this.
         gate: Option<Gate>,
+        /// Before frame N, wait until this gate is open (a stream that stops mid-answer).
+        pauses: Vec<(usize, Gate)>,
     },
     Status {
         status: u16,
@@ -92,6 +94,7 @@ impl Reply {
             delay: Duration::ZERO,
             end: End::Complete,
             gate: None,
+            pauses: Vec::new(),
         }
     }
 
@@ -138,6 +141,15 @@ impl Reply {
     pub fn after(mut self, opened: &Gate) -> Reply {
         if let Reply::Sse { gate, .. } = &mut self {
             *gate = Some(opened.clone());
+        }
+        self
+    }
+
+    /// Stop before frame `index` (0 is the first) until `opened` is opened; several pauses
+    /// may be set.
+    pub fn pause_before(mut self, index: usize, opened: &Gate) -> Reply {
+        if let Reply::Sse { pauses, .. } = &mut self {
+            pauses.push((index, opened.clone()));
         }
         self
     }
@@ -390,6 +402,7 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> bool {
             delay,
             end,
             gate,
+            pauses,
         } => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
             if stream.write_all(head.as_bytes()).await.is_err() {
@@ -399,7 +412,10 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> bool {
             if let Some(gate) = gate {
                 gate.passed().await;
             }
-            for frame in frames {
+            for (index, frame) in frames.into_iter().enumerate() {
+                for (_, gate) in pauses.iter().filter(|(at, _)| *at == index) {
+                    gate.passed().await;
+                }
                 if !delay.is_zero() {
                     tokio::time::sleep(delay).await;
                 }

@@ -12,6 +12,8 @@ mod pastes;
 mod search;
 mod vim;
 
+pub use pastes::{PASTE_CHARS, PASTE_LINES, thousands};
+
 use super::history::History;
 use super::screen::clamp_u16;
 use super::theme::Theme;
@@ -279,6 +281,17 @@ impl Composer {
             ..area
         };
         (&self.textarea).render(text_area, buffer);
+        if self.textarea.is_empty() {
+            // The placeholder in the theme shown now: the textarea's own style for it was
+            // set when the composer was made, and `/theme` changes the theme after that.
+            let width = clamp_u16(super::width::str_width(self.textarea.placeholder_text()));
+            let placeholder = Rect {
+                width: width.min(text_area.width),
+                height: 1,
+                ..text_area
+            };
+            buffer.set_style(placeholder, Style::reset().patch(theme.dim()));
+        }
         self.style_chips(text_area, buffer, theme.accent());
         let cursor = self.textarea.screen_cursor();
         let row = u16::try_from(cursor.row).ok()?;

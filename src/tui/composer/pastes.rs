@@ -153,7 +153,7 @@ impl Composer {
 }
 
 /// `n` with a comma between thousands: 3,400.
-fn thousands(n: usize) -> String {
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

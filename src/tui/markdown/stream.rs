@@ -156,6 +156,14 @@ impl StreamingMarkdown {
         self.tail = OnceCell::new();
     }
 
+    /// Future lines, and the open rest shown in the live area, use the new theme (`/theme`).
+    pub fn set_theme(&mut self, theme: Theme) {
+        if theme != self.theme {
+            self.theme = theme;
+            self.tail = OnceCell::new();
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn work(&self) -> usize {
         self.work.get()
