@@ -263,9 +263,11 @@ impl UsageLedger {
 }
 
 /// The usage of a cold part (`session::cold`: the older messages of a long resumed
-/// context, not read at start) counted on a thread of its own, each message read back and
-/// dropped, then added to the engine's ledger and announced (`usage_update`) — unless the
-/// engine moved to another session meanwhile.
+/// context, not read at start) counted on a thread of its own: the part is found first
+/// (reading the file back from where opening stopped) and the settings only it says are
+/// adopted (`settle_older`), then each message is read back and dropped, and the count is
+/// added to the engine's ledger and announced (`usage_update`) — unless the engine moved
+/// to another session meanwhile.
 pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<super::state::Shared>) {
     let shared = Arc::downgrade(shared);
     let session = shared
@@ -274,6 +276,16 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
     let spawned = std::thread::Builder::new()
         .name("cold-usage".to_string())
         .spawn(move || {
+            let same_session = |shared: &Arc<super::state::Shared>| {
+                session.as_ref() == Some(&*super::state::lock(&shared.session_id))
+            };
+            if let Err(error) = cold.find() {
+                tracing::warn!(%error, "the earlier messages could not be found");
+            } else if let Some(shared) = shared.upgrade()
+                && same_session(&shared)
+            {
+                settle_older(&cold, &shared);
+            }
             let mut earlier = UsageLedger::default();
             if let Err(error) =
                 cold.for_each(0..cold.len(), |_, message| earlier.record_message(&message))
@@ -284,7 +296,7 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
             let Some(shared) = shared.upgrade() else {
                 return;
             };
-            if session.as_ref() != Some(&*super::state::lock(&shared.session_id)) {
+            if !same_session(&shared) {
                 return;
             }
             let mut state = super::state::lock(&shared.state);
@@ -299,52 +311,49 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::message::Cost;
-
-    fn usage(input: u64, output: u64, cost: f64) -> Usage {
-        Usage {
-            input,
-            output,
-            total_tokens: input + output,
-            cost: Cost {
-                total: cost,
-                ..Default::default()
-            },
-            ..Default::default()
+/// What only the older part of a long session said, taken on once it is found: its name
+/// and goal (unless one was set since), and — when start-up left them to it — its model
+/// and reasoning level, switched to as `set_model` and `set_thinking` do.
+fn settle_older(cold: &crate::session::cold::ColdPart, shared: &Arc<super::state::Shared>) {
+    let Some(older) = cold.settings() else {
+        return;
+    };
+    let writer = super::state::lock(&shared.session).clone();
+    if let Some(writer) = writer {
+        if writer.name().is_none() && older.name.is_some() {
+            writer.note_name(older.name.clone());
+        }
+        let mut state = super::state::lock(&shared.state);
+        if writer.goal().is_none() && state.goal.is_none() && older.goal.is_some() {
+            writer.note_goal(older.goal.clone());
+            state.goal = older.goal.clone();
         }
     }
-
-    #[test]
-    fn a_model_without_prices_makes_the_cost_unknown_not_zero() {
-        let mut ledger = UsageLedger::default();
-        ledger.record_call("p", "priced", &usage(100, 10, 0.5));
-        assert_eq!(ledger.report().cost, Some(0.5));
-        ledger.record_child_call("a1", "general", "p", "local", &usage(50, 5, 0.0));
-        let report = ledger.report();
-        assert_eq!(report.cost, None);
-        assert_eq!(report.price_unknown, vec!["local", "sub-agent a1"]);
-        assert_eq!(report.models[0].cost, Some(0.5));
-        assert_eq!(report.models[1].cost, None);
-        assert_eq!(report.agents[0].usage.input, 50);
-        assert_eq!(report.total.input, 150);
-        assert_eq!(report.calls, 2);
+    let (model, thinking) = cold.adopted();
+    let mut commands = Vec::new();
+    if model && let Some((provider, model)) = older.model {
+        let current = shared.settings();
+        if current.provider.settings().name != provider || current.model.id != model {
+            commands.push(crate::protocol::command::Command::SetModel {
+                model: crate::protocol::command::ModelRef::Parts { provider, model },
+            });
+        }
     }
-
-    #[test]
-    fn a_compaction_is_counted_in_the_totals_and_shown_apart() {
-        let mut ledger = UsageLedger::default();
-        ledger.record_call("p", "priced", &usage(100, 10, 0.5));
-        ledger.record_compaction("p", "priced", &usage(80, 20, 0.25));
-        let report = ledger.report();
-        assert_eq!(report.calls, 2);
-        assert_eq!(report.total.input, 180);
-        assert_eq!(report.cost, Some(0.75));
-        assert_eq!(report.models[0].calls, 2);
-        assert_eq!(report.compaction.calls, 1);
-        assert_eq!(report.compaction.usage.output, 20);
-        assert_eq!(report.compaction.cost, Some(0.25));
+    if thinking && let Some(level) = older.thinking {
+        commands.push(crate::protocol::command::Command::SetThinking { level });
     }
+    if commands.is_empty() {
+        return;
+    }
+    let agent = super::Agent {
+        shared: shared.clone(),
+        owner: false,
+    };
+    shared.runtime.spawn(async move {
+        for command in commands {
+            if let Err(error) = agent.execute(command, Default::default()).await {
+                tracing::warn!(%error, "the session's own model could not be taken on");
+            }
+        }
+    });
 }
