@@ -26,6 +26,7 @@ pub(crate) struct History {
 }
 
 impl History {
+    #[cfg(test)]
     pub fn new(entries: Vec<(String, Arc<Message>)>) -> Self {
         Self::with_cold(None, entries)
     }

@@ -284,7 +284,8 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
             } else if let Some(shared) = shared.upgrade()
                 && same_session(&shared)
             {
-                settle_older(&cold, &shared);
+                let runtime = shared.runtime.clone();
+                runtime.spawn(async move { adopt_older(&shared).await });
             }
             let mut earlier = UsageLedger::default();
             if let Err(error) =
@@ -311,12 +312,28 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
     }
 }
 
-/// What only the older part of a long session said, taken on once it is found: its name
-/// and goal (unless one was set since), and — when start-up left them to it — its model
-/// and reasoning level, switched to as `set_model` and `set_thinking` do.
-fn settle_older(cold: &crate::session::cold::ColdPart, shared: &Arc<super::state::Shared>) {
-    let Some(older) = cold.settings() else {
+/// What only the older part of a long session said (`session::cold`), taken on once it
+/// is found, once: its name and goal (unless one was set since), and — when start-up left
+/// them to it — its model and reasoning level, switched to as `set_model` and
+/// `set_thinking` do. Run on the usage thread's behalf as soon as the part is found, and
+/// by a run before anything else (it waits for the other to finish), so no request goes
+/// out with settings the session did not have.
+pub(crate) async fn adopt_older(shared: &Arc<super::state::Shared>) {
+    let Some(cold) = super::state::lock(&shared.state).history.cold().cloned() else {
         return;
+    };
+    let mut adoption = cold.adoption().await;
+    let Some((model, thinking)) = *adoption else {
+        return;
+    };
+    let finding = cold.clone();
+    let older = tokio::task::spawn_blocking(move || finding.settings())
+        .await
+        .ok()
+        .flatten();
+    *adoption = None;
+    let Some(older) = older else {
+        return; // not found: what needs the older part says why
     };
     let writer = super::state::lock(&shared.session).clone();
     if let Some(writer) = writer {
@@ -327,33 +344,33 @@ fn settle_older(cold: &crate::session::cold::ColdPart, shared: &Arc<super::state
         if writer.goal().is_none() && state.goal.is_none() && older.goal.is_some() {
             writer.note_goal(older.goal.clone());
             state.goal = older.goal.clone();
+            shared.goal_changed(&state, crate::protocol::event::GoalChange::Session);
         }
-    }
-    let (model, thinking) = cold.adopted();
-    let mut commands = Vec::new();
-    if model && let Some((provider, model)) = older.model {
-        let current = shared.settings();
-        if current.provider.settings().name != provider || current.model.id != model {
-            commands.push(crate::protocol::command::Command::SetModel {
-                model: crate::protocol::command::ModelRef::Parts { provider, model },
-            });
-        }
-    }
-    if thinking && let Some(level) = older.thinking {
-        commands.push(crate::protocol::command::Command::SetThinking { level });
-    }
-    if commands.is_empty() {
-        return;
     }
     let agent = super::Agent {
         shared: shared.clone(),
         owner: false,
     };
-    shared.runtime.spawn(async move {
-        for command in commands {
-            if let Err(error) = agent.execute(command, Default::default()).await {
-                tracing::warn!(%error, "the session's own model could not be taken on");
+    if model
+        && let Some((provider, model)) = older.model
+        && let Some(models) = shared.models.as_deref()
+    {
+        let current = shared.settings();
+        if current.provider.settings().name != provider || current.model.id != model {
+            // As a resumed session's model is taken on (`Resume`).
+            match models
+                .resolve(&provider, &model)
+                .and_then(|(settings, info)| Ok((models.connect(settings)?, info)))
+            {
+                Ok((client, info)) => agent.set_model(client, info).await,
+                Err(error) => tracing::warn!(
+                    %error,
+                    "the session used {provider}/{model}, which is not available"
+                ),
             }
         }
-    });
+    }
+    if thinking && let Some(level) = older.thinking {
+        agent.set_thinking(level).await;
+    }
 }

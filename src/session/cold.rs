@@ -67,9 +67,9 @@ struct Found {
 struct Source {
     rest: Option<Rest>,
     found: OnceLock<Result<Found, String>>,
-    /// What the engine adopts from the older part's settings once it is found
-    /// (`adopt`): the model, the reasoning level.
-    adopt: std::sync::Mutex<(bool, bool)>,
+    /// The older part's settings, still to be taken on by the engine (`adoption`):
+    /// `Some` until they were, with whether the model and the reasoning level are too.
+    adopt: tokio::sync::Mutex<Option<(bool, bool)>>,
 }
 
 /// The messages before the parsed part of a context, as places in the session file.
@@ -102,7 +102,7 @@ impl ColdPart {
             source: Arc::new(Source {
                 rest: None,
                 found,
-                adopt: Default::default(),
+                adopt: tokio::sync::Mutex::new(None),
             }),
             range: None,
             bytes,
@@ -117,7 +117,7 @@ impl ColdPart {
             source: Arc::new(Source {
                 rest: Some(rest),
                 found: OnceLock::new(),
-                adopt: Default::default(),
+                adopt: tokio::sync::Mutex::new(Some((false, false))),
             }),
             range: None,
             bytes: 0,
@@ -147,24 +147,21 @@ impl ColdPart {
         self.found().map(|_| ()).map_err(damaged)
     }
 
-    /// Whether the model and the reasoning level in force are to be taken from the older
-    /// part once it is found: opening did not find them in the part it read, and the
-    /// command line did not choose them (start-up says so; the engine adopts them).
+    /// Take the model and the reasoning level in force from the older part once it is
+    /// found (besides its name and goal): opening did not find them in the part it read,
+    /// and the command line did not choose them (start-up says so; the engine adopts).
     pub fn adopt(&self, model: bool, thinking: bool) {
-        *self
-            .source
-            .adopt
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = (model, thinking);
+        if let Ok(mut adopt) = self.source.adopt.try_lock()
+            && adopt.is_some()
+        {
+            *adopt = Some((model, thinking));
+        }
     }
 
-    /// What `adopt` said.
-    pub fn adopted(&self) -> (bool, bool) {
-        *self
-            .source
-            .adopt
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// The older part's settings still to be taken on: `Some((model?, thinking?))` until
+    /// the engine did (it sets `None`); held while it does, so it happens once.
+    pub async fn adoption(&self) -> tokio::sync::MutexGuard<'_, Option<(bool, bool)>> {
+        self.source.adopt.lock().await
     }
 
     /// The settings in force at the head, the older part's included (found first).
