@@ -337,10 +337,11 @@ pub(crate) async fn adopt_older(shared: &Arc<super::state::Shared>) {
     };
     let writer = super::state::lock(&shared.session).clone();
     if let Some(writer) = writer {
-        if writer.name().is_none() && older.name.is_some() {
-            writer.note_name(older.name.clone());
-        }
         let mut state = super::state::lock(&shared.state);
+        if writer.name().is_none() && state.session_name.is_none() && older.name.is_some() {
+            writer.note_name(older.name.clone());
+            state.session_name = older.name.clone();
+        }
         if writer.goal().is_none() && state.goal.is_none() && older.goal.is_some() {
             writer.note_goal(older.goal.clone());
             state.goal = older.goal.clone();
