@@ -89,12 +89,24 @@ impl Agent {
             let (source, dest, id, at) = (source.clone(), dest.clone(), id.clone(), at.clone());
             blocking(move || session::tree::fork(&source, at.as_deref(), &dest, &id, &cwd)).await?;
         }
-        let opened = session::open_file(&dest)
+        // Lazily: the copy of a long never-compacted branch is not parsed whole
+        // (`session::cold`).
+        let opened = session::open_file_lazy(&dest)
             .await
             .map_err(|e| AgentError::Checkpoint(e.to_string()))?;
         if let Some(checkpoints) = self.shared.checkpoints.clone() {
-            let kept: std::collections::HashSet<String> =
-                opened.history.iter().map(|(id, _)| id.clone()).collect();
+            // Every entry of the copy: the older part's places are found for this (its
+            // lines are not parsed).
+            let cold = opened.cold.clone();
+            let held: Vec<String> = opened.history.iter().map(|(id, _)| id.clone()).collect();
+            let kept: std::collections::HashSet<String> = tokio::task::spawn_blocking(move || {
+                let older = cold
+                    .iter()
+                    .flat_map(|part| part.entries().iter().map(|e| e.id.clone()));
+                older.chain(held).collect()
+            })
+            .await
+            .map_err(|e| AgentError::Checkpoint(format!("internal error: {e}")))?;
             let new_id = id.clone();
             blocking(move || {
                 checkpoints.copy_records(&new_id, |r| {
@@ -104,7 +116,13 @@ impl Agent {
             .await?;
         }
         drop(busy);
-        let previous = self.replace_session_as(opened.writer, opened.history, None, change)?;
+        let previous = self.replace_session_with_cold(
+            opened.writer,
+            opened.history,
+            opened.cold,
+            None,
+            change,
+        )?;
         if let Some(previous) = previous {
             let _ = crate::tasks::spawn_blocking(move || drop(previous)).await;
         }

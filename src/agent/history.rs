@@ -26,6 +26,7 @@ pub(crate) struct History {
 }
 
 impl History {
+    #[cfg(test)]
     pub fn new(entries: Vec<(String, Arc<Message>)>) -> Self {
         Self::with_cold(None, entries)
     }
@@ -34,7 +35,8 @@ impl History {
     pub fn with_cold(cold: Option<ColdPart>, entries: Vec<(String, Arc<Message>)>) -> Self {
         let (ids, messages): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
         History {
-            cold: cold.filter(|c| !c.is_empty()),
+            // A part not found yet is kept as it is: finding it reads the file.
+            cold: cold.filter(|c| !c.is_found() || !c.is_empty()),
             reported_tokens: reported_tokens(&messages),
             content_tokens: content_tokens(&messages),
             ids,
@@ -90,9 +92,24 @@ impl History {
         self.cold.as_ref()
     }
 
-    /// Every message, the cold part's included.
-    pub fn len(&self) -> usize {
-        self.cold_len() + self.messages.len()
+    /// The messages counted so far, without reading the file: a cold part not found yet
+    /// counts none of its messages (`earlier_pending`).
+    pub fn counted_len(&self) -> usize {
+        let cold = match &self.cold {
+            Some(part) if part.is_found() => part.len(),
+            _ => 0,
+        };
+        cold + self.messages.len()
+    }
+
+    /// Whether older messages exist that are not counted yet (a cold part not found).
+    pub fn earlier_pending(&self) -> bool {
+        self.cold.as_ref().is_some_and(|part| !part.is_found())
+    }
+
+    /// No message at all (nothing is read to tell).
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty() && self.counted_len() == 0 && !self.earlier_pending()
     }
 
     /// The entry id of the latest user message.
@@ -222,7 +239,7 @@ mod tests {
         ]);
         history.replace_prefix(2, "s".into(), msg("summary"));
         assert_eq!(history.ids(), ["s", "c"]);
-        assert_eq!(history.len(), 2);
+        assert_eq!(history.counted_len(), 2);
     }
 
     #[test]

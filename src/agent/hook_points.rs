@@ -229,7 +229,7 @@ impl Agent {
     /// SessionStart's `source` for the conversation the agent holds now: `resume` when it
     /// has messages, else `startup`.
     pub fn session_source(&self) -> &'static str {
-        if lock(&self.shared.state).history.len() == 0 {
+        if lock(&self.shared.state).history.is_empty() {
             "startup"
         } else {
             "resume"

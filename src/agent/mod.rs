@@ -573,9 +573,17 @@ impl Agent {
             .collect()
     }
 
-    /// How many messages the context has, the part not read included.
+    /// How many messages the context has, the part not read included once it was found
+    /// (`earlier_pending`: not yet; nothing is read here).
     pub fn message_count(&self) -> usize {
-        lock(&self.shared.state).history.len()
+        lock(&self.shared.state).history.counted_len()
+    }
+
+    /// Whether the older part of a long resumed context is still to be found (then
+    /// `message_count` does not count it yet): a thread finds it after start and
+    /// announces its usage (`usage_update`).
+    pub fn earlier_pending(&self) -> bool {
+        lock(&self.shared.state).history.earlier_pending()
     }
 
     /// The context's first user message (read back from the file when it is in the part
@@ -714,7 +722,7 @@ impl Agent {
             model: settings.model.id.clone(),
             thinking: settings.thinking,
             is_running: state.running,
-            message_count: state.history.len(),
+            message_count: state.history.counted_len(),
             pending_message_count: state.steering.len() + state.follow_up.len(),
             steering_mode: state.steering.mode,
             follow_up_mode: state.follow_up.mode,

@@ -367,7 +367,10 @@ impl Agent {
     /// (with the branch's goal).
     async fn reload(&self, session: &Arc<SessionWriter>) -> Result<(), AgentError> {
         let path = session.path().to_path_buf();
-        let loaded = blocking(move || session::load::load(&path)).await?;
+        // Lazily: a long never-compacted branch's older part stays in the file
+        // (`session::cold`); what only it says (the goal) is taken on when it is found.
+        let loaded = blocking(move || session::load::load_lazy(&path)).await?;
+        let cold = loaded.cold;
         let mut history = loaded.context;
         for (id, message) in history.iter_mut().filter(|(id, _)| id.is_empty()) {
             *id = session
@@ -377,10 +380,16 @@ impl Agent {
         }
         session.note_goal(loaded.goal.clone());
         let mut state = lock(&self.shared.state);
-        state.history = super::history::History::new(history);
+        state.history = super::history::History::with_cold(cold.clone(), history);
         if std::mem::replace(&mut state.goal, loaded.goal) != state.goal {
             self.shared
                 .goal_changed(&state, crate::protocol::event::GoalChange::Session);
+        }
+        if cold.is_some_and(|part| !part.is_found()) {
+            let shared = self.shared.clone();
+            self.shared
+                .runtime
+                .spawn(async move { super::usage::adopt_older(&shared).await });
         }
         Ok(())
     }

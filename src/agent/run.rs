@@ -62,6 +62,8 @@ pub(crate) fn spawn_run(shared: &Arc<Shared>, state: &mut State, prompts: Vec<Us
 }
 
 async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: CancellationToken) {
+    // The settings only the older part of a long resumed session says, before any are used.
+    super::usage::adopt_older(&shared).await;
     let settings = shared.settings();
     let timed_out = Arc::new(AtomicBool::new(false));
     let timer = settings.limits.timeout.map(|limit| {

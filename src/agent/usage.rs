@@ -263,9 +263,11 @@ impl UsageLedger {
 }
 
 /// The usage of a cold part (`session::cold`: the older messages of a long resumed
-/// context, not read at start) counted on a thread of its own, each message read back and
-/// dropped, then added to the engine's ledger and announced (`usage_update`) — unless the
-/// engine moved to another session meanwhile.
+/// context, not read at start) counted on a thread of its own: the part is found first
+/// (reading the file back from where opening stopped) and the settings only it says are
+/// adopted (`settle_older`), then each message is read back and dropped, and the count is
+/// added to the engine's ledger and announced (`usage_update`) — unless the engine moved
+/// to another session meanwhile.
 pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<super::state::Shared>) {
     let shared = Arc::downgrade(shared);
     let session = shared
@@ -274,6 +276,17 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
     let spawned = std::thread::Builder::new()
         .name("cold-usage".to_string())
         .spawn(move || {
+            let same_session = |shared: &Arc<super::state::Shared>| {
+                session.as_ref() == Some(&*super::state::lock(&shared.session_id))
+            };
+            if let Err(error) = cold.find() {
+                tracing::warn!(%error, "the earlier messages could not be found");
+            } else if let Some(shared) = shared.upgrade()
+                && same_session(&shared)
+            {
+                let runtime = shared.runtime.clone();
+                runtime.spawn(async move { adopt_older(&shared).await });
+            }
             let mut earlier = UsageLedger::default();
             if let Err(error) =
                 cold.for_each(0..cold.len(), |_, message| earlier.record_message(&message))
@@ -284,7 +297,7 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
             let Some(shared) = shared.upgrade() else {
                 return;
             };
-            if session.as_ref() != Some(&*super::state::lock(&shared.session_id)) {
+            if !same_session(&shared) {
                 return;
             }
             let mut state = super::state::lock(&shared.state);
@@ -299,52 +312,66 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::message::Cost;
-
-    fn usage(input: u64, output: u64, cost: f64) -> Usage {
-        Usage {
-            input,
-            output,
-            total_tokens: input + output,
-            cost: Cost {
-                total: cost,
-                ..Default::default()
-            },
-            ..Default::default()
+/// What only the older part of a long session said (`session::cold`), taken on once it
+/// is found, once: its name and goal (unless one was set since), and — when start-up left
+/// them to it — its model and reasoning level, switched to as `set_model` and
+/// `set_thinking` do. Run on the usage thread's behalf as soon as the part is found, and
+/// by a run before anything else (it waits for the other to finish), so no request goes
+/// out with settings the session did not have.
+pub(crate) async fn adopt_older(shared: &Arc<super::state::Shared>) {
+    let Some(cold) = super::state::lock(&shared.state).history.cold().cloned() else {
+        return;
+    };
+    let mut adoption = cold.adoption().await;
+    let Some((model, thinking)) = *adoption else {
+        return;
+    };
+    let finding = cold.clone();
+    let older = tokio::task::spawn_blocking(move || finding.settings())
+        .await
+        .ok()
+        .flatten();
+    *adoption = None;
+    let Some(older) = older else {
+        return; // not found: what needs the older part says why
+    };
+    let writer = super::state::lock(&shared.session).clone();
+    if let Some(writer) = writer {
+        let mut state = super::state::lock(&shared.state);
+        if writer.name().is_none() && state.session_name.is_none() && older.name.is_some() {
+            writer.note_name(older.name.clone());
+            state.session_name = older.name.clone();
+        }
+        if writer.goal().is_none() && state.goal.is_none() && older.goal.is_some() {
+            writer.note_goal(older.goal.clone());
+            state.goal = older.goal.clone();
+            shared.goal_changed(&state, crate::protocol::event::GoalChange::Session);
         }
     }
-
-    #[test]
-    fn a_model_without_prices_makes_the_cost_unknown_not_zero() {
-        let mut ledger = UsageLedger::default();
-        ledger.record_call("p", "priced", &usage(100, 10, 0.5));
-        assert_eq!(ledger.report().cost, Some(0.5));
-        ledger.record_child_call("a1", "general", "p", "local", &usage(50, 5, 0.0));
-        let report = ledger.report();
-        assert_eq!(report.cost, None);
-        assert_eq!(report.price_unknown, vec!["local", "sub-agent a1"]);
-        assert_eq!(report.models[0].cost, Some(0.5));
-        assert_eq!(report.models[1].cost, None);
-        assert_eq!(report.agents[0].usage.input, 50);
-        assert_eq!(report.total.input, 150);
-        assert_eq!(report.calls, 2);
+    let agent = super::Agent {
+        shared: shared.clone(),
+        owner: false,
+    };
+    if model
+        && let Some((provider, model)) = older.model
+        && let Some(models) = shared.models.as_deref()
+    {
+        let current = shared.settings();
+        if current.provider.settings().name != provider || current.model.id != model {
+            // As a resumed session's model is taken on (`Resume`).
+            match models
+                .resolve(&provider, &model)
+                .and_then(|(settings, info)| Ok((models.connect(settings)?, info)))
+            {
+                Ok((client, info)) => agent.set_model(client, info).await,
+                Err(error) => tracing::warn!(
+                    %error,
+                    "the session used {provider}/{model}, which is not available"
+                ),
+            }
+        }
     }
-
-    #[test]
-    fn a_compaction_is_counted_in_the_totals_and_shown_apart() {
-        let mut ledger = UsageLedger::default();
-        ledger.record_call("p", "priced", &usage(100, 10, 0.5));
-        ledger.record_compaction("p", "priced", &usage(80, 20, 0.25));
-        let report = ledger.report();
-        assert_eq!(report.calls, 2);
-        assert_eq!(report.total.input, 180);
-        assert_eq!(report.cost, Some(0.75));
-        assert_eq!(report.models[0].calls, 2);
-        assert_eq!(report.compaction.calls, 1);
-        assert_eq!(report.compaction.usage.output, 20);
-        assert_eq!(report.compaction.cost, Some(0.25));
+    if thinking && let Some(level) = older.thinking {
+        agent.set_thinking(level).await;
     }
 }

@@ -119,6 +119,15 @@ impl EngineLink {
         }
     }
 
+    /// Whether older messages of a long resumed context are not counted yet
+    /// (`Agent::earlier_pending`); remotely never.
+    pub fn earlier_pending(&self) -> bool {
+        match self {
+            EngineLink::Local(agent) => agent.earlier_pending(),
+            EngineLink::Remote(_) => false,
+        }
+    }
+
     /// The conversation's first user message (remotely: of the part replayed).
     pub fn first_user_message(&self) -> Option<Arc<Message>> {
         match self {

@@ -77,8 +77,16 @@ fn a_long_context_opened_lazily_is_the_same_context() {
     let path = session(dir.path(), 200);
     let whole = load(&path).unwrap();
     assert!(whole.cold.is_none());
-    let lazy = load_lazy_with(&path, 10_000, 4_000).unwrap();
+    let lazy = load_lazy_with(&path, 4_000).unwrap();
     let cold = lazy.cold.clone().expect("a cold part");
+    // Opening did not find the older part; its settings come with it.
+    assert!(!cold.is_found());
+    assert_eq!(lazy.model, None, "the model change is at the start");
+    assert_eq!(lazy.thinking, None, "the level changed in the middle");
+    let older = cold.settings().unwrap();
+    assert_eq!(older.model, whole.model);
+    assert_eq!(older.thinking, whole.thinking);
+    assert!(cold.is_found());
     assert!(cold.len() > 400, "{} messages cold", cold.len());
     assert!(lazy.context.len() < 200, "{} parsed", lazy.context.len());
     // The parsed part starts a turn: no call is separated from its result.
@@ -86,8 +94,6 @@ fn a_long_context_opened_lazily_is_the_same_context() {
     let mut read = cold.load_all().unwrap();
     read.extend(lazy.context.iter().cloned());
     assert_eq!(read, whole.context);
-    assert_eq!(lazy.model, whole.model);
-    assert_eq!(lazy.thinking, whole.thinking);
     assert_eq!(lazy.last_entry_id, whole.last_entry_id);
     assert_eq!(lazy.valid_len, whole.valid_len);
     // A user message's place says so; a range reads just those.
@@ -95,8 +101,8 @@ fn a_long_context_opened_lazily_is_the_same_context() {
     assert_eq!(users * 4, cold.len());
     let some = cold.load(4..6).unwrap();
     assert_eq!(some, whole.context[4..6].to_vec());
-    // Below the threshold nothing is cold.
-    let small = load_lazy_with(&path, u64::MAX, 4_000).unwrap();
+    // A context shorter than what is read at start has no cold part.
+    let small = load_lazy_with(&path, u64::MAX).unwrap();
     assert!(small.cold.is_none());
     assert_eq!(small.context, whole.context);
 }
@@ -105,7 +111,7 @@ fn a_long_context_opened_lazily_is_the_same_context() {
 fn a_cold_line_that_changed_is_an_error_not_a_gap() {
     let dir = tempfile::tempdir().unwrap();
     let path = session(dir.path(), 50);
-    let lazy = load_lazy_with(&path, 1_000, 1_000).unwrap();
+    let lazy = load_lazy_with(&path, 1_000).unwrap();
     let cold = lazy.cold.expect("a cold part");
     let offset = cold.entries()[1].offset;
     let mut bytes = std::fs::read(&path).unwrap();
@@ -117,4 +123,118 @@ fn a_cold_line_that_changed_is_an_error_not_a_gap() {
         error.to_string().contains("can no longer be read"),
         "{error}"
     );
+}
+
+#[test]
+fn opening_a_long_context_reads_a_bounded_part_of_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), 3_000);
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size > 1_000_000, "{size} bytes");
+    let read = || crate::session::tail::BYTES_READ.with(std::cell::Cell::get);
+    let before = read();
+    let lazy = load_lazy_with(&path, 8_000).unwrap();
+    let at_open = read() - before;
+    // What the walk takes from the end: the newest 8 kB of the branch and the block
+    // they are in (256 kB), not the file.
+    assert!(
+        at_open <= 512 * 1024,
+        "{at_open} of {size} bytes read to open"
+    );
+    let cold = lazy.cold.expect("a cold part");
+    assert!(!cold.is_found());
+    // Finding the older part reads the rest, once, for every clone.
+    let clone = cold.clone();
+    let before = read();
+    assert!(clone.len() > 10_000);
+    assert!(read() - before >= size - at_open - 1_024);
+    assert!(cold.is_found());
+    let before = read();
+    assert_eq!(cold.len(), clone.len());
+    assert_eq!(read(), before);
+    let whole = load(&path).unwrap();
+    let mut all = cold.load_all().unwrap();
+    all.extend(lazy.context);
+    assert_eq!(all, whole.context);
+}
+
+#[test]
+fn a_compaction_in_the_older_part_comes_first_as_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), 40);
+    // A compaction after turn 40 that kept the last turn, then 60 more turns.
+    let whole = load(&path).unwrap();
+    let kept = whole.context[whole.context.len() - 4].0.clone();
+    let head = whole.last_entry_id.clone().unwrap();
+    let mut out = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let compaction = NewEntry::Compaction {
+        summary: "the first forty turns",
+        first_kept_entry_id: Some(&kept),
+        tokens_before: 1,
+        tokens_after: 1,
+        model: None,
+        thinking: None,
+        name: None,
+        goal: None,
+        preserved: &[],
+    };
+    out.write_all(&encode(compaction, "c1", Some(&head), 7).unwrap())
+        .unwrap();
+    let mut parent = "c1".to_string();
+    for turn in 0..60 {
+        let mut user = UserMessage::text(format!("later question {turn}"));
+        user.timestamp = 8;
+        let id = format!("l{turn:03}");
+        out.write_all(
+            &encode(
+                NewEntry::Message(&Message::User(user)),
+                &id,
+                Some(&parent),
+                8,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        parent = id;
+    }
+    drop(out);
+    let whole = load(&path).unwrap();
+    assert!(crate::session::load::is_summary(&whole.context[0].1));
+    let lazy = load_lazy_with(&path, 400).unwrap();
+    let cold = lazy.cold.clone().expect("a cold part");
+    let mut all = cold.load_all().unwrap();
+    assert_eq!(all[0].0, "c1");
+    all.extend(lazy.context.iter().cloned());
+    assert_eq!(all, whole.context);
+}
+
+#[test]
+fn a_damaged_older_part_is_an_error_when_needed_not_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), 200);
+    // The third line (an older message) is no entry any more.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let third = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(1)
+        .unwrap()
+        .0;
+    bytes[third + 1] = b'x';
+    std::fs::write(&path, &bytes).unwrap();
+    // The whole reader reports it; opening lazily does not read it.
+    assert!(!load(&path).unwrap().warnings.is_empty());
+    let lazy = load_lazy_with(&path, 4_000).unwrap();
+    assert!(lazy.warnings.is_empty(), "{:?}", lazy.warnings);
+    let cold = lazy.cold.expect("a cold part");
+    let error = cold.load_all().unwrap_err();
+    assert!(
+        error.to_string().contains("could not be read back"),
+        "{error}"
+    );
+    assert!(cold.find().is_err());
 }

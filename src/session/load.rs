@@ -10,7 +10,7 @@
 //! saying so. Opening at the head first tries reading from the end (`tail`): a compacted
 //! session then costs only the part after the last compaction's cut.
 
-use super::cold::{self, ColdEntry, ColdPart};
+use super::cold::{self, ColdPart};
 use super::error::SessionError;
 use super::format::{Entry, Header};
 use super::index::{FileIndex, Kind, for_each_line, read_header};
@@ -73,19 +73,17 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
 }
 
 /// `load`, but a context far larger than any model's window (never compacted) is read
-/// only from its newest part: the older messages are held as places in the file
-/// (`LoadedSession::cold`, see `cold`).
+/// only from its newest part: the file is read from its end until `cold::HOT_BYTES` of the
+/// branch were taken, and the older messages are left in the file to be found when
+/// something needs them (`LoadedSession::cold`, see `cold`).
 pub fn load_lazy(path: &Path) -> Result<LoadedSession, SessionError> {
-    load_lazy_with(path, cold::COLD_ABOVE_BYTES, cold::HOT_BYTES)
+    load_lazy_with(path, cold::HOT_BYTES)
 }
 
-/// `load_lazy` with a cold part for a context over `above` bytes, `hot` of them parsed.
-pub(crate) fn load_lazy_with(
-    path: &Path,
-    above: u64,
-    hot: u64,
-) -> Result<LoadedSession, SessionError> {
-    match load_from_end_with(path, Some((above, hot)))? {
+/// `load_lazy` with the older part of a context left unread once `hot` bytes of it were
+/// taken.
+pub(crate) fn load_lazy_with(path: &Path, hot: u64) -> Result<LoadedSession, SessionError> {
+    match load_from_end_with(path, Some(hot))? {
         Some(loaded) => Ok(loaded),
         None => load_whole(path, None),
     }
@@ -108,19 +106,19 @@ pub(super) fn load_from_end(path: &Path) -> Result<Option<LoadedSession>, Sessio
     load_from_end_with(path, None)
 }
 
-/// `lazy`: the sizes `split_cold` goes by.
+/// `lazy`: the bytes of the branch read before the rest is left for later.
 fn load_from_end_with(
     path: &Path,
-    lazy: Option<(u64, u64)>,
+    lazy: Option<u64>,
 ) -> Result<Option<LoadedSession>, SessionError> {
     let io = |e| SessionError::io(path, e);
     let file = File::open(path).map_err(io)?;
     let (header, header_length) = read_header(path, &file)?;
     let size = file.metadata().map_err(io)?.len();
-    let Some(mut tail) = tail::find(&file, header_length, size) else {
+    let Some(tail) = tail::find(&file, header_length, size, lazy) else {
         return Ok(None);
     };
-    let cold = lazy.and_then(|(above, hot)| split_cold(path, &mut tail, above, hot));
+    let cold = tail.rest.map(|rest| ColdPart::later(path, rest));
     let wanted: HashSet<u64> = tail.wanted.iter().copied().collect();
     let first = tail.wanted.first().map(|&offset| (offset, 0));
     let (messages, invalid) = parse_context(&file, &wanted, first, tail.compaction).map_err(io)?;
@@ -146,44 +144,6 @@ fn load_from_end_with(
         warnings,
         cold,
     }))
-}
-
-/// Take the older messages of a context larger than `above` bytes (`COLD_ABOVE_BYTES`)
-/// out of `tail` as a cold part: what is left to parse starts at the user message at or
-/// before the point where `hot` bytes (`HOT_BYTES`) of the newest lines are reached. Only a context without a
-/// compaction (its summary would have to come first in the context).
-fn split_cold(path: &Path, tail: &mut tail::Tail, above: u64, hot: u64) -> Option<ColdPart> {
-    let total: u64 = tail.lines.iter().map(|(_, bytes, _)| bytes).sum();
-    if tail.compaction.is_some() || total <= above {
-        return None;
-    }
-    let mut newest = 0u64;
-    let mut start = tail.lines.len();
-    while start > 0 && newest < hot {
-        start -= 1;
-        newest += tail.lines[start].1;
-    }
-    while start > 0 && tail.lines[start].2 != Some(true) {
-        start -= 1;
-    }
-    if start == 0 {
-        return None;
-    }
-    // Settings and branch lines among them are no message: the walk read what they say.
-    let entries = tail
-        .lines
-        .drain(..start)
-        .zip(tail.wanted.drain(..start))
-        .filter_map(|((id, bytes, message), offset)| {
-            Some(ColdEntry {
-                id,
-                offset,
-                bytes,
-                user: message?,
-            })
-        })
-        .collect();
-    Some(ColdPart::new(path, entries))
 }
 
 const CUT_OFF: &str =

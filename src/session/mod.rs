@@ -150,6 +150,11 @@ pub async fn open_file(path: &Path) -> Result<Opened, SessionError> {
     resume(path, false).await
 }
 
+/// `open_file`, lazily (`open_lazy`).
+pub async fn open_file_lazy(path: &Path) -> Result<Opened, SessionError> {
+    resume(path, true).await
+}
+
 async fn resume(path: &Path, lazy: bool) -> Result<Opened, SessionError> {
     let locked = SessionWriter::lock_existing(path)?;
     let loaded = if lazy {

@@ -19,14 +19,17 @@ use std::io::{Read, Seek, SeekFrom};
 /// What the first block read from the end is; later blocks double while a line is longer.
 const BLOCK: usize = 256 * 1024;
 
+#[cfg(test)]
+thread_local! {
+    /// The bytes this thread's backward reads took from session files (tests only).
+    pub(super) static BYTES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// The context of the head as found from the end.
 pub(super) struct Tail {
     /// Offsets of the entries to parse, in file order: from the first kept entry (or the
     /// start of the branch) to the head.
     pub wanted: Vec<u64>,
-    /// For each of `wanted`, in the same order: its id, its length in bytes, and whether it
-    /// is a message (`Some(true)`: a user's) — what a cold part needs (`cold`).
-    pub lines: Vec<(String, u64, Option<bool>)>,
     /// The compaction whose summary goes first, if any.
     pub compaction: Option<u64>,
     pub model: Option<(String, String)>,
@@ -38,6 +41,8 @@ pub(super) struct Tail {
     pub valid_len: u64,
     /// The last line was cut off (the process died mid-write).
     pub torn: bool,
+    /// What a bounded walk left unread: the older part of the branch.
+    pub rest: Option<Rest>,
 }
 
 /// Lines of a file from its end back to `start`, each without its newline.
@@ -77,6 +82,8 @@ impl Backwards<'_> {
             let mut file = self.file;
             file.seek(SeekFrom::Start(from))?;
             file.read_exact(&mut block)?;
+            #[cfg(test)]
+            BYTES_READ.with(|read| read.set(read.get() + length));
             block.extend_from_slice(&self.buf);
             self.buf = block;
             self.pos = from;
@@ -85,7 +92,7 @@ impl Backwards<'_> {
 }
 
 /// The settings in use that the walk has found so far, newest first.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Settings {
     model: Option<(String, String)>,
     thinking: Option<ThinkingLevel>,
@@ -111,29 +118,170 @@ impl Settings {
 
 /// Follow the head's branch back from the end of `file` (`size` bytes, the header's line
 /// `header_length` long). `None`: give up and read the whole file.
-pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
+///
+/// `limit`: once the branch lines taken reach this many bytes with no compaction among
+/// them, stop at the next user message and leave what is older for later (`Tail::rest`):
+/// opening a long never-compacted session then reads a bounded part of its file.
+pub(super) fn find(file: &File, header_length: u64, size: u64, limit: Option<u64>) -> Option<Tail> {
     let (valid_len, torn) = last_complete_line(file, header_length, size)?;
-    let mut lines = Backwards {
+    let lines = Backwards {
         file,
         start: header_length,
         pos: valid_len,
         buf: Vec::new(),
     };
+    let walked = walk(lines, None, Settings::default(), limit)?;
+    let Walked {
+        chain,
+        compaction,
+        cut,
+        settings,
+        head_id,
+        rest,
+        ..
+    } = walked;
+    // A kept entry that is not on the branch: the context starts at the compaction.
+    let start = cut
+        .or(compaction.as_ref().map(|(at, _)| *at))
+        .unwrap_or(chain.len().saturating_sub(1));
+    let compaction_offset = compaction.map(|(at, _)| chain[at].0);
+    let wanted = chain
+        .get(..=start)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .map(|(offset, _)| *offset)
+        .collect();
+    let rest = rest.map(|(before, parent)| Rest {
+        header_length,
+        before,
+        parent,
+        found: settings.clone(),
+    });
+    Some(Tail {
+        wanted,
+        compaction: compaction_offset,
+        model: settings.model,
+        thinking: settings.thinking,
+        name: settings.name.flatten(),
+        goal: settings.goal.flatten(),
+        head_id,
+        valid_len,
+        torn,
+        rest,
+    })
+}
+
+/// The older part of a branch that a bounded `find` left unread: the entries before byte
+/// `before` that lead to `parent`, and the settings the newer part already said.
+#[derive(Clone, Debug)]
+pub struct Rest {
+    header_length: u64,
+    pub before: u64,
+    pub parent: String,
+    found: Settings,
+}
+
+impl Rest {
+    /// Bytes of the file before the part read: more than the older part's lines take.
+    pub fn bound(&self) -> u64 {
+        self.before.saturating_sub(self.header_length)
+    }
+}
+
+/// The older part of a branch, found by `Rest::read`.
+pub struct Older {
+    /// Its entries in file order: offset, id, bytes, and whether it is a message (a
+    /// user's: `Some(true)`).
+    pub lines: Vec<(u64, String, u64, Option<bool>)>,
+    /// The compaction whose summary comes first (its offset), when the older part holds
+    /// one: `lines` then start at the first entry it kept.
+    pub compaction: Option<(u64, String)>,
+    /// The settings in force at the head: the newer part's, else the older part's.
+    pub model: Option<(String, String)>,
+    pub thinking: Option<ThinkingLevel>,
+    pub name: Option<String>,
+    pub goal: Option<String>,
+}
+
+impl Rest {
+    /// Follow the branch on back from where the bounded walk stopped, to its root (or the
+    /// last compaction's cut). `None`: the file is not as this program writes it there.
+    pub fn read(&self, file: &File) -> Option<Older> {
+        let lines = Backwards {
+            file,
+            start: self.header_length,
+            pos: self.before,
+            buf: Vec::new(),
+        };
+        let walked = walk(lines, Some(self.parent.clone()), self.found.clone(), None)?;
+        let start = walked
+            .cut
+            .or(walked.compaction.as_ref().map(|(at, _)| *at))
+            .unwrap_or(walked.chain.len().saturating_sub(1));
+        let compaction = walked
+            .compaction
+            .map(|(at, _)| (walked.chain[at].0, walked.chain[at].1.clone()));
+        let lines = walked
+            .chain
+            .into_iter()
+            .zip(walked.shapes)
+            .take(start + 1)
+            .rev()
+            .map(|((offset, id), (bytes, message))| (offset, id, bytes, message))
+            .collect();
+        Some(Older {
+            lines,
+            compaction,
+            model: walked.settings.model,
+            thinking: walked.settings.thinking,
+            name: walked.settings.name.flatten(),
+            goal: walked.settings.goal.flatten(),
+        })
+    }
+}
+
+/// What `walk` found, newest first.
+struct Walked {
+    /// The branch from the newest line taken back: (offset, id), and (bytes, message?).
+    chain: Vec<(u64, String)>,
+    shapes: Vec<(u64, Option<bool>)>,
+    /// The last compaction: its place in `chain` and the entry it kept.
+    compaction: Option<(usize, Option<String>)>,
+    /// The place in `chain` of the first entry the compaction kept.
+    cut: Option<usize>,
+    settings: Settings,
+    /// The first line taken (the head, when the walk starts at the end).
+    head_id: Option<String>,
+    /// Where a bounded walk stopped: the offset of the oldest line taken and its parent.
+    rest: Option<(u64, String)>,
+}
+
+/// Take `lines` backwards, following the branch from `wanted_id` (`None`: from the first
+/// line, which must be a whole entry), until the root, or the last compaction's cut with
+/// every setting known, or — with `limit` — a user message once `limit` bytes of the
+/// branch were taken with no compaction among them. `None`: a line that is not an entry,
+/// or a parent that is not in the file.
+fn walk(
+    mut lines: Backwards<'_>,
+    mut wanted_id: Option<String>,
+    mut settings: Settings,
+    limit: Option<u64>,
+) -> Option<Walked> {
     let mut head_id: Option<String> = None;
-    let mut wanted_id: Option<String> = None;
-    // The branch from the head back, newest first: (offset, id), and (bytes, message?).
     let mut chain: Vec<(u64, String)> = Vec::new();
     let mut shapes: Vec<(u64, Option<bool>)> = Vec::new();
-    // The last compaction: its place in `chain` and the entry it kept.
     let mut compaction: Option<(usize, Option<String>)> = None;
     let mut cut: Option<usize> = None;
-    let mut settings = Settings::default();
+    let mut taken = 0u64;
+    let mut rest = None;
+    let following = wanted_id.is_some();
     while let Some((offset, line)) = lines.next_line().ok()? {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         let (kind, id, parent) = ids_of(&line)?;
-        if head_id.is_none() {
+        if head_id.is_none() && !following {
             // The head must be a whole entry; the full reader explains one that is not.
             serde_json::from_slice::<Entry>(&line).ok()?;
             head_id = Some(id.clone());
@@ -142,10 +290,12 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         if wanted_id.as_deref() != Some(id.as_str()) {
             continue; // an abandoned branch
         }
+        head_id.get_or_insert_with(|| id.clone());
         wanted_id = parent;
-        chain.push((offset, id));
         let message = (kind == Kind::Message).then(|| super::cold::is_user_line(&line));
+        taken += line.len() as u64;
         shapes.push((line.len() as u64, message));
+        chain.push((offset, id));
         let position = chain.len() - 1;
         match kind {
             Kind::ModelChange
@@ -169,43 +319,30 @@ pub(super) fn find(file: &File, header_length: u64, size: u64) -> Option<Tail> {
         if cut.is_some() && settings.known() {
             break;
         }
-        if wanted_id.is_none() {
+        let Some(parent) = &wanted_id else {
             break; // the root of the branch
+        };
+        if let Some(limit) = limit
+            && compaction.is_none()
+            && taken >= limit
+            && message == Some(true)
+        {
+            rest = Some((offset, parent.clone()));
+            wanted_id = None;
+            break;
         }
     }
     if wanted_id.is_some() && !(cut.is_some() && settings.known()) {
         return None; // a parent that is not in the file: the full reader decides
     }
-    // A kept entry that is not on the branch: the context starts at the compaction.
-    let start = cut
-        .or(compaction.as_ref().map(|(at, _)| *at))
-        .unwrap_or(chain.len().saturating_sub(1));
-    let compaction_offset = compaction.map(|(at, _)| chain[at].0);
-    let wanted = chain
-        .get(..=start)
-        .unwrap_or_default()
-        .iter()
-        .rev()
-        .map(|(offset, _)| *offset)
-        .collect();
-    let lines = chain
-        .iter()
-        .zip(&shapes)
-        .take(start + 1)
-        .rev()
-        .map(|((_, id), &(bytes, message))| (id.clone(), bytes, message))
-        .collect();
-    Some(Tail {
-        wanted,
-        lines,
-        compaction: compaction_offset,
-        model: settings.model,
-        thinking: settings.thinking,
-        name: settings.name.flatten(),
-        goal: settings.goal.flatten(),
+    Some(Walked {
+        chain,
+        shapes,
+        compaction,
+        cut,
+        settings,
         head_id,
-        valid_len,
-        torn,
+        rest,
     })
 }
 

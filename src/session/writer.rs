@@ -220,6 +220,11 @@ impl SessionWriter {
         self
     }
 
+    /// The name found in the older part of a long session after it was opened.
+    pub fn note_name(&self, name: Option<String>) {
+        *self.name.lock().unwrap_or_else(PoisonError::into_inner) = name;
+    }
+
     /// The goal of the branch read after the head moved.
     pub fn note_goal(&self, goal: Option<String>) {
         *self.goal.lock().unwrap_or_else(PoisonError::into_inner) = goal;

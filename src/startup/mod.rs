@@ -142,12 +142,13 @@ pub fn session_choice(cli: &Cli) -> Result<Choice, String> {
 }
 
 /// Open (or create) the session `choice` names, in the settings' session store and for their
-/// working directory.
+/// working directory; lazily (`session::cold`): the engine `Opening::build` makes takes
+/// the older part of a long context as it is.
 pub async fn open_session(
     choice: Choice,
     settings: &Settings,
 ) -> Result<store::Opened, store::SessionError> {
-    store::open(choice, &settings.paths.sessions_dir, &settings.cwd).await
+    store::open_lazy(choice, &settings.paths.sessions_dir, &settings.cwd).await
 }
 
 /// Open the session the command line asks for, settle the model (a resumed session keeps

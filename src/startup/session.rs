@@ -34,7 +34,22 @@ pub async fn adopt_session_model(
     if !thinking_from_flags && let Some(thinking) = opened.thinking {
         settings.thinking = thinking;
     }
-    if let Some(writer) = &opened.writer {
+    // A long session opened from its end (`session::cold`) may say its model and level
+    // only in the part not read yet: the engine adopts them when it is found, and nothing
+    // is noted before.
+    let pending = opened.cold.as_ref().filter(|part| !part.is_found());
+    let model_later = pending.is_some() && opened.model.is_none();
+    let thinking_later = pending.is_some() && opened.thinking.is_none();
+    if let Some(part) = pending {
+        part.adopt(
+            model_later && !settings.model_from_flags,
+            thinking_later && !thinking_from_flags,
+        );
+    }
+    if let Some(writer) = &opened.writer
+        && !model_later
+        && !thinking_later
+    {
         let current = (settings.provider.name.clone(), settings.model.id.clone());
         record_model(
             writer,

@@ -114,6 +114,9 @@ pub struct RunState {
     pub todos: Vec<crate::protocol::todo::TodoItem>,
     /// Running sub-agents, for the tree under their task cells.
     pub subagents: Vec<super::agents::SubagentRow>,
+    /// The older messages of a long resumed session are not counted yet: said once they
+    /// are (`earlier::counted`).
+    pub earlier_untold: bool,
 }
 
 impl Default for RunState {
@@ -134,6 +137,7 @@ impl Default for RunState {
             checkpoint_skipped: Vec::new(),
             todos: Vec::new(),
             subagents: Vec::new(),
+            earlier_untold: false,
         }
     }
 }
@@ -299,7 +303,11 @@ impl App {
         self.log.push_messages(&messages);
         self.log.set_earlier(self.agent.cold_part());
         let start = messages.len().saturating_sub(limit);
-        if start + earlier > 0 {
+        self.run.earlier_untold = self.agent.earlier_pending();
+        if self.run.earlier_untold {
+            // Not counted yet: counting them reads the whole file, after this frame.
+            self.notice("… earlier messages in this session (being counted)");
+        } else if start + earlier > 0 {
             self.notice(&format!(
                 "… {} in this session",
                 super::cells::counted(start + earlier, "earlier message")
@@ -373,9 +381,12 @@ impl App {
     pub fn resumed_note(&self, id: &str) -> Option<String> {
         let messages = self.agent.held_messages();
         let last = messages.last()?;
-        let first = self
-            .agent
-            .first_user_message()
+        // The first prompt of a long session whose older part is not read yet is at the
+        // start of its file: not looked for before the first frame.
+        let pending = self.agent.earlier_pending();
+        let first = (!pending)
+            .then(|| self.agent.first_user_message())
+            .flatten()
             .and_then(|m| match m.as_ref() {
                 Message::User(user) => Some(user.typed_text().to_string()),
                 _ => None,
@@ -401,9 +412,13 @@ impl App {
             ),
         };
         let count = self.agent.message_count();
+        let count = if pending {
+            format!("{count} recent messages and earlier ones")
+        } else {
+            format!("{count} message{}", if count == 1 { "" } else { "s" })
+        };
         Some(format!(
-            "Resumed {name}· {count} message{} · last one {age} · session {id}",
-            if count == 1 { "" } else { "s" }
+            "Resumed {name}· {count} · last one {age} · session {id}"
         ))
     }
 

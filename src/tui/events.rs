@@ -128,9 +128,9 @@ impl App {
             AgentEvent::HookStart { .. } | AgentEvent::HookEnd { .. } => {}
             // The session's identity, the settings and the usage are read from the engine when
             // shown (`snapshot()`); the redraw this event causes shows them.
-            AgentEvent::SessionChanged { .. }
-            | AgentEvent::ConfigChanged { .. }
-            | AgentEvent::UsageUpdate { .. } => {}
+            AgentEvent::SessionChanged { .. } | AgentEvent::ConfigChanged { .. } => {}
+            // Also sent once the older part of a long resumed session was counted.
+            AgentEvent::UsageUpdate { .. } => super::earlier::counted(self),
             // The run's own events went to `on_run_event`. Named, not `_`: a new event is a
             // compile error here until the interface decides what it shows.
             AgentEvent::AgentStart

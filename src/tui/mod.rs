@@ -14,6 +14,7 @@ pub mod commands;
 pub mod composer;
 mod copy;
 pub mod diff_view;
+mod earlier;
 mod engine;
 mod events;
 mod follow;

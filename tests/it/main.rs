@@ -30,6 +30,7 @@ mod checkpoint_watch;
 mod checkpoints;
 mod cli;
 mod cold_context;
+mod cold_p32b;
 mod commands_acp;
 mod commands_rpc;
 mod commands_tui;

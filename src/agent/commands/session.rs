@@ -119,6 +119,20 @@ impl Agent {
         id: Option<String>,
         change: SessionChange,
     ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
+        self.replace_session_with_cold(session, history, None, id, change)
+    }
+
+    /// `replace_session_as` for a session opened lazily: `cold` is the older part of its
+    /// context, not read (`session::cold`); its usage is counted, and what only it says
+    /// taken on, after the switch (`usage::count_cold`).
+    pub(crate) fn replace_session_with_cold(
+        &self,
+        session: Option<Arc<SessionWriter>>,
+        history: Vec<(String, Arc<Message>)>,
+        cold: Option<crate::session::cold::ColdPart>,
+        id: Option<String>,
+        change: SessionChange,
+    ) -> Result<Option<Arc<SessionWriter>>, AgentError> {
         let previous = {
             let mut state = lock(&self.shared.state);
             if state.running {
@@ -128,7 +142,7 @@ impl Agent {
                 return Err(AgentError::Unsaved(error.clone()));
             }
             let ledger = crate::agent::usage::UsageLedger::from_history(&history);
-            state.history = History::new(history);
+            state.history = History::with_cold(cold.clone(), history);
             // Another conversation: the model has seen none of its files yet.
             state.files = Default::default();
             state.spill = Arc::new(SpillDir::for_session(session.as_ref().map(|s| s.path())));
@@ -155,6 +169,9 @@ impl Agent {
             *lock(&self.shared.session_id) = id;
             std::mem::replace(&mut *lock(&self.shared.session), session)
         };
+        if let Some(cold) = cold {
+            crate::agent::usage::count_cold(cold, &self.shared);
+        }
         self.shared.session_changed(change);
         Ok(previous)
     }
@@ -182,7 +199,9 @@ impl Agent {
                 ));
             }
         };
-        session::open(choice, &root, &cwd)
+        // Lazily: a long never-compacted session's older part stays in its file
+        // (`session::cold`) until something needs it.
+        session::open_lazy(choice, &root, &cwd)
             .await
             .map_err(session_error)
     }
@@ -265,7 +284,20 @@ impl Agent {
                 },
                 ResumeModel::AdoptSession => self.adoptable(&opened, &mut notices),
             };
-            if let Some(writer) = &opened.writer {
+            // A long session opened from its end may say its model and level only in the
+            // part not read yet: taken on when it is found (`usage::adopt_older`), and
+            // nothing is noted before.
+            let pending = opened.cold.as_ref().filter(|part| !part.is_found());
+            let model_later = pending.is_some() && opened.model.is_none();
+            let thinking_later = pending.is_some() && opened.thinking.is_none();
+            if let Some(part) = pending {
+                let adopting = matches!(model, ResumeModel::AdoptSession);
+                part.adopt(model_later && adopting, thinking_later && adopting);
+            }
+            if let Some(writer) = &opened.writer
+                && !model_later
+                && !thinking_later
+            {
                 let state = self.snapshot();
                 let current = match &adopted.model {
                     Some((provider, info)) => (provider.settings().name.clone(), info.id.clone()),
@@ -288,9 +320,10 @@ impl Agent {
             prepared = prepare => prepared?,
             () = cancel.cancelled() => return Err(not_changed()),
         };
-        let previous = self.replace_session_as(
+        let previous = self.replace_session_with_cold(
             opened.writer,
             opened.history,
+            opened.cold,
             Some(opened.id),
             SessionChange::Resume,
         )?;
