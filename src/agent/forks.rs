@@ -99,7 +99,7 @@ impl Agent {
             // lines are not parsed).
             let cold = opened.cold.clone();
             let held: Vec<String> = opened.history.iter().map(|(id, _)| id.clone()).collect();
-            let kept: std::collections::HashSet<String> = tokio::task::spawn_blocking(move || {
+            let kept: std::collections::HashSet<String> = crate::tasks::spawn_blocking(move || {
                 let older = cold
                     .iter()
                     .flat_map(|part| part.entries().iter().map(|e| e.id.clone()));

@@ -387,9 +387,11 @@ impl Agent {
         }
         if cold.is_some_and(|part| !part.is_found()) {
             let shared = self.shared.clone();
-            self.shared
-                .runtime
-                .spawn(async move { super::usage::adopt_older(&shared).await });
+            let runtime = self.shared.runtime.clone();
+            crate::tasks::spawn_on(
+                &runtime,
+                async move { super::usage::adopt_older(&shared).await },
+            );
         }
         Ok(())
     }

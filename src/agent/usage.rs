@@ -285,7 +285,7 @@ pub(crate) fn count_cold(cold: crate::session::cold::ColdPart, shared: &Arc<supe
                 && same_session(&shared)
             {
                 let runtime = shared.runtime.clone();
-                runtime.spawn(async move { adopt_older(&shared).await });
+                crate::tasks::spawn_on(&runtime, async move { adopt_older(&shared).await });
             }
             let mut earlier = UsageLedger::default();
             if let Err(error) =
@@ -327,7 +327,7 @@ pub(crate) async fn adopt_older(shared: &Arc<super::state::Shared>) {
         return;
     };
     let finding = cold.clone();
-    let older = tokio::task::spawn_blocking(move || finding.settings())
+    let older = crate::tasks::spawn_blocking(move || finding.settings())
         .await
         .ok()
         .flatten();

@@ -284,8 +284,8 @@ async fn a_late_answer_to_the_colour_query_never_reaches_the_composer() {
         support::pty::COLS,
         &[("NO_COLOR", "")],
         Terminal {
-            background: None,
             silent: true,
+            ..Terminal::default()
         },
     );
     tui.wait_for_text("Ask anything").await;
