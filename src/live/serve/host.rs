@@ -109,7 +109,11 @@ impl Host {
             };
             sessions.remove(at)
         };
+        let file = hosted.agent.snapshot().session.path;
         end(hosted, "the session was closed on the server").await;
+        if let Some(file) = file {
+            released(&file).await;
+        }
         true
     }
 
@@ -119,6 +123,22 @@ impl Host {
         for hosted in all {
             end(hosted, "the server stopped").await;
         }
+    }
+}
+
+/// Wait until the session file is no longer locked: its writer lets go once the last of the
+/// closed agent's tasks has dropped it, a moment after `end`. A client that closes a session
+/// and resumes it at once must not be told it is open elsewhere. Bounded: a file still held
+/// after that is reported by the resume itself.
+async fn released(file: &std::path::Path) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while tokio::time::Instant::now() < deadline {
+        match crate::session::SessionWriter::lock_existing(file) {
+            Err(crate::session::SessionError::Locked(_)) => {}
+            // Free (the lock is dropped with the file), or gone: nothing to wait for.
+            _ => return,
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
 
