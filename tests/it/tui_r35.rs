@@ -7,17 +7,17 @@
 use crate::support;
 
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use support::chat;
 use support::env::{Env, env};
 use support::pty::{Terminal, Tui};
 use support::server::{FakeServer, Gate, Reply};
 
-/// A tmux server of the test's own (its own socket name), with one session running the
-/// interface; killed when dropped.
+/// A tmux server of the test's own (its socket in a temporary directory of its own), with
+/// one session running the interface; killed, and its socket removed, when dropped.
 struct Tmux {
-    socket: String,
+    socket: std::path::PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl Tmux {
@@ -27,13 +27,11 @@ impl Tmux {
             support::skip::skip("tmux is not installed");
             return None;
         }
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let socket = format!(
-            "agent-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let tmux = Tmux { socket };
+        let dir = tempfile::tempdir().expect("a directory for the tmux socket");
+        let tmux = Tmux {
+            socket: dir.path().join("tmux"),
+            _dir: dir,
+        };
         let base = server.v1();
         let home = format!("AGENT_HOME={}", env.home.path().display());
         let ceiling = format!("GIT_CEILING_DIRECTORIES={}", std::env::temp_dir().display());
@@ -85,7 +83,7 @@ impl Tmux {
 
     fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
-            .arg("-L")
+            .arg("-S")
             .arg(&self.socket)
             .args(args)
             .env_remove("TMUX")
@@ -143,7 +141,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
-            .arg("-L")
+            .arg("-S")
             .arg(&self.socket)
             .arg("kill-server")
             .env_remove("TMUX")
