@@ -546,11 +546,26 @@ impl Server {
         }
         drop(docs);
         sent.map_err(|e| format!("cannot reach {}: {e}", self.spec.name))?;
+        // A crash recorded while this was under way forgot every document; what was just
+        // recorded belongs to the dead connection. Left, it would read as open to the
+        // server started next, which would never be sent the file (nor publish for it).
+        if !self.is_current(connection) {
+            lock(&self.docs).forget(path);
+            return Err(format!("cannot reach {}: it stopped", self.spec.name));
+        }
         Ok(Synced {
             before,
             changed,
             text,
         })
+    }
+
+    /// Whether `connection` is the running server's (not one a crash has ended).
+    fn is_current(&self, connection: &Connection) -> bool {
+        lock(&self.state)
+            .connection
+            .as_ref()
+            .is_some_and(|current| std::ptr::eq(current.as_ref(), connection))
     }
 
     /// The file is gone: close its document and drop its diagnostics.
