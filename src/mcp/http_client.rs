@@ -18,6 +18,16 @@ use std::sync::Arc;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
+/// `$body` with `$client` bound to the client inside, whichever it is.
+macro_rules! each {
+    ($self:ident, $client:ident => $body:expr) => {
+        match $self {
+            McpHttp::Plain($client) => $body,
+            McpHttp::SignedIn($client) => $body,
+        }
+    };
+}
+
 /// A streamable-HTTP server's client: plain, or adding (and renewing) a stored token.
 #[derive(Clone)]
 pub enum McpHttp {
@@ -36,18 +46,11 @@ impl StreamableHttpClient for McpHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        match self {
-            McpHttp::Plain(client) => {
-                client
-                    .post_message(uri, message, session_id, auth_header, custom_headers)
-                    .await
-            }
-            McpHttp::SignedIn(client) => {
-                client
-                    .post_message(uri, message, session_id, auth_header, custom_headers)
-                    .await
-            }
-        }
+        each!(self, client => {
+            client
+                .post_message(uri, message, session_id, auth_header, custom_headers)
+                .await
+        })
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -59,32 +62,18 @@ impl StreamableHttpClient for McpHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        match self {
-            McpHttp::Plain(client) => {
-                client
-                    .post_message_with_max_sse_event_size(
-                        uri,
-                        message,
-                        session_id,
-                        auth_header,
-                        custom_headers,
-                        max_sse_event_size,
-                    )
-                    .await
-            }
-            McpHttp::SignedIn(client) => {
-                client
-                    .post_message_with_max_sse_event_size(
-                        uri,
-                        message,
-                        session_id,
-                        auth_header,
-                        custom_headers,
-                        max_sse_event_size,
-                    )
-                    .await
-            }
-        }
+        each!(self, client => {
+            client
+                .post_message_with_max_sse_event_size(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
+        })
     }
 
     async fn post_message_with_response_limits(
@@ -96,32 +85,18 @@ impl StreamableHttpClient for McpHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        match self {
-            McpHttp::Plain(client) => {
-                client
-                    .post_message_with_response_limits(
-                        uri,
-                        message,
-                        session_id,
-                        auth_header,
-                        custom_headers,
-                        limits,
-                    )
-                    .await
-            }
-            McpHttp::SignedIn(client) => {
-                client
-                    .post_message_with_response_limits(
-                        uri,
-                        message,
-                        session_id,
-                        auth_header,
-                        custom_headers,
-                        limits,
-                    )
-                    .await
-            }
-        }
+        each!(self, client => {
+            client
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await
+        })
     }
 
     async fn delete_session(
@@ -131,18 +106,11 @@ impl StreamableHttpClient for McpHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        match self {
-            McpHttp::Plain(client) => {
-                client
-                    .delete_session(uri, session_id, auth_header, custom_headers)
-                    .await
-            }
-            McpHttp::SignedIn(client) => {
-                client
-                    .delete_session(uri, session_id, auth_header, custom_headers)
-                    .await
-            }
-        }
+        each!(self, client => {
+            client
+                .delete_session(uri, session_id, auth_header, custom_headers)
+                .await
+        })
     }
 
     async fn get_stream(
@@ -153,18 +121,11 @@ impl StreamableHttpClient for McpHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxedSseResponse, HttpError> {
-        match self {
-            McpHttp::Plain(client) => {
-                client
-                    .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-                    .await
-            }
-            McpHttp::SignedIn(client) => {
-                client
-                    .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-                    .await
-            }
-        }
+        each!(self, client => {
+            client
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+                .await
+        })
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -176,31 +137,17 @@ impl StreamableHttpClient for McpHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxedSseResponse, HttpError> {
-        match self {
-            McpHttp::Plain(client) => {
-                client
-                    .get_stream_with_max_sse_event_size(
-                        uri,
-                        session_id,
-                        last_event_id,
-                        auth_header,
-                        custom_headers,
-                        max_sse_event_size,
-                    )
-                    .await
-            }
-            McpHttp::SignedIn(client) => {
-                client
-                    .get_stream_with_max_sse_event_size(
-                        uri,
-                        session_id,
-                        last_event_id,
-                        auth_header,
-                        custom_headers,
-                        max_sse_event_size,
-                    )
-                    .await
-            }
-        }
+        each!(self, client => {
+            client
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
+        })
     }
 }
