@@ -210,7 +210,8 @@ fn collect(paths: &Paths, dry_run: bool) -> Result<(), Failure> {
     if dry_run {
         let _ = writeln!(
             out,
-            "and the checkpoint objects nothing uses (nothing was removed: --dry-run)"
+            "Checkpoint objects no session uses would be removed too. Nothing was removed \
+             (--dry-run)."
         );
         return Ok(());
     }
