@@ -383,6 +383,50 @@ pub enum AssistantMessageEvent {
     },
 }
 
+impl AssistantMessageEvent {
+    /// Append `next` to this event when both are deltas (text, thinking or tool-call
+    /// arguments) of the same block, so that two queued deltas go out as one; `false`, and
+    /// nothing changed, for anything else.
+    pub fn absorb(&mut self, next: &AssistantMessageEvent) -> bool {
+        use AssistantMessageEvent::{TextDelta, ThinkingDelta, ToolCallDelta};
+        let (text, more) = match (self, next) {
+            (
+                TextDelta {
+                    content_index: a,
+                    delta: text,
+                },
+                TextDelta {
+                    content_index: b,
+                    delta,
+                },
+            )
+            | (
+                ThinkingDelta {
+                    content_index: a,
+                    delta: text,
+                },
+                ThinkingDelta {
+                    content_index: b,
+                    delta,
+                },
+            )
+            | (
+                ToolCallDelta {
+                    content_index: a,
+                    delta: text,
+                },
+                ToolCallDelta {
+                    content_index: b,
+                    delta,
+                },
+            ) if *a == *b => (text, delta),
+            _ => return false,
+        };
+        text.push_str(more);
+        true
+    }
+}
+
 /// What a tool produced: the content the model sees, and details for front ends (a diff,
 /// the path of a saved full output).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -429,6 +473,43 @@ pub enum CompactionReason {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn deltas_of_one_block_are_absorbed_and_nothing_else() {
+        fn text(i: usize, d: &str) -> AssistantMessageEvent {
+            AssistantMessageEvent::TextDelta {
+                content_index: i,
+                delta: d.into(),
+            }
+        }
+        let mut held = text(0, "ab");
+        assert!(held.absorb(&text(0, "c")));
+        assert_eq!(held, text(0, "abc"));
+        // Another block, another kind, or not a delta: unchanged.
+        assert!(!held.absorb(&text(1, "d")));
+        let thinking = AssistantMessageEvent::ThinkingDelta {
+            content_index: 0,
+            delta: "e".into(),
+        };
+        assert!(!held.absorb(&thinking));
+        assert!(!held.absorb(&AssistantMessageEvent::TextEnd { content_index: 0 }));
+        assert_eq!(held, text(0, "abc"));
+        let mut call = AssistantMessageEvent::ToolCallDelta {
+            content_index: 2,
+            delta: "{\"a".into(),
+        };
+        assert!(call.absorb(&AssistantMessageEvent::ToolCallDelta {
+            content_index: 2,
+            delta: "\":1}".into(),
+        }));
+        assert_eq!(
+            call,
+            AssistantMessageEvent::ToolCallDelta {
+                content_index: 2,
+                delta: "{\"a\":1}".into(),
+            }
+        );
+    }
 
     #[test]
     fn events_serialize_with_type_first_and_camel_case_fields() {

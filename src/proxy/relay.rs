@@ -1,5 +1,6 @@
 //! `POST /v1/stream`: call the real provider and relay its answer as `text/event-stream`, one
-//! `data:` line per `assistantMessageEvent` (the delta only, never the partial message), then
+//! `data:` line per `assistantMessageEvent` (the delta only, never the partial message; deltas
+//! of one block that queued up go as one), then
 //! `done` with the final message or `error` with what a direct connection would have
 //! reported (so the client retries the same way). When the client goes away, the upstream
 //! request is cancelled.
@@ -11,6 +12,7 @@ use crate::llm::client::Provider;
 use crate::llm::error::{ProviderError, Retry};
 use crate::llm::model::ModelInfo;
 use crate::llm::request::{ModelRequest, ThinkingLevel, ToolSpec};
+use crate::protocol::event::AssistantMessageEvent;
 use crate::protocol::message::{StopReason, Usage};
 use crate::protocol::proxy::{StreamEnd, StreamError, StreamLine, StreamRequest};
 use bytes::Bytes;
@@ -19,6 +21,7 @@ use hyper::body::Frame;
 use hyper::{Response, StatusCode};
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -43,23 +46,31 @@ pub(super) fn start(
         Ok(upstream) => upstream,
         Err(message) => return error_response(StatusCode::BAD_REQUEST, &message),
     };
-    let (lines, receiver) = mpsc::unbounded_channel::<Bytes>();
+    let (lines, receiver) = mpsc::unbounded_channel::<StreamLine>();
     let cancel = CancellationToken::new();
     // Dropped with the response body, i.e. when the client is gone: the upstream call stops.
     let client_gone = cancel.clone().drop_guard();
     let id = server.next_request_id();
-    crate::tasks::spawn(relay(upstream, lines, cancel, id, token, place));
-    let frames = futures_util::stream::unfold(
-        (receiver, client_gone),
-        |(mut receiver, client_gone)| async move {
-            let line = receiver.recv().await?;
-            let lines = with_queued(line, &mut receiver);
-            Some((
-                Ok::<_, Infallible>(Frame::data(lines)),
-                (receiver, client_gone),
-            ))
-        },
-    );
+    let sent = Arc::new(Sent::default());
+    crate::tasks::spawn(relay(
+        upstream,
+        lines,
+        cancel,
+        Arc::clone(&sent),
+        id,
+        token,
+        place,
+    ));
+    let body = Body {
+        lines: Some(receiver),
+        held: None,
+        sent,
+        _client_gone: client_gone,
+    };
+    let frames = futures_util::stream::unfold(body, |mut body| async move {
+        let frame = body.next_frame().await?;
+        Some((Ok::<_, Infallible>(Frame::data(frame)), body))
+    });
     Response::builder()
         .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache")
@@ -67,23 +78,74 @@ pub(super) fn start(
         .unwrap_or_else(|_| error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal error"))
 }
 
-/// At most this much goes out as one write to the client.
+/// At most about this much goes out as one write to the client.
 const MAX_BATCH: usize = 256 * 1024;
 
-/// `first` and the lines that have already queued up behind it, as one body frame: one
-/// write for the proxy and one read for the client when the provider streams faster than
-/// the client reads, and no wait for more when it does not.
-fn with_queued(first: Bytes, receiver: &mut mpsc::UnboundedReceiver<Bytes>) -> Bytes {
-    let mut batch: Option<bytes::BytesMut> = None;
-    while batch.as_ref().map_or(first.len(), |b| b.len()) < MAX_BATCH {
-        let Ok(more) = receiver.try_recv() else {
-            break;
+/// The response body's side of the relay: the lines the relay queued, written out.
+struct Body {
+    /// `None` once the last line (`done` or `error`) went out: the relay then knows that
+    /// everything was written.
+    lines: Option<mpsc::UnboundedReceiver<StreamLine>>,
+    /// A line taken from the queue that did not fit into the last frame.
+    held: Option<StreamLine>,
+    sent: Arc<Sent>,
+    _client_gone: tokio_util::sync::DropGuard,
+}
+
+impl Body {
+    /// The next line and those that have already queued up behind it, as one body frame:
+    /// one write for the proxy and one read for the client when the provider streams faster
+    /// than the client reads, and no wait for more when it does not. Deltas of one block
+    /// that queued up behind each other go as one delta: the client parses one line, not
+    /// one per token.
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        let receiver = self.lines.as_mut()?;
+        let mut next = match self.held.take() {
+            Some(line) => line,
+            None => receiver.recv().await?,
         };
-        batch
-            .get_or_insert_with(|| bytes::BytesMut::from(&first[..]))
-            .extend_from_slice(&more);
+        let mut frame = Vec::new();
+        loop {
+            let mut line = next;
+            let mut after = None;
+            if let StreamLine::Delta(delta) = &mut line {
+                while after.is_none() && delta_len(delta) < MAX_BATCH {
+                    let Ok(queued) = receiver.try_recv() else {
+                        break;
+                    };
+                    match queued {
+                        StreamLine::Delta(ref more) if delta.absorb(more) => {}
+                        other => after = Some(other),
+                    }
+                }
+            }
+            self.sent.write(&mut frame, &line);
+            if matches!(line, StreamLine::End(_)) {
+                // Nothing follows the end; dropping the queue tells the relay all is out.
+                self.lines = None;
+                break;
+            }
+            next = match after.or_else(|| receiver.try_recv().ok()) {
+                Some(line) if frame.len() < MAX_BATCH => line,
+                Some(line) => {
+                    self.held = Some(line);
+                    break;
+                }
+                None => break,
+            };
+        }
+        Some(Bytes::from(frame))
     }
-    batch.map_or(first, bytes::BytesMut::freeze)
+}
+
+/// The length of a delta's text (0 for any other event).
+fn delta_len(event: &AssistantMessageEvent) -> usize {
+    match event {
+        AssistantMessageEvent::TextDelta { delta, .. }
+        | AssistantMessageEvent::ThinkingDelta { delta, .. }
+        | AssistantMessageEvent::ToolCallDelta { delta, .. } => delta.len(),
+        _ => 0,
+    }
 }
 
 fn resolve(server: &Server, body: &[u8]) -> Result<Upstream, String> {
@@ -132,8 +194,9 @@ fn resolve(server: &Server, body: &[u8]) -> Result<Upstream, String> {
 /// sizes and the outcome, never message contents or keys.
 async fn relay(
     upstream: Upstream,
-    lines: mpsc::UnboundedSender<Bytes>,
+    lines: mpsc::UnboundedSender<StreamLine>,
     cancel: CancellationToken,
+    sent: Arc<Sent>,
     id: u64,
     token: usize,
     _place: StreamPlace,
@@ -149,14 +212,13 @@ async fn relay(
         web_search: None,
         cache_key: None,
     };
-    let mut sent = Sent::default();
     let mut assembler = Assembler::new(&provider_name, &upstream.model.id);
     let result = {
         let mut deltas = Vec::new();
         let mut on_event = |event| {
             assembler.apply(event, &mut deltas);
             for delta in deltas.drain(..) {
-                sent.line(&lines, &StreamLine::Delta(delta));
+                send(&lines, StreamLine::Delta(delta));
             }
         };
         upstream
@@ -169,10 +231,10 @@ async fn relay(
             let mut deltas = Vec::new();
             let (mut message, _) = assembler.finish(&mut deltas);
             for delta in deltas {
-                sent.line(&lines, &StreamLine::Delta(delta));
+                send(&lines, StreamLine::Delta(delta));
             }
             upstream.model.price(&mut message.usage);
-            sent.line(&lines, &StreamLine::End(StreamEnd::Done { message }));
+            send(&lines, StreamLine::End(StreamEnd::Done { message }));
             "done".to_string()
         }
         Err(ProviderError::Aborted) => "client gone (upstream cancelled)".to_string(),
@@ -183,21 +245,23 @@ async fn relay(
             let mut usage = partial.usage;
             upstream.model.price(&mut usage);
             let usage = (usage != Usage::default()).then_some(usage);
-            sent.line(
+            send(
                 &lines,
-                &StreamLine::End(StreamEnd::Error(relayed(&error, usage))),
+                StreamLine::End(StreamEnd::Error(relayed(&error, usage))),
             );
             outcome
         }
     };
+    // The counts are final once the body wrote the last line (or the client went away).
+    lines.closed().await;
     tracing::info!(
         request = id,
         token,
         provider = %provider_name,
         model = %upstream.model.id,
         messages = upstream.request.context.messages.len(),
-        events = sent.events,
-        bytes = sent.bytes,
+        events = sent.events.load(Ordering::Relaxed),
+        bytes = sent.bytes.load(Ordering::Relaxed),
         duration_ms = crate::time::millis(started.elapsed()),
         %outcome,
         "proxy stream"
@@ -224,23 +288,30 @@ fn relayed(error: &ProviderError, usage: Option<Usage>) -> StreamError {
     }
 }
 
-/// Counts what went to the client.
+/// Queue a line for the client. A client that is gone cancels the call; nothing to do here.
+fn send(lines: &mpsc::UnboundedSender<StreamLine>, line: StreamLine) {
+    let _ = lines.send(line);
+}
+
+/// Counts what went to the client (for the log line).
 #[derive(Default)]
 struct Sent {
-    events: usize,
-    bytes: usize,
+    events: AtomicUsize,
+    bytes: AtomicUsize,
 }
 
 impl Sent {
-    fn line(&mut self, lines: &mpsc::UnboundedSender<Bytes>, line: &StreamLine) {
-        let Ok(json) = serde_json::to_string(line) else {
+    /// Append `line` to `frame` as one `data:` event.
+    fn write(&self, frame: &mut Vec<u8>, line: &StreamLine) {
+        let start = frame.len();
+        frame.extend_from_slice(b"data: ");
+        if serde_json::to_writer(&mut *frame, line).is_err() {
+            frame.truncate(start);
             return;
-        };
-        let frame = format!("data: {json}\n\n");
-        self.events += 1;
-        self.bytes += frame.len();
-        // A client that is gone cancels the call; nothing to do here.
-        let _ = lines.send(Bytes::from(frame));
+        }
+        frame.extend_from_slice(b"\n\n");
+        self.events.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(frame.len() - start, Ordering::Relaxed);
     }
 }
 
@@ -249,24 +320,112 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    #[test]
-    fn lines_queued_behind_the_first_go_out_with_it_and_nothing_waits() {
-        let (lines, mut receiver) = mpsc::unbounded_channel::<Bytes>();
-        for line in ["data: 2\n\n", "data: 3\n\n"] {
-            lines.send(Bytes::from(line)).unwrap();
+    fn text(index: usize, delta: &str) -> StreamLine {
+        StreamLine::Delta(AssistantMessageEvent::TextDelta {
+            content_index: index,
+            delta: delta.to_string(),
+        })
+    }
+
+    fn body() -> (mpsc::UnboundedSender<StreamLine>, Body) {
+        let (lines, receiver) = mpsc::unbounded_channel();
+        let body = Body {
+            lines: Some(receiver),
+            held: None,
+            sent: Arc::new(Sent::default()),
+            _client_gone: CancellationToken::new().drop_guard(),
+        };
+        (lines, body)
+    }
+
+    fn events(frame: &[u8]) -> Vec<serde_json::Value> {
+        std::str::from_utf8(frame)
+            .unwrap()
+            .split_terminator("\n\n")
+            .map(|event| serde_json::from_str(event.strip_prefix("data: ").unwrap()).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn queued_deltas_of_one_block_go_as_one_line_and_nothing_waits() {
+        let (lines, mut body) = body();
+        for line in [text(0, "a"), text(0, "b"), text(0, "c"), text(1, "d")] {
+            lines.send(line).unwrap();
         }
-        let batch = with_queued(Bytes::from("data: 1\n\n"), &mut receiver);
-        assert_eq!(&batch[..], b"data: 1\n\ndata: 2\n\ndata: 3\n\n");
-        let alone = with_queued(Bytes::from("data: 4\n\n"), &mut receiver);
-        assert_eq!(&alone[..], b"data: 4\n\n");
-        // A long queue goes out in frames of about MAX_BATCH.
-        let big = Bytes::from(vec![b'x'; MAX_BATCH / 2]);
+        lines
+            .send(StreamLine::Delta(AssistantMessageEvent::TextEnd {
+                content_index: 1,
+            }))
+            .unwrap();
+        let frame = body.next_frame().await.unwrap();
+        assert_eq!(
+            events(&frame),
+            vec![
+                serde_json::json!({"type": "text_delta", "contentIndex": 0, "delta": "abc"}),
+                serde_json::json!({"type": "text_delta", "contentIndex": 1, "delta": "d"}),
+                serde_json::json!({"type": "text_end", "contentIndex": 1}),
+            ]
+        );
+        // A delta that arrives alone goes alone, at once: nothing waits for more.
+        lines.send(text(1, "e")).unwrap();
+        let alone = body.next_frame().await.unwrap();
+        assert_eq!(
+            events(&alone),
+            vec![serde_json::json!({"type": "text_delta", "contentIndex": 1, "delta": "e"})]
+        );
+        assert_eq!(body.sent.events.load(Ordering::Relaxed), 4);
+        assert_eq!(
+            body.sent.bytes.load(Ordering::Relaxed),
+            frame.len() + alone.len()
+        );
+    }
+
+    #[tokio::test]
+    async fn the_last_line_ends_the_body_and_tells_the_relay() {
+        let (lines, mut body) = body();
+        lines.send(text(0, "a")).unwrap();
+        lines
+            .send(StreamLine::End(StreamEnd::Error(StreamError {
+                message: "gone".into(),
+                retry: "never".into(),
+                status: None,
+                retry_after_ms: None,
+                context_overflow: false,
+                usage: None,
+            })))
+            .unwrap();
+        let frame = body.next_frame().await.unwrap();
+        assert_eq!(events(&frame)[1]["type"], "error");
+        // The queue is dropped with the end, so the relay's wait for it returns...
+        tokio::time::timeout(std::time::Duration::from_secs(60), lines.closed())
+            .await
+            .unwrap();
+        // ...and the body has nothing more.
+        assert!(body.next_frame().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_long_queue_goes_out_in_frames_of_about_max_batch() {
+        let (lines, mut body) = body();
+        let big = "x".repeat(MAX_BATCH / 2);
+        // Deltas of different blocks cannot be joined: four lines of half a batch each.
+        for index in 0..4 {
+            lines.send(text(index, &big)).unwrap();
+        }
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let frame = body.next_frame().await.unwrap();
+            assert!(frame.len() < MAX_BATCH * 3 / 2, "{}", frame.len());
+            seen.extend(events(&frame));
+        }
+        let indexes: Vec<_> = seen.iter().map(|e| e["contentIndex"].clone()).collect();
+        assert_eq!(indexes, [0, 1, 2, 3]);
+        // One block's deltas are joined up to about a batch, then a new line starts.
         for _ in 0..4 {
-            lines.send(big.clone()).unwrap();
+            lines.send(text(9, &big)).unwrap();
         }
-        let first = with_queued(big.clone(), &mut receiver);
-        assert_eq!(first.len(), MAX_BATCH);
-        let rest = with_queued(receiver.try_recv().unwrap(), &mut receiver);
-        assert_eq!(rest.len(), MAX_BATCH / 2 * 2);
+        let frame = body.next_frame().await.unwrap();
+        let joined = events(&frame);
+        assert_eq!(joined[0]["delta"].as_str().unwrap().len(), MAX_BATCH);
     }
 }

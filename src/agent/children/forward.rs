@@ -71,14 +71,15 @@ impl Forwarder {
                 }
                 pending = match pending.take() {
                     None => Some(delta),
-                    Some(held) => match merge(held, delta) {
-                        Ok(merged) => Some(merged),
-                        Err((held, delta)) => {
+                    Some(mut held) => {
+                        if held.absorb(&delta) {
+                            Some(held)
+                        } else {
                             // A different block: what was held goes first.
                             self.send_delta(held, &mut last_delta);
                             Some(delta)
                         }
-                    },
+                    }
                 };
                 if last_delta.is_none_or(|t| t.elapsed() >= DELTA_INTERVAL) {
                     self.flush(&mut pending, &mut last_delta);
@@ -221,83 +222,4 @@ fn is_mergeable(delta: &AssistantMessageEvent) -> bool {
             | AssistantMessageEvent::ThinkingDelta { .. }
             | AssistantMessageEvent::ToolCallDelta { .. }
     )
-}
-
-/// Two deltas of the same block as one; `Err` gives both back when they differ.
-#[allow(clippy::result_large_err)]
-fn merge(
-    held: AssistantMessageEvent,
-    next: AssistantMessageEvent,
-) -> Result<AssistantMessageEvent, (AssistantMessageEvent, AssistantMessageEvent)> {
-    use AssistantMessageEvent::{TextDelta, ThinkingDelta, ToolCallDelta};
-    match (held, next) {
-        (
-            TextDelta {
-                content_index: a,
-                delta: mut text,
-            },
-            TextDelta {
-                content_index: b,
-                delta,
-            },
-        ) if a == b => {
-            text.push_str(&delta);
-            Ok(TextDelta {
-                content_index: a,
-                delta: text,
-            })
-        }
-        (
-            ThinkingDelta {
-                content_index: a,
-                delta: mut text,
-            },
-            ThinkingDelta {
-                content_index: b,
-                delta,
-            },
-        ) if a == b => {
-            text.push_str(&delta);
-            Ok(ThinkingDelta {
-                content_index: a,
-                delta: text,
-            })
-        }
-        (
-            ToolCallDelta {
-                content_index: a,
-                delta: mut text,
-            },
-            ToolCallDelta {
-                content_index: b,
-                delta,
-            },
-        ) if a == b => {
-            text.push_str(&delta);
-            Ok(ToolCallDelta {
-                content_index: a,
-                delta: text,
-            })
-        }
-        (held, next) => Err((held, next)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(i: usize, d: &str) -> AssistantMessageEvent {
-        AssistantMessageEvent::TextDelta {
-            content_index: i,
-            delta: d.into(),
-        }
-    }
-
-    #[test]
-    fn merges_deltas_of_one_block_only() {
-        assert_eq!(merge(text(0, "ab"), text(0, "c")).unwrap(), text(0, "abc"));
-        let (a, b) = merge(text(0, "ab"), text(1, "c")).unwrap_err();
-        assert_eq!((a, b), (text(0, "ab"), text(1, "c")));
-    }
 }

@@ -458,63 +458,30 @@ fn coalesce(
     events: &mut mpsc::UnboundedReceiver<AgentEvent>,
 ) -> (AgentEvent, Option<AgentEvent>) {
     let AgentEvent::MessageUpdate {
-        assistant_message_event: first,
+        assistant_message_event: mut first,
     } = event
     else {
         return (event, None);
     };
-    let (thinking, index, mut text) = match first {
-        AssistantMessageEvent::TextDelta {
-            content_index,
-            delta,
-        } => (false, content_index, delta),
-        AssistantMessageEvent::ThinkingDelta {
-            content_index,
-            delta,
-        } => (true, content_index, delta),
-        other => {
-            let event = AgentEvent::MessageUpdate {
-                assistant_message_event: other,
-            };
-            return (event, None);
-        }
-    };
     let mut after = None;
-    while let Ok(queued) = events.try_recv() {
-        match queued {
-            AgentEvent::MessageUpdate {
-                assistant_message_event:
-                    AssistantMessageEvent::TextDelta {
-                        content_index,
-                        delta,
-                    },
-            } if !thinking && content_index == index => text.push_str(&delta),
-            AgentEvent::MessageUpdate {
-                assistant_message_event:
-                    AssistantMessageEvent::ThinkingDelta {
-                        content_index,
-                        delta,
-                    },
-            } if thinking && content_index == index => text.push_str(&delta),
-            other => {
-                after = Some(other);
-                break;
+    if matches!(
+        first,
+        AssistantMessageEvent::TextDelta { .. } | AssistantMessageEvent::ThinkingDelta { .. }
+    ) {
+        while let Ok(queued) = events.try_recv() {
+            match queued {
+                AgentEvent::MessageUpdate {
+                    assistant_message_event: ref next,
+                } if first.absorb(next) => {}
+                other => {
+                    after = Some(other);
+                    break;
+                }
             }
         }
     }
-    let delta = if thinking {
-        AssistantMessageEvent::ThinkingDelta {
-            content_index: index,
-            delta: text,
-        }
-    } else {
-        AssistantMessageEvent::TextDelta {
-            content_index: index,
-            delta: text,
-        }
-    };
     let event = AgentEvent::MessageUpdate {
-        assistant_message_event: delta,
+        assistant_message_event: first,
     };
     (event, after)
 }
