@@ -213,12 +213,29 @@ pub struct Agent {
     owner: bool,
 }
 
+/// The names of the tools the engine adds to the configured ones and offers from the start,
+/// for the system prompt's list: `task` when the agent may start sub-agents, `ask_user` when
+/// it may ask (`goal` is offered only while a goal is set, so it is not listed).
+pub fn added_tool_names(
+    agents: Option<&children::AgentsSettings>,
+    ask_user: bool,
+) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    if agents.is_some_and(children::AgentsSettings::may_start_children) {
+        names.push(children::TASK_TOOL);
+    }
+    if ask_user {
+        names.push(ask_user::TOOL);
+    }
+    names
+}
+
 impl Agent {
     /// Must be called inside a tokio runtime; runs are spawned on it.
     pub fn new(config: AgentConfig) -> Agent {
         let children = config
             .agents
-            .filter(|agents| agents.depth < agents.max_depth)
+            .filter(children::AgentsSettings::may_start_children)
             .map(children::Children::new);
         let mut tools = config.tools;
         if let Some(children) = &children {

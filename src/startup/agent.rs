@@ -36,10 +36,16 @@ pub fn build_agent(
         _ => tools,
     };
     let context_files = crate::context_files::load(&settings.paths.home, &settings.cwd);
+    let agents = agents_settings(settings);
+    let mut offered = tools.names();
+    offered.extend(crate::agent::added_tool_names(
+        agents.as_ref(),
+        settings.ask_user,
+    ));
     let system_prompt = system_prompt(
         settings.system_prompt.as_deref(),
         settings.append_system_prompt.as_deref(),
-        &tools.names(),
+        &offered,
         &settings.cwd,
         &context_files,
         &settings.extensions.skills,
@@ -67,7 +73,7 @@ pub fn build_agent(
         cold,
         session,
         checkpoints: open_checkpoints(settings, session_id),
-        agents: agents_settings(settings),
+        agents,
         hooks: hooks_for(settings),
         models: Some(Arc::new(super::models::SettingsModels::new(
             settings.clone(),

@@ -86,6 +86,7 @@ mod structure;
 mod structure_tui;
 mod subagent_faults;
 mod subagents;
+mod system_prompt;
 mod time_travel;
 mod todo_plan;
 mod tools;

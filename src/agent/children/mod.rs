@@ -34,6 +34,13 @@ pub struct AgentsSettings {
     pub depth: u32,
 }
 
+impl AgentsSettings {
+    /// Whether an agent at this depth gets the `task` tool.
+    pub fn may_start_children(&self) -> bool {
+        self.depth < self.max_depth
+    }
+}
+
 impl Default for AgentsSettings {
     fn default() -> Self {
         AgentsSettings {

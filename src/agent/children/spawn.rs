@@ -110,11 +110,17 @@ pub fn child_config(
             state.follow_up.mode,
         )
     };
+    let agents = AgentsSettings {
+        depth: settings.depth.saturating_add(1),
+        ..settings.clone()
+    };
+    let mut offered = tools.names();
+    offered.extend(crate::agent::added_tool_names(Some(&agents), ask_user));
     let system_prompt = format!(
         "{}\n\nWorking directory: {}\nTools: {}",
         definition.prompt,
         run.cwd.display(),
-        tools.names().join(", ")
+        offered.join(", ")
     );
     Ok(AgentConfig {
         provider,
@@ -151,10 +157,7 @@ pub fn child_config(
         extensions: Default::default(),
         session_id: None,
         sessions_dir: None,
-        agents: Some(AgentsSettings {
-            depth: settings.depth.saturating_add(1),
-            ..settings.clone()
-        }),
+        agents: Some(agents),
     })
 }
 
