@@ -482,3 +482,45 @@ async fn a_background_shell_that_exits_later_is_reported_once_with_the_next_resu
     assert!(note.contains("Operation not permitted"), "{note}");
     assert!(note.contains("network disabled"), "{note}");
 }
+
+/// What a shell wrote just before it was killed is still read, not dropped with the pipe.
+/// The test runtime has one thread: while the test waits for the command's line without
+/// yielding, the shell's reader cannot take it, so at the kill the line is still in the
+/// pipe (and the reader sees the kill and the line ready at once: 16 rounds).
+#[tokio::test]
+async fn output_still_in_the_pipe_when_a_shell_is_killed_is_kept() {
+    use agent::tools::background::{BackgroundShells, StartOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let supervisor = std::path::PathBuf::from(env!("CARGO_BIN_EXE_agent"));
+    for round in 0..16 {
+        let shells = BackgroundShells::default();
+        let marker = dir.path().join(format!("written{round}"));
+        let command = format!(
+            "echo last words {round}; touch '{}'; sleep 60",
+            marker.display()
+        );
+        let options = StartOptions {
+            supervisor: &supervisor,
+            sandbox: None,
+            cwd: dir.path(),
+            hidden_env: &[],
+            session_net: None,
+        };
+        let id = shells.start(&command, options).await.unwrap();
+        let waited = std::time::Instant::now();
+        while !marker.exists() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(120),
+                "the command never ran"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(shells.kill(&id).await, Some(ShellStatus::Killed));
+        let output = shells.take_new_output(&id).unwrap();
+        assert!(
+            output.text.contains(&format!("last words {round}")),
+            "round {round}: {:?}",
+            output.text
+        );
+    }
+}

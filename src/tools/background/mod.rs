@@ -592,7 +592,8 @@ impl Drop for BackgroundShells {
     }
 }
 
-/// Collect a shell's output and status until it is killed; then kill what is left. The pipe
+/// Collect a shell's output and status until it is killed; then kill what is left and read
+/// what it wrote before it died. The pipe
 /// is read to its end even after the command exits (what it left running may still write,
 /// and must never block on a full pipe); the exit is published once the pipe is drained, or
 /// `DRAIN_AFTER_EXIT` after the exit when something still holds it open, so output read
@@ -631,8 +632,19 @@ async fn watch_shell(
             _ = drain_timer, if exit.is_some() && !published => {}
         }
     }
-    drop(pipe);
     let finished = running.kill().await;
+    // What the shell wrote before it died may still be in the pipe: read it, so that the
+    // last lines are there for `bash_output` and `/ps`. The tree is gone, so the pipe ends;
+    // bounded in case something outside it still holds the pipe open.
+    if pipe_open {
+        let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, async {
+            while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
+                push(&shell, &chunk[..n]);
+            }
+        })
+        .await;
+    }
+    drop(pipe);
     match (exit, finished.exit) {
         (None, _) => set_status(&shell, ShellStatus::Killed),
         (Some(_), Some(code)) | (Some(code), None) => set_status(&shell, ShellStatus::Exited(code)),
