@@ -98,3 +98,81 @@ async fn a_resumed_session_is_replayed_as_far_as_a_dozen_screens_and_the_view_ha
     tui.send(b"\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
+
+/// A front end that never starts the count of a long session's older part (the interface
+/// starts it after its first frame): a run starts it before its first request, so the
+/// usage totals still hold every message, and the compaction before the request still
+/// reads the older part back.
+#[tokio::test]
+async fn a_run_counts_the_older_part_when_its_front_end_did_not() {
+    use crate::cold_context::{TURNS, write_session};
+    use agent::agent::Agent;
+    use std::time::{Duration, Instant};
+    use support::chat;
+    use support::harness::{Harness, end_of, transcript};
+    use support::server::Reply;
+
+    let home = tempfile::tempdir().unwrap();
+    let cwd = home.path().join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let sessions = home.path().join("sessions");
+    write_session(&sessions, &cwd);
+    let opened = agent::session::open_lazy(agent::session::Choice::Continue, &sessions, &cwd)
+        .await
+        .unwrap();
+    let cold = opened.cold.clone().expect("an older part");
+    // Opening parsed a screen's worth of messages, not the 4 MB it walked.
+    assert!(
+        opened.history.len() < 210,
+        "{} parsed",
+        opened.history.len()
+    );
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::text("the summary")),
+        Reply::sse(chat::text("fits now")),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = support::harness::config(&server.v1(), dir.path());
+    config.model.context_window = 200_000;
+    config.compaction.enabled = true;
+    config.compaction.keep_recent_tokens = 2_000;
+    config.history = opened.history;
+    config.cold = opened.cold;
+    config.session = opened.writer;
+    let agent = Agent::new(config);
+    let events = agent.subscribe();
+    let mut h = Harness {
+        server,
+        agent,
+        events,
+        dir,
+        home: None,
+        states: Vec::new(),
+    };
+    h.prompt("next");
+    let events = h.until_end().await;
+    assert_eq!(end_of(&events).0, "completed");
+    assert!(cold.is_found());
+    let started = Instant::now();
+    while h.agent.snapshot().usage.output < 3 * TURNS as u64 {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "usage not counted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Every answer's usage (3 output tokens each), the summary's and the answer's.
+    assert!(h.agent.snapshot().usage.output >= 3 * TURNS as u64);
+    let bodies = h.server.bodies();
+    assert_eq!(bodies.len(), 2, "a summary request, then the answer");
+    // The request after the compaction keeps the user's original request, the first
+    // message of the older part, read back from the file.
+    let sent = transcript(&bodies[1]);
+    assert!(
+        sent[1].contains("The user's original request, verbatim:\n\nquestion 0 lorem"),
+        "{}",
+        &sent[1][..sent[1].len().min(400)]
+    );
+    assert!(sent.last().unwrap().contains("next"));
+}
