@@ -265,6 +265,7 @@ pub fn main() -> ExitCode {
             crate::tui::run(prepared, settings, start).await
         } else {
             mcp.launch();
+            prepared.agent.count_earlier();
             for notice in &prepared.notices {
                 eprintln!("agent: {notice}");
             }

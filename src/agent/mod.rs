@@ -331,6 +331,7 @@ impl Agent {
                 models: config.models,
                 extensions: config.extensions,
                 purse,
+                uncounted: Mutex::new(config.cold),
             }),
         };
         agent.shared.purse.set_owner(&agent.shared);
@@ -338,10 +339,14 @@ impl Agent {
         if let Some(children) = &children {
             children.set_parent(&agent.shared);
         }
-        if let Some(cold) = config.cold {
-            usage::count_cold(cold, &agent.shared);
-        }
         agent
+    }
+
+    /// Start counting the usage of the older part of a long resumed context
+    /// (`session::cold`) on a thread of its own, if it was not yet: the front end calls
+    /// this once it has started (the interface after its first frame); a run does too.
+    pub fn count_earlier(&self) {
+        usage::count_earlier(&self.shared);
     }
 
     /// Another handle on this engine, for a client besides its owner (a live session's,

@@ -62,7 +62,9 @@ pub(crate) fn spawn_run(shared: &Arc<Shared>, state: &mut State, prompts: Vec<Us
 }
 
 async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: CancellationToken) {
-    // The settings only the older part of a long resumed session says, before any are used.
+    // The settings only the older part of a long resumed session says, before any are used
+    // (and its usage counted, if the front end did not start that yet).
+    super::usage::count_earlier(&shared);
     super::usage::adopt_older(&shared).await;
     let settings = shared.settings();
     let timed_out = Arc::new(AtomicBool::new(false));

@@ -142,6 +142,10 @@ pub(crate) struct Shared {
     pub extensions: Arc<crate::extensions::Extensions>,
     /// What this agent (and its sub-agents) spent against the budgets.
     pub purse: Arc<super::budget::Purse>,
+    /// The older part of the context this engine was built with (`session::cold`), until
+    /// its usage count starts (`usage::count_earlier`): the front end starts it — the
+    /// interface after its first frame, which the count would compete with — or a run.
+    pub uncounted: Mutex<Option<crate::session::cold::ColdPart>>,
 }
 
 impl Shared {

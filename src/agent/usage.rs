@@ -262,6 +262,14 @@ impl UsageLedger {
     }
 }
 
+/// Start counting the older part the engine was built with (`Shared::uncounted`), once.
+pub(crate) fn count_earlier(shared: &Arc<super::state::Shared>) {
+    let uncounted = super::state::lock(&shared.uncounted).take();
+    if let Some(cold) = uncounted {
+        count_cold(cold, shared);
+    }
+}
+
 /// The usage of a cold part (`session::cold`: the older messages of a long resumed
 /// context, not read at start) counted on a thread of its own: the part is found first
 /// (reading the file back from where opening stopped) and the settings only it says are

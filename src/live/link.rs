@@ -103,6 +103,14 @@ impl EngineLink {
         }
     }
 
+    /// Start counting the usage of the older part of a long resumed context
+    /// (`Agent::count_earlier`); remotely, the engine's own process does.
+    pub fn count_earlier(&self) {
+        if let EngineLink::Local(agent) = self {
+            agent.count_earlier();
+        }
+    }
+
     /// The older part of a long resumed context, not read (`session::cold`); remotely none.
     pub fn cold_part(&self) -> Option<crate::session::cold::ColdPart> {
         match self {

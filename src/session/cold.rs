@@ -3,7 +3,8 @@
 //! model's window: it is compacted (or cut) before its next request, and until then
 //! nothing needs its older messages as values. Opening it therefore reads the file from
 //! its end only until its newest part (`HOT_BYTES`, from a user message on) is found, and
-//! parses only that; the rest of the branch is found later, on a thread of the engine's
+//! parses only the newest messages of that (`PARSED_MESSAGES`; the ones walked past are
+//! held as places already); the rest of the branch is found later, on a thread of the engine's
 //! after start (the usage count) or by the first thing that needs it, whichever comes
 //! first: for every older message of the branch, its entry id, where its line starts and
 //! how long it is, and the settings the newer part did not say (model, reasoning level,
@@ -30,6 +31,12 @@ use std::sync::{Arc, OnceLock};
 /// the rest of the branch is left in the file. More than any model's window: such a
 /// context is compacted before its next request.
 pub const HOT_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Of those, only the newest messages — this many or a few more, from a user message on —
+/// are parsed at start: what a screen replays of a resumed session (the interface's
+/// `REPLAY`) and a live session's attach reads. The others join the older part as places
+/// (read back with it): parsing 4 MB was most of a long session's first frame (issue 32).
+pub const PARSED_MESSAGES: usize = 200;
 
 /// One message of the cold part.
 #[derive(Clone, Debug)]
@@ -66,6 +73,9 @@ struct Found {
 #[derive(Debug)]
 struct Source {
     rest: Option<Rest>,
+    /// The newest messages of the part, known when it was made (walked at opening but
+    /// not parsed): they follow what `rest` finds.
+    newer: Vec<ColdEntry>,
     found: OnceLock<Result<Found, String>>,
     /// The older part's settings, still to be taken on by the engine (`adoption`):
     /// `Some` until they were, with whether the model and the reasoning level are too.
@@ -101,6 +111,7 @@ impl ColdPart {
             path: Arc::from(path),
             source: Arc::new(Source {
                 rest: None,
+                newer: Vec::new(),
                 found,
                 adopt: tokio::sync::Mutex::new(None),
             }),
@@ -110,12 +121,14 @@ impl ColdPart {
     }
 
     /// The older part of a branch that opening left unread (`tail::Rest`), found when
-    /// first needed.
-    pub(super) fn later(path: &Path, rest: Rest) -> ColdPart {
+    /// first needed, followed by `newer`: messages opening walked past but did not parse
+    /// (in file order).
+    pub(super) fn later(path: &Path, rest: Rest, newer: Vec<ColdEntry>) -> ColdPart {
         ColdPart {
             path: Arc::from(path),
             source: Arc::new(Source {
                 rest: Some(rest),
+                newer,
                 found: OnceLock::new(),
                 adopt: tokio::sync::Mutex::new(Some((false, false))),
             }),
@@ -130,7 +143,7 @@ impl ColdPart {
         self.source
             .found
             .get_or_init(|| match &self.source.rest {
-                Some(rest) => find_older(&self.path, rest),
+                Some(rest) => find_older(&self.path, rest, &self.source.newer),
                 None => Err("the earlier messages are not known".to_string()),
             })
             .as_ref()
@@ -216,7 +229,13 @@ impl ColdPart {
         let bytes = match (&self.range, self.source.found.get(), &self.source.rest) {
             (Some(_), _, _) => self.bytes,
             (None, Some(Ok(found)), _) => found.bytes,
-            (None, _, Some(rest)) if !self.is_found() => rest.bound(),
+            (None, _, Some(rest)) if !self.is_found() => self
+                .source
+                .newer
+                .iter()
+                .map(|e| e.bytes)
+                .sum::<u64>()
+                .saturating_add(rest.bound()),
             (None, _, _) => 0,
         };
         bytes.div_ceil(4)
@@ -324,7 +343,7 @@ impl ColdPart {
                 return offset < entry.offset;
             }
             next += 1;
-            match serde_json::from_slice::<Entry>(bytes) {
+            match super::entry_line::parse_entry(bytes) {
                 Ok(Entry::Message { message, .. }) => each(&entry.id, message),
                 Ok(_) | Err(_) => {
                     failure = Some(format!(
@@ -354,8 +373,8 @@ fn damaged(what: impl Into<String>) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, what.into())
 }
 
-/// Read the older part of a branch back from where opening stopped.
-fn find_older(path: &Path, rest: &Rest) -> Result<Found, String> {
+/// Read the older part of a branch back from where opening stopped; `newer` follows it.
+fn find_older(path: &Path, rest: &Rest, newer: &[ColdEntry]) -> Result<Found, String> {
     let unreadable = |why: String| {
         format!(
             "the earlier messages could not be read back from the session: {}: {why}",
@@ -399,6 +418,7 @@ fn find_older(path: &Path, rest: &Rest) -> Result<Found, String> {
                     })
                 }),
         )
+        .chain(newer.iter().cloned())
         .collect();
     let bytes = entries.iter().map(|e| e.bytes).sum();
     Ok(Found {

@@ -238,3 +238,65 @@ fn a_damaged_older_part_is_an_error_when_needed_not_at_start() {
     );
     assert!(cold.find().is_err());
 }
+
+#[test]
+fn of_the_part_walked_only_the_newest_messages_are_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), 200);
+    let whole = load(&path).unwrap();
+    // 4,000 bytes of the branch walked (some 20 lines), 6 messages or more parsed.
+    let walked = load_lazy_with(&path, 4_000).unwrap();
+    let lazy = crate::session::load::load_lazy_sized(&path, 4_000, 6).unwrap();
+    assert!(walked.context.len() > 12, "{} walked", walked.context.len());
+    // Two turns of four: from a user message on, so no call is parted from its result.
+    assert_eq!(lazy.context.len(), 8);
+    assert!(matches!(lazy.context[0].1.as_ref(), Message::User(_)));
+    assert_eq!(lazy.context[..], whole.context[whole.context.len() - 8..]);
+    assert_eq!(lazy.last_entry_id, whole.last_entry_id);
+    assert_eq!(lazy.valid_len, whole.valid_len);
+    let cold = lazy.cold.clone().expect("a cold part");
+    assert!(!cold.is_found());
+    // Its estimate before it is found covers what was walked past too: it counts high.
+    let walked_cold = walked.cold.clone().unwrap();
+    assert!(cold.tokens() > walked_cold.tokens());
+    // Found, it holds every older message, the ones walked past last, in order.
+    let mut read = cold.load_all().unwrap();
+    assert_eq!(read.len(), whole.context.len() - 8);
+    read.extend(lazy.context.iter().cloned());
+    assert_eq!(read, whole.context);
+    assert_eq!(cold.settings(), walked_cold.settings());
+    // A rewind into the part walked past, and the newest of it read back.
+    let mut newest = cold.clone();
+    let taken = newest.split_off_last(3);
+    assert_eq!(
+        taken.load_all().unwrap(),
+        whole.context[whole.context.len() - 11..whole.context.len() - 8].to_vec()
+    );
+    assert_eq!(newest.len(), whole.context.len() - 11);
+}
+
+#[test]
+fn a_long_session_opened_at_start_parses_a_screen_of_messages_not_megabytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // Over `HOT_BYTES` of turns, never compacted.
+    let mut turns = 400;
+    let path = loop {
+        let path = session(dir.path(), turns);
+        if std::fs::metadata(&path).unwrap().len() > 2 * HOT_BYTES {
+            break path;
+        }
+        turns *= 2;
+    };
+    let lazy = crate::session::load::load_lazy(&path).unwrap();
+    let cold = lazy.cold.clone().expect("a cold part");
+    assert!(
+        (PARSED_MESSAGES..PARSED_MESSAGES + 4).contains(&lazy.context.len()),
+        "{} messages parsed at start",
+        lazy.context.len()
+    );
+    let whole = load(&path).unwrap();
+    assert_eq!(cold.len() + lazy.context.len(), whole.context.len());
+    let mut read = cold.load(cold.len() - 10..cold.len()).unwrap();
+    read.extend(lazy.context.iter().cloned());
+    assert_eq!(read[..], whole.context[whole.context.len() - read.len()..]);
+}

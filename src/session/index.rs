@@ -10,7 +10,7 @@
 //! file can never make the chain loop.
 
 use super::error::SessionError;
-use super::format::{Entry, Header};
+use super::format::Header;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -227,7 +227,7 @@ pub fn read_header(path: &Path, file: &File) -> Result<(Header, u64), SessionErr
 fn is_entry(file: &File, offset: u64) -> Result<bool, SessionError> {
     let mut valid = false;
     let _ = for_each_line(file, offset, 0, |_, _, bytes, _| {
-        valid = serde_json::from_slice::<Entry>(bytes).is_ok();
+        valid = super::entry_line::parse_entry(bytes).is_ok();
         false
     });
     Ok(valid)

@@ -10,7 +10,7 @@
 //! saying so. Opening at the head first tries reading from the end (`tail`): a compacted
 //! session then costs only the part after the last compaction's cut.
 
-use super::cold::{self, ColdPart};
+use super::cold::{self, ColdEntry, ColdPart};
 use super::error::SessionError;
 use super::format::{Entry, Header};
 use super::index::{FileIndex, Kind, for_each_line, read_header};
@@ -77,13 +77,25 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
 /// branch were taken, and the older messages are left in the file to be found when
 /// something needs them (`LoadedSession::cold`, see `cold`).
 pub fn load_lazy(path: &Path) -> Result<LoadedSession, SessionError> {
-    load_lazy_with(path, cold::HOT_BYTES)
+    load_lazy_sized(path, cold::HOT_BYTES, cold::PARSED_MESSAGES)
 }
 
 /// `load_lazy` with the older part of a context left unread once `hot` bytes of it were
-/// taken.
+/// taken, and all of those parsed.
+#[cfg(test)]
 pub(crate) fn load_lazy_with(path: &Path, hot: u64) -> Result<LoadedSession, SessionError> {
-    match load_from_end_with(path, Some(hot))? {
+    load_lazy_sized(path, hot, usize::MAX)
+}
+
+/// `load_lazy` with the older part of a context left unread once `hot` bytes of it were
+/// taken, and of those only the newest `parsed` messages or more (from a user message)
+/// parsed: the others are held as places in the file, with the older part.
+pub(crate) fn load_lazy_sized(
+    path: &Path,
+    hot: u64,
+    parsed: usize,
+) -> Result<LoadedSession, SessionError> {
+    match load_from_end_with(path, Some((hot, parsed)))? {
         Some(loaded) => Ok(loaded),
         None => load_whole(path, None),
     }
@@ -106,19 +118,27 @@ pub(super) fn load_from_end(path: &Path) -> Result<Option<LoadedSession>, Sessio
     load_from_end_with(path, None)
 }
 
-/// `lazy`: the bytes of the branch read before the rest is left for later.
+/// `lazy`: the bytes of the branch read before the rest is left for later, and how many
+/// of the newest messages of those are parsed at least.
 fn load_from_end_with(
     path: &Path,
-    lazy: Option<u64>,
+    lazy: Option<(u64, usize)>,
 ) -> Result<Option<LoadedSession>, SessionError> {
     let io = |e| SessionError::io(path, e);
     let file = File::open(path).map_err(io)?;
     let (header, header_length) = read_header(path, &file)?;
     let size = file.metadata().map_err(io)?.len();
-    let Some(tail) = tail::find(&file, header_length, size, lazy) else {
+    let Some(mut tail) = tail::find(&file, header_length, size, lazy.map(|(hot, _)| hot)) else {
         return Ok(None);
     };
-    let cold = tail.rest.map(|rest| ColdPart::later(path, rest));
+    let cold = match tail.rest.take() {
+        Some(rest) => {
+            let parsed = lazy.map_or(usize::MAX, |(_, parsed)| parsed);
+            let newer = leave_unparsed(&mut tail, parsed);
+            Some(ColdPart::later(path, rest, newer))
+        }
+        None => None,
+    };
     let wanted: HashSet<u64> = tail.wanted.iter().copied().collect();
     let first = tail.wanted.first().map(|&offset| (offset, 0));
     let (messages, invalid) = parse_context(&file, &wanted, first, tail.compaction).map_err(io)?;
@@ -144,6 +164,39 @@ fn load_from_end_with(
         warnings,
         cold,
     }))
+}
+
+/// Of the lines a bounded walk took (`tail.wanted`, a context with no compaction), keep
+/// the newest ones that hold `parsed` messages or more, from a user message on (no tool
+/// call is separated from its result), and return the messages before them as places in
+/// the file, in order: they are read back with the older part, when something needs them.
+fn leave_unparsed(tail: &mut tail::Tail, parsed: usize) -> Vec<ColdEntry> {
+    let mut messages = 0usize;
+    let mut cut = 0;
+    for (at, (_, _, message)) in tail.shapes.iter().enumerate().rev() {
+        if message.is_some() {
+            messages += 1;
+        }
+        if messages >= parsed && *message == Some(true) {
+            cut = at;
+            break;
+        }
+    }
+    let older: Vec<ColdEntry> = tail
+        .wanted
+        .drain(..cut)
+        .zip(tail.shapes.drain(..cut))
+        .filter_map(|(offset, (id, bytes, message))| {
+            Some(ColdEntry {
+                id,
+                offset,
+                bytes,
+                user: message?,
+                summary: false,
+            })
+        })
+        .collect();
+    older
 }
 
 const CUT_OFF: &str =
@@ -300,7 +353,7 @@ fn parse_context(
             if !wanted.contains(&offset) {
                 return true;
             }
-            let entry = match serde_json::from_slice::<Entry>(bytes) {
+            let entry = match super::entry_line::parse_entry(bytes) {
                 Ok(entry) => entry,
                 Err(e) => {
                     invalid.push(format!(
@@ -342,7 +395,7 @@ fn parse_context(
 pub(super) fn parse_at(file: &File, offset: u64) -> std::io::Result<Option<Entry>> {
     let mut entry = None;
     for_each_line(file, offset, 0, |_, _, bytes, _| {
-        entry = serde_json::from_slice(bytes).ok();
+        entry = super::entry_line::parse_entry(bytes).ok();
         false
     })?;
     Ok(entry)

@@ -6,6 +6,7 @@
 
 mod appender;
 pub mod cold;
+mod entry_line;
 mod error;
 pub mod export;
 pub mod format;

@@ -43,6 +43,10 @@ pub(super) struct Tail {
     pub torn: bool,
     /// What a bounded walk left unread: the older part of the branch.
     pub rest: Option<Rest>,
+    /// With `rest` only: each line of `wanted`, as the walk saw it (its id, its bytes,
+    /// and whether it is a message — a user's: `Some(true)`), so the older part of what
+    /// was walked can be left unparsed too (`load`).
+    pub shapes: Vec<(String, u64, Option<bool>)>,
 }
 
 /// Lines of a file from its end back to `start`, each without its newline.
@@ -133,12 +137,12 @@ pub(super) fn find(file: &File, header_length: u64, size: u64, limit: Option<u64
     let walked = walk(lines, None, Settings::default(), limit)?;
     let Walked {
         chain,
+        shapes,
         compaction,
         cut,
         settings,
         head_id,
         rest,
-        ..
     } = walked;
     // A kept entry that is not on the branch: the context starts at the compaction.
     let start = cut
@@ -152,6 +156,16 @@ pub(super) fn find(file: &File, header_length: u64, size: u64, limit: Option<u64
         .rev()
         .map(|(offset, _)| *offset)
         .collect();
+    let shapes = match rest {
+        Some(_) => chain
+            .iter()
+            .zip(shapes)
+            .take(start + 1)
+            .rev()
+            .map(|((_, id), (bytes, message))| (id.clone(), bytes, message))
+            .collect(),
+        None => Vec::new(),
+    };
     let rest = rest.map(|(before, parent)| Rest {
         header_length,
         before,
@@ -169,6 +183,7 @@ pub(super) fn find(file: &File, header_length: u64, size: u64, limit: Option<u64
         valid_len,
         torn,
         rest,
+        shapes,
     })
 }
 
@@ -283,7 +298,7 @@ fn walk(
         let (kind, id, parent) = ids_of(&line)?;
         if head_id.is_none() && !following {
             // The head must be a whole entry; the full reader explains one that is not.
-            serde_json::from_slice::<Entry>(&line).ok()?;
+            super::entry_line::parse_entry(&line).ok()?;
             head_id = Some(id.clone());
             wanted_id = Some(id.clone());
         }
@@ -385,7 +400,7 @@ fn read_settings(
     if settings.complete && compaction.is_some() {
         return Some(());
     }
-    match serde_json::from_slice::<Entry>(line).ok()? {
+    match super::entry_line::parse_entry(line).ok()? {
         Entry::ModelChange {
             provider, model, ..
         } if !settings.complete => {

@@ -93,7 +93,7 @@ pub fn tree(path: &Path) -> Result<SessionTree, SessionError> {
         let Some(&i) = by_offset.get(&offset) else {
             return true;
         };
-        let (role, text, timestamp) = match serde_json::from_slice::<Entry>(bytes) {
+        let (role, text, timestamp) = match super::entry_line::parse_entry(bytes) {
             Ok(Entry::Message {
                 message, timestamp, ..
             }) => {
@@ -146,7 +146,7 @@ pub fn user_messages(path: &Path) -> Result<Vec<(String, String)>, SessionError>
             id,
             message: Message::User(user),
             ..
-        }) = serde_json::from_slice::<Entry>(bytes)
+        }) = super::entry_line::parse_entry(bytes)
         {
             found.push((id, user.typed_text().to_string()));
         }

@@ -294,15 +294,40 @@ impl App {
         }
     }
 
-    /// Show the conversation so far (a resumed session): the last `limit` messages.
-    pub fn replay(&mut self, limit: usize) {
+    /// Show the conversation so far (a resumed session): the last `limit` messages, or
+    /// fewer when they take more than `rows` rows — each is laid out and drawn before the
+    /// first frame, so long messages are shown only as far as they fill that many rows
+    /// (back to a whole message); the transcript view shows them all.
+    pub fn replay(&mut self, limit: usize, rows: usize) {
         // What the engine holds; the older part of a long resumed context is read back
         // when the transcript view first opens (`Log::earlier`).
         let messages = self.agent.held_messages();
         let earlier = self.agent.message_count().saturating_sub(messages.len());
         self.log.push_messages(&messages);
         self.log.set_earlier(self.agent.cold_part());
-        let start = messages.len().saturating_sub(limit);
+        let results: Vec<&Message> = messages
+            .iter()
+            .map(|m| m.as_ref())
+            .filter(|m| matches!(m, Message::ToolResult(_)))
+            .collect();
+        // The newest first, until they fill `rows`.
+        let mut shown = Vec::new();
+        let mut laid_out = 0usize;
+        for message in messages.iter().rev().take(limit) {
+            if laid_out >= rows {
+                break;
+            }
+            let cells = cells::message(
+                message,
+                &results,
+                self.run.show_thinking,
+                self.width,
+                &self.theme,
+            );
+            laid_out = laid_out.saturating_add(cells.len());
+            shown.push(cells);
+        }
+        let start = messages.len() - shown.len();
         self.run.earlier_untold = self.agent.earlier_pending();
         if self.run.earlier_untold {
             // Not counted yet: counting them reads the whole file, after this frame.
@@ -313,19 +338,7 @@ impl App {
                 super::cells::counted(start + earlier, "earlier message")
             ));
         }
-        let results: Vec<&Message> = messages
-            .iter()
-            .map(|m| m.as_ref())
-            .filter(|m| matches!(m, Message::ToolResult(_)))
-            .collect();
-        for message in &messages[start..] {
-            let rows = cells::message(
-                message,
-                &results,
-                self.run.show_thinking,
-                self.width,
-                &self.theme,
-            );
+        for rows in shown.into_iter().rev() {
             self.out.extend(rows);
         }
         self.dirty = true;

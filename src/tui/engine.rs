@@ -194,10 +194,11 @@ impl App {
     }
 
     /// The conversation shown anew after it moved (another session or branch): the
-    /// transcript view's log starts over, and the last `limit` messages are shown.
+    /// transcript view's log starts over, and the last `limit` messages are shown (as far
+    /// as they fill `REPLAY_ROWS`).
     pub fn reshow(&mut self, limit: usize) {
         self.log.clear();
-        self.replay(limit);
+        self.replay(limit, super::start::REPLAY_ROWS);
     }
 }
 

@@ -310,6 +310,8 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
         lp.mcp_launched = true;
         tracing::info!("interface ready: first frame drawn");
         app.mcp.launch();
+        // So does counting the older part of a long resumed session (`session::cold`).
+        app.agent.count_earlier();
     }
 }
 

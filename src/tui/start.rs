@@ -15,6 +15,14 @@ use tokio::sync::mpsc;
 /// Messages of a resumed session shown on start (and what `agent attach` is replayed).
 pub const REPLAY: usize = 200;
 
+/// …as far as they fill this many rows (a dozen screens; a whole message more at most):
+/// laying out and drawing 200 long messages was a third of a long session's first frame
+/// (issue 32).
+pub const REPLAY_ROWS: usize = 500;
+
+// What is parsed of a long session at start holds what is replayed of it.
+const _: () = assert!(REPLAY <= crate::session::cold::PARSED_MESSAGES);
+
 pub(super) async fn start_app(
     prepared: Prepared,
     settings: Settings,
@@ -44,7 +52,7 @@ pub(super) async fn start_app(
     if let Some(problem) = problem {
         app.warning(&problem);
     }
-    app.replay(REPLAY);
+    app.replay(REPLAY, REPLAY_ROWS);
     if start.resumed
         && let Some(note) = app.resumed_note(&agent.snapshot().session.id)
     {
@@ -129,7 +137,7 @@ pub(super) fn start_attached(
     if let Some(problem) = problem {
         app.warning(&problem);
     }
-    app.replay(REPLAY);
+    app.replay(REPLAY, REPLAY_ROWS);
     app.report_keymap();
     app.notice(&format!(
         "Attached to live session {id}{earlier}: its own process runs it; leaving (ctrl+d) stops nothing."

@@ -31,6 +31,7 @@ mod checkpoints;
 mod cli;
 mod cold_context;
 mod cold_p32b;
+mod cold_p32c;
 mod commands_acp;
 mod commands_rpc;
 mod commands_tui;

@@ -148,6 +148,8 @@ impl Harness {
         config.provider = provider(api, &base, PATIENT);
         adjust(&mut config);
         let agent = Agent::new(config);
+        // As the headless front ends do: the older part of a long context is counted now.
+        agent.count_earlier();
         let events = agent.subscribe();
         Harness {
             server,
@@ -165,6 +167,8 @@ impl Harness {
         let mut config = config(&server.v1(), dir.path());
         adjust(&mut config);
         let agent = Agent::new(config);
+        // As the headless front ends do: the older part of a long context is counted now.
+        agent.count_earlier();
         let events = agent.subscribe();
         Harness {
             server,
@@ -204,6 +208,8 @@ impl Harness {
         config.models = Some(Arc::new(TestModels::new(&server.v1())));
         adjust(&mut config);
         let agent = Agent::new(config);
+        // As the headless front ends do: the older part of a long context is counted now.
+        agent.count_earlier();
         let events = agent.subscribe();
         Harness {
             server,

@@ -169,6 +169,8 @@ impl Agent {
             *lock(&self.shared.session_id) = id;
             std::mem::replace(&mut *lock(&self.shared.session), session)
         };
+        // The session the engine was built with is left: its older part is not counted.
+        lock(&self.shared.uncounted).take();
         if let Some(cold) = cold {
             crate::agent::usage::count_cold(cold, &self.shared);
         }

@@ -50,6 +50,7 @@ impl Host {
         let prepared = crate::startup::prepare_choice(choice, &mut settings, true, false).await?;
         let mcp = prepared.mcp.clone();
         mcp.launch();
+        prepared.agent.count_earlier();
         let live = serve(&prepared.agent, &settings, mcp.clone()).map_err(|e| e.to_string())?;
         let notifier = crate::startup::notify::Notifier::start(
             &prepared.agent,

@@ -83,7 +83,7 @@ fn read_items(file: &Path) -> Result<Vec<Item>, SessionError> {
     let mut items = Vec::new();
     for line in reader.split(b'\n') {
         let line = line.map_err(|e| SessionError::io(file, e))?;
-        let Ok(entry) = serde_json::from_slice::<Entry>(&line) else {
+        let Ok(entry) = crate::session::entry_line::parse_entry(&line) else {
             continue;
         };
         if !branch.contains(entry.id()) {
