@@ -29,9 +29,9 @@ fn resume_hint(
     cwd: &Path,
 ) -> Option<String> {
     let file = session_file.filter(|f| has_messages && f.is_file())?;
-    let latest = store::list_for(sessions_dir, cwd)
-        .first()
-        .is_some_and(|latest| latest.path == file);
+    // What `-c` would pick, found as `-c` finds it: without reading the sessions through
+    // (listing them with titles read the whole of a long session's file at every exit).
+    let latest = store::latest_for(sessions_dir, cwd).is_some_and(|latest| latest.path == file);
     let command = if latest {
         "agent -c".to_string()
     } else if store::find_by_id(sessions_dir, session_id).is_ok_and(|found| found == file) {
