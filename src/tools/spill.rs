@@ -123,8 +123,12 @@ impl Drop for SpillDir {
         let Some(dir) = self.made() else {
             return;
         };
-        lock_made().retain(|(made, _)| *made != dir);
+        // Cleaned while the list is held, and only then taken off it: a drop on another
+        // thread that the exit cuts short leaves the directory listed, so
+        // `clean_up_at_exit` (which waits for the list) still removes it.
+        let mut all = lock_made();
         clean_up(&dir, self.session.as_deref());
+        all.retain(|(made, _)| *made != dir);
     }
 }
 
