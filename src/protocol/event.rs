@@ -384,6 +384,17 @@ pub enum AssistantMessageEvent {
 }
 
 impl AssistantMessageEvent {
+    /// The text a delta (text, thinking or tool-call arguments) adds; `None` for any other
+    /// event.
+    pub fn delta(&self) -> Option<&str> {
+        match self {
+            AssistantMessageEvent::TextDelta { delta, .. }
+            | AssistantMessageEvent::ThinkingDelta { delta, .. }
+            | AssistantMessageEvent::ToolCallDelta { delta, .. } => Some(delta),
+            _ => None,
+        }
+    }
+
     /// Append `next` to this event when both are deltas (text, thinking or tool-call
     /// arguments) of the same block, so that two queued deltas go out as one; `false`, and
     /// nothing changed, for anything else.

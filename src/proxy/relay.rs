@@ -12,7 +12,6 @@ use crate::llm::client::Provider;
 use crate::llm::error::{ProviderError, Retry};
 use crate::llm::model::ModelInfo;
 use crate::llm::request::{ModelRequest, ThinkingLevel, ToolSpec};
-use crate::protocol::event::AssistantMessageEvent;
 use crate::protocol::message::{StopReason, Usage};
 use crate::protocol::proxy::{StreamEnd, StreamError, StreamLine, StreamRequest};
 use bytes::Bytes;
@@ -109,7 +108,7 @@ impl Body {
             let mut line = next;
             let mut after = None;
             if let StreamLine::Delta(delta) = &mut line {
-                while after.is_none() && delta_len(delta) < MAX_BATCH {
+                while after.is_none() && delta.delta().map_or(0, str::len) < MAX_BATCH {
                     let Ok(queued) = receiver.try_recv() else {
                         break;
                     };
@@ -135,16 +134,6 @@ impl Body {
             };
         }
         Some(Bytes::from(frame))
-    }
-}
-
-/// The length of a delta's text (0 for any other event).
-fn delta_len(event: &AssistantMessageEvent) -> usize {
-    match event {
-        AssistantMessageEvent::TextDelta { delta, .. }
-        | AssistantMessageEvent::ThinkingDelta { delta, .. }
-        | AssistantMessageEvent::ToolCallDelta { delta, .. } => delta.len(),
-        _ => 0,
     }
 }
 
@@ -319,6 +308,7 @@ impl Sent {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::protocol::event::AssistantMessageEvent;
 
     fn text(index: usize, delta: &str) -> StreamLine {
         StreamLine::Delta(AssistantMessageEvent::TextDelta {

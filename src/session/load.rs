@@ -182,8 +182,7 @@ fn leave_unparsed(tail: &mut tail::Tail, parsed: usize) -> Vec<ColdEntry> {
             break;
         }
     }
-    let older: Vec<ColdEntry> = tail
-        .wanted
+    tail.wanted
         .drain(..cut)
         .zip(tail.shapes.drain(..cut))
         .filter_map(|(offset, (id, bytes, message))| {
@@ -195,8 +194,7 @@ fn leave_unparsed(tail: &mut tail::Tail, parsed: usize) -> Vec<ColdEntry> {
                 summary: false,
             })
         })
-        .collect();
-    older
+        .collect()
 }
 
 const CUT_OFF: &str =

@@ -62,7 +62,7 @@ impl Forwarder {
                 assistant_message_event: delta,
             } = event
             {
-                if !is_mergeable(&delta) {
+                if delta.delta().is_none() {
                     self.flush(&mut pending, &mut last_delta);
                     self.pass_on(AgentEvent::MessageUpdate {
                         assistant_message_event: delta,
@@ -213,13 +213,4 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
     }
-}
-
-fn is_mergeable(delta: &AssistantMessageEvent) -> bool {
-    matches!(
-        delta,
-        AssistantMessageEvent::TextDelta { .. }
-            | AssistantMessageEvent::ThinkingDelta { .. }
-            | AssistantMessageEvent::ToolCallDelta { .. }
-    )
 }
