@@ -305,8 +305,9 @@ fn shown(answer: Option<&Answer>) -> String {
 }
 
 impl Agent {
-    /// Answer a `user_question` (`agent_id`: the sub-agent that asked, as the event says).
-    /// An answer that does not fit the questions is refused and the question stays open.
+    /// Answer a `user_question` (`agent_id`: the sub-agent that asked, as the event says:
+    /// a child's id, or the path of ids down to a child's own child). An answer that does not fit the questions is refused and
+    /// the question stays open.
     pub fn answer_question(
         &self,
         agent_id: Option<&str>,
@@ -314,7 +315,7 @@ impl Agent {
         answer: QuestionAnswer,
     ) -> Result<(), CommandError> {
         if let Some(agent_id) = agent_id {
-            return match self.child(agent_id) {
+            return match self.descendant(agent_id) {
                 Some(child) => child.answer_question(None, tool_call_id, answer),
                 None => Err(CommandError::NoSuchQuestion(tool_call_id.to_string())),
             };

@@ -157,6 +157,75 @@ async fn a_sub_agents_question_reaches_rpc_named_and_the_answer_reaches_the_chil
     assert_eq!(rpc.exit_code().await, 0);
 }
 
+/// A child's own child asks (`[agents] max_depth = 2`): the question reaches RPC naming
+/// the grandchild by its path of ids (`a1/a1`), not the child that relayed it, and the
+/// answer given with that path is the grandchild's tool result.
+#[tokio::test]
+async fn a_grandchilds_question_names_it_and_the_answer_reaches_it() {
+    let env = env();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[agents]\nmax_depth = 2\n",
+    )
+    .unwrap();
+    let server = FakeServer::start(vec![
+        Reply::sse(chat::tool_call(
+            "t1",
+            "task",
+            json!({"description": "plan the store", "prompt": "MIDDLE: delegate"}),
+        )),
+        Reply::sse(chat::text("Parent done.")),
+    ])
+    .await;
+    server.route(
+        "MIDDLE",
+        vec![
+            Reply::sse(chat::tool_call(
+                "t2",
+                "task",
+                json!({"description": "set up the store", "prompt": "CHILD: pick a database"}),
+            )),
+            Reply::sse(chat::text("Middle done.")),
+        ],
+    );
+    server.route(
+        "CHILD",
+        vec![child_asks(), Reply::sse(chat::text("Child done."))],
+    );
+    let mut rpc = support::process::Rpc::spawn(env.agent(&server, &["--mode", "rpc"]));
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "delegate"}))
+        .await;
+    let lines = rpc.until(|l| l["type"] == "user_question").await;
+    let question = lines.last().unwrap().clone();
+    // The ids from the wrapped events: the middle agent's, and its own child's inside.
+    let wrapped = lines
+        .iter()
+        .find(|l| l["type"] == "subagent_event" && l["event"]["type"] == "subagent_event")
+        .unwrap();
+    // Each agent numbers its own children, so the question names the path down to it.
+    let grandchild = format!(
+        "{}/{}",
+        wrapped["agentId"].as_str().unwrap(),
+        wrapped["event"]["agentId"].as_str().unwrap()
+    );
+    assert_eq!(question["toolCallId"], "cq1", "{question}");
+    assert_eq!(question["agentId"], grandchild.as_str(), "{question}");
+    assert_eq!(question["agentName"], "general", "{question}");
+    rpc.send(
+        json!({"id": "a", "type": "answer_question", "toolCallId": "cq1",
+                    "agentId": grandchild, "answers": [{"id": "db", "selected": ["SQLite"]}]}),
+    )
+    .await;
+    let answered = rpc.response("a").await;
+    assert_eq!(answered["success"], true, "{answered}");
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "completed");
+    let child = child_requests(&server);
+    assert_eq!(child.len(), 2, "{child:?}");
+    assert!(child[1].contains("Database: SQLite"), "{}", child[1]);
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
 /// In the terminal the child's question opens the dialog, titled with the child; the
 /// option picked is the child's tool result.
 #[tokio::test]

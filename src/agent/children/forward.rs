@@ -175,14 +175,24 @@ impl Forwarder {
                 preview: preview.clone(),
                 suggested_rule: suggested_rule.clone(),
             }),
+            // A question names the sub-agent that asked: this child, or — for a question this
+            // child relays from its own child — the path of ids down to the one that asked
+            // (`a1/a2`, as `Agent::descendant` finds it), with that one's name.
             AgentEvent::UserQuestion {
                 tool_call_id,
+                agent_id,
+                agent_name,
                 questions,
-                ..
             } => Some(AgentEvent::UserQuestion {
                 tool_call_id: tool_call_id.clone(),
-                agent_id: Some(self.agent_id.clone()),
-                agent_name: Some(self.name.clone()),
+                agent_id: Some(match agent_id {
+                    Some(below) => format!("{}/{below}", self.agent_id),
+                    None => self.agent_id.clone(),
+                }),
+                agent_name: match agent_id {
+                    Some(_) => agent_name.clone(),
+                    None => Some(self.name.clone()),
+                },
                 questions: questions.clone(),
             }),
             _ => None,

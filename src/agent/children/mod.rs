@@ -196,6 +196,16 @@ impl Agent {
         lock(&child.agent).clone()
     }
 
+    /// The handle of a running sub-agent below this agent, by its path of ids: a child's
+    /// id (`a1`), or for a child's own child the ids down to it (`a1/a2`; each agent numbers
+    /// its own children), as a relayed question names it.
+    pub fn descendant(&self, path: &str) -> Option<Arc<Agent>> {
+        match path.split_once('/') {
+            Some((child, below)) => self.child(child)?.descendant(below),
+            None => self.child(path),
+        }
+    }
+
     /// A child's context: as it is now while it runs, as it ended afterwards.
     pub fn agent_messages(&self, agent_id: &str) -> Option<Vec<Arc<Message>>> {
         let child = self.shared.children.as_ref()?.find(agent_id)?;

@@ -293,11 +293,11 @@ impl View for AskUser {
                 Next::Close
             }
             // A sub-agent's call ended (it was stopped, or answered by another client).
-            AgentEvent::SubagentEvent {
-                agent_id, event, ..
-            } if self.agent_id.as_ref() == Some(agent_id)
-                && matches!(event.as_ref(), AgentEvent::ToolExecutionEnd { tool_call_id, .. }
-                    if *tool_call_id == self.tool_call_id) =>
+            AgentEvent::SubagentEvent { .. }
+                if self
+                    .agent_id
+                    .as_deref()
+                    .is_some_and(|asker| ends_call_of(event, asker, &self.tool_call_id)) =>
             {
                 Next::Close
             }
@@ -393,6 +393,25 @@ fn cursor_mark(here: bool, theme: &Theme) -> Span<'static> {
         Span::styled("  › ", theme.accent())
     } else {
         Span::raw("    ")
+    }
+}
+
+/// Whether `event` (a sub-agent's, wrapped once per level) is the end of call `call` of the
+/// sub-agent at `path`: a child's id, or the ids down to a child's own child (`a1/a2`).
+fn ends_call_of(event: &AgentEvent, path: &str, call: &str) -> bool {
+    let AgentEvent::SubagentEvent {
+        agent_id, event, ..
+    } = event
+    else {
+        return false;
+    };
+    match path.split_once('/') {
+        Some((child, below)) => agent_id == child && ends_call_of(event, below, call),
+        None => {
+            agent_id == path
+                && matches!(event.as_ref(), AgentEvent::ToolExecutionEnd { tool_call_id, .. }
+                    if tool_call_id == call)
+        }
     }
 }
 
@@ -529,9 +548,34 @@ mod tests {
         let its_end = AgentEvent::SubagentEvent {
             agent_id: "agent-1".into(),
             parent_tool_call_id: "t1".into(),
-            event: Box::new(end),
+            event: Box::new(end.clone()),
+        };
+        // Asked by a child's child (agent-9's agent-1): its end comes wrapped twice.
+        let mut grandchilds = AskUser::new(
+            "c1".into(),
+            Some("agent-9/agent-1".into()),
+            serde_json::from_value(db()).unwrap(),
+        );
+        let through_its_parent = AgentEvent::SubagentEvent {
+            agent_id: "agent-9".into(),
+            parent_tool_call_id: "t0".into(),
+            event: Box::new(its_end.clone()),
         };
         assert_eq!(dialog.on_event(&its_end), Next::Close);
+        assert_eq!(grandchilds.on_event(&through_its_parent), Next::Close);
+        // The same call id of another of agent-9's children, or of agent-9 itself.
+        let a_sibling = AgentEvent::SubagentEvent {
+            agent_id: "agent-9".into(),
+            parent_tool_call_id: "t0".into(),
+            event: Box::new(other_child),
+        };
+        assert_eq!(grandchilds.on_event(&a_sibling), Next::Stay);
+        let its_parents_own = AgentEvent::SubagentEvent {
+            agent_id: "agent-9".into(),
+            parent_tool_call_id: "t0".into(),
+            event: Box::new(end),
+        };
+        assert_eq!(grandchilds.on_event(&its_parents_own), Next::Stay);
     }
 
     #[test]
