@@ -119,6 +119,28 @@ fn child_requests(server: &FakeServer) -> Vec<String> {
         .collect()
 }
 
+/// Answer the child's question (`cq1`, asked by `agent_id`) with SQLite over RPC: the
+/// answer is taken, the run completes, and the child's next request carries the answer.
+async fn answer_sqlite_and_finish(
+    mut rpc: support::process::Rpc,
+    server: &FakeServer,
+    agent_id: &str,
+) {
+    rpc.send(
+        json!({"id": "a", "type": "answer_question", "toolCallId": "cq1",
+                    "agentId": agent_id, "answers": [{"id": "db", "selected": ["SQLite"]}]}),
+    )
+    .await;
+    let answered = rpc.response("a").await;
+    assert_eq!(answered["success"], true, "{answered}");
+    let lines = rpc.until(|l| l["type"] == "agent_end").await;
+    assert_eq!(lines.last().unwrap()["status"], "completed");
+    let child = child_requests(server);
+    assert_eq!(child.len(), 2, "{child:?}");
+    assert!(child[1].contains("Database: SQLite"), "{}", child[1]);
+    assert_eq!(rpc.exit_code().await, 0);
+}
+
 /// A sub-agent's question reaches an RPC client relayed, naming the child (`agentId`,
 /// `agentName`); the answer given with that `agentId` is the child's tool result, and the
 /// parent's run goes on to its end.
@@ -142,19 +164,7 @@ async fn a_sub_agents_question_reaches_rpc_named_and_the_answer_reaches_the_chil
         question["questions"][0]["question"],
         "Which database should the child use?"
     );
-    rpc.send(
-        json!({"id": "a", "type": "answer_question", "toolCallId": "cq1",
-                    "agentId": agent_id, "answers": [{"id": "db", "selected": ["SQLite"]}]}),
-    )
-    .await;
-    let answered = rpc.response("a").await;
-    assert_eq!(answered["success"], true, "{answered}");
-    let lines = rpc.until(|l| l["type"] == "agent_end").await;
-    assert_eq!(lines.last().unwrap()["status"], "completed");
-    let child = child_requests(&server);
-    assert_eq!(child.len(), 2, "{child:?}");
-    assert!(child[1].contains("Database: SQLite"), "{}", child[1]);
-    assert_eq!(rpc.exit_code().await, 0);
+    answer_sqlite_and_finish(rpc, &server, &agent_id).await;
 }
 
 /// A child's own child asks (`[agents] max_depth = 2`): the question reaches RPC naming
@@ -211,19 +221,7 @@ async fn a_grandchilds_question_names_it_and_the_answer_reaches_it() {
     assert_eq!(question["toolCallId"], "cq1", "{question}");
     assert_eq!(question["agentId"], grandchild.as_str(), "{question}");
     assert_eq!(question["agentName"], "general", "{question}");
-    rpc.send(
-        json!({"id": "a", "type": "answer_question", "toolCallId": "cq1",
-                    "agentId": grandchild, "answers": [{"id": "db", "selected": ["SQLite"]}]}),
-    )
-    .await;
-    let answered = rpc.response("a").await;
-    assert_eq!(answered["success"], true, "{answered}");
-    let lines = rpc.until(|l| l["type"] == "agent_end").await;
-    assert_eq!(lines.last().unwrap()["status"], "completed");
-    let child = child_requests(&server);
-    assert_eq!(child.len(), 2, "{child:?}");
-    assert!(child[1].contains("Database: SQLite"), "{}", child[1]);
-    assert_eq!(rpc.exit_code().await, 0);
+    answer_sqlite_and_finish(rpc, &server, &grandchild).await;
 }
 
 /// In the terminal the child's question opens the dialog, titled with the child; the
