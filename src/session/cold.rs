@@ -18,7 +18,7 @@
 
 use super::format::Entry;
 use super::index::for_each_line;
-use super::tail::{Older, Rest};
+use super::tail::{BranchLine, Holds, Older, Rest};
 use crate::llm::request::ThinkingLevel;
 use crate::protocol::message::Message;
 use std::fs::File;
@@ -49,6 +49,25 @@ pub struct ColdEntry {
     pub user: bool,
     /// A compaction found in the older part: it stands for its summary message, first.
     pub summary: bool,
+}
+
+impl ColdEntry {
+    /// The place of a branch line that holds a message; `None` for the others (settings,
+    /// labels: the walk read what they say).
+    pub fn of_line(line: BranchLine) -> Option<ColdEntry> {
+        let user = match line.holds {
+            Holds::UserMessage => true,
+            Holds::OtherMessage => false,
+            Holds::Nothing => return None,
+        };
+        Some(ColdEntry {
+            id: line.id,
+            offset: line.offset,
+            bytes: line.bytes,
+            user,
+            summary: false,
+        })
+    }
 }
 
 /// The settings in force at the head, once the older part was read: the newer part's,
@@ -402,22 +421,9 @@ fn find_older(path: &Path, rest: &Rest, newer: &[ColdEntry]) -> Result<Found, St
         user: true,
         summary: true,
     });
-    // Settings and branch lines among them are no message: the walk read what they say.
     let entries: Vec<ColdEntry> = summary
         .into_iter()
-        .chain(
-            lines
-                .into_iter()
-                .filter_map(|(offset, id, bytes, message)| {
-                    Some(ColdEntry {
-                        id,
-                        offset,
-                        bytes,
-                        user: message?,
-                        summary: false,
-                    })
-                }),
-        )
+        .chain(lines.into_iter().filter_map(ColdEntry::of_line))
         .chain(newer.iter().cloned())
         .collect();
     let bytes = entries.iter().map(|e| e.bytes).sum();

@@ -173,27 +173,19 @@ fn load_from_end_with(
 fn leave_unparsed(tail: &mut tail::Tail, parsed: usize) -> Vec<ColdEntry> {
     let mut messages = 0usize;
     let mut cut = 0;
-    for (at, (_, _, message)) in tail.shapes.iter().enumerate().rev() {
-        if message.is_some() {
+    for (at, line) in tail.shapes.iter().enumerate().rev() {
+        if line.holds != tail::Holds::Nothing {
             messages += 1;
         }
-        if messages >= parsed && *message == Some(true) {
+        if messages >= parsed && line.holds == tail::Holds::UserMessage {
             cut = at;
             break;
         }
     }
-    tail.wanted
+    tail.wanted.drain(..cut);
+    tail.shapes
         .drain(..cut)
-        .zip(tail.shapes.drain(..cut))
-        .filter_map(|(offset, (id, bytes, message))| {
-            Some(ColdEntry {
-                id,
-                offset,
-                bytes,
-                user: message?,
-                summary: false,
-            })
-        })
+        .filter_map(ColdEntry::of_line)
         .collect()
 }
 

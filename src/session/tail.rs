@@ -43,10 +43,28 @@ pub(super) struct Tail {
     pub torn: bool,
     /// What a bounded walk left unread: the older part of the branch.
     pub rest: Option<Rest>,
-    /// With `rest` only: each line of `wanted`, as the walk saw it (its id, its bytes,
-    /// and whether it is a message — a user's: `Some(true)`), so the older part of what
-    /// was walked can be left unparsed too (`load`).
-    pub shapes: Vec<(String, u64, Option<bool>)>,
+    /// With `rest` only: each line of `wanted` as the walk saw it, so the older part of
+    /// what was walked can be left unparsed too (`load`).
+    pub shapes: Vec<BranchLine>,
+}
+
+/// One line of a branch as a walk saw it: enough to leave it unparsed and read it back.
+#[derive(Clone, Debug)]
+pub struct BranchLine {
+    pub offset: u64,
+    pub id: String,
+    pub bytes: u64,
+    pub holds: Holds,
+}
+
+/// What a branch line holds, as far as leaving it unparsed is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holds {
+    UserMessage,
+    /// An assistant message or a tool result.
+    OtherMessage,
+    /// No message: a setting, a label, a compaction (the walk read what it says).
+    Nothing,
 }
 
 /// Lines of a file from its end back to `start`, each without its newline.
@@ -137,7 +155,6 @@ pub(super) fn find(file: &File, header_length: u64, size: u64, limit: Option<u64
     let walked = walk(lines, None, Settings::default(), limit)?;
     let Walked {
         chain,
-        shapes,
         compaction,
         cut,
         settings,
@@ -148,22 +165,16 @@ pub(super) fn find(file: &File, header_length: u64, size: u64, limit: Option<u64
     let start = cut
         .or(compaction.as_ref().map(|(at, _)| *at))
         .unwrap_or(chain.len().saturating_sub(1));
-    let compaction_offset = compaction.map(|(at, _)| chain[at].0);
+    let compaction_offset = compaction.map(|(at, _)| chain[at].offset);
     let wanted = chain
         .get(..=start)
         .unwrap_or_default()
         .iter()
         .rev()
-        .map(|(offset, _)| *offset)
+        .map(|line| line.offset)
         .collect();
     let shapes = match rest {
-        Some(_) => chain
-            .iter()
-            .zip(shapes)
-            .take(start + 1)
-            .rev()
-            .map(|((_, id), (bytes, message))| (id.clone(), bytes, message))
-            .collect(),
+        Some(_) => chain.into_iter().take(start + 1).rev().collect(),
         None => Vec::new(),
     };
     let rest = rest.map(|(before, parent)| Rest {
@@ -206,9 +217,8 @@ impl Rest {
 
 /// The older part of a branch, found by `Rest::read`.
 pub struct Older {
-    /// Its entries in file order: offset, id, bytes, and whether it is a message (a
-    /// user's: `Some(true)`).
-    pub lines: Vec<(u64, String, u64, Option<bool>)>,
+    /// Its entries in file order.
+    pub lines: Vec<BranchLine>,
     /// The compaction whose summary comes first (its offset), when the older part holds
     /// one: `lines` then start at the first entry it kept.
     pub compaction: Option<(u64, String)>,
@@ -236,15 +246,8 @@ impl Rest {
             .unwrap_or(walked.chain.len().saturating_sub(1));
         let compaction = walked
             .compaction
-            .map(|(at, _)| (walked.chain[at].0, walked.chain[at].1.clone()));
-        let lines = walked
-            .chain
-            .into_iter()
-            .zip(walked.shapes)
-            .take(start + 1)
-            .rev()
-            .map(|((offset, id), (bytes, message))| (offset, id, bytes, message))
-            .collect();
+            .map(|(at, _)| (walked.chain[at].offset, walked.chain[at].id.clone()));
+        let lines = walked.chain.into_iter().take(start + 1).rev().collect();
         Some(Older {
             lines,
             compaction,
@@ -258,9 +261,8 @@ impl Rest {
 
 /// What `walk` found, newest first.
 struct Walked {
-    /// The branch from the newest line taken back: (offset, id), and (bytes, message?).
-    chain: Vec<(u64, String)>,
-    shapes: Vec<(u64, Option<bool>)>,
+    /// The branch from the newest line taken back.
+    chain: Vec<BranchLine>,
     /// The last compaction: its place in `chain` and the entry it kept.
     compaction: Option<(usize, Option<String>)>,
     /// The place in `chain` of the first entry the compaction kept.
@@ -284,8 +286,7 @@ fn walk(
     limit: Option<u64>,
 ) -> Option<Walked> {
     let mut head_id: Option<String> = None;
-    let mut chain: Vec<(u64, String)> = Vec::new();
-    let mut shapes: Vec<(u64, Option<bool>)> = Vec::new();
+    let mut chain: Vec<BranchLine> = Vec::new();
     let mut compaction: Option<(usize, Option<String>)> = None;
     let mut cut: Option<usize> = None;
     let mut taken = 0u64;
@@ -307,10 +308,18 @@ fn walk(
         }
         head_id.get_or_insert_with(|| id.clone());
         wanted_id = parent;
-        let message = (kind == Kind::Message).then(|| super::cold::is_user_line(&line));
+        let holds = match kind {
+            Kind::Message if super::cold::is_user_line(&line) => Holds::UserMessage,
+            Kind::Message => Holds::OtherMessage,
+            _ => Holds::Nothing,
+        };
         taken += line.len() as u64;
-        shapes.push((line.len() as u64, message));
-        chain.push((offset, id));
+        chain.push(BranchLine {
+            offset,
+            id,
+            bytes: line.len() as u64,
+            holds,
+        });
         let position = chain.len() - 1;
         match kind {
             Kind::ModelChange
@@ -327,7 +336,7 @@ fn walk(
         {
             match kept {
                 None => cut = Some(*at),
-                Some(kept) if chain[position].1 == *kept => cut = Some(position),
+                Some(kept) if chain[position].id == *kept => cut = Some(position),
                 Some(_) => {}
             }
         }
@@ -340,7 +349,7 @@ fn walk(
         if let Some(limit) = limit
             && compaction.is_none()
             && taken >= limit
-            && message == Some(true)
+            && holds == Holds::UserMessage
         {
             rest = Some((offset, parent.clone()));
             wanted_id = None;
@@ -352,7 +361,6 @@ fn walk(
     }
     Some(Walked {
         chain,
-        shapes,
         compaction,
         cut,
         settings,
