@@ -58,6 +58,16 @@ impl ArgumentSchema {
         let index = compiler
             .compile(SCHEMA_LOCATION, &mut schemas)
             .map_err(fail)?;
+        // `{"$ref": "#"}` and the like compile, then refuse every value; found here, on a
+        // value that cannot enter a subschema, so it is a schema that does not compile.
+        if let Err(error) = schemas.validate(&Value::Null, index)
+            && has_reference_cycle(&error)
+        {
+            return Err(format!(
+                "internal error: the schema of `{tool}` does not compile: its references \
+                 form a cycle"
+            ));
+        }
         Ok(ArgumentSchema { schemas, index })
     }
 
@@ -74,6 +84,10 @@ impl ArgumentSchema {
             problems(&error, args).join("; ")
         ))
     }
+}
+
+fn has_reference_cycle(error: &boon::ValidationError) -> bool {
+    matches!(error.kind, ErrorKind::RefCycle { .. }) || error.causes.iter().any(has_reference_cycle)
 }
 
 /// The first few problems of a failed check of `instance`, each with its place in it (a
@@ -366,6 +380,29 @@ mod tests {
             &json!({"properties": {"a": {"$ref": "#/$defs/none"}}}),
         );
         assert!(error.contains("`broken`"), "{error}");
+        // References that go round in a circle without entering the value would refuse
+        // every call; a reference back to the root through a property is recursion.
+        for cycle in [
+            json!({"$ref": "#"}),
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+            json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}),
+        ] {
+            let error = compile_error("circular", &cycle);
+            assert!(error.contains("cycle"), "{error}");
+        }
+        let tree = json!({"type": "object", "properties": {"child": {"$ref": "#"}, "n": {"type": "integer"}}});
+        let tree = ArgumentSchema::compile("tree", &tree).unwrap();
+        assert!(
+            tree.check("tree", &json!({"child": {"child": {"n": 1}}}))
+                .is_ok()
+        );
+        let error = tree
+            .check("tree", &json!({"child": {"child": {"n": "one"}}}))
+            .unwrap_err();
+        assert!(
+            error.contains("at /child/child/n: \"one\" is not of type \"integer\""),
+            "{error}"
+        );
     }
 
     /// A tool declared by an MCP server, for the registration path.
