@@ -49,6 +49,7 @@ mod pty;
 #[path = "../../tests/support/registry.rs"]
 mod registry;
 mod sandbox;
+mod schemas;
 #[allow(dead_code)]
 #[path = "../../tests/support/server.rs"]
 mod server;
@@ -796,6 +797,9 @@ fn main() -> anyhow::Result<()> {
         }
         if want(&args, "subagents") {
             subagents::run(&bench).await?;
+        }
+        if want(&args, "schemas") {
+            schemas::run(bench.runs)?;
         }
         if want(&args, "picker") {
             picker::run(bench.runs)?;
