@@ -123,7 +123,7 @@ impl Run {
 
     /// Wait for the records begun (the last call's `checkpoint_after`) to be stored.
     pub(crate) async fn settle_checkpoints(&self) {
-        let Some(checkpoints) = self.shared.checkpoints.clone() else {
+        let Some(checkpoints) = self.shared.checkpoints.clone().filter(|c| !c.settled()) else {
             return;
         };
         let _ = crate::tasks::spawn_blocking(move || checkpoints.settle()).await;

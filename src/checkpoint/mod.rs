@@ -206,6 +206,16 @@ impl Checkpoints {
         }
     }
 
+    /// Whether every record begun is stored (or given up): `settle` would not wait.
+    pub fn settled(&self) -> bool {
+        *self
+            .gate
+            .begun
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            == 0
+    }
+
     /// Wait until the records begun are stored (or given up).
     pub fn settle(&self) {
         let mut begun = self
