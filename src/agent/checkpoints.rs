@@ -92,23 +92,41 @@ impl Run {
         }
     }
 
-    /// After a call that was checkpointed: record what it left.
-    pub(crate) async fn checkpoint_after(&mut self, call: &ToolCall) {
+    /// After a call that was checkpointed: record what it left. The record is taken now,
+    /// on a blocking thread, but not waited for: the result goes to the model while it is
+    /// stored (issue 32: it was on every tool round's critical path). Everything that
+    /// comes after it — the next call's checkpoint (so the next call does not run before
+    /// it is stored), a rewind, the list of records, the end of the run — waits for it
+    /// (`Checkpoints::begin`).
+    pub(crate) fn checkpoint_after(&mut self, call: &ToolCall) {
         if self.checkpointed_call.as_deref() != Some(call.id.as_str()) {
             return;
         }
         self.checkpointed_call = None;
+        let Some(checkpoints) = self.shared.checkpoints.clone() else {
+            return;
+        };
         let entry = self.shared.current_prompt_entry();
-        if let Err(error) = self
-            .shared
-            .record_checkpoint(Moment::After, entry, Some(call.id.clone()))
-            .await
-        {
-            // The call already ran and its result stands; the run goes on (the next
-            // checkpoint stops it if the store still fails).
-            self.shared
-                .warn_checkpoint_after(&format!("`{}`", call.name), &error);
-        }
+        let begun = checkpoints.begin();
+        let shared = self.shared.clone();
+        let (key, name) = (call.id.clone(), call.name.clone());
+        crate::tasks::spawn_blocking(move || {
+            if let Err(error) =
+                checkpoints.take_begun(begun, Moment::After, entry.as_deref(), Some(&key))
+            {
+                // The call already ran and its result stands; the run goes on (the next
+                // checkpoint stops it if the store still fails).
+                shared.warn_checkpoint_after(&format!("`{name}`"), &error);
+            }
+        });
+    }
+
+    /// Wait for the records begun (the last call's `checkpoint_after`) to be stored.
+    pub(crate) async fn settle_checkpoints(&self) {
+        let Some(checkpoints) = self.shared.checkpoints.clone().filter(|c| !c.settled()) else {
+            return;
+        };
+        let _ = crate::tasks::spawn_blocking(move || checkpoints.settle()).await;
     }
 }
 

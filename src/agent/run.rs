@@ -110,6 +110,9 @@ async fn run(shared: Arc<Shared>, prompts: Vec<UserMessage>, cancel: Cancellatio
     if let Some(timer) = timer {
         timer.abort();
     }
+    // The run's records are stored before it ends: a front end that sees `agent_end` (or
+    // a `-p` process about to exit) finds them all.
+    run.settle_checkpoints().await;
     run.finish(outcome);
 }
 

@@ -193,7 +193,7 @@ impl Run {
                 self.post_tool_hooks(call, &mut output).await;
                 self.lsp_after(call, &mut output).await;
             }
-            self.checkpoint_after(call).await;
+            self.checkpoint_after(call);
             if let GuardAction::Stop(reason) = self.guard.after(call, &mut output)
                 && halt.is_none()
             {

@@ -33,7 +33,7 @@ use relist::Relisted;
 use scan::{Caps, Scan};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use store::Store;
 use watch::{Plan, Tracker};
 
@@ -69,6 +69,36 @@ pub struct Checkpoints {
     caps: Caps,
     exclude: Vec<PathBuf>,
     current: Mutex<Current>,
+    /// Records begun (`begin`) and not yet stored.
+    gate: Arc<Gate>,
+}
+
+/// The records begun and not yet stored: every other use of the checkpoints waits for
+/// them, so nothing sees (or adds to) the log without a record the engine has moved past.
+#[derive(Default)]
+struct Gate {
+    begun: Mutex<usize>,
+    settled: Condvar,
+}
+
+/// A record promised by `Checkpoints::begin`, to be taken by `take_begun` (on another
+/// thread). Until it is taken or dropped, every other use of the checkpoints waits.
+pub struct Begun {
+    gate: Arc<Gate>,
+}
+
+impl Drop for Begun {
+    fn drop(&mut self) {
+        let mut begun = self
+            .gate
+            .begun
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *begun = begun.saturating_sub(1);
+        if *begun == 0 {
+            self.gate.settled.notify_all();
+        }
+    }
 }
 
 struct Current {
@@ -148,11 +178,58 @@ impl Checkpoints {
                 tracker: Tracker::new(cwd, settings.watch_after_walking),
                 last_scan: ScanStats::default(),
             }),
+            gate: Arc::default(),
         }
     }
 
+    /// The session's state, once the records begun are stored.
     fn current(&self) -> MutexGuard<'_, Current> {
+        self.settle();
+        self.current_now()
+    }
+
+    fn current_now(&self) -> MutexGuard<'_, Current> {
         self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Promise a record, taken later by `take_begun` (on a blocking thread, while the
+    /// engine goes on): from now until it is stored, every other use of these checkpoints
+    /// — the next record, a rewind, the list of records — waits for it.
+    pub fn begin(&self) -> Begun {
+        *self
+            .gate
+            .begun
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) += 1;
+        Begun {
+            gate: self.gate.clone(),
+        }
+    }
+
+    /// Whether every record begun is stored (or given up): `settle` would not wait.
+    pub fn settled(&self) -> bool {
+        *self
+            .gate
+            .begun
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            == 0
+    }
+
+    /// Wait until the records begun are stored (or given up).
+    pub fn settle(&self) {
+        let mut begun = self
+            .gate
+            .begun
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        while *begun > 0 {
+            begun = self
+                .gate
+                .settled
+                .wait(begun)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
     }
 
     pub fn cwd(&self) -> &Path {
@@ -185,8 +262,31 @@ impl Checkpoints {
         entry_id: Option<&str>,
         tool_call_id: Option<&str>,
     ) -> Result<Record, CheckpointError> {
+        self.settle();
+        self.take_now(moment, entry_id, tool_call_id)
+    }
+
+    /// Take the record `begun` promised. Records begun later wait for it, not it for them.
+    pub fn take_begun(
+        &self,
+        begun: Begun,
+        moment: Moment,
+        entry_id: Option<&str>,
+        tool_call_id: Option<&str>,
+    ) -> Result<Record, CheckpointError> {
+        let taken = self.take_now(moment, entry_id, tool_call_id);
+        drop(begun);
+        taken
+    }
+
+    fn take_now(
+        &self,
+        moment: Moment,
+        entry_id: Option<&str>,
+        tool_call_id: Option<&str>,
+    ) -> Result<Record, CheckpointError> {
         let _lock = self.shared_lock()?;
-        let mut current = self.current();
+        let mut current = self.current_now();
         self.finish_interrupted(&mut current);
         let record = self.scan(&mut current, moment, entry_id, tool_call_id)?;
         log::append(&current.log, std::slice::from_ref(&record))?;

@@ -16,7 +16,9 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// What a security-minded user expects no command to read, the agent's own credentials
 /// (`$AGENT_HOME/auth.json`), and the live sessions' sockets (`$AGENT_HOME/run`: a command
@@ -97,6 +99,29 @@ pub fn entry(written: &str, home: Option<&Path>, agent_home: &Path) -> Result<En
     })
 }
 
+/// `glob` compiled, once per process: a matcher is made for every command the sandbox
+/// starts and every file tool call, and compiling a glob (a regular expression built and
+/// determinised) cost more than the rest of a command's policy (issue 32). The cache
+/// holds only what the config names (the defaults and the user's entries), so it stays
+/// small; a `GlobMatcher` clone shares the compiled expression.
+fn compiled(glob: &str) -> Result<GlobMatcher, String> {
+    static COMPILED: OnceLock<Mutex<HashMap<String, GlobMatcher>>> = OnceLock::new();
+    let cache = COMPILED.get_or_init(Mutex::default);
+    if let Some(matcher) = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(glob)
+    {
+        return Ok(matcher.clone());
+    }
+    let matcher = compile(glob)?;
+    cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(glob.to_string(), matcher.clone());
+    Ok(matcher)
+}
+
 fn compile(glob: &str) -> Result<GlobMatcher, String> {
     GlobBuilder::new(glob)
         .literal_separator(glob.contains('/'))
@@ -145,7 +170,7 @@ impl DenyRead {
         fn patterns(list: &[Entry]) -> Vec<Pattern> {
             list.iter()
                 .filter_map(|e| match &e.kind {
-                    Kind::Pattern { glob, dirs } => compile(glob).ok().map(|matcher| Pattern {
+                    Kind::Pattern { glob, dirs } => compiled(glob).ok().map(|matcher| Pattern {
                         written: e.written.clone(),
                         matcher,
                         dirs: *dirs,
@@ -182,9 +207,8 @@ impl DenyRead {
             .any(|e| matches!(e.kind, Kind::Pattern { .. }))
     }
 
-    /// The denied paths that exist (not lifted).
-    pub fn existing_paths(&self) -> Vec<PathBuf> {
-        let matcher = self.matcher();
+    /// The denied paths that exist (not lifted); `matcher`: these lists' `matcher()`.
+    pub fn existing_paths(&self, matcher: &Matcher) -> Vec<PathBuf> {
         self.deny
             .iter()
             .filter_map(|e| match &e.kind {

@@ -67,6 +67,7 @@ mod provider_tasks;
 mod provider_timeouts;
 mod proxy;
 mod proxy_conformance;
+mod rounds_t32;
 mod rpc;
 mod rpc_agents;
 mod rpc_parity;

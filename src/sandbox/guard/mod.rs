@@ -130,7 +130,9 @@ impl Guards {
 /// The guards for a command started in `cwd` under `policy`; `found`: what the search at
 /// start found (nested repositories, what `deny_read`'s patterns match).
 pub fn discover(policy: &Policy, cwd: &Path, found: &walk::Found) -> Guards {
-    let unreadable = unreadable(policy, cwd, found);
+    // Found once for both uses (each is a search upwards for the repository).
+    let cwd_projects = project_dirs(cwd);
+    let unreadable = unreadable(policy, &cwd_projects, found);
     if policy.writable.is_empty() {
         return Guards {
             unreadable,
@@ -149,8 +151,13 @@ pub fn discover(policy: &Policy, cwd: &Path, found: &walk::Found) -> Guards {
     let starts = [cwd, policy.cwd.as_path()]
         .into_iter()
         .chain(policy.writable.iter().map(PathBuf::as_path));
+    let mut looked_at = HashSet::new();
     for start in starts {
-        for dir in start.ancestors() {
+        // The starts share most of their ancestors (often they are the same directory).
+        for dir in start
+            .ancestors()
+            .take_while(|dir| looked_at.insert(dir.to_path_buf()))
+        {
             if dir.join(".git").symlink_metadata().is_ok() {
                 finder.repository(dir, 0);
             }
@@ -165,7 +172,12 @@ pub fn discover(policy: &Policy, cwd: &Path, found: &walk::Found) -> Guards {
         }
         finder.guards.watched.push(dir.to_path_buf());
     }
-    for project in project_dirs(cwd).iter().chain(&project_dirs(&policy.cwd)) {
+    let policy_projects = if policy.cwd == cwd {
+        Vec::new()
+    } else {
+        project_dirs(&policy.cwd)
+    };
+    for project in cwd_projects.iter().chain(&policy_projects) {
         for name in [".agent", ".claude"] {
             let path = project.join(name);
             if path.exists() {
@@ -192,18 +204,19 @@ pub fn discover(policy: &Policy, cwd: &Path, found: &walk::Found) -> Guards {
     guards
 }
 
-/// What `deny_read` keeps from a command in `cwd`: outer paths first, none inside another.
-fn unreadable(policy: &Policy, cwd: &Path, found: &walk::Found) -> Vec<PathBuf> {
+/// What `deny_read` keeps from a command whose working directory's `project_dirs` are
+/// `projects`: outer paths first, none inside another.
+fn unreadable(policy: &Policy, projects: &[PathBuf], found: &walk::Found) -> Vec<PathBuf> {
     let matcher = policy.deny_read.matcher();
-    let mut paths = policy.deny_read.existing_paths();
+    let mut paths = policy.deny_read.existing_paths(&matcher);
     let denied = |path: &Path| {
         path.symlink_metadata()
             .is_ok_and(|m| !m.is_symlink() && matcher.denies(path, m.is_dir()).is_some())
     };
     paths.extend(found.denied.iter().filter(|p| denied(p)).cloned());
     if matcher.has_patterns() {
-        for dir in project_dirs(cwd) {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
+        for dir in projects {
+            let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
             paths.extend(entries.flatten().map(|e| e.path()).filter(|p| denied(p)));

@@ -8,6 +8,7 @@
 //! hierarchy, which many machines (containers, cgroup v1 hosts) do not give; the subreaper
 //! sees the same tree everywhere Linux runs, so it is the one mechanism used.
 
+mod events;
 #[cfg(target_os = "linux")]
 pub mod forkserver;
 pub mod report;

@@ -35,15 +35,15 @@
 //! - started as `FLAG MAKE_NET_FLAG FD` instead, it supervises nothing: it makes a
 //!   session's namespace and sends it over the unix socket FD, then exits.
 
+use super::events::{Event, Events};
 use super::report::{Line, Outcome, Proc, Survivor};
 use super::tree::{self, Process};
 use crate::sandbox::Policy;
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ExitCode, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 /// The first argument that makes the agent binary a supervisor.
@@ -251,14 +251,6 @@ pub fn supervise_request(
     i32::from(code != ExitCode::SUCCESS)
 }
 
-enum Event {
-    /// The agent asked for the kill, or went away.
-    Kill,
-    /// The agent saw the command end on its own: what it left running stays.
-    Leave,
-    Exited(std::process::ExitStatus),
-}
-
 fn supervise(
     program: OsString,
     args: Vec<OsString>,
@@ -272,7 +264,7 @@ fn supervise(
         libc::getpid()
     };
     let started = start(program, args, me, sandbox, descriptors, setup);
-    let mut child = match started {
+    let child = match started {
         Ok(child) => child,
         Err(e) => {
             report(&Line::Failed {
@@ -283,55 +275,25 @@ fn supervise(
     };
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     report(&Line::Started { pid });
-    let (events, received) = mpsc::channel();
-    let agent = events.clone();
-    let listening = std::thread::Builder::new().spawn(move || {
-        let mut byte = [0u8; 1];
-        // The descriptor itself, not the process's buffered `Stdin`: a forked supervisor
-        // inherits whatever the agent's buffer held when the fork server was forked.
-        let mut stdin = std::io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(std::fs::File::from);
-        // `l` leaves what the command left running; any other byte is ignored; `k`, end of
-        // file or an error kills.
-        let word = loop {
-            let read = match &mut stdin {
-                Ok(stdin) => stdin.read(&mut byte),
-                Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
-            };
-            match read {
-                Ok(1) if byte[0] == LEAVE => break Event::Leave,
-                Ok(1) if byte[0] != KILL => {}
-                _ => break Event::Kill,
-            }
-        };
-        let _ = agent.send(word);
-    });
-    let waiting = std::thread::Builder::new().spawn(move || {
-        if let Ok(status) = child.wait() {
-            let _ = events.send(Event::Exited(status));
-        }
-    });
-    if listening.is_err() || waiting.is_err() {
+    let Some(mut events) = Events::start(child) else {
         // Without both threads the agent's word or the command's end could go unseen.
         report(&sweep(me, pid));
         return ExitCode::FAILURE;
-    }
+    };
     // Only once the command has ended may its background processes be left.
     let (mut exit, mut leave) = (None, false);
     let word = loop {
-        match received.recv() {
-            Ok(Event::Exited(status)) => {
+        match events.next() {
+            Event::Exited(status) => {
                 report(&exited(status));
                 exit = Some(status);
                 if leave {
                     break Event::Leave;
                 }
             }
-            Ok(Event::Leave) if exit.is_some() => break Event::Leave,
-            Ok(Event::Leave) => leave = true,
-            Ok(Event::Kill) | Err(_) => break Event::Kill,
+            Event::Leave if exit.is_some() => break Event::Leave,
+            Event::Leave => leave = true,
+            Event::Kill => break Event::Kill,
         }
     };
     if matches!(word, Event::Leave) {
@@ -355,7 +317,7 @@ fn supervise(
     }
     let done = sweep(me, pid);
     if exit.is_none()
-        && let Ok(Event::Exited(status)) = received.recv_timeout(PATIENCE)
+        && let Some(status) = events.exited_within(PATIENCE)
     {
         report(&exited(status));
     }
