@@ -8,9 +8,11 @@ use super::screen::Screen;
 use super::terminal::{TerminalModes, install_panic_hook};
 use crate::config::Settings;
 use crate::startup::Prepared;
+use crossterm::cursor::MoveTo;
 use crossterm::event::{Event, EventStream};
 use crossterm::terminal::{
-    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+    BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen,
+    LeaveAlternateScreen,
 };
 use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
@@ -24,6 +26,10 @@ use tokio::sync::mpsc;
 const FRAME: Duration = Duration::from_millis(16);
 /// How often the spinner moves while working.
 const TICK: Duration = Duration::from_millis(80);
+/// A width change is followed once the size has stayed the same this long: dragging a
+/// window's edge sends a resize for every step, and each would print the conversation
+/// again.
+const SETTLE: Duration = Duration::from_millis(100);
 
 type Backend = CrosstermBackend<BufWriter<Stdout>>;
 
@@ -92,11 +98,6 @@ async fn run_on(engine: Engine, settings: Settings) -> u8 {
             return 1;
         }
     };
-    screen.set_reflows(super::terminal::reflows_on_resize(
-        &std::env::var("TERM").unwrap_or_default(),
-        std::env::var_os("XTERM_VERSION").is_some(),
-        std::env::var_os("TMUX").is_some(),
-    ));
     let (code, resume_hint) = event_loop(&mut screen, &mut modes, engine, settings, theme).await;
     let _ = screen.leave();
     modes.leave();
@@ -130,6 +131,9 @@ struct Loop {
     last_frame: Instant,
     /// The terminal was resized while the alternate screen showed.
     resized_in_view: bool,
+    /// The width changed: the conversation is printed again at this time unless the size
+    /// changes again before (`SETTLE`); no frame is drawn until then.
+    reprint_at: Option<Instant>,
 }
 
 async fn event_loop(
@@ -170,6 +174,7 @@ async fn event_loop(
         hangup: signal(SignalKind::hangup()).ok(),
         last_frame: Instant::now() - FRAME,
         resized_in_view: false,
+        reprint_at: None,
     };
     loop {
         let outcome = step(&mut app, &mut lp, screen).await;
@@ -183,9 +188,9 @@ async fn event_loop(
 /// Wait for the next thing to happen and take it in.
 async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Outcome {
     let mut outcome = Outcome::Nothing;
-    let frame_at = app
-        .dirty
-        .then(|| (lp.last_frame + FRAME).max(Instant::now()));
+    // No frame while a width change settles: it would be drawn at a width about to go.
+    let frame_at =
+        (app.dirty && lp.reprint_at.is_none()).then(|| (lp.last_frame + FRAME).max(Instant::now()));
     let tick_at = app.is_animated().then(|| Instant::now() + TICK);
     tokio::select! {
         event = lp.input.next() => match event {
@@ -233,6 +238,11 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
         _ = wait(&mut lp.terminate) => app.exit = Some(143),
         _ = wait(&mut lp.hangup) => app.exit = Some(129),
         _ = sleep_until(frame_at), if frame_at.is_some() => on_frame(app, lp, screen),
+        _ = sleep_until(lp.reprint_at), if lp.reprint_at.is_some() => {
+            lp.reprint_at = None;
+            reprint(app, lp, screen);
+            lp.last_frame = Instant::now();
+        }
         _ = sleep_until(tick_at), if tick_at.is_some() => app.dirty = true,
     }
     outcome
@@ -253,14 +263,68 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
     outcome
 }
 
-/// The terminal changed size: place the live area where the terminal moved it, at the new
-/// width.
-fn follow_resize(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
+/// The terminal changed size. A new width is followed once the size settles (`SETTLE`)
+/// by printing the conversation again (`reprint`); a new height at once, by placing the
+/// live area where the terminal moved it.
+fn on_resize(lp: &mut Loop, screen: &mut Screen<Backend>) {
+    let Ok((width, height)) = crossterm::terminal::size() else {
+        return;
+    };
+    if width != screen.size().width || lp.reprint_at.is_some() {
+        lp.reprint_at = Some(Instant::now() + SETTLE);
+    } else {
+        follow_height(lp, screen, Size::new(width, height));
+    }
+}
+
+/// The terminal's height changed (its width did not): terminals move the content when
+/// they do — pushing rows into the scrollback when they shrink, pulling them back when
+/// they grow — and where the cursor now is tells the live area how far.
+fn follow_height(lp: &mut Loop, screen: &mut Screen<Backend>, size: Size) {
     let row = restart_input(lp);
     tracing::debug!(?row, "terminal resized; the cursor is now on this row");
-    if let Ok((width, height)) = crossterm::terminal::size() {
-        let _ = screen.resize(Size::new(width, height), row);
+    let _ = screen.resize(size, row);
+}
+
+/// The terminal's width changed: clear the screen and the scrollback and print the
+/// conversation again at the new width, then the live area. What a terminal does to its
+/// rows when its width changes differs from one to the next (most rewrap them, some cut
+/// them, tmux moves them into its scrollback) and cannot be followed reliably: rows of
+/// the live area the terminal rewrapped would stay above it, or be out of reach in the
+/// scrollback, and be shown twice. Starting over is right whatever the terminal did, and
+/// needs no question to it. What the shell printed before the interface started is
+/// cleared with it (docs: README, "The interface").
+fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
+    let Ok((width, height)) = crossterm::terminal::size() else {
+        return;
+    };
+    if screen.in_alternate() {
+        // A full-screen view opened meanwhile: the normal screen is done when it closes.
+        lp.resized_in_view = true;
+        screen.resize_alternate(Size::new(width, height));
         app.resize(width);
+        return;
+    }
+    tracing::debug!(
+        width,
+        "terminal width changed: printing the conversation again"
+    );
+    let cleared = crossterm::queue!(
+        screen.backend_mut(),
+        BeginSynchronizedUpdate,
+        // The screen first: tmux and VTE move a cleared screen into the scrollback, which
+        // the next one clears (xterm, tmux, VTE, kitty, iTerm2, Windows Terminal do 3J).
+        Clear(ClearType::All),
+        Clear(ClearType::Purge),
+        MoveTo(0, 0)
+    );
+    if cleared.is_err() || screen.restart_at(0).is_err() {
+        app.exit = Some(1);
+        return;
+    }
+    app.reprint(width);
+    if draw(app, screen).is_err() {
+        app.exit = Some(1);
     }
 }
 
@@ -297,7 +361,10 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
     if !screen.in_alternate()
         && crossterm::terminal::size().is_ok_and(|(w, h)| Size::new(w, h) != screen.size())
     {
-        follow_resize(app, lp, screen);
+        on_resize(lp, screen);
+        if lp.reprint_at.is_some() {
+            return;
+        }
     }
     if draw(app, screen).is_err() {
         app.exit = Some(1);
@@ -338,7 +405,7 @@ fn after_outcome(
             lp.last_frame = redraw_now;
         }
         Outcome::Resized => {
-            follow_resize(app, lp, screen);
+            on_resize(lp, screen);
             lp.last_frame = redraw_now;
         }
         Outcome::Suspend => {
@@ -352,9 +419,13 @@ fn after_outcome(
     if !app.views.full_screen() && screen.in_alternate() {
         let _ = leave_view(screen);
         if std::mem::take(&mut lp.resized_in_view) {
-            let row = restart_input(lp);
-            if let Ok((width, height)) = crossterm::terminal::size() {
-                let _ = screen.resize(Size::new(width, height), row);
+            // The live area was laid out at its area's width.
+            match crossterm::terminal::size() {
+                Ok((width, _)) if width != screen.area().width => {
+                    lp.reprint_at = Some(Instant::now());
+                }
+                Ok((width, height)) => follow_height(lp, screen, Size::new(width, height)),
+                Err(_) => {}
             }
         }
         app.dirty = true;
@@ -541,7 +612,7 @@ fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
         return Ok(());
     }
     let mut rows = std::mem::take(&mut app.out);
-    let retract = std::mem::take(&mut app.retract);
+    let retract = std::mem::take(&mut app.scrollback.retract);
     if retract > 0 && screen.retract(retract)? < retract {
         // Part of it already went into the terminal's scrollback.
         let mut note = super::cells::notice(
