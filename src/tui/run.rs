@@ -263,37 +263,27 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
     outcome
 }
 
-/// The terminal changed size. A new width is followed once the size settles (`SETTLE`)
-/// by printing the conversation again (`reprint`); a new height at once, by placing the
-/// live area where the terminal moved it.
-fn on_resize(lp: &mut Loop, screen: &mut Screen<Backend>) {
+/// The terminal changed size: the conversation is printed again once the size has
+/// settled (`SETTLE`, `reprint`).
+fn on_resize(lp: &mut Loop, screen: &Screen<Backend>) {
     let Ok((width, height)) = crossterm::terminal::size() else {
         return;
     };
-    if width != screen.size().width || lp.reprint_at.is_some() {
+    if Size::new(width, height) != screen.size() || lp.reprint_at.is_some() {
         lp.reprint_at = Some(Instant::now() + SETTLE);
-    } else {
-        follow_height(lp, screen, Size::new(width, height));
     }
 }
 
-/// The terminal's height changed (its width did not): terminals move the content when
-/// they do — pushing rows into the scrollback when they shrink, pulling them back when
-/// they grow — and where the cursor now is tells the live area how far.
-fn follow_height(lp: &mut Loop, screen: &mut Screen<Backend>, size: Size) {
-    let row = restart_input(lp);
-    tracing::debug!(?row, "terminal resized; the cursor is now on this row");
-    let _ = screen.resize(size, row);
-}
-
-/// The terminal's width changed: clear the screen and the scrollback and print the
-/// conversation again at the new width, then the live area. What a terminal does to its
-/// rows when its width changes differs from one to the next (most rewrap them, some cut
-/// them, tmux moves them into its scrollback) and cannot be followed reliably: rows of
-/// the live area the terminal rewrapped would stay above it, or be out of reach in the
-/// scrollback, and be shown twice. Starting over is right whatever the terminal did, and
-/// needs no question to it. What the shell printed before the interface started is
-/// cleared with it (docs: README, "The interface").
+/// The terminal's size changed: clear the screen and the scrollback and print the
+/// conversation again at the new size, then the live area. What a terminal does to its
+/// rows when its size changes differs from one to the next (most rewrap them when the
+/// width changes, some cut them; when the height changes they push rows into their
+/// scrollback or pull them back, and tmux's cursor report can disagree with its content)
+/// and cannot be followed reliably: following it (the cursor's row, rows counted as the
+/// terminal would rewrap them) left rows of the live area above it or out of reach in the
+/// scrollback, shown twice, or lost rows. Starting over is right whatever the terminal
+/// did, and needs no question to it. What the shell printed before the interface started
+/// is cleared with it (README, "In the interface").
 fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
     let Ok((width, height)) = crossterm::terminal::size() else {
         return;
@@ -307,7 +297,8 @@ fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
     }
     tracing::debug!(
         width,
-        "terminal width changed: printing the conversation again"
+        height,
+        "terminal resized: printing the conversation again"
     );
     let cleared = crossterm::queue!(
         screen.backend_mut(),
@@ -361,10 +352,7 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
     if !screen.in_alternate()
         && crossterm::terminal::size().is_ok_and(|(w, h)| Size::new(w, h) != screen.size())
     {
-        on_resize(lp, screen);
-        if lp.reprint_at.is_some() {
-            return;
-        }
+        return on_resize(lp, screen);
     }
     if draw(app, screen).is_err() {
         app.exit = Some(1);
@@ -419,14 +407,7 @@ fn after_outcome(
     if !app.views.full_screen() && screen.in_alternate() {
         let _ = leave_view(screen);
         if std::mem::take(&mut lp.resized_in_view) {
-            // The live area was laid out at its area's width.
-            match crossterm::terminal::size() {
-                Ok((width, _)) if width != screen.area().width => {
-                    lp.reprint_at = Some(Instant::now());
-                }
-                Ok((width, height)) => follow_height(lp, screen, Size::new(width, height)),
-                Err(_) => {}
-            }
+            lp.reprint_at = Some(Instant::now());
         }
         app.dirty = true;
         lp.last_frame = redraw_now;
@@ -437,14 +418,6 @@ fn after_outcome(
         app.status.hint = None;
         app.dirty = true;
     }
-}
-
-/// Ask the terminal where the cursor is, with a new input stream around the question
-/// (see `cursor_row`).
-fn restart_input(lp: &mut Loop) -> Option<u16> {
-    // The old stream goes (a new one reads nothing until it is polled).
-    lp.input = EventStream::new();
-    cursor_row()
 }
 
 /// Close the full-screen view (transcript, agent, diff) and go back to the normal screen.
@@ -555,11 +528,12 @@ fn on_terminal_event(app: &mut App, event: Event) -> Outcome {
     }
 }
 
-/// The row the terminal's cursor is on, asked of the terminal. crossterm reads the answer
-/// through the reader its event stream holds while it waits for input, so the caller drops
-/// the stream first and makes a new one after (input that arrived meanwhile stays queued
-/// in crossterm's reader). Dropping the stream wakes crossterm's reader; that wake-up would
-/// cut the first wait for the answer short, so a zero-time poll takes it first.
+/// The row the terminal's cursor is on, asked of the terminal (back from a suspend).
+/// crossterm reads the answer through the reader its event stream holds while it waits for
+/// input, so the caller drops the stream first and makes a new one after (input that
+/// arrived meanwhile stays queued in crossterm's reader). Dropping the stream wakes
+/// crossterm's reader; that wake-up would cut the first wait for the answer short, so a
+/// zero-time poll takes it first.
 fn cursor_row() -> Option<u16> {
     let _ = crossterm::event::poll(Duration::ZERO);
     match crossterm::cursor::position() {

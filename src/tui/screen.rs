@@ -63,9 +63,6 @@ pub struct Screen<B: Backend> {
     previous: Buffer,
     /// Repaint every cell on the next draw (after a resize or a height change).
     repaint: bool,
-    /// Where this screen last left the terminal's cursor: after a resize, where the
-    /// terminal says the cursor is tells how far it moved the content.
-    cursor: Position,
     /// Rows this screen inserted that are still on screen above the live area (the rest
     /// went into the scrollback, out of reach; rows above them are not ours).
     since_mark: u16,
@@ -86,7 +83,6 @@ impl<B: Backend> Screen<B> {
             area,
             previous: Buffer::empty(area),
             repaint: true,
-            cursor: Position::new(0, area.y),
             since_mark: 0,
             alternate: None,
             alternate_drawn: false,
@@ -132,7 +128,7 @@ impl<B: Backend> Screen<B> {
         }
         draw_updates(&mut self.backend, &self.previous, &next)?;
         self.previous = next;
-        // The cursor is always left at a known place, shown or not (see `resize`).
+        // The cursor is always left at a known place, shown or not.
         let position = cursor.unwrap_or(Position::new(0, self.area.top()));
         self.move_cursor(position)?;
         if cursor.is_some() {
@@ -282,40 +278,6 @@ impl<B: Backend> Screen<B> {
         Ok(usize::from(taken))
     }
 
-    /// The terminal's height changed (a width change prints everything again instead:
-    /// `run::reprint`). `cursor_row` is where the terminal now says the cursor is:
-    /// terminals move the content (and the cursor with it) when they resize — pushing rows
-    /// into the scrollback when they shrink, pulling them back when they grow — and the
-    /// live area must move by as much, or it would be drawn over the conversation. Without
-    /// an answer, the live area keeps its row.
-    pub fn resize(&mut self, size: Size, cursor_row: Option<u16>) -> Result<(), B::Error> {
-        let moved = cursor_row.map(|row| i32::from(row) - i32::from(self.cursor.y));
-        if size == self.size && moved.is_none_or(|m| m == 0) {
-            return Ok(());
-        }
-        self.size = size;
-        let height = self.area.height.min(self.max_height());
-        let shifted = i32::from(self.area.top()) + moved.unwrap_or(0);
-        let mut top = u16::try_from(shifted.max(0)).unwrap_or(u16::MAX);
-        let overflow = top.saturating_add(height).saturating_sub(size.height);
-        if overflow > 0 {
-            // The area no longer fits below the conversation (the terminal cut its bottom
-            // rows): scroll the conversation up into the scrollback rather than draw over it.
-            self.backend.scroll_region_up(0..size.height, overflow)?;
-            top -= overflow.min(top);
-        }
-        self.area = Rect::new(0, top, size.width, height);
-        // Rows moved by the terminal can no longer be taken back.
-        self.since_mark = 0;
-        // Whatever the terminal left from the area's top down is stale: the live area
-        // repaints it.
-        self.move_cursor(Position::new(0, top))?;
-        self.backend.clear_region(ClearType::AfterCursor)?;
-        self.previous = Buffer::empty(self.area);
-        self.repaint = true;
-        Ok(())
-    }
-
     /// Clear the live area and leave the cursor where it started, for a clean exit (or a
     /// suspend): the shell prompt follows the conversation.
     pub fn leave(&mut self) -> Result<(), B::Error> {
@@ -340,14 +302,11 @@ impl<B: Backend> Screen<B> {
         self.previous = Buffer::empty(self.area);
         self.repaint = true;
         self.since_mark = 0;
-        self.cursor = Position::new(0, self.area.top());
         Ok(())
     }
 
     fn move_cursor(&mut self, position: Position) -> Result<(), B::Error> {
-        self.backend.set_cursor_position(position)?;
-        self.cursor = position;
-        Ok(())
+        self.backend.set_cursor_position(position)
     }
 
     fn set_height(&mut self, height: u16) -> Result<(), B::Error> {
@@ -575,37 +534,6 @@ mod tests {
         s.draw(1, paint(&["> a"])).unwrap();
         assert_eq!(rows_of(s.backend().buffer())[..2], ["> a", ""]);
         assert_eq!(rows_of(s.backend().scrollback()).last().unwrap(), "p2");
-    }
-
-    #[test]
-    fn a_resize_follows_the_content_the_terminal_moved() {
-        let mut s = screen(10, 6, 0);
-        s.draw(2, paint(&["> a", "status"])).unwrap();
-        let lines: Vec<Line> = (0..8).map(|i| Line::from(format!("p{i}"))).collect();
-        s.insert_before(&lines).unwrap();
-        s.draw(2, paint(&["> a", "status"])).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 4, 10, 2));
-        // The terminal grew by 4 rows and pulled 4 rows back from its scrollback: the
-        // cursor (left at the area's top) is now 4 rows lower.
-        s.backend_mut().resize(10, 10);
-        s.resize(Size::new(10, 10), Some(8)).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 8, 10, 2));
-        // It shrank back and pushed them out again.
-        s.backend_mut().resize(10, 6);
-        s.resize(Size::new(10, 6), Some(4)).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 4, 10, 2));
-        // It cut its bottom row instead (the cursor stayed): the conversation scrolls up
-        // into the scrollback, it is not drawn over.
-        let before = rows_of(s.backend().buffer());
-        s.backend_mut().resize(10, 5);
-        s.resize(Size::new(10, 5), Some(4)).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 3, 10, 2));
-        assert_eq!(rows_of(s.backend().scrollback()).last(), before.first());
-        assert_eq!(rows_of(s.backend().buffer())[..3], before[1..4]);
-        // No answer from the terminal: the area keeps its row, on screen.
-        s.backend_mut().resize(10, 3);
-        s.resize(Size::new(10, 3), None).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 1, 10, 2));
     }
 
     #[test]

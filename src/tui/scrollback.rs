@@ -279,7 +279,9 @@ mod tests {
     use super::*;
 
     fn text(rows: &[Line<'static>]) -> Vec<String> {
-        rows.iter().map(|r| r.to_string().trim_end().to_string()).collect()
+        rows.iter()
+            .map(|r| r.to_string().trim_end().to_string())
+            .collect()
     }
 
     fn cell(words: &'static str) -> Render {

@@ -197,6 +197,34 @@ async fn height_changes_while_an_answer_streams_leave_each_word_once() {
     assert_each_once(&tmux, &fill);
 }
 
+/// Rows only: the terminal moves the content itself, the live area follows it (the
+/// cursor query), nothing is printed again.
+#[tokio::test]
+async fn height_only_changes_while_an_answer_streams_leave_each_word_once() {
+    let env = env();
+    let words = words(200);
+    let stop = Gate::new();
+    let (fill, first) = filler();
+    let server = FakeServer::start(vec![first, stopping_answer(&words, 120, &stop)]).await;
+    let Some(tmux) = after_filler(&env, &server, 100, 40, &[]).await else {
+        return;
+    };
+    ask(&tmux, "tell me a long story").await;
+    tmux.wait_for("the partial paragraph", |s| rewrapped(s, 100, "w119"))
+        .await;
+    for rows in [30, 50, 12, 40] {
+        tmux.resize_to(100, rows);
+        tmux.wait_for(&format!("the live area at {rows} rows"), |s| {
+            s.lines().count() == usize::from(rows) && status_at(s, 100) && rewrapped(s, 100, "w119")
+        })
+        .await;
+    }
+    stop.open();
+    wait_until_idle(&tmux, "w199").await;
+    assert_each_once(&tmux, &words);
+    assert_each_once(&tmux, &fill);
+}
+
 /// The width changes twice the moment an answer ends, then the conversation goes on.
 #[tokio::test]
 async fn a_width_change_right_after_an_answer_ends_leaves_each_word_once() {
@@ -321,10 +349,10 @@ async fn a_width_change_while_a_sub_agent_runs_leaves_each_row_once() {
     assert_eq!(history.matches("job c1").count(), 1, "{history}");
 }
 
-/// A terminal that never answers a cursor query: a width change is followed all the
-/// same, and the terminal is not asked where its cursor is.
+/// A terminal that never answers a cursor query: a width change and a height change are
+/// followed all the same, and the terminal is not asked where its cursor is.
 #[tokio::test]
-async fn a_width_change_asks_the_terminal_nothing() {
+async fn a_resize_asks_the_terminal_nothing() {
     let env = env();
     let server = chat::answering(&["ok"]).await;
     let base = server.v1();
@@ -344,7 +372,12 @@ async fn a_width_change_asks_the_terminal_nothing() {
     let asked = tui.count(b"\x1b[6n");
     tui.resize(support::pty::ROWS, 70);
     tui.wait_for("the status line at 70 columns", |_| {
-        status_at(&tui.screen(), 70)
+        tui.count(b"\x1b[3J") >= 1 && status_at(&tui.screen(), 70)
+    })
+    .await;
+    tui.resize(20, 70);
+    tui.wait_for("the conversation printed again for 20 rows", |_| {
+        tui.count(b"\x1b[3J") >= 2
     })
     .await;
     tui.type_text("still here");
