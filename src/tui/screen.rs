@@ -196,10 +196,14 @@ impl<B: Backend> Screen<B> {
         self.repaint = true;
     }
 
-    /// The terminal changed size while the full-screen view is up.
+    /// The terminal changed size while the full-screen view is up: it stays up, and its
+    /// next frame clears the screen and starts from a blank one (a buffer of no area
+    /// matches no screen). Forgetting the view instead (`alternate = None`) made the next
+    /// frame enter the alternate screen again — which tmux, already there, does not clear
+    /// — and draw the new layout over the old one.
     pub fn resize_alternate(&mut self, size: Size) {
         self.size = size;
-        self.alternate = None;
+        self.alternate = Some(Buffer::empty(Rect::default()));
         self.alternate_drawn = false;
     }
 
@@ -568,6 +572,8 @@ mod tests {
         // After a resize the frame starts blank again.
         s.backend_mut().resize(12, 4);
         s.resize_alternate(Size::new(12, 4));
+        // Still up: the next frame does not enter the alternate screen again.
+        assert!(s.in_alternate());
         s.draw_alternate(|_, kept| {
             assert!(!kept);
             Painted::All

@@ -349,6 +349,47 @@ async fn a_width_change_while_a_sub_agent_runs_leaves_each_row_once() {
     assert_eq!(history.matches("job c1").count(), 1, "{history}");
 }
 
+/// The transcript view (ctrl+o) is up while the width changes: it is drawn again at the
+/// new width on a cleared screen (tmux does not clear its alternate screen when asked to
+/// enter it again), and the conversation below it is printed again when it closes.
+#[tokio::test]
+async fn a_width_change_under_the_transcript_view_redraws_it_and_the_conversation() {
+    let env = env();
+    let words = words(80);
+    let deltas: Vec<&str> = words.iter().map(String::as_str).collect();
+    let (fill, first) = filler();
+    let server = FakeServer::start(vec![first, Reply::sse(chat::text_deltas(&deltas))]).await;
+    let Some(tmux) = after_filler(&env, &server, 100, 40, &[]).await else {
+        return;
+    };
+    ask(&tmux, "tell me a story").await;
+    wait_until_idle(&tmux, "w079").await;
+    tmux.key("C-o");
+    tmux.wait_for("the transcript view", |s| s.contains("Transcript"))
+        .await;
+    tmux.resize(70);
+    // The view laid out at 70 columns: its rows are wrapped at words, where the terminal's
+    // own cut of the 100-column rows leaves pieces of words (`w01`).
+    let laid_out = |s: &str| {
+        let words_whole = s
+            .split_whitespace()
+            .filter(|t| t.starts_with('w') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
+            .all(|t| t.len() == 4);
+        words_whole && s.contains("w079") && s.contains("Transcript")
+    };
+    let screen = tmux.wait_for("the view at 70 columns", laid_out).await;
+    let wrong = not_once(&screen, &words);
+    assert!(wrong.is_empty(), "{wrong:?}\n{screen}");
+    tmux.key("Escape");
+    tmux.wait_for("the composer at 70 columns", |s| {
+        !s.contains("Transcript") && status_at(s, 70)
+    })
+    .await;
+    let mut all = words.clone();
+    all.extend(fill);
+    assert_each_once(&tmux, &all);
+}
+
 /// A terminal that never answers a cursor query: a width change and a height change are
 /// followed all the same, and the terminal is not asked where its cursor is.
 #[tokio::test]
