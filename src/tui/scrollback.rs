@@ -21,8 +21,9 @@ use ratatui::text::Line;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// The most rows a width change prints again (tmux keeps 2000 rows of history by default).
-pub const REPRINT_ROWS: usize = 2000;
+/// The most rows a resize prints again: within what terminals keep by default (xterm
+/// 1,024 rows, tmux and kitty 2,000), so the dim line before them is not lost off the top.
+pub const REPRINT_ROWS: usize = 1000;
 /// Rows (at the width each block was last laid out) kept for reprinting: more than are
 /// printed, so a narrower width still fills `REPRINT_ROWS`.
 const KEEP_ROWS: usize = 4 * REPRINT_ROWS;

@@ -72,11 +72,16 @@ async fn ask(tmux: &Tmux, prompt: &str) {
     tmux.key("Enter");
 }
 
+/// The answer ended with `last` and the composer is back, drawn whole: a screen read
+/// while the terminal is still taking in a frame (it reads the output in pieces) can miss
+/// the spinner before the composer is drawn.
 async fn wait_until_idle(tmux: &Tmux, last: &str) {
     tmux.wait_for("the end of the answer", |s| s.contains(last))
         .await;
-    tmux.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
-        .await;
+    tmux.wait_for("the run to end", |s| {
+        !s.contains("esc to interrupt") && s.contains("Ask anything") && s.contains("test-model")
+    })
+    .await;
 }
 
 /// The interface in tmux after a first answer that fills the screen; `None` without tmux.
