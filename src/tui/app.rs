@@ -47,6 +47,8 @@ pub enum TaskResult {
 
 pub struct Stream {
     pub text: Option<StreamingMarkdown>,
+    /// The current text block's source so far: laid out again after a width change.
+    pub source: String,
     /// The current text block's first row got its bullet.
     pub marked: bool,
     pub thinking: Option<String>,
@@ -187,8 +189,9 @@ pub struct App {
     pub width: u16,
     /// Rows waiting to go into the scrollback.
     pub out: Vec<Line<'static>>,
-    /// Rows already drawn that the next frame must take back from the screen.
-    pub retract: usize,
+    /// What went into the scrollback, to print it again after a width change, and the rows
+    /// the next frame must take back from the screen.
+    pub scrollback: super::scrollback::Scrollback,
     /// The whole conversation, for the transcript view.
     pub log: super::transcript::Log,
     pub exit: Option<u8>,
@@ -220,7 +223,7 @@ impl App {
             theme,
             width,
             out: Vec::new(),
-            retract: 0,
+            scrollback: Default::default(),
             log: Default::default(),
             exit: None,
             dirty: true,
@@ -246,26 +249,40 @@ impl App {
         }
     }
 
+    /// Rows made for the current width that are not laid out again at another one (a
+    /// table): after a width change they are cut as a terminal would cut them.
     pub fn push_rows(&mut self, rows: Vec<Line<'static>>) {
+        self.scrollback.push_fixed(rows.clone());
+        self.out.extend(rows);
+        self.dirty = true;
+    }
+
+    /// A block for the scrollback, laid out by `render` now and again after a width change.
+    pub fn push_cell(
+        &mut self,
+        render: impl Fn(u16) -> Vec<Line<'static>> + Send + Sync + 'static,
+    ) {
+        let rows = render(self.width);
+        self.scrollback.push_cell(Arc::new(render), rows.len());
         self.out.extend(rows);
         self.dirty = true;
     }
 
     pub fn notice(&mut self, text: &str) {
-        let rows = cells::notice(text, self.width, &self.theme);
-        self.push_rows(rows);
+        let (owned, theme) = (text.to_string(), self.theme);
+        self.push_cell(move |width| cells::notice(&owned, width, &theme));
         self.log.push(Entry::Notice(text.to_string()));
     }
 
     pub fn warning(&mut self, text: &str) {
-        let rows = cells::warning(text, self.width, &self.theme);
-        self.push_rows(rows);
+        let (owned, theme) = (text.to_string(), self.theme);
+        self.push_cell(move |width| cells::warning(&owned, width, &theme));
         self.log.push(Entry::Warning(text.to_string()));
     }
 
     pub fn error(&mut self, text: &str) {
-        let rows = cells::error(text, self.width, &self.theme);
-        self.push_rows(rows);
+        let (owned, theme) = (text.to_string(), self.theme);
+        self.push_cell(move |width| cells::error(&owned, width, &theme));
         self.log.push(Entry::Error(text.to_string()));
     }
 
@@ -305,11 +322,6 @@ impl App {
         let earlier = self.agent.message_count().saturating_sub(messages.len());
         self.log.push_messages(&messages);
         self.log.set_earlier(self.agent.cold_part());
-        let results: Vec<&Message> = messages
-            .iter()
-            .map(|m| m.as_ref())
-            .filter(|m| matches!(m, Message::ToolResult(_)))
-            .collect();
         // The newest first, until they fill `rows`.
         let mut shown = Vec::new();
         let mut laid_out = 0usize;
@@ -317,15 +329,10 @@ impl App {
             if laid_out >= rows {
                 break;
             }
-            let cells = cells::message(
-                message,
-                &results,
-                self.run.show_thinking,
-                self.width,
-                &self.theme,
-            );
+            let render = message_cell(message, &messages, self.run.show_thinking, self.theme);
+            let cells = render(self.width);
             laid_out = laid_out.saturating_add(cells.len());
-            shown.push(cells);
+            shown.push((render, cells));
         }
         let start = messages.len() - shown.len();
         self.run.earlier_untold = self.agent.earlier_pending();
@@ -338,7 +345,8 @@ impl App {
                 super::cells::counted(start + earlier, "earlier message")
             ));
         }
-        for rows in shown.into_iter().rev() {
+        for (render, rows) in shown.into_iter().rev() {
+            self.scrollback.push_cell(render, rows.len());
             self.out.extend(rows);
         }
         self.dirty = true;
@@ -380,8 +388,8 @@ impl App {
         }
         let earlier = std::mem::take(&mut self.run.collapsed_thoughts);
         for thought in &earlier {
-            let rows = cells::thinking(thought, true, self.width, &self.theme);
-            self.push_rows(rows);
+            let (thought, theme) = (thought.clone(), self.theme);
+            self.push_cell(move |width| cells::thinking(&thought, true, width, &theme));
         }
         self.set_hint(if earlier.is_empty() {
             "thinking is shown (ctrl+o: every earlier thought)"
@@ -455,6 +463,24 @@ impl App {
     }
 
     /// The terminal width changed.
+    /// The terminal's width changed and the caller cleared it: every block of the
+    /// scrollback goes out again laid out at `width` (rows still waiting are among them),
+    /// and the streaming answer starts again at that width.
+    pub fn reprint(&mut self, width: u16) {
+        self.resize(width);
+        self.scrollback.retract = 0;
+        let theme = self.theme;
+        let stream = &mut self.run.stream;
+        self.out = self
+            .scrollback
+            .render(width, &theme, || restart_stream(stream, width, theme));
+        if self.run.attempt_rows > 0 {
+            // A retried response takes back as many rows as it has now.
+            self.run.attempt_rows = self.scrollback.attempt_rows();
+        }
+        self.dirty = true;
+    }
+
     pub fn resize(&mut self, width: u16) {
         self.width = width;
         if let Some(text) = self.run.stream.as_mut().and_then(|s| s.text.as_mut()) {
@@ -462,4 +488,46 @@ impl App {
         }
         self.dirty = true;
     }
+}
+
+/// A replayed message laid out at any width, with the results of its tool calls (found
+/// among `messages`).
+fn message_cell(
+    message: &Arc<Message>,
+    messages: &[Arc<Message>],
+    show_thinking: bool,
+    theme: Theme,
+) -> super::scrollback::Render {
+    let calls: Vec<&str> = match message.as_ref() {
+        Message::Assistant(assistant) => assistant.tool_calls().map(|c| c.id.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    let results: Vec<Arc<Message>> = messages
+        .iter()
+        .filter(|m| matches!(m.as_ref(), Message::ToolResult(r) if calls.contains(&r.tool_call_id.as_str())))
+        .cloned()
+        .collect();
+    let message = message.clone();
+    Arc::new(move |width| {
+        let results: Vec<&Message> = results.iter().map(|m| m.as_ref()).collect();
+        cells::message(&message, &results, show_thinking, width, &theme)
+    })
+}
+
+/// The streaming answer's text laid out again at `width` from its source: its stream
+/// starts over at that width and its rows that can no longer change are returned, for the
+/// scrollback (the rest is the live area's).
+fn restart_stream(stream: &mut Option<Stream>, width: u16, theme: Theme) -> Vec<Line<'static>> {
+    let Some(stream) = stream.as_mut() else {
+        return Vec::new();
+    };
+    let Some(text) = stream.text.as_mut() else {
+        return Vec::new();
+    };
+    let mut fresh = StreamingMarkdown::new(width.saturating_sub(2), theme);
+    fresh.push(&stream.source);
+    let rows = fresh.take_stable();
+    *text = fresh;
+    stream.marked = false;
+    super::scrollback::mark_answer(rows, &mut stream.marked, &theme)
 }

@@ -162,8 +162,8 @@ impl App {
     /// One dim line now; the transcript gets it with the message's turn.
     fn on_web_search(&mut self, event: AgentEvent) {
         if let Some(search) = event.into_web_search() {
-            let rows = cells::notice(&search.summary(), self.width, &self.theme);
-            self.push_rows(rows);
+            let (summary, theme) = (search.summary(), self.theme);
+            self.push_cell(move |width| cells::notice(&summary, width, &theme));
         }
     }
 
@@ -174,13 +174,15 @@ impl App {
                 self.run.collapsed_thoughts.clear();
                 // A long paste is echoed as its chip, as the composer showed it.
                 let typed = self.input.composer.collapse_pastes(user.typed_text());
-                let rows = cells::user(&typed, self.width, &self.theme);
-                self.push_rows(rows);
+                let theme = self.theme;
+                self.push_cell(move |width| cells::user(&typed, width, &theme));
             }
             Message::Assistant(_) => {
                 self.run.attempt_rows = 0;
+                self.scrollback.start_attempt();
                 self.run.stream = Some(Stream {
                     text: None,
+                    source: String::new(),
                     marked: false,
                     thinking: None,
                 });
@@ -227,16 +229,23 @@ impl App {
         let args = index
             .map(|i| self.run.tools.remove(i).args)
             .unwrap_or(Value::Null);
-        let rows = cells::tool(
-            tool_name,
-            &args,
-            &result.content,
-            result.details.as_ref(),
-            is_error,
-            self.width,
-            &self.theme,
+        let (name, content, details) = (
+            tool_name.to_string(),
+            result.content.clone(),
+            result.details.clone(),
         );
-        self.push_rows(rows);
+        let theme = self.theme;
+        self.push_cell(move |width| {
+            cells::tool(
+                &name,
+                &args,
+                &content,
+                details.as_ref(),
+                is_error,
+                width,
+                &theme,
+            )
+        });
         self.set_phase(Phase::Waiting);
     }
 
@@ -290,12 +299,14 @@ impl App {
         match delta {
             AssistantMessageEvent::TextStart { .. } => {
                 stream.text = Some(StreamingMarkdown::new(width, theme));
+                stream.source.clear();
                 stream.marked = false;
                 self.set_phase(Phase::Responding);
             }
             AssistantMessageEvent::TextDelta { delta, .. } => {
                 if let Some(text) = stream.text.as_mut() {
                     text.push(&delta);
+                    stream.source.push_str(&delta);
                     let rows = text.take_stable();
                     self.commit_text(rows);
                 }
@@ -304,6 +315,7 @@ impl App {
                 if let Some(mut text) = stream.text.take() {
                     let rows = text.finish();
                     self.commit_text(rows);
+                    self.close_answer();
                 }
             }
             AssistantMessageEvent::ThinkingStart { .. } => {
@@ -319,10 +331,11 @@ impl App {
                 if let Some(thinking) = stream.thinking.take()
                     && !thinking.trim().is_empty()
                 {
-                    let rows =
-                        cells::thinking(&thinking, self.run.show_thinking, self.width, &self.theme);
-                    self.run.attempt_rows += rows.len();
-                    self.push_rows(rows);
+                    let (shown, theme) = (self.run.show_thinking, self.theme);
+                    let thought = thinking.clone();
+                    let before = self.out.len();
+                    self.push_cell(move |width| cells::thinking(&thought, shown, width, &theme));
+                    self.run.attempt_rows += self.out.len() - before;
                     if !self.run.show_thinking {
                         self.run.collapsed_thoughts.push(thinking);
                     }
@@ -407,7 +420,8 @@ impl App {
         let rows = std::mem::take(&mut self.run.attempt_rows);
         let undrawn = rows.min(self.out.len());
         self.out.truncate(self.out.len() - undrawn);
-        self.retract += rows - undrawn;
+        self.scrollback.retract += rows - undrawn;
+        self.scrollback.take_back_attempt();
     }
 
     /// Rows of the streaming text that can no longer change go to the scrollback now.
@@ -416,29 +430,30 @@ impl App {
         let Some(stream) = self.run.stream.as_mut() else {
             return;
         };
-        let mut out = Vec::with_capacity(rows.len() + 1);
-        for row in rows {
-            let mut row = cells::indent(row);
-            if !stream.marked && row.width() > 2 {
-                if out.is_empty() {
-                    out.push(cells::blank());
-                }
-                cells::mark_first(std::slice::from_mut(&mut row), &theme);
-                stream.marked = true;
-            } else if !stream.marked {
-                continue;
-            }
-            out.push(row);
+        let out = super::scrollback::mark_answer(rows, &mut stream.marked, &theme);
+        if out.is_empty() {
+            return;
         }
         self.run.attempt_rows += out.len();
-        self.push_rows(out);
+        self.scrollback.open_answer();
+        self.scrollback.grow_answer(out.len());
+        self.out.extend(out);
+        self.dirty = true;
+    }
+
+    /// The streaming text ended: the scrollback keeps its whole source, to lay it out again.
+    fn close_answer(&mut self) {
+        if let Some(stream) = self.run.stream.as_mut() {
+            let source = std::mem::take(&mut stream.source);
+            self.scrollback.close_answer(&source, self.theme);
+        }
     }
 
     fn end_stream(&mut self, assistant: &crate::protocol::message::AssistantMessage) {
         self.flush_stream();
         if let Some(text) = &assistant.refusal {
-            let rows = cells::refusal(text, self.width, &self.theme);
-            self.push_rows(rows);
+            let (text, theme) = (text.clone(), self.theme);
+            self.push_cell(move |width| cells::refusal(&text, width, &theme));
         }
         if matches!(
             assistant.stop_reason,
@@ -475,6 +490,7 @@ impl App {
             let rows = text.finish();
             self.run.stream = Some(stream);
             self.commit_text(rows);
+            self.close_answer();
             self.run.stream = None;
         }
     }

@@ -40,6 +40,7 @@ mod resume_hint;
 mod rewind;
 pub mod run;
 pub mod screen;
+pub mod scrollback;
 pub mod shell;
 mod sign_in;
 mod start;

@@ -8,9 +8,11 @@ use super::screen::Screen;
 use super::terminal::{TerminalModes, install_panic_hook};
 use crate::config::Settings;
 use crate::startup::Prepared;
+use crossterm::cursor::MoveTo;
 use crossterm::event::{Event, EventStream};
 use crossterm::terminal::{
-    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+    BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen,
+    LeaveAlternateScreen,
 };
 use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
@@ -24,6 +26,10 @@ use tokio::sync::mpsc;
 const FRAME: Duration = Duration::from_millis(16);
 /// How often the spinner moves while working.
 const TICK: Duration = Duration::from_millis(80);
+/// A width change is followed once the size has stayed the same this long: dragging a
+/// window's edge sends a resize for every step, and each would print the conversation
+/// again.
+const SETTLE: Duration = Duration::from_millis(100);
 
 type Backend = CrosstermBackend<BufWriter<Stdout>>;
 
@@ -92,11 +98,6 @@ async fn run_on(engine: Engine, settings: Settings) -> u8 {
             return 1;
         }
     };
-    screen.set_reflows(super::terminal::reflows_on_resize(
-        &std::env::var("TERM").unwrap_or_default(),
-        std::env::var_os("XTERM_VERSION").is_some(),
-        std::env::var_os("TMUX").is_some(),
-    ));
     let (code, resume_hint) = event_loop(&mut screen, &mut modes, engine, settings, theme).await;
     let _ = screen.leave();
     modes.leave();
@@ -130,6 +131,9 @@ struct Loop {
     last_frame: Instant,
     /// The terminal was resized while the alternate screen showed.
     resized_in_view: bool,
+    /// The width changed: the conversation is printed again at this time unless the size
+    /// changes again before (`SETTLE`); no frame is drawn until then.
+    reprint_at: Option<Instant>,
 }
 
 async fn event_loop(
@@ -170,6 +174,7 @@ async fn event_loop(
         hangup: signal(SignalKind::hangup()).ok(),
         last_frame: Instant::now() - FRAME,
         resized_in_view: false,
+        reprint_at: None,
     };
     loop {
         let outcome = step(&mut app, &mut lp, screen).await;
@@ -183,9 +188,9 @@ async fn event_loop(
 /// Wait for the next thing to happen and take it in.
 async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Outcome {
     let mut outcome = Outcome::Nothing;
-    let frame_at = app
-        .dirty
-        .then(|| (lp.last_frame + FRAME).max(Instant::now()));
+    // No frame while a width change settles: it would be drawn at a width about to go.
+    let frame_at =
+        (app.dirty && lp.reprint_at.is_none()).then(|| (lp.last_frame + FRAME).max(Instant::now()));
     let tick_at = app.is_animated().then(|| Instant::now() + TICK);
     tokio::select! {
         event = lp.input.next() => match event {
@@ -233,6 +238,11 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
         _ = wait(&mut lp.terminate) => app.exit = Some(143),
         _ = wait(&mut lp.hangup) => app.exit = Some(129),
         _ = sleep_until(frame_at), if frame_at.is_some() => on_frame(app, lp, screen),
+        _ = sleep_until(lp.reprint_at), if lp.reprint_at.is_some() => {
+            lp.reprint_at = None;
+            reprint(app, lp, screen);
+            lp.last_frame = Instant::now();
+        }
         _ = sleep_until(tick_at), if tick_at.is_some() => app.dirty = true,
     }
     outcome
@@ -253,14 +263,59 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
     outcome
 }
 
-/// The terminal changed size: place the live area where the terminal moved it, at the new
-/// width.
-fn follow_resize(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
-    let row = restart_input(lp);
-    tracing::debug!(?row, "terminal resized; the cursor is now on this row");
-    if let Ok((width, height)) = crossterm::terminal::size() {
-        let _ = screen.resize(Size::new(width, height), row);
+/// The terminal changed size: the conversation is printed again once the size has
+/// settled (`SETTLE`, `reprint`).
+fn on_resize(lp: &mut Loop, screen: &Screen<Backend>) {
+    let Ok((width, height)) = crossterm::terminal::size() else {
+        return;
+    };
+    if Size::new(width, height) != screen.size() || lp.reprint_at.is_some() {
+        lp.reprint_at = Some(Instant::now() + SETTLE);
+    }
+}
+
+/// The terminal's size changed: clear the screen and the scrollback and print the
+/// conversation again at the new size, then the live area. What a terminal does to its
+/// rows when its size changes differs from one to the next (most rewrap them when the
+/// width changes, some cut them; when the height changes they push rows into their
+/// scrollback or pull them back, and tmux's cursor report can disagree with its content)
+/// and cannot be followed reliably: following it (the cursor's row, rows counted as the
+/// terminal would rewrap them) left rows of the live area above it or out of reach in the
+/// scrollback, shown twice, or lost rows. Starting over is right whatever the terminal
+/// did, and needs no question to it. What the shell printed before the interface started
+/// is cleared with it (README, "In the interface").
+fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
+    let Ok((width, height)) = crossterm::terminal::size() else {
+        return;
+    };
+    if screen.in_alternate() {
+        // A full-screen view opened meanwhile: the normal screen is done when it closes.
+        lp.resized_in_view = true;
+        screen.resize_alternate(Size::new(width, height));
         app.resize(width);
+        return;
+    }
+    tracing::debug!(
+        width,
+        height,
+        "terminal resized: printing the conversation again"
+    );
+    let cleared = crossterm::queue!(
+        screen.backend_mut(),
+        BeginSynchronizedUpdate,
+        // The screen first: tmux and VTE move a cleared screen into the scrollback, which
+        // the next one clears (xterm, tmux, VTE, kitty, iTerm2, Windows Terminal do 3J).
+        Clear(ClearType::All),
+        Clear(ClearType::Purge),
+        MoveTo(0, 0)
+    );
+    if cleared.is_err() || screen.restart_at(0).is_err() {
+        app.exit = Some(1);
+        return;
+    }
+    app.reprint(width);
+    if draw(app, screen).is_err() {
+        app.exit = Some(1);
     }
 }
 
@@ -297,7 +352,7 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
     if !screen.in_alternate()
         && crossterm::terminal::size().is_ok_and(|(w, h)| Size::new(w, h) != screen.size())
     {
-        follow_resize(app, lp, screen);
+        return on_resize(lp, screen);
     }
     if draw(app, screen).is_err() {
         app.exit = Some(1);
@@ -338,7 +393,7 @@ fn after_outcome(
             lp.last_frame = redraw_now;
         }
         Outcome::Resized => {
-            follow_resize(app, lp, screen);
+            on_resize(lp, screen);
             lp.last_frame = redraw_now;
         }
         Outcome::Suspend => {
@@ -352,10 +407,7 @@ fn after_outcome(
     if !app.views.full_screen() && screen.in_alternate() {
         let _ = leave_view(screen);
         if std::mem::take(&mut lp.resized_in_view) {
-            let row = restart_input(lp);
-            if let Ok((width, height)) = crossterm::terminal::size() {
-                let _ = screen.resize(Size::new(width, height), row);
-            }
+            lp.reprint_at = Some(Instant::now());
         }
         app.dirty = true;
         lp.last_frame = redraw_now;
@@ -366,14 +418,6 @@ fn after_outcome(
         app.status.hint = None;
         app.dirty = true;
     }
-}
-
-/// Ask the terminal where the cursor is, with a new input stream around the question
-/// (see `cursor_row`).
-fn restart_input(lp: &mut Loop) -> Option<u16> {
-    // The old stream goes (a new one reads nothing until it is polled).
-    lp.input = EventStream::new();
-    cursor_row()
 }
 
 /// Close the full-screen view (transcript, agent, diff) and go back to the normal screen.
@@ -484,11 +528,12 @@ fn on_terminal_event(app: &mut App, event: Event) -> Outcome {
     }
 }
 
-/// The row the terminal's cursor is on, asked of the terminal. crossterm reads the answer
-/// through the reader its event stream holds while it waits for input, so the caller drops
-/// the stream first and makes a new one after (input that arrived meanwhile stays queued
-/// in crossterm's reader). Dropping the stream wakes crossterm's reader; that wake-up would
-/// cut the first wait for the answer short, so a zero-time poll takes it first.
+/// The row the terminal's cursor is on, asked of the terminal (back from a suspend).
+/// crossterm reads the answer through the reader its event stream holds while it waits for
+/// input, so the caller drops the stream first and makes a new one after (input that
+/// arrived meanwhile stays queued in crossterm's reader). Dropping the stream wakes
+/// crossterm's reader; that wake-up would cut the first wait for the answer short, so a
+/// zero-time poll takes it first.
 fn cursor_row() -> Option<u16> {
     let _ = crossterm::event::poll(Duration::ZERO);
     match crossterm::cursor::position() {
@@ -541,7 +586,7 @@ fn draw(app: &mut App, screen: &mut Screen<Backend>) -> std::io::Result<()> {
         return Ok(());
     }
     let mut rows = std::mem::take(&mut app.out);
-    let retract = std::mem::take(&mut app.retract);
+    let retract = std::mem::take(&mut app.scrollback.retract);
     if retract > 0 && screen.retract(retract)? < retract {
         // Part of it already went into the terminal's scrollback.
         let mut note = super::cells::notice(

@@ -63,9 +63,6 @@ pub struct Screen<B: Backend> {
     previous: Buffer,
     /// Repaint every cell on the next draw (after a resize or a height change).
     repaint: bool,
-    /// Where this screen last left the terminal's cursor: after a resize, where the
-    /// terminal says the cursor is tells how far it moved the content.
-    cursor: Position,
     /// Rows this screen inserted that are still on screen above the live area (the rest
     /// went into the scrollback, out of reach; rows above them are not ours).
     since_mark: u16,
@@ -73,8 +70,6 @@ pub struct Screen<B: Backend> {
     alternate: Option<Buffer>,
     /// That was drawn by the last `draw_alternate` (not blank after entering or a resize).
     alternate_drawn: bool,
-    /// The terminal rewraps its rows when its width changes (most do; see `resize`).
-    reflows: bool,
 }
 
 impl<B: Backend> Screen<B> {
@@ -88,17 +83,10 @@ impl<B: Backend> Screen<B> {
             area,
             previous: Buffer::empty(area),
             repaint: true,
-            cursor: Position::new(0, area.y),
             since_mark: 0,
             alternate: None,
             alternate_drawn: false,
-            reflows: true,
         })
-    }
-
-    /// Whether the terminal rewraps its rows when its width changes (see `resize`).
-    pub fn set_reflows(&mut self, reflows: bool) {
-        self.reflows = reflows;
     }
 
     pub fn backend(&self) -> &B {
@@ -138,9 +126,9 @@ impl<B: Backend> Screen<B> {
             self.previous = Buffer::empty(self.area);
             self.repaint = false;
         }
-        self.draw_changes(&next)?;
+        draw_updates(&mut self.backend, &self.previous, &next)?;
         self.previous = next;
-        // The cursor is always left at a known place, shown or not (see `resize`).
+        // The cursor is always left at a known place, shown or not.
         let position = cursor.unwrap_or(Position::new(0, self.area.top()));
         self.move_cursor(position)?;
         if cursor.is_some() {
@@ -149,62 +137,6 @@ impl<B: Backend> Screen<B> {
             self.backend.hide_cursor()?;
         }
         self.backend.flush()
-    }
-
-    /// Turn the live area from `previous` into `next`. A row whose content got shorter is
-    /// erased from its new end (not overwritten with blanks): the terminal then knows where
-    /// each row ends, and a terminal that rewraps rows on a resize rewraps only the content,
-    /// as `resize` counts it.
-    fn draw_changes(&mut self, next: &Buffer) -> Result<(), B::Error> {
-        let area = next.area;
-        let ends: Vec<u16> = (area.top()..area.bottom())
-            .map(|y| row_end(next, y))
-            .collect();
-        let end_of = |y: u16| {
-            ends.get(usize::from(y.saturating_sub(area.top())))
-                .copied()
-                .unwrap_or(0)
-        };
-        let changes: Vec<_> = super::frame_diff::frame_updates(&self.previous, next)
-            .into_iter()
-            .filter(|(x, y, _)| *x < end_of(*y))
-            .collect();
-        if !changes.is_empty() {
-            self.backend.draw(changes.into_iter())?;
-        }
-        for y in area.top()..area.bottom() {
-            let (before, after) = (row_end(&self.previous, y), end_of(y));
-            if after < before {
-                self.backend.set_cursor_position(Position::new(after, y))?;
-                self.backend.clear_region(ClearType::UntilNewLine)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// How many terminal rows the live area's rows above the cursor (and the cursor's own
-    /// row up to the cursor) take once a terminal that rewraps rows has rewrapped them at
-    /// `width`: each row is one line that ends where its content ends (`draw_changes`).
-    fn rows_before_cursor(&self, width: u16) -> usize {
-        let drawn = &self.previous;
-        let (top, cursor) = (drawn.area.top(), self.cursor);
-        if cursor.y < top {
-            return 0;
-        }
-        let rewrapped = self.reflows && width != drawn.area.width && width > 0;
-        if !rewrapped {
-            return usize::from(cursor.y - top);
-        }
-        let above: usize = (top..cursor.y.min(drawn.area.bottom()))
-            .map(|y| rewrapped_rows(drawn, y, width, None))
-            .sum();
-        let own = if cursor.y < drawn.area.bottom() {
-            // The row the cursor is on: the rows before the one the cursor lands on.
-            rewrapped_rows(drawn, cursor.y, width, Some(cursor.x)) - 1
-        } else {
-            0
-        };
-        above + own
     }
 
     /// A full-screen view is up (the caller switched the terminal to its alternate screen,
@@ -264,10 +196,14 @@ impl<B: Backend> Screen<B> {
         self.repaint = true;
     }
 
-    /// The terminal changed size while the full-screen view is up.
+    /// The terminal changed size while the full-screen view is up: it stays up, and its
+    /// next frame clears the screen and starts from a blank one (a buffer of no area
+    /// matches no screen). Forgetting the view instead (`alternate = None`) made the next
+    /// frame enter the alternate screen again — which tmux, already there, does not clear
+    /// — and draw the new layout over the old one.
     pub fn resize_alternate(&mut self, size: Size) {
         self.size = size;
-        self.alternate = None;
+        self.alternate = Some(Buffer::empty(Rect::default()));
         self.alternate_drawn = false;
     }
 
@@ -305,7 +241,18 @@ impl<B: Backend> Screen<B> {
             }
             // `room` is at least 1, so every step makes progress.
             let step = clamp_u16(rows.len()).min(room);
-            self.backend.scroll_region_up(0..room, step)?;
+            if room == 1 {
+                // A scroll region of one row is no region (DECSTBM wants top < bottom:
+                // xterm and tmux ignore it, and the whole screen would scroll, live area
+                // and all). Take the live area's first row into the region and draw the
+                // live area again (its first row, moved up, is erased for the new one).
+                self.backend
+                    .scroll_region_up(0..2.min(self.size.height), step)?;
+                self.clear_rows(0, 1)?;
+                self.repaint = true;
+            } else {
+                self.backend.scroll_region_up(0..room, step)?;
+            }
             let (now, later) = rows.split_at(usize::from(step));
             self.write_rows(room - step, now)?;
             self.since_mark = self.since_mark.saturating_add(step);
@@ -335,63 +282,6 @@ impl<B: Backend> Screen<B> {
         Ok(usize::from(taken))
     }
 
-    /// The terminal changed size. `cursor_row` is where the terminal now says the cursor
-    /// is: terminals move the content (and the cursor with it) when they resize — pushing
-    /// rows into the scrollback when they shrink, pulling them back when they grow, or
-    /// reflowing them — and the live area must move by as much, or it would be drawn over
-    /// the conversation. A terminal that rewraps long rows when it narrows turns one row
-    /// of the live area into several: the area's top is then found from the cursor's row
-    /// less the rewrapped rows above the cursor, and everything from there down is cleared
-    /// and drawn again at the new width — no rewrapped piece of the old area (a partial
-    /// line of a streaming answer) stays above it to be committed a second time. Rows the
-    /// terminal itself pushed into its scrollback while rewrapping (a live area taller
-    /// than the screen once rewrapped) are out of reach. Without an answer, the live area
-    /// keeps its row.
-    pub fn resize(&mut self, size: Size, cursor_row: Option<u16>) -> Result<(), B::Error> {
-        let moved = cursor_row.map(|row| i32::from(row) - i32::from(self.cursor.y));
-        if size == self.size && moved.is_none_or(|m| m == 0) {
-            return Ok(());
-        }
-        // Where the live area's first row is now: the cursor's row less the rows the area
-        // takes above the cursor — rewrapped at the new width by a terminal that rewraps
-        // (its rows grow when it narrows, and shrink back when it widens), unchanged by one
-        // that does not.
-        let shifted = match cursor_row {
-            Some(row) => {
-                let before = i32::try_from(self.rows_before_cursor(size.width)).unwrap_or(i32::MAX);
-                i32::from(row).saturating_sub(before)
-            }
-            None => i32::from(self.area.top()),
-        };
-        self.size = size;
-        let height = self.area.height.min(self.max_height());
-        let mut top = u16::try_from(shifted.max(0)).unwrap_or(u16::MAX);
-        let overflow = top.saturating_add(height).saturating_sub(size.height);
-        if overflow > 0 {
-            // The area no longer fits below the conversation (the terminal cut its bottom
-            // rows): scroll the conversation up into the scrollback rather than draw over it.
-            self.backend.scroll_region_up(0..size.height, overflow)?;
-            top -= overflow.min(top);
-        }
-        self.area = Rect::new(0, top, size.width, height);
-        // Rows reflowed or moved by the terminal can no longer be taken back.
-        self.since_mark = 0;
-        // Whatever the terminal left from the area's top down is stale: the live area
-        // repaints it on blank rows. They are made by scrolling those rows out downwards
-        // rather than by erasing them: erasing a whole screen may keep it in the scrollback
-        // (tmux's `scroll-on-clear`), and an erased row the terminal had cut in two keeps
-        // its "continues on the next row" mark, so the next rewrap would join it to
-        // whatever is drawn below it.
-        let stale = size.height.saturating_sub(top);
-        if stale > 0 {
-            self.backend.scroll_region_down(top..size.height, stale)?;
-        }
-        self.move_cursor(Position::new(0, top))?;
-        self.previous = Buffer::empty(self.area);
-        self.repaint = true;
-        Ok(())
-    }
-
     /// Clear the live area and leave the cursor where it started, for a clean exit (or a
     /// suspend): the shell prompt follows the conversation.
     pub fn leave(&mut self) -> Result<(), B::Error> {
@@ -416,14 +306,11 @@ impl<B: Backend> Screen<B> {
         self.previous = Buffer::empty(self.area);
         self.repaint = true;
         self.since_mark = 0;
-        self.cursor = Position::new(0, self.area.top());
         Ok(())
     }
 
     fn move_cursor(&mut self, position: Position) -> Result<(), B::Error> {
-        self.backend.set_cursor_position(position)?;
-        self.cursor = position;
-        Ok(())
+        self.backend.set_cursor_position(position)
     }
 
     fn set_height(&mut self, height: u16) -> Result<(), B::Error> {
@@ -485,48 +372,6 @@ impl<B: Backend> Screen<B> {
         }
         Ok(())
     }
-}
-
-/// The columns row `y` of `buffer` takes: up to its last cell that is not a plain blank
-/// (a wide character counted whole).
-fn row_end(buffer: &Buffer, y: u16) -> u16 {
-    let area = buffer.area;
-    if y < area.top() || y >= area.bottom() {
-        return 0;
-    }
-    let width = usize::from(area.width);
-    let start = usize::from(y - area.top()) * width;
-    let row = buffer.content.get(start..start + width).unwrap_or_default();
-    row.iter()
-        .rposition(|cell| !is_blank(cell))
-        .and_then(|last| {
-            let end = last + usize::from(row[last].cell_width().max(1));
-            u16::try_from(end.min(width)).ok()
-        })
-        .unwrap_or(0)
-}
-
-/// How many rows row `y` of `buffer` takes when a terminal rewraps its content at `width`
-/// (a wide character that does not fit goes to the next row whole). With `upto`, only up
-/// to the cell at that column (or the row's last one, past the end): the rows until the
-/// one holding it, inclusive.
-fn rewrapped_rows(buffer: &Buffer, y: u16, width: u16, upto: Option<u16>) -> usize {
-    let end = row_end(buffer, y);
-    let stop = match upto {
-        Some(column) => column.min(end.saturating_sub(1)),
-        None => end.saturating_sub(1),
-    };
-    let (mut rows, mut x, mut column) = (1usize, 0u16, 0u16);
-    while column < end && column <= stop {
-        let span = buffer[(buffer.area.x + column, y)].cell_width().max(1);
-        if x > 0 && x.saturating_add(span) > width {
-            rows += 1;
-            x = 0;
-        }
-        x = x.saturating_add(span);
-        column = column.saturating_add(span);
-    }
-    rows
 }
 
 /// A cell that shows nothing: a space with no colour or emphasis.
@@ -696,69 +541,6 @@ mod tests {
     }
 
     #[test]
-    fn a_resize_follows_the_content_the_terminal_moved() {
-        let mut s = screen(10, 6, 0);
-        s.draw(2, paint(&["> a", "status"])).unwrap();
-        let lines: Vec<Line> = (0..8).map(|i| Line::from(format!("p{i}"))).collect();
-        s.insert_before(&lines).unwrap();
-        s.draw(2, paint(&["> a", "status"])).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 4, 10, 2));
-        // The terminal grew by 4 rows and pulled 4 rows back from its scrollback: the
-        // cursor (left at the area's top) is now 4 rows lower.
-        s.backend_mut().resize(10, 10);
-        s.resize(Size::new(10, 10), Some(8)).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 8, 10, 2));
-        // It shrank back and pushed them out again.
-        s.backend_mut().resize(10, 6);
-        s.resize(Size::new(10, 6), Some(4)).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 4, 10, 2));
-        // It cut its bottom row instead (the cursor stayed): the conversation scrolls up
-        // into the scrollback, it is not drawn over.
-        let before = rows_of(s.backend().buffer());
-        s.backend_mut().resize(10, 5);
-        s.resize(Size::new(10, 5), Some(4)).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 3, 10, 2));
-        assert_eq!(rows_of(s.backend().scrollback()).last(), before.first());
-        assert_eq!(rows_of(s.backend().buffer())[..3], before[1..4]);
-        // No answer from the terminal: the area keeps its row, on screen.
-        s.backend_mut().resize(10, 3);
-        s.resize(Size::new(10, 3), None).unwrap();
-        assert_eq!(s.area(), Rect::new(0, 1, 10, 2));
-    }
-
-    #[test]
-    fn a_terminal_that_rewraps_moves_the_area_top_above_the_rewrapped_rows() {
-        let mut s = screen(10, 8, 2);
-        // A partial line of 9 columns, then the composer (the cursor) and a status row.
-        s.draw(3, |buffer: &mut Buffer| {
-            let y = buffer.area.y;
-            buffer.set_string(0, y, "abcdefghi", ratatui::style::Style::default());
-            buffer.set_string(0, y + 1, "> x", ratatui::style::Style::default());
-            Some(Position::new(3, y + 1))
-        })
-        .unwrap();
-        // At 4 columns the terminal cut the partial line into three rows: the cursor is
-        // 2 rows lower, and the area starts 3 rows above it.
-        s.resize(Size::new(4, 8), Some(5)).unwrap();
-        assert_eq!(s.area().top(), 2);
-        // A terminal that cuts rows instead keeps them one row each.
-        let mut s = screen(10, 8, 2);
-        s.set_reflows(false);
-        s.draw(2, paint(&["abcdefghi", "> x"])).unwrap();
-        s.resize(Size::new(4, 8), Some(2)).unwrap();
-        assert_eq!(s.area().top(), 2);
-    }
-
-    #[test]
-    fn a_row_that_gets_shorter_is_erased_from_its_new_end() {
-        let mut s = screen(10, 3, 0);
-        s.draw(1, paint(&["abcdefgh"])).unwrap();
-        s.draw(1, paint(&["ab"])).unwrap();
-        assert_eq!(rows_of(s.backend().buffer())[0], "ab");
-        assert_eq!(rewrapped_rows(&s.previous, 0, 1, None), 2);
-    }
-
-    #[test]
     fn a_full_screen_frame_that_repaints_some_rows_writes_only_those() {
         let mut s = screen(10, 4, 0);
         s.enter_alternate();
@@ -790,6 +572,8 @@ mod tests {
         // After a resize the frame starts blank again.
         s.backend_mut().resize(12, 4);
         s.resize_alternate(Size::new(12, 4));
+        // Still up: the next frame does not enter the alternate screen again.
+        assert!(s.in_alternate());
         s.draw_alternate(|_, kept| {
             assert!(!kept);
             Painted::All

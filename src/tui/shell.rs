@@ -104,16 +104,19 @@ impl App {
                 let content = [Content::Text {
                     text: finished.output.clone(),
                 }];
-                let rows = cells::tool(
-                    "!",
-                    &args,
-                    &content,
-                    finished.details.as_ref(),
-                    finished.is_error,
-                    self.width,
-                    &self.theme,
-                );
-                self.push_rows(rows);
+                let (shown_args, details) = (args.clone(), finished.details.clone());
+                let (is_error, theme) = (finished.is_error, self.theme);
+                self.push_cell(move |width| {
+                    cells::tool(
+                        "!",
+                        &shown_args,
+                        &content,
+                        details.as_ref(),
+                        is_error,
+                        width,
+                        &theme,
+                    )
+                });
                 self.log.push(Entry::Tool(LoggedTool::Own {
                     name: "!".to_string(),
                     args,

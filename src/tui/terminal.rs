@@ -45,18 +45,6 @@ impl Drop for TerminalModes {
 }
 
 /// Best effort: every step is tried even if an earlier one fails.
-/// Whether the terminal rewraps its rows when its width changes. Most do (tmux, kitty,
-/// VTE, iTerm2, WezTerm, Windows Terminal, Alacritty, Konsole…); xterm, the Linux console
-/// and st cut them instead. `term` is `$TERM`, `xterm_version` whether `$XTERM_VERSION`
-/// is set, `multiplexed` whether tmux (`$TMUX`) is the terminal the interface talks to.
-pub fn reflows_on_resize(term: &str, xterm_version: bool, multiplexed: bool) -> bool {
-    if multiplexed || term.starts_with("tmux") {
-        return true;
-    }
-    let cuts = term == "linux" || term == "st" || term.starts_with("st-") || xterm_version;
-    !cuts
-}
-
 fn restore() {
     let mut out = std::io::stdout();
     let _ = crossterm::execute!(
@@ -94,21 +82,4 @@ pub fn install_panic_hook(log_file: PathBuf) {
             );
         }
     }));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn xterm_the_console_and_st_cut_rows_others_rewrap_them() {
-        assert!(reflows_on_resize("xterm-256color", false, false));
-        assert!(reflows_on_resize("xterm-kitty", false, false));
-        assert!(!reflows_on_resize("xterm-256color", true, false));
-        assert!(!reflows_on_resize("linux", false, false));
-        assert!(!reflows_on_resize("st-256color", false, false));
-        // tmux rewraps, whatever runs it.
-        assert!(reflows_on_resize("screen-256color", true, true));
-        assert!(reflows_on_resize("tmux-256color", true, false));
-    }
 }

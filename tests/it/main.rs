@@ -108,6 +108,7 @@ mod tui_notify;
 mod tui_p32;
 mod tui_q35;
 mod tui_r35;
+mod tui_r35d;
 mod tui_render;
 mod tui_s35;
 mod tui_screen;

@@ -29,3 +29,4 @@ pub mod responses;
 pub mod sandbox;
 pub mod server;
 pub mod skip;
+pub mod tmux;
