@@ -157,13 +157,15 @@ impl Agent {
                 "checkpoints are off ([checkpoints] enabled = false)".to_string(),
             ));
         };
+        // The records first: listing them waits for one still being stored, which must
+        // not hold the engine's state meanwhile.
+        let records = checkpoints.records();
         let state = lock(&self.shared.state);
         let start = state
             .history
             .position(entry_id)
             .ok_or_else(|| AgentError::NoSuchMessage(entry_id.to_string()))?;
-        Ok(checkpoints
-            .records()
+        Ok(records
             .into_iter()
             .filter(|r| r.moment == Moment::Before)
             .find(|r| {

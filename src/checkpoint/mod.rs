@@ -402,6 +402,8 @@ impl Checkpoints {
     /// target was recorded, nothing is changed and `ChangedOutside` names the files,
     /// unless `force`.
     pub fn restore(&self, request: RestoreRequest<'_>) -> Result<Summary, CheckpointError> {
+        // Wait for a record being stored before taking the file lock it needs too.
+        self.settle();
         let _lock = self.shared_lock()?;
         let mut current = self.current();
         self.finish_interrupted(&mut current);
@@ -471,6 +473,7 @@ impl Checkpoints {
         entry_id: Option<&str>,
         note: RewindNote,
     ) -> Result<(), CheckpointError> {
+        self.settle();
         let _lock = self.shared_lock()?;
         let mut current = self.current();
         self.finish_interrupted(&mut current);
@@ -485,6 +488,7 @@ impl Checkpoints {
     /// file by file; nothing when the session has none (no tool changed anything). The
     /// working tree is scanned now but not recorded.
     pub fn changes_since_start(&self) -> Result<Vec<FileChange>, CheckpointError> {
+        self.settle();
         let _lock = self.shared_lock()?;
         let mut current = self.current();
         self.finish_interrupted(&mut current);

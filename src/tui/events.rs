@@ -6,7 +6,7 @@ use super::app::{App, LIVE_OUTPUT_ROWS, Phase, Stream, ToolState, ToolView};
 use super::cells;
 use super::markdown::StreamingMarkdown;
 use crate::protocol::event::{AgentEvent, AssistantMessageEvent, NoticeLevel, RunStatus};
-use crate::protocol::message::{AssistantContent, Message, StopReason, join_text};
+use crate::protocol::message::{AssistantContent, Content, Message, StopReason, join_text};
 use ratatui::text::Line;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -229,11 +229,15 @@ impl App {
         let args = index
             .map(|i| self.run.tools.remove(i).args)
             .unwrap_or(Value::Null);
-        let (name, content, details) = (
-            tool_name.to_string(),
-            result.content.clone(),
-            result.details.clone(),
-        );
+        // The block draws the result's text only: images are not kept for it (the
+        // transcript view has them).
+        let content: Vec<Content> = result
+            .content
+            .iter()
+            .filter(|c| matches!(c, Content::Text { .. }))
+            .cloned()
+            .collect();
+        let (name, details) = (tool_name.to_string(), result.details.clone());
         let theme = self.theme;
         self.push_cell(move |width| {
             cells::tool(
