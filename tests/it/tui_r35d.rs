@@ -175,6 +175,31 @@ async fn a_drag_of_ten_width_changes_leaves_each_word_once() {
 /// Rows as well as columns: taller, shorter, both at once.
 #[tokio::test]
 async fn height_changes_while_an_answer_streams_leave_each_word_once() {
+    sizes_while_an_answer_streams_leave_each_word_once(&[
+        (100, 30),
+        (100, 50),
+        (60, 20),
+        (100, 40),
+    ])
+    .await;
+}
+
+/// Rows only: printed again too (the terminal's own moving of rows left a copy of the live
+/// area in its scrollback).
+#[tokio::test]
+async fn height_only_changes_while_an_answer_streams_leave_each_word_once() {
+    sizes_while_an_answer_streams_leave_each_word_once(&[
+        (100, 30),
+        (100, 50),
+        (100, 12),
+        (100, 40),
+    ])
+    .await;
+}
+
+/// The terminal takes each of `sizes` in turn (columns, rows) while an answer streams,
+/// each drawn before the next: every word is in the history once at the end.
+async fn sizes_while_an_answer_streams_leave_each_word_once(sizes: &[(u16, u16)]) {
     let env = env();
     let words = words(200);
     let stop = Gate::new();
@@ -186,41 +211,13 @@ async fn height_changes_while_an_answer_streams_leave_each_word_once() {
     ask(&tmux, "tell me a long story").await;
     tmux.wait_for("the partial paragraph", |s| rewrapped(s, 100, "w119"))
         .await;
-    for (cols, rows) in [(100, 30), (100, 50), (60, 20), (100, 40)] {
+    for &(cols, rows) in sizes {
         tmux.resize_to(cols, rows);
         let width = usize::from(cols);
         tmux.wait_for(&format!("the live area at {cols}x{rows}"), |s| {
             s.lines().count() == usize::from(rows)
                 && status_at(s, width)
                 && rewrapped(s, width, "w119")
-        })
-        .await;
-    }
-    stop.open();
-    wait_until_idle(&tmux, "w199").await;
-    assert_each_once(&tmux, &words);
-    assert_each_once(&tmux, &fill);
-}
-
-/// Rows only: the terminal moves the content itself, the live area follows it (the
-/// cursor query), nothing is printed again.
-#[tokio::test]
-async fn height_only_changes_while_an_answer_streams_leave_each_word_once() {
-    let env = env();
-    let words = words(200);
-    let stop = Gate::new();
-    let (fill, first) = filler();
-    let server = FakeServer::start(vec![first, stopping_answer(&words, 120, &stop)]).await;
-    let Some(tmux) = after_filler(&env, &server, 100, 40, &[]).await else {
-        return;
-    };
-    ask(&tmux, "tell me a long story").await;
-    tmux.wait_for("the partial paragraph", |s| rewrapped(s, 100, "w119"))
-        .await;
-    for rows in [30, 50, 12, 40] {
-        tmux.resize_to(100, rows);
-        tmux.wait_for(&format!("the live area at {rows} rows"), |s| {
-            s.lines().count() == usize::from(rows) && status_at(s, 100) && rewrapped(s, 100, "w119")
         })
         .await;
     }
