@@ -7,7 +7,7 @@
 
 use crate::support;
 
-use agent::checkpoint::{Checkpoints, Moment, RestoreRequest, RewindNote, Settings};
+use agent::checkpoint::{Checkpoints, Moment, RestoreRequest, RewindNote};
 use agent::protocol::event::{AgentEvent, NoticeLevel};
 use agent::session::SessionWriter;
 use agent::session::format::Header;
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use support::chat;
 use support::faults::json_lines;
-use support::harness::{Harness, after_file, end_of, result_of};
+use support::harness::{Harness, after_file, checkpoints_in, end_of, result_of};
 use support::server::Reply;
 
 /// An agent with a session file and checkpoints, both under `home` (outside its working
@@ -38,15 +38,7 @@ async fn setup(home: &Path, replies: Vec<Reply>) -> Setup {
     let mut taken = None;
     let h = Harness::start_with(replies, |config| {
         config.tools = Tools::from_names(&["read", "write", "bash"]).unwrap();
-        let checkpoints = Arc::new(Checkpoints::open(
-            &root,
-            &config.cwd,
-            &Settings::default(),
-            Vec::new(),
-            "s1",
-        ));
-        taken = Some(checkpoints.clone());
-        config.checkpoints = Some(checkpoints);
+        taken = Some(checkpoints_in(config, &root));
         config.session = Some(writer);
     })
     .await;

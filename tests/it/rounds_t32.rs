@@ -8,13 +8,12 @@
 
 use crate::support;
 
-use agent::checkpoint::{Checkpoints, Moment, RestoreRequest, RewindNote, Settings};
+use agent::checkpoint::{Moment, RestoreRequest, RewindNote};
 use agent::protocol::event::AgentEvent;
 use agent::tools::Tools;
 use serde_json::json;
-use std::sync::Arc;
 use support::chat;
-use support::harness::{Harness, after_file, end_of};
+use support::harness::{Harness, after_file, checkpoints_in, end_of};
 use support::server::Reply;
 
 #[tokio::test]
@@ -38,15 +37,7 @@ async fn the_next_request_goes_out_while_the_checkpoint_after_a_call_is_stored()
         ],
         |config| {
             config.tools = Tools::from_names(&["bash"]).unwrap();
-            let checkpoints = Arc::new(Checkpoints::open(
-                &root,
-                &config.cwd,
-                &Settings::default(),
-                Vec::new(),
-                "s1",
-            ));
-            taken = Some(checkpoints.clone());
-            config.checkpoints = Some(checkpoints);
+            taken = Some(checkpoints_in(config, &root));
         },
     )
     .await;

@@ -7,6 +7,7 @@ use agent::agent::compaction::CompactionSettings;
 use agent::agent::limits::{Limits, RetryPolicy};
 use agent::agent::queue::QueueMode;
 use agent::agent::{Agent, AgentConfig};
+use agent::checkpoint::{Checkpoints, Settings as CheckpointSettings};
 use agent::llm::client::Provider;
 use agent::llm::model::ModelInfo;
 use agent::llm::provider::{Api, ProviderSettings};
@@ -494,6 +495,20 @@ pub async fn wait_for_pid(path: &std::path::Path) -> i32 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("no pid in {}", path.display());
+}
+
+/// Checkpoints for the harness's engine (session `s1`, their store under `root`), given
+/// to `config` and returned so the test can look at them.
+pub fn checkpoints_in(config: &mut AgentConfig, root: &std::path::Path) -> Arc<Checkpoints> {
+    let checkpoints = Arc::new(Checkpoints::open(
+        root,
+        &config.cwd,
+        &CheckpointSettings::default(),
+        Vec::new(),
+        "s1",
+    ));
+    config.checkpoints = Some(checkpoints.clone());
+    checkpoints
 }
 
 /// A shell command that waits until the file `name` exists in its working directory, then
