@@ -98,28 +98,71 @@ async fn after_filler(
     Some(tmux)
 }
 
+/// An answer of `count` words streaming under a screen filled by a first answer (100
+/// columns, `rows` rows), held before word `stop_at` until `finish`.
+struct Story {
+    tmux: Tmux,
+    words: Vec<String>,
+    fill: Vec<String>,
+    stop: Gate,
+    _server: FakeServer,
+}
+
+impl Story {
+    /// `None` without tmux. `pace`: a pause before each word.
+    async fn start(
+        env: &Env,
+        count: usize,
+        stop_at: usize,
+        rows: u16,
+        pace: Option<Duration>,
+    ) -> Option<Story> {
+        let words = words(count);
+        let stop = Gate::new();
+        let (fill, first) = filler();
+        let mut answer = stopping_answer(&words, stop_at, &stop);
+        if let Some(pace) = pace {
+            answer = answer.slowly(pace);
+        }
+        let server = FakeServer::start(vec![first, answer]).await;
+        let tmux = after_filler(env, &server, 100, rows, &[]).await?;
+        ask(&tmux, "tell me a long story").await;
+        Some(Story {
+            tmux,
+            words,
+            fill,
+            stop,
+            _server: server,
+        })
+    }
+
+    /// Let the answer end: every word of it and of the first answer is in the history
+    /// exactly once.
+    async fn finish(self) {
+        self.stop.open();
+        let last = self.words.last().map_or("", |word| word.trim());
+        wait_until_idle(&self.tmux, last).await;
+        assert_each_once(&self.tmux, &self.words);
+        assert_each_once(&self.tmux, &self.fill);
+    }
+}
+
 /// A full screen of 24 rows: the streamed paragraph, rewrapped at 30 columns, is taller
 /// than the screen, and the terminal pushes its first rows into its scrollback.
 #[tokio::test]
 async fn a_paragraph_taller_than_the_screen_once_rewrapped_reaches_the_scrollback_once() {
     let env = env();
-    let words = words(300);
-    let stop = Gate::new();
-    let (fill, first) = filler();
-    let server = FakeServer::start(vec![first, stopping_answer(&words, 150, &stop)]).await;
-    let Some(tmux) = after_filler(&env, &server, 100, 24, &[]).await else {
+    let Some(story) = Story::start(&env, 300, 150, 24, None).await else {
         return;
     };
-    ask(&tmux, "tell me a long story").await;
-    tmux.wait_for("eight rows of the paragraph", |s| {
-        status_at(s, 100) && rewrapped(s, 100, "w149")
-    })
-    .await;
-    resize_through(&tmux, &[30, 100]).await;
-    stop.open();
-    wait_until_idle(&tmux, "w299").await;
-    assert_each_once(&tmux, &words);
-    assert_each_once(&tmux, &fill);
+    story
+        .tmux
+        .wait_for("eight rows of the paragraph", |s| {
+            status_at(s, 100) && rewrapped(s, 100, "w149")
+        })
+        .await;
+    resize_through(&story.tmux, &[30, 100]).await;
+    story.finish().await;
 }
 
 /// 100 → 60 → 100 → 45 columns, each drawn before the next, while an answer streams
@@ -127,36 +170,26 @@ async fn a_paragraph_taller_than_the_screen_once_rewrapped_reaches_the_scrollbac
 #[tokio::test]
 async fn widths_changed_one_after_another_while_an_answer_streams_leave_each_word_once() {
     let env = env();
-    let words = words(300);
-    let stop = Gate::new();
-    let (fill, first) = filler();
-    let answer = stopping_answer(&words, 250, &stop).slowly(Duration::from_millis(15));
-    let server = FakeServer::start(vec![first, answer]).await;
-    let Some(tmux) = after_filler(&env, &server, 100, 40, &[]).await else {
+    let pace = Some(Duration::from_millis(15));
+    let Some(story) = Story::start(&env, 300, 250, 40, pace).await else {
         return;
     };
-    ask(&tmux, "tell me a long story").await;
-    tmux.wait_for("the answer streaming", |s| s.contains("w020"))
+    story
+        .tmux
+        .wait_for("the answer streaming", |s| s.contains("w020"))
         .await;
-    resize_through(&tmux, &[60, 100, 45]).await;
-    stop.open();
-    wait_until_idle(&tmux, "w299").await;
-    assert_each_once(&tmux, &words);
-    assert_each_once(&tmux, &fill);
+    resize_through(&story.tmux, &[60, 100, 45]).await;
+    story.finish().await;
 }
 
 /// A drag: ten widths within a moment, the interface following none of them in between.
 #[tokio::test]
 async fn a_drag_of_ten_width_changes_leaves_each_word_once() {
     let env = env();
-    let words = words(200);
-    let stop = Gate::new();
-    let (fill, first) = filler();
-    let server = FakeServer::start(vec![first, stopping_answer(&words, 120, &stop)]).await;
-    let Some(tmux) = after_filler(&env, &server, 100, 40, &[]).await else {
+    let Some(story) = Story::start(&env, 200, 120, 40, None).await else {
         return;
     };
-    ask(&tmux, "tell me a long story").await;
+    let tmux = &story.tmux;
     tmux.wait_for("the partial paragraph", |s| rewrapped(s, 100, "w119"))
         .await;
     for cols in [95, 88, 80, 71, 64, 57, 50, 62, 75, 83] {
@@ -166,10 +199,7 @@ async fn a_drag_of_ten_width_changes_leaves_each_word_once() {
         status_at(s, 83) && rewrapped(s, 83, "w119")
     })
     .await;
-    stop.open();
-    wait_until_idle(&tmux, "w199").await;
-    assert_each_once(&tmux, &words);
-    assert_each_once(&tmux, &fill);
+    story.finish().await;
 }
 
 /// Rows as well as columns: taller, shorter, both at once.
@@ -201,14 +231,10 @@ async fn height_only_changes_while_an_answer_streams_leave_each_word_once() {
 /// each drawn before the next: every word is in the history once at the end.
 async fn sizes_while_an_answer_streams_leave_each_word_once(sizes: &[(u16, u16)]) {
     let env = env();
-    let words = words(200);
-    let stop = Gate::new();
-    let (fill, first) = filler();
-    let server = FakeServer::start(vec![first, stopping_answer(&words, 120, &stop)]).await;
-    let Some(tmux) = after_filler(&env, &server, 100, 40, &[]).await else {
+    let Some(story) = Story::start(&env, 200, 120, 40, None).await else {
         return;
     };
-    ask(&tmux, "tell me a long story").await;
+    let tmux = &story.tmux;
     tmux.wait_for("the partial paragraph", |s| rewrapped(s, 100, "w119"))
         .await;
     for &(cols, rows) in sizes {
@@ -221,10 +247,7 @@ async fn sizes_while_an_answer_streams_leave_each_word_once(sizes: &[(u16, u16)]
         })
         .await;
     }
-    stop.open();
-    wait_until_idle(&tmux, "w199").await;
-    assert_each_once(&tmux, &words);
-    assert_each_once(&tmux, &fill);
+    story.finish().await;
 }
 
 /// The width changes twice the moment an answer ends, then the conversation goes on.
