@@ -257,7 +257,8 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
     {
         outcome = outcome.max(take_input(app, input, event).await);
     }
-    if matches!(outcome, Outcome::Nothing | Outcome::Redraw) {
+    // Not before a suspension: the terminal's answer would be typed into the shell.
+    if outcome != Outcome::Suspend {
         kick_stalled_input();
     }
     outcome
@@ -491,7 +492,9 @@ async fn ready_event(input: &mut EventStream) -> Option<std::io::Result<Event>> 
 /// Input the terminal sent that crossterm has not read yet. crossterm reads at most 1 KB
 /// each time the terminal's input becomes readable and returns at the first key in it; the
 /// rest waits for the next readiness edge, which comes only with new input — so the tail
-/// of a long paste without bracketed paste would wait for the next key. Asking the
+/// of a long paste without bracketed paste would wait for the next key. And when a resize
+/// signal and input are ready together, it returns the resize and leaves the input unread
+/// (a ctrl+d typed just after a resize did not quit until the next key). Asking the
 /// terminal for its attributes (DA1) makes it send a short answer, which is that edge;
 /// crossterm keeps the answer to itself.
 fn kick_stalled_input() {

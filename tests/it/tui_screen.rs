@@ -5,6 +5,7 @@
 
 use crate::support;
 
+use std::time::Duration;
 use support::chat;
 use support::env::env;
 use support::pty::Tui;
@@ -73,6 +74,35 @@ async fn shrinking_and_growing_the_terminal_keeps_every_row() {
     }
     in_order(&tui.transcript(), &expected);
     tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+/// A key that comes with a resize is taken at once. crossterm, on a resize signal and
+/// terminal input ready together, returns the resize and leaves the input unread until more
+/// comes (its poll is edge-triggered): ctrl+d typed just after a resize did not quit until
+/// the next key.
+#[tokio::test]
+async fn a_key_typed_as_the_terminal_resizes_is_taken_at_once() {
+    let env = env();
+    let server = chat::answering(&["unused"]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    let mut typed = String::new();
+    for i in 0..40u8 {
+        let key = char::from(b'a' + i % 26);
+        let narrower = u16::from(i % 2);
+        tui.resize(30 + narrower, 100 - 10 * narrower);
+        tui.send(key.to_string().as_bytes());
+        typed.push(key);
+        let composer = format!("› {typed}");
+        tui.wait_for_within(
+            &format!("`{typed}` in the composer"),
+            Duration::from_secs(10),
+            |screen| screen.lines().any(|line| line.trim_end() == composer),
+        )
+        .await;
+    }
+    tui.send(b"\x15\x04");
     assert_eq!(tui.exit_code().await, 0);
 }
 

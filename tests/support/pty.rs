@@ -274,7 +274,18 @@ impl Tui {
 
     /// Wait (up to 120 s) until the screen satisfies `pred`; returns it.
     pub async fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(120);
+        self.wait_for_within(what, Duration::from_secs(120), pred)
+            .await
+    }
+
+    /// Wait up to `limit` until the screen satisfies `pred`; returns it.
+    pub async fn wait_for_within(
+        &self,
+        what: &str,
+        limit: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + limit;
         loop {
             let screen = self.transcript();
             if pred(&screen) {
