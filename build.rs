@@ -1,0 +1,100 @@
+//! Build script: links the `agent` program with packed relative relocations
+//! (`-z pack-relative-relocs`, the DT_RELR format) where this machine's linker and C library
+//! both support them. A position-independent Rust program carries a relocation for every
+//! pointer in its read-only data (vtables, string tables): in the classic format 24 bytes
+//! each, which the dynamic loader reads through at every start — a quarter of a million of
+//! them here, several megabytes of file that `agent --version` paged in before printing a
+//! line (docs/benchmarks.md, "Packed relocations"). DT_RELR encodes them in a bitmap, a few
+//! kilobytes.
+//!
+//! The format needs GNU ld 2.38 (or lld 15, mold) and glibc 2.36 at run time; a program
+//! linked with it refuses to start on an older glibc. So it is used only when a small
+//! program linked the same way here (the same linker driver, the same link arguments)
+//! runs, and not when `AGENT_NO_PACKED_RELOCS` is set (a program built to be copied to an
+//! older system).
+//! Written by hand because no crate probes link flags this way (the `cc` crate compiles
+//! C, it does not run what it built).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+const FLAG: &str = "-Wl,-z,pack-relative-relocs";
+
+/// A program with relative relocations: a table of pointers in read-only data.
+const PROBE: &str = "static const char *const names[] = {\"relr\", \"probe\"};\n\
+                     int main(void) { return names[1][0] == 'p' ? 0 : 1; }\n";
+
+/// Set (to anything but empty) for a program that must start on an older glibc than the
+/// one it is built on (README, "Install").
+const OPT_OUT: &str = "AGENT_NO_PACKED_RELOCS";
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    println!("cargo:rerun-if-env-changed={OPT_OUT}");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let native = var("HOST") == var("TARGET");
+    if var("CARGO_CFG_TARGET_OS") != "linux"
+        || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        || !native
+        || !var(OPT_OUT).is_empty()
+    {
+        return;
+    }
+    if links_and_runs() {
+        println!("cargo:rustc-link-arg-bins={FLAG}");
+    }
+}
+
+/// Whether the probe, linked with the flag by the linker Rust links with, starts here.
+fn links_and_runs() -> bool {
+    let Some(out_dir) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
+        return false;
+    };
+    let source = out_dir.join("relr_probe.c");
+    let program = out_dir.join("relr_probe");
+    if std::fs::write(&source, PROBE).is_err() {
+        return false;
+    }
+    // The C compiler driver Rust links through on Linux, unless the build names another.
+    let linker = std::env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".to_string());
+    let linked = Command::new(linker)
+        .args(link_args_from_rustflags())
+        .args(["-fPIE", "-pie", FLAG, "-Wl,--fatal-warnings", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    linked
+        && Command::new(&program)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+}
+
+/// The `-C link-arg=…` values of the build's RUSTFLAGS (e.g. `-fuse-ld=mold`): the probe
+/// is linked as the program will be.
+fn link_args_from_rustflags() -> Vec<String> {
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let flags: Vec<&str> = flags.split('\x1f').collect();
+    let mut args = Vec::new();
+    let mut next_is_codegen = false;
+    for flag in flags {
+        let codegen = if next_is_codegen {
+            next_is_codegen = false;
+            Some(flag)
+        } else if flag == "-C" {
+            next_is_codegen = true;
+            None
+        } else {
+            flag.strip_prefix("-C")
+        };
+        if let Some(arg) = codegen.and_then(|c| c.strip_prefix("link-arg=")) {
+            args.push(arg.to_string());
+        }
+    }
+    args
+}
