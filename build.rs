@@ -51,15 +51,23 @@ fn links_and_runs() -> bool {
     let Some(out_dir) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
         return false;
     };
+    let link = Link::from_rustflags();
+    if link.other_flavor {
+        // Not a C compiler driver: `-Wl,` means nothing to it.
+        return false;
+    }
     let source = out_dir.join("relr_probe.c");
     let program = out_dir.join("relr_probe");
     if std::fs::write(&source, PROBE).is_err() {
         return false;
     }
     // The C compiler driver Rust links through on Linux, unless the build names another.
-    let linker = std::env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".to_string());
+    let linker = link
+        .linker
+        .or_else(|| std::env::var("RUSTC_LINKER").ok())
+        .unwrap_or_else(|| "cc".to_string());
     let linked = Command::new(linker)
-        .args(link_args_from_rustflags())
+        .args(&link.args)
         .args(["-fPIE", "-pie", FLAG, "-Wl,--fatal-warnings", "-o"])
         .arg(&program)
         .arg(&source)
@@ -75,26 +83,44 @@ fn links_and_runs() -> bool {
             .is_ok_and(|status| status.success())
 }
 
-/// The `-C link-arg=…` values of the build's RUSTFLAGS (e.g. `-fuse-ld=mold`): the probe
-/// is linked as the program will be.
-fn link_args_from_rustflags() -> Vec<String> {
-    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    let flags: Vec<&str> = flags.split('\x1f').collect();
-    let mut args = Vec::new();
-    let mut next_is_codegen = false;
-    for flag in flags {
-        let codegen = if next_is_codegen {
-            next_is_codegen = false;
-            Some(flag)
-        } else if flag == "-C" {
-            next_is_codegen = true;
-            None
-        } else {
-            flag.strip_prefix("-C")
-        };
-        if let Some(arg) = codegen.and_then(|c| c.strip_prefix("link-arg=")) {
-            args.push(arg.to_string());
+/// How the build's RUSTFLAGS link: the probe is linked as the program will be.
+#[derive(Default)]
+struct Link {
+    /// `-C link-arg=…` and `-C link-args=…` (e.g. `-fuse-ld=mold`).
+    args: Vec<String>,
+    /// `-C linker=…`.
+    linker: Option<String>,
+    /// `-C linker-flavor=…` naming something other than a C compiler driver.
+    other_flavor: bool,
+}
+
+impl Link {
+    fn from_rustflags() -> Link {
+        let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+        let mut link = Link::default();
+        let mut flags = flags.split('\x1f').filter(|f| !f.is_empty());
+        while let Some(flag) = flags.next() {
+            // `-C opt`, `-Copt`, `--codegen opt`, `--codegen=opt`.
+            let option = match flag {
+                "-C" | "--codegen" => flags.next(),
+                _ => flag
+                    .strip_prefix("--codegen=")
+                    .or_else(|| flag.strip_prefix("-C")),
+            };
+            let Some((name, value)) = option.and_then(|o| o.split_once('=')) else {
+                continue;
+            };
+            match name {
+                "link-arg" => link.args.push(value.to_string()),
+                "link-args" => link
+                    .args
+                    .extend(value.split_whitespace().map(str::to_string)),
+                "linker" => link.linker = Some(value.to_string()),
+                // `gcc`, `gnu-cc`, `gnu-lld-cc`: a C compiler driver.
+                "linker-flavor" => link.other_flavor = value != "gcc" && !value.ends_with("-cc"),
+                _ => {}
+            }
         }
+        link
     }
-    args
 }

@@ -257,8 +257,8 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
     {
         outcome = outcome.max(take_input(app, input, event).await);
     }
-    // Not before a suspension: the terminal's answer would be typed into the shell.
-    if outcome != Outcome::Suspend {
+    // Not before a suspension or the end: the terminal's answer would reach the shell.
+    if outcome != Outcome::Suspend && app.exit.is_none() {
         kick_stalled_input();
     }
     outcome
@@ -496,7 +496,8 @@ async fn ready_event(input: &mut EventStream) -> Option<std::io::Result<Event>> 
 /// signal and input are ready together, it returns the resize and leaves the input unread
 /// (a ctrl+d typed just after a resize did not quit until the next key). Asking the
 /// terminal for its attributes (DA1) makes it send a short answer, which is that edge;
-/// crossterm keeps the answer to itself.
+/// crossterm keeps the answer to itself (in its queue of internal events, a few bytes each,
+/// which nothing here reads).
 fn kick_stalled_input() {
     let mut pending: libc::c_int = 0;
     // SAFETY: FIONREAD writes one int through the pointer, which points at `pending`.

@@ -133,6 +133,8 @@ impl Tui {
             let mut sync = SyncOutput::default();
             // Held from the start of a synchronized frame to its end: readers wait.
             let mut held: Option<std::sync::MutexGuard<'_, vt100::Parser>> = None;
+            // The end of the previous read: a query may come in two reads.
+            let mut carry: Vec<u8> = Vec::new();
             loop {
                 let n = match reader.read(&mut chunk) {
                     Ok(0) | Err(_) => return,
@@ -151,8 +153,9 @@ impl Tui {
                 }
                 let mut parser = held.take().unwrap_or_else(|| feed.lock().unwrap());
                 parser.process(&bytes[from..]);
+                let asks = |query: &[u8]| asks(&carry, bytes, query);
                 // Device status report: "where is the cursor?"
-                if bytes.windows(4).any(|w| w == b"\x1b[6n") {
+                if asks(b"\x1b[6n") {
                     let (row, col) = parser.screen().cursor_position();
                     let answer = format!("\x1b[{};{}R", row + 1, col + 1);
                     let _ = reply.lock().unwrap().write_all(answer.as_bytes());
@@ -160,16 +163,18 @@ impl Tui {
                 // OSC 11: "what is your background colour?" — answered first, as a
                 // terminal answers queries in the order they came.
                 if let Some((r, g, b)) = terminal.background
-                    && bytes.windows(6).any(|w| w == b"\x1b]11;?")
+                    && asks(b"\x1b]11;?")
                 {
                     let answer =
                         format!("\x1b]11;rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}\x1b\\");
                     let _ = reply.lock().unwrap().write_all(answer.as_bytes());
                 }
                 // Primary device attributes: "what are you?" (a VT220 with colours).
-                if !terminal.silent && bytes.windows(3).any(|w| w == b"\x1b[c") {
+                if !terminal.silent && asks(b"\x1b[c") {
                     let _ = reply.lock().unwrap().write_all(b"\x1b[?62;22c");
                 }
+                carry = [carry.as_slice(), bytes].concat();
+                carry.drain(..carry.len().saturating_sub(5));
                 if sync.inside {
                     held = Some(parser);
                 }
@@ -274,18 +279,7 @@ impl Tui {
 
     /// Wait (up to 120 s) until the screen satisfies `pred`; returns it.
     pub async fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        self.wait_for_within(what, Duration::from_secs(120), pred)
-            .await
-    }
-
-    /// Wait up to `limit` until the screen satisfies `pred`; returns it.
-    pub async fn wait_for_within(
-        &self,
-        what: &str,
-        limit: Duration,
-        pred: impl Fn(&str) -> bool,
-    ) -> String {
-        let deadline = Instant::now() + limit;
+        let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let screen = self.transcript();
             if pred(&screen) {
@@ -420,4 +414,13 @@ impl SyncOutput {
         }
         marks
     }
+}
+
+/// Whether `query` ends in `bytes`, the read just made (it may begin in `carry`, the end of
+/// the read before): each query is answered once, when its last byte arrives.
+fn asks(carry: &[u8], bytes: &[u8], query: &[u8]) -> bool {
+    let seen = [carry, bytes].concat();
+    seen.windows(query.len())
+        .enumerate()
+        .any(|(at, window)| window == query && at + query.len() > carry.len())
 }
