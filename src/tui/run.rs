@@ -291,9 +291,7 @@ fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
     };
     if screen.in_alternate() {
         // A full-screen view opened meanwhile: the normal screen is done when it closes.
-        lp.resized_in_view = true;
-        screen.resize_alternate(Size::new(width, height));
-        app.resize(width);
+        resize_view(app, lp, screen, width, height);
         return;
     }
     tracing::debug!(
@@ -348,12 +346,17 @@ async fn take_input(app: &mut App, input: &mut EventStream, event: Event) -> Out
 
 /// The frame slot came: draw.
 fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
-    // A resize whose event has not been read yet (a streamed answer keeps the loop busy):
-    // a frame drawn for the old size would land on rows the terminal has moved.
-    if !screen.in_alternate()
-        && crossterm::terminal::size().is_ok_and(|(w, h)| Size::new(w, h) != screen.size())
+    // A resize whose event has not been read yet (a streamed answer keeps the loop busy),
+    // or never will be (crossterm drops a resize signal that comes with a key): a frame
+    // drawn for the old size would land on rows the terminal has moved.
+    if let Ok((width, height)) = crossterm::terminal::size()
+        && Size::new(width, height) != screen.size()
     {
-        return on_resize(lp, screen);
+        if screen.in_alternate() {
+            resize_view(app, lp, screen, width, height);
+        } else {
+            return on_resize(lp, screen);
+        }
     }
     if draw(app, screen).is_err() {
         app.exit = Some(1);
@@ -371,6 +374,20 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
     }
 }
 
+/// The full-screen view (transcript, agent, diff) follows a new size at once; the normal
+/// screen's live area is placed again when the view closes.
+fn resize_view(
+    app: &mut App,
+    lp: &mut Loop,
+    screen: &mut Screen<Backend>,
+    width: u16,
+    height: u16,
+) {
+    lp.resized_in_view = true;
+    screen.resize_alternate(Size::new(width, height));
+    app.resize(width);
+}
+
 /// What a terminal event asks of the screen (resize, suspend), then the view closing and
 /// the hint expiring.
 fn after_outcome(
@@ -385,11 +402,8 @@ fn after_outcome(
         Outcome::Nothing => {}
         Outcome::Redraw => lp.last_frame = redraw_now,
         Outcome::Resized if screen.in_alternate() => {
-            // The normal screen's live area is placed again when the view closes.
-            lp.resized_in_view = true;
             if let Ok((width, height)) = crossterm::terminal::size() {
-                screen.resize_alternate(Size::new(width, height));
-                app.resize(width);
+                resize_view(app, lp, screen, width, height);
             }
             lp.last_frame = redraw_now;
         }

@@ -103,6 +103,64 @@ async fn a_key_typed_as_the_terminal_resizes_is_taken_at_once() {
     assert_eq!(tui.exit_code().await, 0);
 }
 
+/// The other order: a key and a resize come together while the transcript view is up, the
+/// key read first — crossterm then drops the resize signal. The view is drawn again at the
+/// new width all the same (the frame after the key finds the terminal's size changed).
+#[tokio::test]
+async fn a_resize_that_comes_with_a_key_in_the_transcript_view_is_followed() {
+    let env = env();
+    let words: Vec<String> = (0..80).map(|i| format!("w{i:03}")).collect();
+    let answer = words.join(" ");
+    let server = chat::answering(&[&answer]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("tell me");
+    tui.enter();
+    tui.wait_for_text("w079").await;
+    tui.wait_until_idle().await;
+    tui.send(b"\x0f");
+    tui.wait_for_text("Transcript (").await;
+    // Stopped, the program gets the key and the resize signal at once when it goes on:
+    // the key is ready first.
+    let pid = i32::try_from(tui.pid().unwrap()).unwrap();
+    signal_and_wait(pid, libc::SIGSTOP, 'T');
+    tui.resize(30, 70);
+    tui.send(b"g");
+    signal_and_wait(pid, libc::SIGCONT, 'S');
+    // Laid out at 70 columns: every word whole (the terminal's own cut of the 100-column
+    // rows leaves pieces of words).
+    tui.wait_for("the view at 70 columns", |s| {
+        s.contains("Transcript (")
+            && words.iter().all(|w| s.contains(w.as_str()))
+            && s.split_whitespace()
+                .filter(|t| t.starts_with('w') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
+                .all(|t| t.len() == 4)
+    })
+    .await;
+    tui.send(b"\x1b");
+    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
+        .await;
+    tui.send(b"\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
+/// Send `signal` to `pid` and wait until its state (in /proc) is `state`.
+fn signal_and_wait(pid: i32, signal: i32, state: char) {
+    // SAFETY: kill has no memory effects; the pid is the test's own child.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let stat = format!("/proc/{pid}/stat");
+    for _ in 0..2000 {
+        let text = std::fs::read_to_string(&stat).unwrap();
+        // The state follows the command's name in parentheses.
+        let now = text.rsplit(')').next().unwrap().trim_start().chars().next();
+        if now == Some(state) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("process {pid} never reached state {state}");
+}
+
 #[tokio::test]
 async fn wide_characters_are_committed_whole() {
     let env = env();
