@@ -18,7 +18,7 @@ use support::env::{Env, env};
 use support::harness::after_file;
 use support::pty::{Terminal, Tui};
 use support::server::{FakeServer, Gate, Reply};
-use support::tmux::{Tmux, not_once, rewrapped, status_at, words};
+use support::tmux::{Tmux, not_once, rewrapped, status_at, words, words_whole};
 
 /// Resize to each of `sizes` in turn, each time waiting until the live area is drawn at
 /// the new width (its status row) and then for one frame more (the spinner turns): the
@@ -395,13 +395,7 @@ async fn a_width_change_under_the_transcript_view_redraws_it_and_the_conversatio
     tmux.resize(70);
     // The view laid out at 70 columns: its rows are wrapped at words, where the terminal's
     // own cut of the 100-column rows leaves pieces of words (`w01`).
-    let laid_out = |s: &str| {
-        let words_whole = s
-            .split_whitespace()
-            .filter(|t| t.starts_with('w') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
-            .all(|t| t.len() == 4);
-        words_whole && s.contains("w079") && s.contains("Transcript")
-    };
+    let laid_out = |s: &str| words_whole(s) && s.contains("w079") && s.contains("Transcript");
     let screen = tmux.wait_for("the view at 70 columns", laid_out).await;
     let wrong = not_once(&screen, &words);
     assert!(wrong.is_empty(), "{wrong:?}\n{screen}");

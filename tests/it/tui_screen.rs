@@ -8,6 +8,7 @@ use crate::support;
 use support::chat;
 use support::env::env;
 use support::pty::Tui;
+use support::tmux::{words, words_whole};
 
 async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;
@@ -109,8 +110,8 @@ async fn a_key_typed_as_the_terminal_resizes_is_taken_at_once() {
 #[tokio::test]
 async fn a_resize_that_comes_with_a_key_in_the_transcript_view_is_followed() {
     let env = env();
-    let words: Vec<String> = (0..80).map(|i| format!("w{i:03}")).collect();
-    let answer = words.join(" ");
+    let words = words(80);
+    let answer = words.concat();
     let server = chat::answering(&[&answer]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
@@ -130,11 +131,7 @@ async fn a_resize_that_comes_with_a_key_in_the_transcript_view_is_followed() {
     // Laid out at 70 columns: every word whole (the terminal's own cut of the 100-column
     // rows leaves pieces of words).
     tui.wait_for("the view at 70 columns", |s| {
-        s.contains("Transcript (")
-            && words.iter().all(|w| s.contains(w.as_str()))
-            && s.split_whitespace()
-                .filter(|t| t.starts_with('w') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
-                .all(|t| t.len() == 4)
+        s.contains("Transcript (") && words.iter().all(|w| s.contains(w.trim())) && words_whole(s)
     })
     .await;
     tui.send(b"\x1b");

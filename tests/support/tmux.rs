@@ -182,6 +182,15 @@ pub fn not_once(text: &str, words: &[String]) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// No word of `words` is cut in `screen`: a row laid out by the app wraps at words, where a
+/// terminal's own cut of wider rows leaves pieces (`w01`).
+pub fn words_whole(screen: &str) -> bool {
+    screen
+        .split_whitespace()
+        .filter(|t| t.starts_with('w') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
+        .all(|t| t.len() == 4)
+}
+
 /// The app has drawn its live area at `cols` columns: a row of the streamed text is wrapped
 /// at a word (the terminal's own reflow cuts anywhere) and ends with `last`.
 pub fn rewrapped(screen: &str, cols: usize, last: &str) -> bool {
