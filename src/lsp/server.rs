@@ -102,6 +102,9 @@ pub struct Server {
     hidden_env: Arc<Vec<String>>,
     status: watch::Sender<Status>,
     state: Mutex<State>,
+    /// The documents of the running connection. Lock order: `docs`, then `state` (a sync
+    /// checks under `docs` that its connection is still the running one); never the other
+    /// way round.
     docs: Mutex<Documents>,
     /// Bumped on every `publishDiagnostics`.
     published: watch::Sender<u64>,
@@ -199,18 +202,24 @@ impl Server {
     }
 
     pub fn view(&self) -> ServerView {
-        let state = lock(&self.state);
+        let (error, progress) = {
+            let state = lock(&self.state);
+            (
+                state.error.clone(),
+                state.progress.values().cloned().collect(),
+            )
+        };
         let docs = lock(&self.docs);
         let (errors, warnings) = docs.totals();
         ServerView {
             name: self.spec.name.clone(),
             root: self.root.clone(),
             status: self.status(),
-            error: state.error.clone(),
+            error,
             open_files: docs.open_files().len(),
             errors,
             warnings,
-            progress: state.progress.values().cloned().collect(),
+            progress,
         }
     }
 
@@ -503,6 +512,13 @@ impl Server {
         let text: Arc<str> = String::from_utf8_lossy(&bytes).into();
         let stamp = metadata.modified().ok().map(|m| (m, metadata.len()));
         let mut docs = lock(&self.docs);
+        // A crash forgets every document (after it took the connection away): what is
+        // recorded for a connection that is no longer the running one would read as open to
+        // the server started next, which would then never be sent the file (nor publish for
+        // it). Checked under `docs`, so a crash cannot come between the check and the record.
+        if !self.is_current(connection) {
+            return Err(format!("cannot reach {}: it stopped", self.spec.name));
+        }
         let before = docs.diagnostics(path).cloned();
         let (sync, evicted) = docs.record(path, text.clone(), stamp);
         let sent = match sync {
@@ -546,13 +562,6 @@ impl Server {
         }
         drop(docs);
         sent.map_err(|e| format!("cannot reach {}: {e}", self.spec.name))?;
-        // A crash recorded while this was under way forgot every document; what was just
-        // recorded belongs to the dead connection. Left, it would read as open to the
-        // server started next, which would never be sent the file (nor publish for it).
-        if !self.is_current(connection) {
-            lock(&self.docs).forget(path);
-            return Err(format!("cannot reach {}: it stopped", self.spec.name));
-        }
         Ok(Synced {
             before,
             changed,
@@ -570,7 +579,11 @@ impl Server {
 
     /// The file is gone: close its document and drop its diagnostics.
     pub fn forget(&self, connection: &Connection, path: &Path) {
-        let was_open = lock(&self.docs).forget(path);
+        let was_open = {
+            let mut docs = lock(&self.docs);
+            // Not a document of the server started after a crash.
+            self.is_current(connection) && docs.forget(path)
+        };
         if was_open && let Some(uri) = uri_of(path) {
             let _ =
                 connection.tell::<DidCloseTextDocument>(lsp_types::DidCloseTextDocumentParams {
@@ -669,3 +682,7 @@ impl Server {
         lock(&self.state).generation == generation
     }
 }
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;
