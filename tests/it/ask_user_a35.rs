@@ -13,6 +13,10 @@ use support::env::{Env, env};
 use support::process::run;
 use support::server::{FakeServer, Reply};
 
+/// The question dialog's last line: once it is on the screen, the whole dialog is (a
+/// question's text alone may be the transcript's line for the call, drawn before the dialog).
+const DIALOG_SHOWN: &str = "esc declines to answer";
+
 /// The tools a request offers the model, by name.
 fn offered(body: &Value) -> Vec<String> {
     body["tools"]
@@ -234,9 +238,11 @@ async fn tui_a_sub_agents_question_names_the_child_and_the_answer_reaches_it() {
     tui.wait_for_text("Ask anything").await;
     tui.type_text("delegate");
     tui.enter();
-    let screen = tui
-        .wait_for_text("Which database should the child use?")
+    tui.wait_for_text("Which database should the child use?")
         .await;
+    // The question shows in the transcript (the call's line) before the dialog is drawn:
+    // the dialog's last line says it is there.
+    let screen = tui.wait_for_text(DIALOG_SHOWN).await;
     assert!(screen.contains("Sub-agent `general` ("), "{screen}");
     assert!(screen.contains("2. SQLite"), "{screen}");
     // The child's line says what it waits for.
@@ -278,6 +284,7 @@ async fn tui_a_question_notifies_an_unfocused_terminal() {
     tui.type_text("set it up");
     tui.enter();
     tui.wait_for_text("Which database should it use?").await;
+    tui.wait_for_text(DIALOG_SHOWN).await;
     tui.wait_for("the question's notification", |_| {
         tui.wrote(b"\x1b]9;agent asks: Which database should it use?\x07")
     })
@@ -468,6 +475,7 @@ async fn tui_esc_declines_an_open_question_and_ctrl_c_stops_the_run() {
     tui.type_text("one");
     tui.enter();
     tui.wait_for_text("Which database first?").await;
+    tui.wait_for_text(DIALOG_SHOWN).await;
     tui.send(b"\x1b");
     tui.wait_for_text("Deciding myself.").await;
     tui.wait_until_idle().await;
@@ -479,6 +487,7 @@ async fn tui_esc_declines_an_open_question_and_ctrl_c_stops_the_run() {
     tui.type_text("two");
     tui.enter();
     tui.wait_for_text("Which database second?").await;
+    tui.wait_for_text(DIALOG_SHOWN).await;
     tui.send(b"\x03");
     tui.wait_for("the dialog to close and the run to stop", |screen| {
         !screen.contains("esc declines to answer") && !screen.contains("esc to interrupt")

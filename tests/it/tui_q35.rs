@@ -31,9 +31,11 @@ async fn tui_the_model_asks_and_option_two_is_the_answer() {
     tui.wait_for_text("Ask anything").await;
     tui.type_text("set it up");
     tui.enter();
-    let screen = tui.wait_for_text("Which database should it use?").await;
-    assert!(screen.contains("2. SQLite"), "{screen}");
-    assert!(screen.contains("3. Other:"), "{screen}");
+    // The question is in the transcript (the call's line) before the dialog is drawn: wait
+    // for what only the dialog shows.
+    tui.wait_for_text("2. SQLite").await;
+    let screen = tui.wait_for_text("3. Other:").await;
+    assert!(screen.contains("Which database should it use?"), "{screen}");
     // The run waits for an answer, and the call reads as its question.
     let screen = tui.wait_for_text("Waiting for your answer").await;
     assert!(!screen.contains("approval"), "{screen}");
