@@ -52,7 +52,9 @@ async fn a_sync_that_a_crash_overtook_leaves_no_document_behind() {
     // The server dies while a sync, given its connection before, is on its way: the crash is
     // recorded (the documents forgotten), then the sync arrives at the dead connection.
     drop(theirs);
-    connection.until_closed().await;
+    tokio::time::timeout(Duration::from_secs(60), connection.until_closed())
+        .await
+        .expect("the connection ends with its pipe");
     server.crashed(1, "killed".into()).await;
     assert!(server.open_files().is_empty());
     std::fs::write(&file, "x = 2\n").unwrap();
