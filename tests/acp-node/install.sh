@@ -3,4 +3,4 @@
 # (gitignored), for tests/it/acp_node.rs. Needs node and npm, and the npm registry.
 set -euo pipefail
 cd "$(dirname "$0")"
-npm ci --no-audit --no-fund
+bash ../npm-ci.sh . "$@"

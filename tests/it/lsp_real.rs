@@ -19,41 +19,15 @@ use support::chat;
 use support::harness::{Harness, end_of, wait_until_dead};
 use support::server::Reply;
 
-/// The installed servers' `.bin` directory, installing them first; `None` (after saying
-/// why) without node and npm.
+/// The installed servers' `.bin` directory (installing them first); `None` after a
+/// visible skip.
 fn servers_installed() -> Option<PathBuf> {
-    static INSTALL: Mutex<Option<bool>> = Mutex::new(None);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp-npm");
-    let mut done = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    let available = *done.get_or_insert_with(|| {
-        let has = |program: &str| {
-            std::process::Command::new(program)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !has("node") || !has("npm") {
-            return false;
-        }
-        let bin = dir.join("node_modules/.bin");
-        if !bin.join("pyright-langserver").exists()
-            || !bin.join("typescript-language-server").exists()
-        {
-            let status = std::process::Command::new("bash")
-                .arg(dir.join("install.sh"))
-                .status()
-                .expect("run tests/lsp-npm/install.sh");
-            assert!(status.success(), "tests/lsp-npm/install.sh failed");
-        }
-        true
-    });
-    if !available {
-        support::skip::skip(
-            "node and npm are needed to run the real language servers (tests/lsp-npm/install.sh)",
-        );
-        return None;
-    }
-    Some(dir.join("node_modules/.bin"))
+    let modules = support::npm::installed(
+        "lsp-npm",
+        &[".bin/pyright-langserver", ".bin/typescript-language-server"],
+        "the real language servers",
+    )?;
+    Some(modules.join(".bin"))
 }
 
 /// `[lsp]` with the built-in `NAME` run from the installed packages (all others off).

@@ -14,45 +14,19 @@ use agent::protocol::message::{Content, join_text};
 use agent::tools::source::ToolSource;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use support::chat;
 use support::harness::{Harness, end_of};
 use support::server::Reply;
 
-/// The installed packages' directory, installing them first; `None` (after saying why) when
-/// node or npm is missing.
+/// The installed packages' directory (installing them first); `None` after a visible skip.
 fn servers_installed() -> Option<PathBuf> {
-    static INSTALL: Mutex<Option<bool>> = Mutex::new(None);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/npm");
-    let mut done = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    let available = *done.get_or_insert_with(|| {
-        let has = |program: &str| {
-            std::process::Command::new(program)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !has("node") || !has("npm") {
-            return false;
-        }
-        if !dir.join("node_modules/.bin/mcp-server-everything").exists()
-            || !dir.join("node_modules/.bin/mcp-server-filesystem").exists()
-        {
-            let status = std::process::Command::new("bash")
-                .arg(dir.join("install.sh"))
-                .status()
-                .expect("run tests/npm/install.sh");
-            assert!(status.success(), "tests/npm/install.sh failed");
-        }
-        true
-    });
-    if !available {
-        crate::support::skip::skip(
-            "node and npm are needed to run the real MCP servers (tests/npm/install.sh)",
-        );
-    }
-    available.then_some(dir.join("node_modules"))
+    support::npm::installed(
+        "npm",
+        &[".bin/mcp-server-everything", ".bin/mcp-server-filesystem"],
+        "the real MCP servers",
+    )
 }
 
 fn config(name: &str, toml_text: &str) -> ServerConfig {

@@ -5,4 +5,4 @@
 # the npm registry.
 set -euo pipefail
 cd "$(dirname "$0")"
-npm ci --no-audit --no-fund --loglevel=error
+bash ../npm-ci.sh . "$@"

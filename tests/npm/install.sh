@@ -3,4 +3,4 @@
 # versions pinned in package-lock.json, into tests/npm/node_modules (not committed).
 set -euo pipefail
 cd "$(dirname "$0")"
-npm ci --no-audit --no-fund --loglevel=error
+bash ../npm-ci.sh . "$@"

@@ -21,6 +21,7 @@ pub mod hooks;
 pub mod litellm;
 pub mod live;
 pub mod mcp_fixture;
+pub mod npm;
 pub mod process;
 pub mod proxy;
 pub mod pty;

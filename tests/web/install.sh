@@ -19,7 +19,7 @@ else
 fi
 
 if command -v npm >/dev/null; then
-  npm ci --no-audit --no-fund --loglevel=error
+  bash ../npm-ci.sh . "$@"
 else
   echo "npm not found: tests/it/web_client.rs will skip"
 fi
