@@ -12,6 +12,8 @@ shift
 if command -v flock >/dev/null; then
   exec 9>node_modules.lock
   flock 9
+else
+  echo "flock not found: two test runs installing at once here may disturb each other" >&2
 fi
 installed() {
   [ -f node_modules/.installed ] && cmp -s package-lock.json node_modules/.installed || return 1
@@ -22,5 +24,6 @@ installed() {
 if installed "$@"; then
   exit 0
 fi
+rm -f node_modules/.installed
 npm ci --no-audit --no-fund --loglevel=error
 cp package-lock.json node_modules/.installed

@@ -490,7 +490,7 @@ async fn tui_esc_declines_an_open_question_and_ctrl_c_stops_the_run() {
     tui.wait_for_text(DIALOG_SHOWN).await;
     tui.send(b"\x03");
     tui.wait_for("the dialog to close and the run to stop", |screen| {
-        !screen.contains("esc declines to answer") && !screen.contains("esc to interrupt")
+        !screen.contains(DIALOG_SHOWN) && !screen.contains("esc to interrupt")
     })
     .await;
     assert_eq!(server.requests().len(), 3, "no request after the stop");

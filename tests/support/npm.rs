@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// `tests/<dir>/node_modules` with each of `needed` (paths below it) there, installing the
-/// packages first when one is missing; `None`, after saying why the test skips, without node
-/// and npm. A failed install fails the test.
+/// packages first unless they are; `None`, after saying why the test skips, without node and
+/// npm. A failed install fails the test.
 pub fn installed(dir: &str, needed: &[&str], needs_them: &str) -> Option<PathBuf> {
     static CHECKED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,14 +25,15 @@ pub fn installed(dir: &str, needed: &[&str], needs_them: &str) -> Option<PathBuf
             ));
             return None;
         }
-        if needed.iter().any(|path| !modules.join(path).exists()) {
-            let status = std::process::Command::new("bash")
-                .arg(root.join("install.sh"))
-                .args(needed.iter().map(|path| format!("node_modules/{path}")))
-                .status()
-                .unwrap_or_else(|e| panic!("run tests/{dir}/install.sh: {e}"));
-            assert!(status.success(), "tests/{dir}/install.sh failed");
-        }
+        // Always asked (once per process): under its lock the script finds an install done
+        // for this package-lock.json with every needed file there and leaves it alone, or
+        // installs — also when another test run is installing right now, or the lock changed.
+        let status = std::process::Command::new("bash")
+            .arg(root.join("install.sh"))
+            .args(needed.iter().map(|path| format!("node_modules/{path}")))
+            .status()
+            .unwrap_or_else(|e| panic!("run tests/{dir}/install.sh: {e}"));
+        assert!(status.success(), "tests/{dir}/install.sh failed");
         checked.insert(dir.to_string());
     }
     Some(modules)
