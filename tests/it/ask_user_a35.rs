@@ -254,8 +254,7 @@ async fn tui_a_sub_agents_question_names_the_child_and_the_answer_reaches_it() {
         child.last().unwrap().contains("Database: SQLite"),
         "{child:?}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// While the terminal is not focused, a question that opens is told as an approval is
@@ -292,8 +291,7 @@ async fn tui_a_question_notifies_an_unfocused_terminal() {
     tui.send(b"\x1b[I");
     tui.send(b"1");
     tui.wait_for_text("Going with it.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// Every text of the requests the server got, joined.
@@ -494,8 +492,7 @@ async fn tui_esc_declines_an_open_question_and_ctrl_c_stops_the_run() {
     })
     .await;
     assert_eq!(server.requests().len(), 3, "no request after the stop");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The line of the `sh -c` that makes this kernel refuse new network namespaces to the
@@ -726,6 +723,5 @@ async fn tui_a_refused_loopback_namespace_is_a_start_up_notice() {
         1,
         "{screen}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

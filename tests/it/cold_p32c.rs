@@ -92,11 +92,8 @@ async fn a_resumed_session_is_replayed_as_far_as_a_dozen_screens_and_the_view_ha
         s.lines().any(|l| l.contains("question 000"))
     })
     .await;
-    tui.send(b"\x1b");
-    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
-        .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.close_view(b"\x1b", "Transcript (").await;
+    tui.quit().await;
 }
 
 /// A front end that never starts the count of a long session's older part (the interface

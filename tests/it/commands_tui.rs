@@ -138,8 +138,7 @@ async fn enter_alt_enter_and_alt_up_are_prompt_and_unqueue_commands() {
     );
     assert_eq!(server.requests().len(), 5, "the follow-up was taken back");
     tui.send(b"\x03");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// y and n in the approval dialog are `approve` commands with their decision.
@@ -187,8 +186,7 @@ async fn approval_keys_are_approve_commands() {
     );
     assert!(env.cwd.path().join("yes").exists());
     assert!(!env.cwd.path().join("no").exists());
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The transcript view (ctrl+o) once it shows `expect`; closed again.
@@ -199,9 +197,7 @@ async fn transcript_view(tui: &Tui, expect: &str) -> String {
             s.contains("Transcript (") && s.contains(expect)
         })
         .await;
-    tui.send(b"\x1b");
-    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
-        .await;
+    tui.close_view(b"\x1b", "Transcript (").await;
     screen
 }
 
@@ -345,8 +341,7 @@ async fn session_keys_are_engine_commands_and_the_transcript_follows_them() {
         "{}",
         log(home)
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// With the project's hooks waiting for trust (a menu), the first approval dialog is drawn
@@ -394,8 +389,7 @@ async fn an_approval_over_the_trust_menu_takes_the_keys() {
     tui.wait_for_text("Run this project's hooks?").await;
     tui.send(b"\x1b");
     tui.wait_for_text("not run this time").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// s (a message) and x in the agent view are the engine's steer_agent and abort_agent.
@@ -442,6 +436,5 @@ async fn agent_view_keys_are_steer_agent_and_abort_agent() {
         "{}",
         log(home)
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -88,8 +88,7 @@ async fn attach_two_interfaces_share_a_run_and_either_drives_it() {
     assert_eq!(ended.last().unwrap()["status"], "aborted");
     // Leaving stops nothing and ends with 0.
     for mut tui in [first, second] {
-        tui.send(b"\x04");
-        assert_eq!(tui.exit_code().await, 0);
+        tui.quit().await;
         assert!(tui.terminal_restored());
     }
     assert_eq!(rpc.exit_code().await, 0);

@@ -371,8 +371,7 @@ async fn the_interface_says_at_once_when_the_session_cannot_be_saved() {
     tui.wait_until_idle().await;
     tui.wait_for("the warning to clear", |s| !s.contains("⚠"))
         .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
     assert_eq!(
         transcript(&server.bodies()[0]),
         ["system", "user:hello", "user:again"]

@@ -356,8 +356,7 @@ async fn the_interface_rewinds_with_esc_esc_undoes_shows_the_tree_and_forks() {
         .find(|h| h.get("parentSession").is_none())
         .unwrap();
     assert_eq!(fork["parentSession"], parent["id"]);
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     // `agent -r` shows the fork under the session it came from.
     let mut tui = env.start(&server, &["-r"]);
@@ -365,8 +364,7 @@ async fn the_interface_rewinds_with_esc_esc_undoes_shows_the_tree_and_forks() {
     tui.wait_for_text("↳ fork: change the notes").await;
     tui.send(b"\x1b");
     tui.wait_for_text("Ask anything").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The restore's temporary files left in `dir`.

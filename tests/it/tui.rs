@@ -70,8 +70,7 @@ async fn esc_stops_a_long_command_and_kills_it() {
     let screen = tui.wait_for_text("Interrupted.").await;
     assert!(screen.contains("aborted by the user"), "{screen}");
     assert!(wait_until_dead(pid).await, "the command survived esc");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -109,8 +108,7 @@ async fn enter_during_a_tool_steers_and_skips_the_rest() {
         t[t.len() - 2],
         "tool:c2:Skipped due to queued user message."
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -148,8 +146,7 @@ async fn alt_enter_queues_a_follow_up_for_after_the_answer() {
         &last[last.len() - 2..],
         ["assistant:First task done.:[]", "user:second task"]
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -194,8 +191,7 @@ async fn the_approval_dialog_allows_and_denies() {
         t.last().unwrap(),
         "tool:c2:The user denied this `bash` call. The user says: not that one"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -245,8 +241,7 @@ async fn continue_replays_the_saved_transcript() {
     tui.enter();
     tui.wait_for_text("Remembered answer.").await;
     tui.wait_until_idle().await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     let mut tui = env.start(&server, &["-c"]);
     let screen = tui.wait_for_text("Remembered answer.").await;
@@ -264,8 +259,7 @@ async fn continue_replays_the_saved_transcript() {
             "user:and now?"
         ]
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -318,8 +312,7 @@ async fn without_a_key_it_still_opens_and_says_how_to_connect() {
         s.contains("local model server") || s.contains("Found ")
     })
     .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -373,8 +366,7 @@ async fn a_small_terminal_and_a_resize_keep_everything_readable() {
     tui.enter();
     let screen = tui.wait_for_text("After the resize.").await;
     assert!(screen.lines().all(|l| l.chars().count() <= 60), "{screen}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -387,8 +379,7 @@ async fn the_session_picker_resumes_an_earlier_conversation() {
     tui.enter();
     tui.wait_for_text("Alpha answer.").await;
     tui.wait_until_idle().await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     // A fresh start, then /resume.
     let mut tui = env.start(&server, &[]);
@@ -415,16 +406,14 @@ async fn the_session_picker_resumes_an_earlier_conversation() {
             "user:continue"
         ]
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     // `agent -r` opens the picker at once.
     let mut tui = env.start(&server, &["-r"]);
     tui.wait_for_text("Resume a session").await;
     tui.send(b"\x1b");
     tui.wait_for_text("Ask anything").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The dialog shows the diff the engine worked out (`tool_approval_request.preview`), keys
@@ -463,8 +452,7 @@ async fn the_approval_diff_is_the_engines_with_keys_masked() {
     tui.send(b"y");
     tui.wait_for_text("Rotated.").await;
     tui.wait_until_idle().await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -534,8 +522,7 @@ async fn write_and_edit_approvals_show_the_diff_first() {
         std::fs::read_to_string(env.cwd.path().join("notes.txt")).unwrap(),
         "new line\nedited line\n"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -558,8 +545,7 @@ async fn ctrl_t_expands_thoughts_already_shown() {
     tui.send(b"\x14");
     let screen = tui.wait_for_text("seven is a fine choice here.").await;
     assert!(screen.contains("✻ The user wants a number"), "{screen}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -592,17 +578,14 @@ async fn the_transcript_view_shows_everything_and_the_run_goes_on() {
         .await;
     tui.send(b"/150\r");
     tui.wait_for("the match", |s| has_row(s, "    150")).await;
-    tui.send(b"\x1b");
-    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
-        .await;
+    tui.close_view(b"\x1b", "Transcript (").await;
     let screen = tui.wait_for_text("END-OF-ANSWER").await;
     tui.wait_until_idle().await;
     // The answer reached the scrollback whole, once.
     let transcript = tui.transcript();
     assert_eq!(transcript.matches("word0 word1").count(), 1, "{transcript}");
     assert!(screen.contains("● ! seq 1 300"), "{screen}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// `!command` is the engine's `run_shell` (the same command RPC `bash` runs), and esc
@@ -634,8 +617,7 @@ async fn a_shell_command_is_the_engines_run_shell_and_esc_cancels_it() {
     );
     let transcript = tui.transcript();
     assert!(transcript.contains("via-engine"), "{transcript}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -656,6 +638,5 @@ async fn a_running_shell_command_has_a_live_cell_and_esc_cancels_it() {
     tui.wait_for("the cell to end", |s| !s.contains("esc to cancel"))
         .await;
     tui.wait_for_text("● ! echo started-here; sleep 30").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -52,8 +52,7 @@ async fn the_agent_tree_and_view_show_a_child_and_steer_it() {
         .nth(1)
         .unwrap();
     assert_eq!(transcript(child_second).last().unwrap(), "user:hurry up");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -71,8 +70,7 @@ async fn x_in_the_agent_view_stops_only_that_child() {
     tui.send(b"q");
     let screen = tui.wait_for_text("Parent went on.").await;
     assert!(screen.contains("stopped by the user"), "{screen}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// Two sub-agents ask at the same time (with the same call id): the dialog shows one and says
@@ -119,6 +117,5 @@ async fn approvals_of_two_sub_agents_queue_and_each_answer_reaches_its_asker() {
     tui.wait_for_text("Both done.").await;
     assert!(env.cwd.path().join(first).exists());
     assert!(!env.cwd.path().join(second).exists());
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

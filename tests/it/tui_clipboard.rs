@@ -130,8 +130,7 @@ async fn ctrl_v_puts_the_clipboard_image_in_as_a_chip_saved_beside_the_session_a
     assert_eq!(std::fs::read(&saved).unwrap(), PNG_3X2);
     assert_eq!(mode(&files), 0o700);
     assert_eq!(mode(&saved), 0o600);
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -159,8 +158,7 @@ async fn ctrl_v_without_an_image_on_the_clipboard_or_a_clipboard_tool_says_so() 
     tui.send(b"\x16");
     tui.wait_for_text("no clipboard tool found: install wl-clipboard or xclip")
         .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]

@@ -54,8 +54,7 @@ async fn the_task_list_is_pinned_above_the_composer_while_the_run_goes_on() {
     // The run is over: the panel goes.
     tui.wait_for("the panel to go", |s| !s.contains("Tasks 1/3 done"))
         .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -101,8 +100,7 @@ async fn plan_mode_ends_with_a_plan_to_approve_then_runs_it() {
     );
     let screen = tui.wait_for_text("auto mode").await;
     assert!(screen.contains("Plan approved"), "{screen}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -118,8 +116,7 @@ async fn slash_plan_turns_plan_mode_on_and_off() {
     tui.type_text("/plan");
     tui.enter();
     tui.wait_for_text("Plan mode off: back to ask mode.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -159,8 +156,7 @@ async fn slash_ps_lists_background_shells_and_kills_the_chosen_one() {
     tui.send(b"\x1b");
     tui.wait_for("the menu to close", |s| !s.contains("Background shells —"))
         .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// A 2×3 PNG's header: all the dimensions need.
@@ -201,8 +197,7 @@ async fn at_opens_a_fuzzy_file_picker_and_the_chosen_file_is_attached() {
         parts[1]["text"],
         "<file path=\"src/tui/composer.rs\">\npub struct Composer;\n</file>"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -281,8 +276,7 @@ async fn a_pasted_image_path_is_a_chip_attached_or_refused_for_a_model_without_i
             .starts_with("data:image/png;base64,"),
         "{parts}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -346,8 +340,7 @@ async fn slash_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
         .await;
     let encoded = base64::engine::general_purpose::STANDARD.encode("Use `cargo test`.");
     assert!(tui.wrote(format!("\x1b]52;c;{encoded}\x07").as_bytes()));
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -418,8 +411,7 @@ async fn slash_diff_shows_what_the_session_changed_per_file_in_colour() {
         !s.contains("Diff (") && s.contains("Ask anything")
     })
     .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -466,9 +458,6 @@ async fn slash_diff_falls_back_to_git_when_checkpoints_are_off() {
     assert!(screen.contains("a.txt  modified  +1 -0"), "{screen}");
     assert!(screen.contains("+during"), "{screen}");
     assert!(!screen.contains("+before"), "{screen}");
-    tui.send(b"q");
-    tui.wait_for("the view to close", |s| !s.contains("Diff ("))
-        .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.close_view(b"q", "Diff (").await;
+    tui.quit().await;
 }

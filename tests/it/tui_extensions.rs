@@ -61,8 +61,7 @@ async fn custom_commands_complete_show_in_help_and_run() {
     tui.type_text("/skill:nope");
     tui.enter();
     tui.wait_for_text("Unknown command /skill:nope").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -96,8 +95,7 @@ async fn project_hooks_run_only_after_the_user_trusts_them() {
     tui.enter();
     tui.wait_for_text("first done").await;
     assert!(!env.cwd.path().join("hook-ran").exists());
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     // Refused: not asked again while the hooks stay the same…
     let server = chat::answering(&["hello"]).await;
@@ -107,8 +105,7 @@ async fn project_hooks_run_only_after_the_user_trusts_them() {
     tui.enter();
     let screen = tui.wait_for_text("hello").await;
     assert!(!screen.contains("Run this project's hooks?"), "{screen}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     // …and asked again once they change; trusted, they run.
     let settings = json!({"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
@@ -132,6 +129,5 @@ async fn project_hooks_run_only_after_the_user_trusts_them() {
     tui.enter();
     tui.wait_for_text("second done").await;
     assert!(env.cwd.path().join("hook-ran").exists());
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

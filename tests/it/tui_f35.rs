@@ -47,8 +47,7 @@ async fn the_subagent_row_follows_the_child_after_its_approval_and_the_task_cell
     let transcript = tui.transcript();
     assert!(transcript.contains("task general: job c1"), "{transcript}");
     assert!(!transcript.contains("{\"description\""), "{transcript}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The agent view (ctrl+g) shows what a child's running command printed so far, before the
@@ -94,8 +93,7 @@ async fn the_agent_view_streams_a_running_command_and_shows_a_queued_steer() {
     .await;
     tui.send(b"\x1b");
     tui.wait_for_text("All done.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// `/tree` in a session that has no message yet (no session file either) says so, instead
@@ -111,8 +109,7 @@ async fn tree_on_a_new_session_says_it_has_no_messages_yet() {
     let screen = tui.wait_for_text("This session has no messages yet").await;
     assert!(!screen.contains("os error"), "{screen}");
     assert!(!screen.contains("Cannot read"), "{screen}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// Two branches after a first message: `/tree` shows the first message as the branch point
@@ -188,8 +185,7 @@ async fn tree_shows_where_branches_part_and_switching_brings_the_code_back() {
         "one",
         "{screen}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// `/permissions` says what is true of the network: with `[sandbox] allow_local_binding` on
@@ -218,7 +214,6 @@ async fn permissions_say_when_loopback_listeners_are_allowed() {
             return;
         }
         assert!(screen.contains(expected), "{config}: {screen}");
-        tui.send(b"\x04");
-        assert_eq!(tui.exit_code().await, 0);
+        tui.quit().await;
     }
 }

@@ -77,8 +77,7 @@ async fn ctrl_r_search_is_left_with_esc_ctrl_c_or_ctrl_g_and_the_draft_comes_bac
     tui.type_text("second");
     tui.enter();
     tui.wait_for_text("Answer two.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -115,8 +114,7 @@ async fn transcript_search_from_the_end_finds_an_early_match() {
     );
     tui.send(b"q");
     tui.wait_for_text("Ask anything").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -150,6 +148,5 @@ async fn help_lists_the_keys_a_newcomer_needs_and_aligns_its_columns() {
     let model = column("/model ", "Show or switch the model");
     assert_eq!(column("/permissions ", "Mode, sandbox"), model, "{text}");
     assert_eq!(column("/help ", "Keys and commands"), model, "{text}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -65,8 +65,7 @@ async fn rewinding_a_message_with_an_attachment_gives_back_what_was_typed() {
     tui.wait_until_idle().await;
     let bodies = server.bodies();
     assert_eq!(attached_files(&bodies[1]), 1, "{}", bodies[1]["messages"]);
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The same for `/fork` from before the message.
@@ -92,8 +91,7 @@ async fn forking_before_a_message_with_an_attachment_gives_back_what_was_typed()
     tui.wait_until_idle().await;
     let bodies = server.bodies();
     assert_eq!(attached_files(&bodies[1]), 1, "{}", bodies[1]["messages"]);
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// `/compact` asked for compacts a short conversation (two exchanges, far under the
@@ -128,8 +126,7 @@ async fn compact_asked_for_compacts_a_short_conversation() {
         "the summary request holds the first exchange: {}",
         bodies[2]
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// At 36 columns the status line still shows the mode and the context share: the token
@@ -158,8 +155,7 @@ async fn narrow_status_keeps_the_context_share() {
         .find(|l| l.contains(" mode"))
         .unwrap_or_else(|| panic!("no status line: {screen}"));
     assert!(status.contains("ctx "), "{status}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// Leaving the interface after a conversation says how to resume exactly this session:
@@ -171,8 +167,7 @@ async fn exit_says_how_to_resume() {
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
     ask(&tui, "first question", "Answer one.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
     let transcript = tui.transcript();
     assert!(
         transcript.contains("Resume this session with: agent -c"),
@@ -182,8 +177,7 @@ async fn exit_says_how_to_resume() {
     let mut tui = env.start(&server, &["--no-session"]);
     ready(&tui).await;
     ask(&tui, "second question", "Answer two.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
     let transcript = tui.transcript();
     assert!(!transcript.contains("Resume this session"), "{transcript}");
 }

@@ -61,8 +61,7 @@ async fn compact_shows_the_tokens_before_and_after() {
         "{screen}"
     );
     assert_eq!(server.bodies().len(), 3);
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The status line: the last row that shows the permission mode.
@@ -115,6 +114,5 @@ async fn goal_shows_in_the_status_line_until_the_model_marks_it_done() {
     tui.type_text("/goal");
     tui.enter();
     tui.wait_for_text("No goal is set").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -75,8 +75,7 @@ async fn swapping_enter_and_shift_enter_sends_with_shift_enter() {
     tui.wait_for_text("Got both lines.").await;
     assert_eq!(last_user_text(&server), "first\nsecond");
     tui.wait_until_idle().await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -112,8 +111,7 @@ async fn what_keys_cannot_use_is_said_at_start_with_its_line_and_the_rest_works(
     })
     .await;
     ready(&tui).await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -155,8 +153,7 @@ async fn keys_lists_the_effective_bindings_with_a_rebinding_and_its_line() {
             "{heading}:\n{text}"
         );
     }
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -186,6 +183,5 @@ async fn help_is_drawn_from_the_keymap() {
         !text.lines().any(|l| l.trim_start().starts_with("ctrl+o ")),
         "{text}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -45,8 +45,7 @@ async fn prompt_history_survives_a_restart_and_ctrl_r_searches_it() {
         tui.wait_for_text(answer).await;
         tui.wait_until_idle().await;
     }
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
@@ -63,8 +62,7 @@ async fn prompt_history_survives_a_restart_and_ctrl_r_searches_it() {
     composer_shows(&tui, "first prompt").await;
     tui.enter();
     tui.wait_for_text("Answer three.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -129,8 +127,7 @@ async fn the_command_popup_closes_on_esc_and_enter_runs_its_command() {
     tui.enter();
     tui.wait_for_text("Model: openai/test-model").await;
     assert!(server.requests().is_empty());
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -162,8 +159,7 @@ async fn shift_tab_cycles_the_permission_mode_shown_in_the_status_line() {
     tui.wait_for_text("read-only mode").await;
     tui.send(b"\x1b[Z");
     tui.wait_for_text("ask mode").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// `/thinking`, shift+tab and `/model` are the engine's set_thinking,
@@ -198,8 +194,7 @@ async fn settings_keys_are_the_engines_commands() {
         "{}",
         support::commands::log(home)
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -212,8 +207,7 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
     tui.enter();
     tui.wait_for_text("Noted.").await;
     tui.wait_until_idle().await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     let mut tui = env.start_with(&server, &["-c"], &[("RUST_LOG", "debug")]);
     let screen = tui.wait_for_text("Resumed").await;
@@ -250,6 +244,5 @@ async fn resuming_says_which_session_and_compacting_says_one_thing() {
         "{}",
         support::commands::log(home)
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -69,8 +69,7 @@ async fn a_long_paste_is_one_chip_and_is_sent_whole() {
         "{transcript}"
     );
     assert!(!transcript.contains("pasted line 100"), "{transcript}");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// The composer's row as it reads: the prompt sign and the text.
@@ -122,8 +121,7 @@ async fn a_vim_edit_sequence_is_sent_and_esc_in_normal_mode_still_rewinds() {
         !tui.screen().contains("Rewind to before")
     })
     .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]

@@ -63,8 +63,7 @@ async fn tui_notify_tells_an_unfocused_terminal_by_osc9() {
         tui.wrote(b"\x1b]9;agent: done\x07")
     })
     .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
     // Focus reports are switched off again.
     assert!(tui.wrote(b"\x1b[?1004l"));
 }
@@ -85,8 +84,7 @@ async fn tui_notify_rings_the_bell_or_sends_osc777_as_configured() {
         ask(&tui, "go", "Answered.").await;
         tui.wait_for("the notification", |_| tui.count(expected) > before)
             .await;
-        tui.send(b"\x04");
-        assert_eq!(tui.exit_code().await, 0);
+        tui.quit().await;
     }
 }
 
@@ -100,8 +98,7 @@ async fn tui_notify_off_sends_nothing() {
     let bells = tui.count(b"\x07");
     tui.send(FOCUS_OUT);
     ask(&tui, "go", "Quietly.").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
     assert!(!tui.wrote(b"\x1b]9;") && !tui.wrote(b"\x1b]777;"));
     assert_eq!(tui.count(b"\x07"), bells);
 }

@@ -39,9 +39,6 @@ async fn a_long_session_opens_on_its_end_and_the_transcript_view_reads_the_rest(
         s.lines().any(|l| l.contains("question 0 lorem"))
     })
     .await;
-    tui.send(b"\x1b");
-    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
-        .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.close_view(b"\x1b", "Transcript (").await;
+    tui.quit().await;
 }

@@ -54,8 +54,7 @@ async fn tui_the_model_asks_and_option_two_is_the_answer() {
         sent.last().unwrap().contains("Database: SQLite"),
         "the answer is the tool result: {sent:?}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -97,6 +96,5 @@ async fn tui_the_approval_names_the_rule_and_e_edits_it() {
     tui.enter();
     tui.wait_for_text("bash(echo *)").await;
     tui.send(b"\x1b");
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

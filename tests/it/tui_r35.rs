@@ -216,8 +216,7 @@ async fn a_resumed_long_paste_is_collapsed_and_the_model_still_gets_it_whole() {
     tui.enter();
     tui.wait_for_text("Read them all.").await;
     tui.wait_until_idle().await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     // Resumed: the message is its first lines and a note, not 30 lines.
     let mut tui = env.start(&server, &["-c"]);
@@ -255,8 +254,7 @@ async fn a_resumed_long_paste_is_collapsed_and_the_model_still_gets_it_whole() {
         tui.screen().contains("Ask anything")
     })
     .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]

@@ -73,8 +73,7 @@ async fn shrinking_and_growing_the_terminal_keeps_every_row() {
         redrawn_at(&tui, usize::from(cols)).await;
     }
     in_order(&tui.transcript(), &expected);
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 /// A key that comes with a resize is taken at once. crossterm, on a resize signal and
@@ -134,11 +133,8 @@ async fn a_resize_that_comes_with_a_key_in_the_transcript_view_is_followed() {
         s.contains("Transcript (") && words.iter().all(|w| s.contains(w.trim())) && words_whole(s)
     })
     .await;
-    tui.send(b"\x1b");
-    tui.wait_for("the view to close", |s| !s.contains("Transcript ("))
-        .await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.close_view(b"\x1b", "Transcript (").await;
+    tui.quit().await;
 }
 
 /// Send `signal` to `pid` and wait until its state (in /proc) is `state`.
@@ -188,8 +184,7 @@ async fn wide_characters_are_committed_whole() {
         transcript.contains("family 👨\u{200d}👩\u{200d}👧"),
         "{transcript}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -220,8 +215,7 @@ async fn command_colours_are_drawn_not_printed() {
     let (row, col) = tui.find("RED plain").expect("on screen");
     assert_eq!(tui.fg_at(row, col), vt100::Color::Idx(1));
     assert_eq!(tui.fg_at(row, col + 4), vt100::Color::Default);
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -282,6 +276,5 @@ async fn a_retried_answer_replaces_the_failed_partial_one() {
         !transcript.contains("Partial paragraph 30."),
         "{transcript}"
     );
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -54,8 +54,7 @@ async fn rename_shows_in_the_picker() {
     tui.type_text("/rename");
     tui.enter();
     tui.wait_for_text("Title: Parser work").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
     let text = std::fs::read_to_string(env.only_session()).unwrap();
     assert!(
         text.lines()
@@ -79,8 +78,7 @@ async fn rename_shows_in_the_picker() {
     assert!(!screen.contains("first topic about parsers"), "{screen}");
     tui.send(b"\x1b");
     tui.wait_for_text("Ask anything").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }
 
 #[tokio::test]
@@ -133,8 +131,7 @@ async fn the_picker_searches_titles_and_contents() {
     tui.enter();
     tui.wait_for_text("Back on memory.").await;
     tui.wait_until_idle().await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 
     // Esc empties a search line first, then closes the picker.
     let mut tui = env.start(&server, &["-r"]);
@@ -148,6 +145,5 @@ async fn the_picker_searches_titles_and_contents() {
     .await;
     tui.send(b"\x1b");
     tui.wait_for_text("Ask anything").await;
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

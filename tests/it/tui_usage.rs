@@ -64,6 +64,5 @@ async fn usage_and_context_show_what_was_spent_and_what_the_next_request_holds()
     ] {
         assert!(screen.contains(part), "{part}: {screen}");
     }
-    tui.send(b"\x04");
-    assert_eq!(tui.exit_code().await, 0);
+    tui.quit().await;
 }

@@ -346,6 +346,19 @@ impl Tui {
             .await
     }
 
+    /// Close a full-screen view with `key` and wait until its `title` is off the screen.
+    pub async fn close_view(&self, key: &[u8], title: &str) {
+        self.send(key);
+        self.wait_for("the view to close", |s| !s.contains(title))
+            .await;
+    }
+
+    /// Quit with ctrl+d (at an empty prompt): the program ends with exit code 0.
+    pub async fn quit(&mut self) {
+        self.send(b"\x04");
+        assert_eq!(self.exit_code().await, 0, "ctrl+d ends the program cleanly");
+    }
+
     /// Wait for the process to end; its exit code.
     pub async fn exit_code(&mut self) -> u32 {
         let deadline = Instant::now() + Duration::from_secs(120);
