@@ -87,10 +87,11 @@ async fn goal_shows_in_the_status_line_until_the_model_marks_it_done() {
     ready(&tui).await;
     tui.type_text("/goal Make the parser robust");
     tui.enter();
-    // The run the goal started waits for the model: the goal is in the status line.
+    // The run the goal started waits for the model: the goal is in the status line. The
+    // status line and the notice come from two events, drawn in one frame or in two.
     let screen = tui
-        .wait_for("the goal in the status line", |s| {
-            status_row(s).contains("goal: Make the parser robust")
+        .wait_for("the goal in the status line and its notice", |s| {
+            status_row(s).contains("goal: Make the parser robust") && s.contains("Goal set: ")
         })
         .await;
     assert!(
