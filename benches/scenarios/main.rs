@@ -345,6 +345,36 @@ fn spawn_tui(bench: &Bench, extra: &[&str]) -> Tui {
     Tui::spawn_sized(&args, bench.home.path(), bench.cwd.path(), 40, 120, &[])
 }
 
+/// `spawn_tui` of another binary (a `BENCH_BASELINE`): the terminal's wrapper execs it with
+/// the arguments that follow this build's path.
+fn spawn_tui_of(bench: &Bench, program: &str, extra: &[&str]) -> Tui {
+    if program == AGENT {
+        return spawn_tui(bench, extra);
+    }
+    let wrapper: &'static [&'static str] = Box::leak(Box::new([
+        "sh",
+        "-c",
+        "shift; exec \"$0\" \"$@\"",
+        Box::leak(program.to_string().into_boxed_str()),
+    ]));
+    let base = bench.server.v1();
+    let mut args = vec!["--base-url", base.as_str(), "--model", "bench-model"];
+    args.extend_from_slice(extra);
+    let terminal = pty::Terminal {
+        wrapper: Some(wrapper),
+        ..pty::Terminal::default()
+    };
+    Tui::spawn_with_terminal(
+        &args,
+        bench.home.path(),
+        bench.cwd.path(),
+        40,
+        120,
+        &[],
+        terminal,
+    )
+}
+
 async fn quit(mut tui: Tui) {
     tui.send(b"\x03");
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -352,22 +382,32 @@ async fn quit(mut tui: Tui) {
     tui.exit_code().await;
 }
 
+/// The interface's start to its prompt, and its resident memory there (what an idle
+/// interface holds); alternating between the binaries of `agents_to_compare` run by run.
 async fn tui_start(bench: &Bench) {
-    let mut samples = Vec::new();
+    let agents = agents_to_compare();
+    let mut samples = vec![Vec::new(); agents.len()];
     for _ in 0..bench.runs {
-        let started = Instant::now();
-        let tui = spawn_tui(bench, &["--no-session"]);
-        tui.wait_for_text("Ask anything").await;
-        let wall = started.elapsed();
-        let pid = tui.pid().unwrap_or(0);
-        samples.push(Sample {
-            wall,
-            cpu: measure::cpu_of(pid),
-            peak_rss_kb: measure::peak_rss_of(pid),
-        });
-        quit(tui).await;
+        for (which, (_, program)) in agents.iter().enumerate() {
+            let started = Instant::now();
+            let tui = spawn_tui_of(bench, program, &["--no-session"]);
+            tui.wait_for_text("Ask anything").await;
+            let wall = started.elapsed();
+            let pid = tui.pid().unwrap_or(0);
+            samples[which].push(Sample {
+                wall,
+                cpu: measure::cpu_of(pid),
+                peak_rss_kb: measure::peak_rss_of(pid),
+            });
+            quit(tui).await;
+        }
     }
-    print_row("interface start → prompt ready", &median(&samples));
+    for (which, (suffix, _)) in agents.iter().enumerate() {
+        print_row(
+            &format!("interface start → prompt ready{suffix}"),
+            &median(&samples[which]),
+        );
+    }
 }
 
 async fn idle_wakeups(bench: &Bench) {

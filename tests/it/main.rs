@@ -83,6 +83,7 @@ mod serve;
 mod session_faults;
 mod sessions;
 mod sessions_manage;
+mod start_up_order;
 mod states;
 mod structure;
 mod structure_tui;

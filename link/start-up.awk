@@ -1,0 +1,54 @@
+# Start-up order, the names side: what the linker wrapper (start-up-first) and the list's
+# script (make-start-up-keys.sh) compute from symbol names. Written in awk (POSIX, and mawk)
+# because it runs in the link, where only what the C toolchain brings can be counted on.
+#
+# mode=keys:  mangled names in (one per line), their keys out, each once, in first-seen order.
+# mode=order: `nm` output in, `keys=FILE` the list; out, the program's functions whose key is
+#             in the list, in the list's order (every function of a key together): the file
+#             lld's --symbol-ordering-file reads.
+
+# The key of a symbol name: the same function in every build of the same source, whatever the
+# profile, the features or the compiler. A v0-mangled name (rustc -C symbol-mangling-version=v0)
+# spells out the function and its instantiation; only the crates' hashes (`Cs<hash>_`), the
+# back-references into the name (`B<offset>_`, whose offsets move with the hashes' lengths) and
+# LLVM's suffix for a local symbol (`.llvm.<number>`) change between builds, so those are
+# blanked. (The back-reference pattern can also blank a piece of an identifier: that only
+# makes two keys equal, and both functions are placed first.)
+function symbol_key(name) {
+    sub(/\.llvm\.[0-9]+$/, "", name)
+    gsub(/Cs[0-9A-Za-z]+_/, "Cs_", name)
+    gsub(/B[0-9A-Za-z]*_/, "B_", name)
+    return name
+}
+
+BEGIN {
+    if (mode == "order") {
+        ranks = 0
+        while ((getline line < keys) > 0) {
+            if (line == "" || line ~ /^#/ || line in rank) continue
+            rank[line] = ++ranks
+        }
+        close(keys)
+    }
+}
+
+mode == "keys" {
+    key = symbol_key($0)
+    if (key != "" && !(key in seen)) { seen[key] = 1; print key }
+    next
+}
+
+# nm: address, type, name. Only code (t, T; W and w for weak definitions).
+mode == "order" && NF == 3 && $2 ~ /^[tTwW]$/ {
+    key = symbol_key($3)
+    if (key in rank) {
+        r = rank[key]
+        names[r] = (r in names) ? names[r] "\n" $3 : $3
+    }
+}
+
+END {
+    if (mode == "order")
+        for (r = 1; r <= ranks; r++)
+            if (r in names) print names[r]
+}
