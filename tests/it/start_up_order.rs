@@ -194,6 +194,10 @@ fn a_stripped_program_is_ordered_and_stays_stripped() {
     // Its code is the unstripped ordered program's, not the plain link's.
     assert_eq!(ordered, code_of(&setup.link("release", &[])));
     assert_ne!(ordered, code_of(&setup.link("debug", &["-Wl,--strip-all"])));
+    // With nothing to order, the first link (which kept the symbols) is not the result.
+    std::fs::write(&setup.keys, "_RNvCs_5agent7missing\n").unwrap();
+    let unordered = setup.link("dist", &["-Wl,--strip-all"]);
+    assert!(functions_in_order(&unordered).is_empty(), "not stripped");
 }
 
 /// The bytes of a program's `.text`.
