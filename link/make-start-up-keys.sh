@@ -3,13 +3,14 @@
 # (start-up.awk), in the order they first ran. Run it after changes to what the program does
 # at start-up; the list still works when it is out of date, it just places less of the start.
 #
-#   cargo build --release && link/make-start-up-keys.sh [path/to/agent]
+#   cargo build --release && cargo bench --bench scenarios --no-run
+#   link/make-start-up-keys.sh [path/to/agent]
 #
-# It runs the program under valgrind's callgrind (every function executed is recorded) twice:
-# `agent --version`, and the interactive interface started in a tmux pane, left until its
-# prompt is drawn and quit with ctrl+d (the interface's start includes everything `-p` and the
-# other modes run first). It needs valgrind, tmux and an optimised build with v0 symbol names
-# (this checkout's .cargo/config.toml gives them).
+# It runs the program under valgrind's callgrind (every function executed is recorded):
+# `agent --version`; the interactive interface started in a tmux pane, left until its prompt
+# is drawn and quit with ctrl+d; and, when the benchmark harness is built, a `-p` run with
+# three `bash` tool rounds against the harness's loopback server. It needs valgrind, tmux and
+# an optimised build with v0 symbol names (this checkout's .cargo/config.toml gives them).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 program=$(cd "$here/.." && pwd)/target/release/agent
@@ -55,9 +56,41 @@ for _ in $(seq 1 300); do
     sleep 0.1
 done
 
+# Then a headless run with tool rounds (`-p`, three `bash` calls, an answer), when the
+# benchmark harness is built (`cargo bench --bench scenarios --no-run`): its loopback server
+# (`scenarios serve tools`) answers.
+root=$(cd "$here/.." && pwd)
+bench=$(ls -t "$root"/target/release/deps/scenarios-* 2>/dev/null | grep -v '\.d$' | head -n 1 || true)
+if [ -n "$bench" ]; then
+    "$bench" serve tools >"$work/serve.out" 2>&1 &
+    server=$!
+    url=
+    for _ in $(seq 1 100); do
+        url=$(awk '/^serving tool rounds on / { print $5; exit }' "$work/serve.out")
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    if [ -n "$url" ]; then
+        # Valgrind does not know Landlock's system calls, so under it the sandbox is
+        # unavailable and commands would wait for an approval `-p` cannot give: the run
+        # goes without the sandbox (its set-up in the supervisor is not profiled).
+        (cd "$work/cwd" && env AGENT_HOME="$work/home" $callgrind "$program" --base-url "$url" \
+            --model bench --permission-mode auto --sandbox off --no-session -p go) \
+            >/dev/null 2>"$work/tools.err" ||
+            echo "the -p run with tool rounds failed (see below); its functions are still listed" >&2
+    else
+        echo "the benchmark's server did not start: no -p run profiled" >&2
+    fi
+    kill -INT "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+else
+    echo "no benchmark harness built (cargo bench --bench scenarios --no-run): no -p run profiled" >&2
+fi
+
 # Callgrind's files name each object (`ob=`) and function (`fn=`, `cfn=`) once, then refer to
 # them by number: `(12) name` the first time, `(12)` after. The program's own functions, in
-# the order the files first name them (the version's run first, then the interface's).
+# the order the files first name them (the version's run first, then the interface's, then
+# `-p`'s).
 for file in "$work/1-version.out" "$work"/cg.*.out; do
     awk -v program="$(basename "$program")" '
         function named(text, table,    id) {

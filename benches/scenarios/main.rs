@@ -12,6 +12,7 @@
 //!
 //!     cargo bench --bench scenarios [-- NAME...]
 //!     cargo bench --bench scenarios -- serve [DELTAS] [TOKENS_PER_SECOND]
+//!     cargo bench --bench scenarios -- serve tools
 //!     BENCH_BASELINE=/path/to/older/agent cargo bench --bench scenarios -- tools exit
 //!
 //! With `BENCH_BASELINE`, the scenarios that compare (`version`, `tools`, `exit`) alternate
@@ -657,6 +658,9 @@ async fn thousand_turns(bench: &Bench) -> anyhow::Result<()> {
 /// `serve [DELTAS] [TOKENS_PER_SECOND]`: only the loopback provider, for profiling the
 /// agent by hand. Every request gets the same answer, at full speed or at the given rate.
 async fn serve(args: &[String]) {
+    if args.first().map(String::as_str) == Some("tools") {
+        return serve_tool_rounds().await;
+    }
     let deltas: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(50_000);
     let rate: Option<f64> = args.get(1).and_then(|a| a.parse().ok());
     let server = FakeServer::start(Vec::new()).await;
@@ -678,6 +682,29 @@ async fn serve(args: &[String]) {
         server.v1()
     );
     println!("e.g. agent --base-url {} --model bench -p hi", server.v1());
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// `serve tools`: twenty answers of the `tools` scenario's kind (three `bash` rounds and a
+/// 200-delta answer each), for a `-p --permission-mode auto` run to go through (what
+/// link/make-start-up-keys.sh profiles).
+async fn serve_tool_rounds() {
+    let server = FakeServer::start(Vec::new()).await;
+    for _ in 0..20 {
+        for round in 0..3 {
+            server.push(fast(chat::tool_call(
+                &format!("call_{round}"),
+                "bash",
+                json!({"command": format!("echo round {round}")}),
+            )));
+        }
+        server.push(text_reply(&words(200, "END")));
+    }
+    println!("serving tool rounds on {}", server.v1());
+    println!(
+        "e.g. agent --base-url {} --model bench --permission-mode auto --no-session -p go",
+        server.v1()
+    );
     let _ = tokio::signal::ctrl_c().await;
 }
 
