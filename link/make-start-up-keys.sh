@@ -88,7 +88,8 @@ else
 fi
 
 # Callgrind's files name each object (`ob=`) and function (`fn=`, `cfn=`) once, then refer to
-# them by number: `(12) name` the first time, `(12)` after. The program's own functions, in
+# them by number: `(12) name` the first time, `(12)` after. The program's own functions (its
+# C ones too: tree-sitter's, ring's, whose names need no key), in
 # the order the files first name them (the version's run first, then the interface's, then
 # `-p`'s).
 for file in "$work/1-version.out" "$work"/cg.*.out; do
@@ -105,7 +106,8 @@ for file in "$work/1-version.out" "$work"/cg.*.out; do
         /^cob=/ { named(substr($0, 5), objects); next }
         /^cfn=/ { named(substr($0, 5), functions); next }
         /^fn=/  { name = named(substr($0, 4), functions)
-                  if (object == program && name ~ /^_R/) print name }
+                  sub(/\x27[0-9]+$/, "", name)   # a recursion level: `name\x272`
+                  if (object == program && name != "" && name !~ /^0x/) print name }
     ' "$file"
 done >"$work/names"
 
