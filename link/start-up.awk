@@ -11,13 +11,14 @@
 # profile, the features or the compiler. A v0-mangled name (rustc -C symbol-mangling-version=v0)
 # spells out the function and its instantiation; only the crates' hashes (`Cs<hash>_`), the
 # back-references into the name (`B<offset>_`, whose offsets move with the hashes' lengths) and
-# LLVM's suffix for a local symbol (`.llvm.<number>`) change between builds, so those are
-# blanked. A back-reference's offset is at most three base-62 digits (names are shorter than
+# the suffixes LLVM gives a local or cloned copy (`.llvm.<number>`, `.constprop.0`, `.cold`:
+# everything from the first dot, which a mangled name never has) change between builds, so
+# those are blanked. A back-reference's offset is at most three base-62 digits (names are shorter than
 # 238,328 characters), which keeps the pattern from running on through an identifier that
 # begins with a `B` (`8BashToolNtB4_`); where it still matches inside one, two keys become
 # equal and both functions are placed first, nothing worse.
 function symbol_key(name) {
-    sub(/\.llvm\.[0-9]+$/, "", name)
+    sub(/\..*$/, "", name)
     gsub(/Cs[0-9A-Za-z]+_/, "Cs_", name)
     gsub(/B[0-9A-Za-z]?[0-9A-Za-z]?[0-9A-Za-z]?_/, "B_", name)
     return name
