@@ -112,12 +112,15 @@ impl Run {
         let (key, name) = (call.id.clone(), call.name.clone());
         crate::tasks::spawn_blocking(move || {
             if let Err(error) =
-                checkpoints.take_begun(begun, Moment::After, entry.as_deref(), Some(&key))
+                checkpoints.take_begun(&begun, Moment::After, entry.as_deref(), Some(&key))
             {
                 // The call already ran and its result stands; the run goes on (the next
                 // checkpoint stops it if the store still fails).
                 shared.warn_checkpoint_after(&format!("`{name}`"), &error);
             }
+            // Only now may what waits for the record go on: the run's end comes after the
+            // warning, not before it (where `-p` would exit without it).
+            drop(begun);
         });
     }
 

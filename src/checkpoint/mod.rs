@@ -267,16 +267,16 @@ impl Checkpoints {
     }
 
     /// Take the record `begun` promised. Records begun later wait for it, not it for them.
+    /// The caller drops `begun` once it has done what the outcome asks (a warning when it
+    /// failed), so that whatever settles after it (the end of a run) comes after that too.
     pub fn take_begun(
         &self,
-        begun: Begun,
+        _begun: &Begun,
         moment: Moment,
         entry_id: Option<&str>,
         tool_call_id: Option<&str>,
     ) -> Result<Record, CheckpointError> {
-        let taken = self.take_now(moment, entry_id, tool_call_id);
-        drop(begun);
-        taken
+        self.take_now(moment, entry_id, tool_call_id)
     }
 
     fn take_now(
