@@ -14,6 +14,9 @@
 //! older system).
 //! Written by hand because no crate probes link flags this way (the `cc` crate compiles
 //! C, it does not run what it built).
+//!
+//! It also makes cargo link the program again when the start-up order's files or switches
+//! change (link/start-up-first, the linker .cargo/config.toml names).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -32,6 +35,14 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     println!("cargo:rerun-if-env-changed={OPT_OUT}");
+    // The start-up order (link/start-up-first, the linker .cargo/config.toml names) is decided
+    // at the link, which cargo repeats only when something it tracks changed: a new list or
+    // switch must relink the program.
+    for file in ["start-up-first", "start-up.awk", "start-up.keys"] {
+        println!("cargo:rerun-if-changed=link/{file}");
+    }
+    println!("cargo:rerun-if-env-changed=AGENT_NO_START_UP_ORDER");
+    println!("cargo:rerun-if-env-changed=AGENT_LINKER");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let native = var("HOST") == var("TARGET");
     if var("CARGO_CFG_TARGET_OS") != "linux"

@@ -5,7 +5,7 @@
 # mode=keys:  mangled names in (one per line), their keys out, each once, in first-seen order.
 # mode=order: `nm` output in, `keys=FILE` the list; out, the program's functions whose key is
 #             in the list, in the list's order (every function of a key together): the file
-#             lld's --symbol-ordering-file reads.
+#             lld's --symbol-ordering-file reads. Nothing when the program has no v0 names.
 
 # The key of a symbol name: the same function in every build of the same source, whatever the
 # profile, the features or the compiler. A v0-mangled name (rustc -C symbol-mangling-version=v0)
@@ -43,15 +43,19 @@ mode == "keys" {
 
 # nm: address, type, name. Only code (t, T; W and w for weak definitions).
 mode == "order" && NF == 3 && $2 ~ /^[tTwW]$/ {
+    if ($3 ~ /^_R/) v0 = 1
     key = symbol_key($3)
     if (key in rank) {
         r = rank[key]
-        names[r] = (r in names) ? names[r] "\n" $3 : $3
+        if (r in names) names[r] = names[r] "\n" $3
+        else names[r] = $3
     }
 }
 
+# A program without v0 names (built with a RUSTFLAGS of the user's) is left in its usual
+# order, even where a few C functions would match.
 END {
-    if (mode == "order")
+    if (mode == "order" && v0)
         for (r = 1; r <= ranks; r++)
             if (r in names) print names[r]
 }

@@ -346,12 +346,10 @@ fn spawn_tui(bench: &Bench, extra: &[&str]) -> Tui {
     Tui::spawn_sized(&args, bench.home.path(), bench.cwd.path(), 40, 120, &[])
 }
 
-/// `spawn_tui` of another binary (a `BENCH_BASELINE`): the terminal's wrapper execs it with
-/// the arguments that follow this build's path.
+/// `spawn_tui` of a given binary (this build or a `BENCH_BASELINE`): the terminal's wrapper,
+/// a shell, execs it with the arguments that follow this build's path. Both binaries start
+/// the same way, so the shell's start is in both figures.
 fn spawn_tui_of(bench: &Bench, program: &str, extra: &[&str]) -> Tui {
-    if program == AGENT {
-        return spawn_tui(bench, extra);
-    }
     let wrapper: &'static [&'static str] = Box::leak(Box::new([
         "sh",
         "-c",

@@ -27,10 +27,16 @@ fn program_source() -> String {
         source.push_str(&body(&format!("other{i}")));
     }
     source.push_str(&body("_RNvNtCsQq7Zw1_5agent3cli4beta"));
+    // A local copy as LLVM names it: the key drops the suffix.
+    source.push_str(
+        "int gamma(int x) __asm__(\"_RNvCsX9yA2b_5agent5gamma.llvm.7\");\n\
+         __attribute__((noinline)) int gamma(int x) { return x * 3 + 1; }\n",
+    );
     source.push_str(&body("_RNvCsX9yA2b_5agent5alpha"));
     source.push_str(
         "int main(void) { int s = 0;\n\
-         s += _RNvCsX9yA2b_5agent5alpha(1); s += _RNvNtCsQq7Zw1_5agent3cli4beta(2);\n",
+         s += _RNvCsX9yA2b_5agent5alpha(1); s += _RNvNtCsQq7Zw1_5agent3cli4beta(2);\n\
+         s += gamma(3);\n",
     );
     for i in 0..10 {
         source.push_str(&format!("s += other{i}({i});\n"));
@@ -41,8 +47,8 @@ fn program_source() -> String {
 
 /// The keys: the two functions with other hashes (as another profile or compiler gives
 /// them), `alpha` first, and one function the program does not have.
-const KEYS: &str =
-    "# a comment\n_RNvCs_5agent5alpha\n_RNvCs_5agent7missing\n_RNvNtCs_5agent3cli4beta\n";
+const KEYS: &str = "# a comment\n_RNvCs_5agent5alpha\n_RNvCs_5agent7missing\n\
+                    _RNvNtCs_5agent3cli4beta\n_RNvCs_5agent5gamma\n";
 
 /// rustc's own way of linking on this target: the C compiler driver with rust-lld.
 fn lld_args() -> Option<Vec<String>> {
@@ -79,8 +85,8 @@ fn setup() -> Option<Setup> {
         skip("the start-up order is linked on x86_64 Linux only");
         return None;
     }
-    if !found("cc") || !found("nm") || !found("objcopy") {
-        skip("needs cc, nm and objcopy (binutils)");
+    if !found("cc") || !found("nm") {
+        skip("needs cc and nm (binutils)");
         return None;
     }
     let Some(lld) = lld_args() else {
@@ -160,12 +166,13 @@ fn the_listed_functions_come_first_in_the_lists_order_whatever_their_hashes() {
     let Some(setup) = setup() else { return };
     let program = setup.link("release", &[]);
     let order = functions_in_order(&program);
-    assert_eq!(order.len(), 12, "{order:?}");
+    assert_eq!(order.len(), 13, "{order:?}");
     assert_eq!(
-        order[..2],
+        order[..3],
         [
             "_RNvCsX9yA2b_5agent5alpha".to_string(),
-            "_RNvNtCsQq7Zw1_5agent3cli4beta".to_string()
+            "_RNvNtCsQq7Zw1_5agent3cli4beta".to_string(),
+            "_RNvCsX9yA2b_5agent5gamma.llvm.7".to_string(),
         ],
         "{order:?}"
     );
@@ -177,6 +184,7 @@ fn a_debug_build_and_a_list_that_names_nothing_link_as_usual() {
     let debug = functions_in_order(&setup.link("debug", &[]));
     assert_eq!(debug[0], "other0", "{debug:?}");
     assert_eq!(debug[10], "_RNvNtCsQq7Zw1_5agent3cli4beta", "{debug:?}");
+    assert_eq!(debug[12], "_RNvCsX9yA2b_5agent5alpha", "{debug:?}");
     std::fs::write(&setup.keys, "_RNvCs_5agent7missing\n").unwrap();
     let unlisted = functions_in_order(&setup.link("release", &[]));
     assert_eq!(unlisted, debug);
@@ -184,6 +192,10 @@ fn a_debug_build_and_a_list_that_names_nothing_link_as_usual() {
 
 #[test]
 fn a_stripped_program_is_ordered_and_stays_stripped() {
+    if !found("objcopy") {
+        skip("needs objcopy (binutils)");
+        return;
+    }
     let Some(setup) = setup() else { return };
     let stripped = setup.link("dist", &["-Wl,--strip-all"]);
     assert!(
@@ -211,4 +223,88 @@ fn code_of(program: &Path) -> Vec<u8> {
         .unwrap();
     assert!(copied.success(), "objcopy failed");
     std::fs::read(out).unwrap()
+}
+
+/// `awk -f link/start-up.awk` in `mode`, with `input` on its standard input.
+fn start_up_awk(mode: &str, keys: Option<&Path>, input: &str) -> String {
+    use std::io::Write;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/link/start-up.awk");
+    let mut command = Command::new("awk");
+    command.args(["-v", &format!("mode={mode}")]);
+    if let Some(keys) = keys {
+        command.args(["-v", &format!("keys={}", keys.display())]);
+    }
+    let mut child = command
+        .args(["-f", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "awk failed");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_key_leaves_out_the_hashes_back_references_and_llvm_suffixes_and_nothing_else() {
+    if !found("awk") {
+        skip("needs awk");
+        return;
+    }
+    let names = "\
+_RNvXNtNtCskcthzA1Vvys_5agent5tools4bashNtB2_8BashToolNtB4_4Tool4name.llvm.1797
+_RNvXNtNtCsOTHERhash9_5agent5tools4bashNtB3_8BashToolNtB5_4Tool4name
+_RNvXNtNtCskcthzA1Vvys_5agent5tools4bashNtB2_8BoatToolNtB4_4Tool4name
+ts_parser_new.cold
+ts_parser_new
+";
+    assert_eq!(
+        start_up_awk("keys", None, names),
+        "\
+_RNvXNtNtCs_5agent5tools4bashNtB_8BashToolNtB_4Tool4name
+_RNvXNtNtCs_5agent5tools4bashNtB_8BoatToolNtB_4Tool4name
+ts_parser_new
+"
+    );
+}
+
+#[test]
+fn the_ordering_file_follows_the_list_and_is_empty_for_a_program_without_v0_names() {
+    if !found("awk") {
+        skip("needs awk");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::write(
+        &keys,
+        "# list\n_RNvCs_5agent4main\nts_parser_new\n_RNvCs_5agent3run\n",
+    )
+    .unwrap();
+    let nm = "\
+0000000000001000 T _RNvCsAAA_5agent3run
+0000000000002000 t _RNvCsAAA_5agent3run.llvm.42
+0000000000003000 T ts_parser_new
+0000000000004000 T _RNvCsAAA_5agent4main
+0000000000005000 D _RNvCsAAA_5agent4data
+0000000000006000 T _RNvCsAAA_5agent5other
+";
+    assert_eq!(
+        start_up_awk("order", Some(&keys), nm),
+        "\
+_RNvCsAAA_5agent4main
+ts_parser_new
+_RNvCsAAA_5agent3run
+_RNvCsAAA_5agent3run.llvm.42
+"
+    );
+    let legacy =
+        "0000000000001000 T _ZN5agent4main17h0123456789abcdefE\n0000000000003000 T ts_parser_new\n";
+    assert_eq!(start_up_awk("order", Some(&keys), legacy), "");
 }
