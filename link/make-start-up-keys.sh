@@ -18,7 +18,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 program=$target/release/agent
-[ $# -gt 0 ] && program=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+if [ $# -gt 0 ]; then
+    [ -d "$(dirname "$1")" ] || { echo "no directory $(dirname "$1") for the program $1" >&2; exit 1; }
+    program=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+fi
 keys="$here/start-up.keys"
 
 fail() {

@@ -29,7 +29,7 @@ fn local_binding(on: bool) -> SandboxConfig {
 /// Whether the tests can run here: a python for the servers, curl for the clients, and a
 /// kernel that lets this user make the namespace (checked by making one).
 async fn can_run(user: User) -> bool {
-    if !Path::new(PYTHON).exists() || which("curl").is_none() {
+    if !Path::new(PYTHON).exists() || !support::skip::on_path("curl") {
         support::skip::skip("needs /usr/bin/python3 and curl");
         return false;
     }
@@ -49,14 +49,6 @@ async fn can_run(user: User) -> bool {
             false
         }
     }
-}
-
-fn which(program: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(program))
-            .find(|path| path.exists())
-    })
 }
 
 /// One session's tool context (its clones share the session's namespace).

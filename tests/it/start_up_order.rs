@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::skip::skip;
+use crate::support::skip::{on_path, skip};
 
 const WRAPPER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/link/start-up-first");
 
@@ -66,13 +66,6 @@ fn lld_args() -> Option<Vec<String>> {
     })
 }
 
-fn found(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 struct Setup {
     dir: tempfile::TempDir,
     object: PathBuf,
@@ -85,7 +78,7 @@ fn setup() -> Option<Setup> {
         skip("the start-up order is linked on x86_64 Linux only");
         return None;
     }
-    if !found("cc") || !found("nm") {
+    if !on_path("cc") || !on_path("nm") {
         skip("needs cc and nm (binutils)");
         return None;
     }
@@ -192,7 +185,7 @@ fn a_debug_build_and_a_list_that_names_nothing_link_as_usual() {
 
 #[test]
 fn a_stripped_program_is_ordered_and_stays_stripped() {
-    if !found("objcopy") {
+    if !on_path("objcopy") {
         skip("needs objcopy (binutils)");
         return;
     }
@@ -253,7 +246,7 @@ fn start_up_awk(mode: &str, keys: Option<&Path>, input: &str) -> String {
 
 #[test]
 fn a_key_leaves_out_the_hashes_back_references_and_llvm_suffixes_and_nothing_else() {
-    if !found("awk") {
+    if !on_path("awk") {
         skip("needs awk");
         return;
     }
@@ -276,7 +269,7 @@ ts_parser_new
 
 #[test]
 fn the_ordering_file_follows_the_list_and_is_empty_for_a_program_without_v0_names() {
-    if !found("awk") {
+    if !on_path("awk") {
         skip("needs awk");
         return;
     }

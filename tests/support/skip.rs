@@ -11,6 +11,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 static SKIPPED: AtomicUsize = AtomicUsize::new(0);
 static AT_EXIT: Once = Once::new();
 
+/// Whether `program` is a file in one of `$PATH`'s directories: what a test that runs it
+/// checks before it skips.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).exists()))
+}
+
 /// Say that the running test skips, and why. The caller returns right after.
 pub fn skip(why: &str) {
     let thread = std::thread::current();
