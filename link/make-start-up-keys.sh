@@ -13,6 +13,10 @@
 # the harness's loopback server. It needs valgrind, tmux and an optimised build with v0 symbol
 # names (this checkout's .cargo/config.toml gives them). The list keeps the runs' order (each
 # run's functions as callgrind's files list them, which is close to the order they ran).
+# Then, with perf, page-fault-keys.sh adds what the same `-p` runs fault in with the sandbox
+# on (its code in the agent never runs under valgrind), relinking this checkout's release
+# build as the list grows. The list changes, so the next `cargo build --release` compiles the
+# package again (build.rs): about five minutes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -41,16 +45,29 @@ fi
 work=$(mktemp -d)
 session="start-up-keys-$$"
 server=
-trap 'tmux -L "$session" kill-server 2>/dev/null; [ -n "$server" ] && kill -INT "$server" 2>/dev/null; rm -rf "$work"' EXIT
+# Under `set -e` a failing step would end the clean-up early: each may fail.
+cleanup() {
+    tmux -L "$session" kill-server 2>/dev/null || true
+    if [ -n "$server" ]; then kill -INT "$server" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 mkdir -p "$work/home" "$work/cwd"
 
-# `profile NAME PROGRAM ARGS…`: runs it under callgrind in its own home and directory (the
-# user's configuration and sessions play no part), its files named NAME.<pid>.out.
+# The runs have a home directory of their own (the user's configuration and sessions play no
+# part), given as a user's is (HOME, not AGENT_HOME): finding the agent's directories from it
+# is part of every start.
+in_own_home() {
+    env -u AGENT_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_STATE_HOME HOME="$work/home" "$@"
+}
+
+# `profile NAME PROGRAM ARGS…`: runs it under callgrind in its own home and directory, its
+# files named NAME.<pid>.out.
 profile() {
     name=$1
     shift
-    (cd "$work/cwd" && exec env AGENT_HOME="$work/home" valgrind --tool=callgrind --demangle=no \
+    (cd "$work/cwd" && in_own_home valgrind --tool=callgrind --demangle=no \
         --trace-children=yes "--callgrind-out-file=$work/$name.%p.out" "$@")
 }
 
@@ -61,7 +78,8 @@ profile 1-version "$program" --version >/dev/null 2>"$work/version.err" ||
 cat >"$work/tui.sh" <<SCRIPT
 #!/bin/sh
 cd "$work/cwd" || exit 1
-exec env AGENT_HOME="$work/home" OPENAI_API_KEY=start-up-keys valgrind --tool=callgrind \
+exec env -u AGENT_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_STATE_HOME HOME="$work/home" \
+    OPENAI_API_KEY=start-up-keys valgrind --tool=callgrind \
     --demangle=no --trace-children=yes "--callgrind-out-file=$work/2-tui.%p.out" \
     "$program" --provider openai --model gpt-4o --no-session 2>"$work/tui.err"
 SCRIPT
@@ -90,6 +108,7 @@ fi
 # is used): its loopback server (`scenarios serve tools`) answers.
 bench=$(ls -t "$target"/release/deps/scenarios-* 2>/dev/null | grep -v '\.d$' | head -n 1 || true)
 if [ -n "$bench" ]; then
+    : >"$work/serve.out"
     "$bench" serve tools >"$work/serve.out" 2>&1 &
     server=$!
     url=
@@ -150,3 +169,13 @@ fi
     cat "$work/keys"
 } >"$keys"
 echo "wrote $keys"
+
+# Then what the sandboxed path faults in (page-fault-keys.sh), when perf and the harness are
+# here.
+if [ -z "$bench" ]; then
+    :
+elif ! command -v perf >/dev/null 2>&1; then
+    echo "perf not found: the sandboxed path's functions are not added (page-fault-keys.sh)" >&2
+else
+    "$here/page-fault-keys.sh" "$keys" "$bench"
+fi
