@@ -13,14 +13,20 @@
 # the harness's loopback server. It needs valgrind, tmux and an optimised build with v0 symbol
 # names (this checkout's .cargo/config.toml gives them). The list keeps the runs' order (each
 # run's functions as callgrind's files list them, which is close to the order they ran).
-# Then, with perf, page-fault-keys.sh adds what the same `-p` runs fault in with the sandbox
-# on (its code in the agent never runs under valgrind), relinking this checkout's release
-# build as the list grows. The list changes, so the next `cargo build --release` compiles the
-# package again (build.rs): about five minutes.
+# Then, with perf, page-fault-keys.sh adds what `-p` and `--mode json` runs fault in with the
+# sandbox on (its code never runs under valgrind), relinking this checkout's release build
+# with the list as it grows. The new list changes what build.rs watches, so the next
+# `cargo build --release` compiles the package again: about five minutes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
+# cargo takes a relative CARGO_TARGET_DIR from where it is run: from here, as page-fault-keys.sh
+# runs it elsewhere.
+case $target in
+/*) ;;
+*) target=$(pwd)/$target && export CARGO_TARGET_DIR="$target" ;;
+esac
 program=$target/release/agent
 if [ $# -gt 0 ]; then
     [ -d "$(dirname "$1")" ] || { echo "no directory $(dirname "$1") for the program $1" >&2; exit 1; }
@@ -164,18 +170,25 @@ if [ -r "$keys" ]; then
     echo "$count start-up functions; $kept of them were in the previous list"
 fi
 {
-    echo "# The functions agent runs at start-up, as keys (link/start-up.awk), run by run."
+    echo "# The functions agent runs at start-up, as keys (link/start-up.awk): callgrind's runs one after"
+    echo "# the other, then what sandboxed runs fault in (page-fault-keys.sh)."
     echo "# Made by link/make-start-up-keys.sh; read by link/start-up-first when the program is linked."
     cat "$work/keys"
-} >"$keys"
-echo "wrote $keys"
+} >"$work/list"
 
-# Then what the sandboxed path faults in (page-fault-keys.sh), when perf and the harness are
-# here.
+# Then what the sandboxed path faults in (page-fault-keys.sh), when perf can record page faults
+# here and the harness is built; without them the list has callgrind's runs only. The list
+# replaces the old one only once everything asked has worked.
 if [ -z "$bench" ]; then
-    :
+    echo "the sandboxed path's functions are not added: no benchmark harness" >&2
 elif ! command -v perf >/dev/null 2>&1; then
     echo "perf not found: the sandboxed path's functions are not added (page-fault-keys.sh)" >&2
+elif ! perf record --quiet --no-buildid-cache -e page-faults -c 1 -d -o "$work/probe.data" \
+    -- true 2>"$work/probe.err"; then
+    echo "perf cannot record page faults here: the sandboxed path's functions are not added" >&2
+    cat "$work/probe.err" >&2
 else
-    "$here/page-fault-keys.sh" "$keys" "$bench"
+    "$here/page-fault-keys.sh" "$work/list" "$bench" || fail "page-fault-keys.sh failed: $keys is left as it was"
 fi
+cp "$work/list" "$keys"
+echo "wrote $keys ($(grep -vc '^#' "$keys") keys)"

@@ -1,21 +1,23 @@
 #!/bin/sh
-# Adds to a start-up list (start-up.keys) the functions a sandboxed headless run with tool
-# rounds faults in, which callgrind cannot show: valgrind does not know Landlock's system
-# calls, so under it the sandbox is unavailable and its code in the agent never runs.
+# Adds to a start-up list (start-up.keys' format) the functions sandboxed headless runs with
+# tool rounds fault in, which callgrind cannot show: valgrind does not know Landlock's system
+# calls, so under it the sandbox is unavailable and its code never runs.
 #
 #   link/page-fault-keys.sh KEYS BENCH     (make-start-up-keys.sh runs it)
 #
 # KEYS is the list to extend (in place); BENCH the benchmark harness, whose loopback server
-# (`scenarios serve tools`) answers. The program is this checkout's release build: its link
-# is repeated with the list as it grows (`cargo rustc --release --bin agent -- -C save-temps
-# --print link-args` gives the command and keeps the objects it names).
+# (`scenarios serve tools`) answers. The program is this checkout's release build, linked
+# again with the list as it grows: `cargo rustc --release --bin agent -- -C save-temps
+# --print link-args` gives the link command and keeps the objects it names.
 #
-# perf records the page faults of the agent process (`-e page-faults -d`: the faulting
-# address of each). A fault whose address is the instruction's own is code being read in; its
-# function, when not yet listed, is added. A fault maps the whole 64 kB window around it (the
-# kernel's fault-around), hiding the other functions in that window, so the program is linked
-# again with the longer list and run again, until a round finds nothing new (at most 15).
-# Each round runs `-p` with and without a session and `--mode json`, the sandbox on.
+# perf records the page faults of the agent and of the processes it forks (the fork server,
+# the supervisors: the same program), with the faulting address of each (`-e page-faults
+# -d`). A fault at the instruction's own address (or the next page, for an instruction that
+# straddles two) is code being read in; its function, when not listed yet, is added. A fault
+# maps the 64 kB window around it (the kernel's fault-around), hiding the other functions in
+# that window, so the program is linked again with the longer list and run again, until a
+# round finds nothing new (at most 15 rounds). Each round runs `-p` with and without a
+# session and `--mode json`, the sandbox on.
 #
 # Written by hand: what is asked (which functions this program's sandboxed path runs, as
 # link-order keys) is particular to this build; perf and the linker are the tools.
@@ -24,7 +26,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 keys=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-bench=$2
+bench=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 
 fail() {
     echo "$1" >&2
@@ -32,46 +34,66 @@ fail() {
     exit 1
 }
 
-for tool in perf cargo dd nm awk; do
+# cargo takes a relative CARGO_TARGET_DIR from where it is run: from here, as cargo runs in
+# the checkout below.
+case ${CARGO_TARGET_DIR:-/} in
+/*) ;;
+*) export CARGO_TARGET_DIR="$(pwd)/$CARGO_TARGET_DIR" ;;
+esac
+for tool in perf cargo nm awk; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed: not found"
 done
+[ -x "$bench" ] || fail "no benchmark harness at $bench"
 
 work=$(mktemp -d)
 server=
-deps=
+kept=
 cleanup() {
     if [ -n "$server" ]; then kill -INT "$server" 2>/dev/null || true; fi
-    # What -C save-temps kept in the program's directory: rustc's temporary directories and the
-    # program crate's intermediate files, which were not there before.
-    if [ -n "$deps" ] && [ -r "$work/before" ]; then
-        ls "$deps" | awk 'NR == FNR { before[$0] = 1; next }
-            !($0 in before) && ($0 ~ /^(rustc|rmeta)[A-Za-z0-9]+$/ || $0 ~ /^agent-[0-9a-f]+\..*rcgu/)' \
-            "$work/before" - | while read -r name; do rm -rf "${deps:?}/$name"; done
+    # What -C save-temps kept next to the program: listed right after cargo ran.
+    if [ -n "$kept" ] && [ -r "$work/kept" ]; then
+        while read -r name; do rm -rf "${kept:?}/$name"; done <"$work/kept"
     fi
     rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
+case $work in
+*[[:space:]]*) fail "the temporary directory $work has a space in its path: set TMPDIR" ;;
+esac
 mkdir -p "$work/home" "$work/cwd" "$work/deps"
 
+# The runs' environment: a home of their own given as a user's is (HOME, not AGENT_HOME:
+# finding the agent's directories from it is part of every start).
+in_own_home() {
+    env -u AGENT_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_STATE_HOME \
+        -u AGENT_SANDBOX_SIMULATE_UNAVAILABLE HOME="$work/home" "$@"
+}
+
+# `--no-buildid-cache`: perf would otherwise copy the 40 MB program into ~/.debug each round.
+in_own_home perf record --quiet --no-buildid-cache -e page-faults -c 1 -d -o "$work/probe.data" \
+    -- true 2>"$work/probe.err" || fail "perf cannot record page faults here:" "$work/probe.err"
+
 # The program's link, pointed at a file of this script's own (still a `deps/agent-*`, which
-# start-up-first orders).
-deps=${CARGO_TARGET_DIR:-$root/target}/release/deps
-mkdir -p "$deps"
-ls "$deps" >"$work/before"
-# cargo prints the link only when it links: the program's crate (src/main.rs, a few lines)
-# is made out of date.
+# start-up-first orders). cargo prints the link only when it links: the program's crate
+# (src/main.rs, a few lines) is made out of date.
 touch "$root/src/main.rs"
+: >"$work/marker"
 (cd "$root" && cargo rustc --quiet --release --bin agent -- -C save-temps --print link-args) \
     >"$work/link-args" 2>"$work/cargo.err" || fail "cargo rustc failed:" "$work/cargo.err"
 program=$work/deps/agent-faults
-awk -v out="$program" '
+# The line is `VAR="…" … "driver" "arg" …`: the argument after "-o" is replaced, and the
+# directory it named (cargo's deps) kept to clean.
+awk -v out="$program" -v asked="$work/asked" '
     /start-up-first/ {
-        # The line is `VAR="…" … "driver" "arg" …`: replace the argument after "-o".
         n = split($0, parts, /" "/)
         line = parts[1]
         for (i = 2; i <= n; i++) {
-            if (parts[i - 1] == "-o") parts[i] = out
+            if (parts[i - 1] == "-o") {
+                closing = (i == n) ? "\"" : ""
+                print substr(parts[i], 1, length(parts[i]) - length(closing)) >asked
+                parts[i] = out closing
+            }
             line = line "\" \"" parts[i]
         }
         print line
@@ -79,27 +101,44 @@ awk -v out="$program" '
     }
     END { exit !found }
 ' "$work/link-args" >"$work/link.sh" || fail "no link command in cargo's output:" "$work/link-args"
+[ -s "$work/asked" ] || fail "no output (-o) in cargo's link command:" "$work/link-args"
+kept=$(dirname "$(cat "$work/asked")")
+# rustc's temporary directories this cargo run made, and the program crate's intermediate
+# files (an interrupted run's too).
+{
+    find "$kept" -path "$kept/*" -prune -newer "$work/marker" \( -name 'rustc*' -o -name 'rmeta*' \) -type d
+    find "$kept" -path "$kept/*" -prune -name 'agent-*rcgu*' -type f
+} | sed "s|^$kept/||" >"$work/kept"
+
 # `run NAME ARGS…`: the program against the server, its page faults recorded in NAME.data.
+# The runs must take the sandbox's path: a notice that it is unavailable, or a command not
+# run, fails the script.
 run() {
     name=$1
     shift
-    # A home of its own, given as a user's is (HOME, not AGENT_HOME: finding the agent's
-    # directories from it is part of every start).
-    (cd "$work/cwd" && env -u AGENT_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_STATE_HOME \
-        HOME="$work/home" perf record --quiet -e page-faults -c 1 -d \
-        -o "$work/$name.data" -- "$program" --base-url "$url" --model bench \
+    (cd "$work/cwd" && in_own_home perf record --quiet --no-buildid-cache -e page-faults -c 1 \
+        -d -o "$work/$name.data" -- "$program" --base-url "$url" --model bench \
         --permission-mode auto "$@" >/dev/null 2>"$work/run.err") ||
         fail "the run ($*) failed:" "$work/run.err"
+    if grep -q "sandbox is unavailable\|was not allowed to run" "$work/run.err"; then
+        fail "the run ($*) did not take the sandbox's path:" "$work/run.err"
+    fi
 }
 
 round=0
+added=0
 while [ "$round" -lt 15 ]; do
     round=$((round + 1))
-    (cd "$root" && AGENT_START_UP_KEYS=$keys sh "$work/link.sh") >"$work/link.err" 2>&1 ||
-        fail "the program's link failed:" "$work/link.err"
+    (cd "$root" && env -u AGENT_NO_START_UP_ORDER AGENT_START_UP_KEYS="$keys" sh "$work/link.sh") \
+        >"$work/link.err" 2>&1 || fail "the program's link failed:" "$work/link.err"
+    if [ "$round" -eq 1 ] &&
+        ! nm --defined-only "$program" | awk '$3 ~ /^_R/ { found = 1; exit } END { exit !found }'; then
+        fail "the program has no v0 symbol names (a RUSTFLAGS of your own replaces .cargo/config.toml's)"
+    fi
     # Read from disk as a program is (a file just written sits in large folios, which a
-    # fault maps whole): its cached pages dropped, then read back by one start.
-    dd if="$program" iflag=nocache count=0 2>/dev/null
+    # fault maps whole): its cached pages dropped (GNU dd; elsewhere they stay), then read
+    # back by one start.
+    dd if="$program" iflag=nocache count=0 2>/dev/null || true
     "$program" --version >/dev/null
     : >"$work/serve.out"
     "$bench" serve tools >"$work/serve.out" 2>&1 &
@@ -117,19 +156,29 @@ while [ "$round" -lt 15 ]; do
     kill -INT "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     server=
-    # `perf script` lines: pid, the faulting address and its symbol (dso), the instruction's
-    # address and its symbol (dso). The agent is the first process of each recording.
+    # `perf script` lines: pid, the faulting address, its symbol and (dso), the instruction's
+    # address, its symbol and (dso). Code: the fault is at the instruction, or on the page
+    # after it with the same symbol (an instruction across a page boundary).
+    : >"$work/code"
     for name in plain session json; do
-        perf script -i "$work/$name.data" -F pid,addr,ip,sym,dso --no-demangle 2>/dev/null |
-            awk -v program="($program)" '
-                NR == 1 { agent = $1 }
-                $1 == agent && NF >= 6 && $2 == $(NF - 2) && $NF == program && $(NF - 1) != "[unknown]" {
-                    print $(NF - 1)
-                }'
-    done | awk -v mode=keys -f "$here/start-up.awk" >"$work/found"
-    awk 'NR == FNR { listed[$0] = 1; next } !($0 in listed)' "$keys" "$work/found" >"$work/new"
+        perf script -i "$work/$name.data" -F pid,addr,ip,sym,dso --no-demangle \
+            >"$work/$name.txt" 2>"$work/script.err" ||
+            fail "perf script failed on the $name run:" "$work/script.err"
+        awk -v program="($program)" '
+            NF == 7 && $NF == program && $(NF - 1) != "[unknown]" &&
+                ($2 == $(NF - 2) || ($4 == program && $3 == $(NF - 1))) { print $(NF - 1) }
+        ' "$work/$name.txt" >"$work/$name.code"
+        [ -s "$work/$name.code" ] ||
+            fail "the $name run's recording has no fault on the program's code: perf script says" "$work/$name.txt"
+        cat "$work/$name.code" >>"$work/code"
+    done
+    awk -v mode=keys -f "$here/start-up.awk" "$work/code" >"$work/found"
+    awk 'FILENAME == ARGV[1] { listed[$0] = 1; next } !($0 in listed)' "$keys" "$work/found" >"$work/new"
     added=$(wc -l <"$work/new")
     echo "round $round: $added functions the sandboxed runs fault in added"
     [ "$added" -gt 0 ] || break
     cat "$work/new" >>"$keys"
 done
+if [ "$added" -gt 0 ]; then
+    echo "stopped after $round rounds, the last still adding functions (timing moves a few between runs)"
+fi
