@@ -4,7 +4,7 @@
 # works when it is out of date, it just places less of the start.
 #
 #   cargo build --release && cargo bench --bench scenarios --no-run
-#   link/make-start-up-keys.sh [path/to/agent]
+#   link/make-start-up-keys.sh [--with-dist] [path/to/agent]
 #
 # It runs the program under valgrind's callgrind (every function executed is recorded):
 # `agent --version`; the interactive interface started in a tmux pane (a tmux server of its
@@ -16,7 +16,9 @@
 # Then, with perf, page-fault-keys.sh adds what `-p` and `--mode json` runs fault in with the
 # sandbox on (its code never runs under valgrind), relinking this checkout's release build
 # with the list as it grows. The new list changes what build.rs watches, so the next
-# `cargo build --release` compiles the package again: about five minutes.
+# `cargo build --release` compiles the package again: about five minutes. `--with-dist` also
+# runs it on the `dist` build (what `cargo install` makes), whose functions after
+# whole-program inlining are others: ten more minutes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -28,6 +30,11 @@ case $target in
 *) target=$(pwd)/$target && export CARGO_TARGET_DIR="$target" ;;
 esac
 program=$target/release/agent
+with_dist=
+if [ "${1:-}" = --with-dist ]; then
+    with_dist=1
+    shift
+fi
 if [ $# -gt 0 ]; then
     [ -d "$(dirname "$1")" ] || { echo "no directory $(dirname "$1") for the program $1" >&2; exit 1; }
     program=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -189,6 +196,10 @@ elif ! perf record --quiet --no-buildid-cache -e page-faults -c 1 -d -o "$work/p
     cat "$work/probe.err" >&2
 else
     "$here/page-fault-keys.sh" "$work/list" "$bench" || fail "page-fault-keys.sh failed: $keys is left as it was"
+    if [ -n "$with_dist" ]; then
+        "$here/page-fault-keys.sh" "$work/list" "$bench" dist ||
+            fail "page-fault-keys.sh failed on the dist build: $keys is left as it was"
+    fi
 fi
 cp "$work/list" "$keys"
 echo "wrote $keys ($(grep -vc '^#' "$keys") keys)"

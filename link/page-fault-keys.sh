@@ -3,12 +3,15 @@
 # tool rounds fault in, which callgrind cannot show: valgrind does not know Landlock's system
 # calls, so under it the sandbox is unavailable and its code never runs.
 #
-#   link/page-fault-keys.sh KEYS BENCH     (make-start-up-keys.sh runs it)
+#   link/page-fault-keys.sh KEYS BENCH [PROFILE]     (make-start-up-keys.sh runs it)
 #
 # KEYS is the list to extend (in place); BENCH the benchmark harness, whose loopback server
-# (`scenarios serve tools`) answers. The program is this checkout's release build, linked
-# again with the list as it grows: `cargo rustc --release --bin agent -- -C save-temps
-# --print link-args` gives the link command and keeps the objects it names.
+# (`scenarios serve tools`) answers. The program is this checkout's build in PROFILE
+# (`release` unless named; `dist` names its whole-program build, whose functions after
+# inlining are not the release build's), linked again with the list as it grows:
+# `cargo rustc --profile PROFILE --bin agent -- -C save-temps --print link-args` gives the
+# link command and keeps the objects it names (for `dist` that compiles the whole program
+# once more: ten minutes here).
 #
 # perf records the page faults of the agent and of the processes it forks (the fork server,
 # the supervisors: the same program), with the faulting address of each (`-e page-faults
@@ -17,12 +20,17 @@
 # maps the 64 kB window around it (the kernel's fault-around), hiding the other functions in
 # that window, so the program is linked again with the longer list and run again, until a
 # round finds nothing new (at most 15 rounds). Each round runs `-p` with and without a
-# session and `--mode json`, the sandbox on.
+# session and `--mode json`, the sandbox on, and `--version`.
+#
+# PAGE_FAULT_KEYS_PROGRAM, when set, names where to copy the last round's program: linked with
+# the final list, it is what a build with that list gives, without the build (for `dist`,
+# ten minutes).
 #
 # Written by hand: what is asked (which functions this program's sandboxed path runs, as
 # link-order keys) is particular to this build; perf and the linker are the tools.
 set -eu
-[ $# -eq 2 ] || { echo "usage: $0 KEYS BENCH" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 KEYS BENCH [PROFILE]" >&2; exit 2; }
+profile=${3:-release}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 keys=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -79,16 +87,23 @@ in_own_home perf record --quiet --no-buildid-cache -e page-faults -c 1 -d -o "$w
 # (src/main.rs, a few lines) is made out of date.
 touch "$root/src/main.rs"
 : >"$work/marker"
-(cd "$root" && cargo rustc --quiet --release --bin agent -- -C save-temps --print link-args) \
+(cd "$root" && cargo rustc --quiet --profile "$profile" --bin agent -- -C save-temps --print link-args) \
     >"$work/link-args" 2>"$work/cargo.err" || fail "cargo rustc failed:" "$work/cargo.err"
 program=$work/deps/agent-faults
 # The line is `VAR="…" … "driver" "arg" …`: the argument after "-o" is replaced, and the
-# directory it named (cargo's deps) kept to clean.
+# directory it named (cargo's deps) kept to clean; a strip of the symbol table (`dist`) is
+# left out, as perf and nm need the names (it changes no address).
 awk -v out="$program" -v asked="$work/asked" '
     /start-up-first/ {
         n = split($0, parts, /" "/)
         line = parts[1]
         for (i = 2; i <= n; i++) {
+            arg = parts[i]
+            if (i == n) sub(/"$/, "", arg)
+            if (arg == "-s" || arg == "-Wl,-s" || arg == "-Wl,--strip-all") {
+                if (i == n) line = line "\""
+                continue
+            }
             if (parts[i - 1] == "-o") {
                 closing = (i == n) ? "\"" : ""
                 print substr(parts[i], 1, length(parts[i]) - length(closing)) >asked
@@ -153,6 +168,9 @@ while [ "$round" -lt 15 ]; do
     run plain --no-session -p go
     run session -p go
     run json --no-session --mode json go
+    (cd "$work/cwd" && in_own_home perf record --quiet --no-buildid-cache -e page-faults -c 1 \
+        -d -o "$work/version.data" -- "$program" --version >/dev/null 2>"$work/run.err") ||
+        fail "agent --version failed:" "$work/run.err"
     kill -INT "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     server=
@@ -160,7 +178,7 @@ while [ "$round" -lt 15 ]; do
     # address, its symbol and (dso). Code: the fault is at the instruction, or on the page
     # after it with the same symbol (an instruction across a page boundary).
     : >"$work/code"
-    for name in plain session json; do
+    for name in plain session json version; do
         perf script -i "$work/$name.data" -F pid,addr,ip,sym,dso --no-demangle \
             >"$work/$name.txt" 2>"$work/script.err" ||
             fail "perf script failed on the $name run:" "$work/script.err"
@@ -181,4 +199,7 @@ while [ "$round" -lt 15 ]; do
 done
 if [ "$added" -gt 0 ]; then
     echo "stopped after $round rounds, the last still adding functions (timing moves a few between runs)"
+elif [ -n "${PAGE_FAULT_KEYS_PROGRAM:-}" ]; then
+    cp "$program" "$PAGE_FAULT_KEYS_PROGRAM"
+    echo "the program linked with the final list: $PAGE_FAULT_KEYS_PROGRAM"
 fi
