@@ -14,11 +14,13 @@
 # names (this checkout's .cargo/config.toml gives them). The list keeps the runs' order (each
 # run's functions as callgrind's files list them, which is close to the order they ran).
 # Then, with perf, page-fault-keys.sh adds what `-p` and `--mode json` runs fault in with the
-# sandbox on (its code never runs under valgrind), relinking this checkout's release build
-# with the list as it grows. The new list changes what build.rs watches, so the next
-# `cargo build --release` compiles the package again: about five minutes. `--with-dist` also
-# runs it on the `dist` build (what `cargo install` makes), whose functions after
-# whole-program inlining are others: ten more minutes.
+# sandbox on (its code never runs under valgrind), and `--version`, relinking this checkout's
+# release build with the list as it grows. The new list changes what build.rs watches, so the
+# next `cargo build --release` compiles the package again: about five minutes. `--with-dist`
+# also runs it on the `dist` build (what the README's `cargo install --profile dist` makes),
+# whose functions after whole-program inlining are others: a few minutes more with its
+# dependencies built, ten without. PAGE_FAULT_KEYS_PROGRAM (page-fault-keys.sh) applies to the
+# last pass.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -31,10 +33,15 @@ case $target in
 esac
 program=$target/release/agent
 with_dist=
-if [ "${1:-}" = --with-dist ]; then
-    with_dist=1
+while [ $# -gt 0 ]; do
+    case $1 in
+    --with-dist) with_dist=1 ;;
+    -*) echo "unknown option $1; usage: $0 [--with-dist] [path/to/agent]" >&2 && exit 2 ;;
+    *) break ;;
+    esac
     shift
-fi
+done
+[ $# -le 1 ] || { echo "usage: $0 [--with-dist] [path/to/agent]" >&2; exit 2; }
 if [ $# -gt 0 ]; then
     [ -d "$(dirname "$1")" ] || { echo "no directory $(dirname "$1") for the program $1" >&2; exit 1; }
     program=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -186,19 +193,26 @@ fi
 # Then what the sandboxed path faults in (page-fault-keys.sh), when perf can record page faults
 # here and the harness is built; without them the list has callgrind's runs only. The list
 # replaces the old one only once everything asked has worked.
+without=
 if [ -z "$bench" ]; then
-    echo "the sandboxed path's functions are not added: no benchmark harness" >&2
+    without="no benchmark harness"
 elif ! command -v perf >/dev/null 2>&1; then
-    echo "perf not found: the sandboxed path's functions are not added (page-fault-keys.sh)" >&2
+    without="perf not found"
 elif ! perf record --quiet --no-buildid-cache -e page-faults -c 1 -d -o "$work/probe.data" \
     -- true 2>"$work/probe.err"; then
-    echo "perf cannot record page faults here: the sandboxed path's functions are not added" >&2
-    cat "$work/probe.err" >&2
+    without="perf cannot record page faults here: $(cat "$work/probe.err")"
+fi
+if [ -n "$without" ]; then
+    [ -z "$with_dist" ] || fail "--with-dist needs the page-fault pass, which cannot run ($without): $keys is left as it was"
+    echo "$without: the sandboxed path's functions are not added (page-fault-keys.sh)" >&2
 else
-    "$here/page-fault-keys.sh" "$work/list" "$bench" || fail "page-fault-keys.sh failed: $keys is left as it was"
     if [ -n "$with_dist" ]; then
+        env -u PAGE_FAULT_KEYS_PROGRAM "$here/page-fault-keys.sh" "$work/list" "$bench" ||
+            fail "page-fault-keys.sh failed: $keys is left as it was"
         "$here/page-fault-keys.sh" "$work/list" "$bench" dist ||
             fail "page-fault-keys.sh failed on the dist build: $keys is left as it was"
+    else
+        "$here/page-fault-keys.sh" "$work/list" "$bench" || fail "page-fault-keys.sh failed: $keys is left as it was"
     fi
 fi
 cp "$work/list" "$keys"

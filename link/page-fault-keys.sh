@@ -11,7 +11,7 @@
 # inlining are not the release build's), linked again with the list as it grows:
 # `cargo rustc --profile PROFILE --bin agent -- -C save-temps --print link-args` gives the
 # link command and keeps the objects it names (for `dist` that compiles the whole program
-# once more: ten minutes here).
+# once more: a minute and a half here with its dependencies built, ten minutes without).
 #
 # perf records the page faults of the agent and of the processes it forks (the fork server,
 # the supervisors: the same program), with the faulting address of each (`-e page-faults
@@ -22,9 +22,9 @@
 # round finds nothing new (at most 15 rounds). Each round runs `-p` with and without a
 # session and `--mode json`, the sandbox on, and `--version`.
 #
-# PAGE_FAULT_KEYS_PROGRAM, when set, names where to copy the last round's program: linked with
-# the final list, it is what a build with that list gives, without the build (for `dist`,
-# ten minutes).
+# PAGE_FAULT_KEYS_PROGRAM, when set, names where to copy the program linked with the final
+# list: what a build with that list gives, without the build, except that it keeps its
+# symbol table (`strip` it to compare with a `dist` build).
 #
 # Written by hand: what is asked (which functions this program's sandboxed path runs, as
 # link-order keys) is particular to this build; perf and the linker are the tools.
@@ -199,7 +199,13 @@ while [ "$round" -lt 15 ]; do
 done
 if [ "$added" -gt 0 ]; then
     echo "stopped after $round rounds, the last still adding functions (timing moves a few between runs)"
-elif [ -n "${PAGE_FAULT_KEYS_PROGRAM:-}" ]; then
+fi
+if [ -n "${PAGE_FAULT_KEYS_PROGRAM:-}" ]; then
+    # After a round that added nothing the program has the final list; otherwise once more.
+    if [ "$added" -gt 0 ]; then
+        (cd "$root" && env -u AGENT_NO_START_UP_ORDER AGENT_START_UP_KEYS="$keys" sh "$work/link.sh") \
+            >"$work/link.err" 2>&1 || fail "the program's link failed:" "$work/link.err"
+    fi
     cp "$program" "$PAGE_FAULT_KEYS_PROGRAM"
     echo "the program linked with the final list: $PAGE_FAULT_KEYS_PROGRAM"
 fi
