@@ -174,18 +174,14 @@ while [ "$round" -lt 15 ]; do
     kill -INT "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     server=
-    # `perf script` lines: pid, the faulting address, its symbol and (dso), the instruction's
-    # address, its symbol and (dso). Code: the fault is at the instruction, or on the page
-    # after it with the same symbol (an instruction across a page boundary).
+    # The faults on the program's code, as functions (start-up.awk, mode=faults).
     : >"$work/code"
     for name in plain session json version; do
         perf script -i "$work/$name.data" -F pid,addr,ip,sym,dso --no-demangle \
             >"$work/$name.txt" 2>"$work/script.err" ||
             fail "perf script failed on the $name run:" "$work/script.err"
-        awk -v program="($program)" '
-            NF == 7 && $NF == program && $(NF - 1) != "[unknown]" &&
-                ($2 == $(NF - 2) || ($4 == program && $3 == $(NF - 1))) { print $(NF - 1) }
-        ' "$work/$name.txt" >"$work/$name.code"
+        awk -v mode=faults -v program="($program)" -f "$here/start-up.awk" "$work/$name.txt" \
+            >"$work/$name.code"
         [ -s "$work/$name.code" ] ||
             fail "the $name run's recording has no fault on the program's code: perf script says" "$work/$name.txt"
         cat "$work/$name.code" >>"$work/code"

@@ -6,6 +6,9 @@
 # mode=order: `nm` output in, `keys=FILE` the list; out, the program's functions whose key is
 #             in the list, in the list's order (every function of a key together): the file
 #             lld's --symbol-ordering-file reads. Nothing when the program has no v0 names.
+# mode=faults: `perf script -F pid,addr,ip,sym,dso --no-demangle` lines of page faults in,
+#             `program=(PATH)` the program as perf names its dso; out, the function of each
+#             fault on the program's code (page-fault-keys.sh).
 
 # The key of a symbol name: the same function in every build of the same source, whatever the
 # profile, the features or the compiler. A v0-mangled name (rustc -C symbol-mangling-version=v0)
@@ -38,6 +41,17 @@ BEGIN {
 mode == "keys" {
     key = symbol_key($0)
     if (key != "" && !(key in seen)) { seen[key] = 1; print key }
+    next
+}
+
+# A line is: pid, the faulting address, its symbol and (dso), the instruction's address, its
+# symbol and (dso). Code being read in: the fault is at the instruction, or on the page after
+# it with the same symbol (an instruction across a page boundary). Any process of the program
+# (the fork server and the supervisors are forks of it).
+mode == "faults" {
+    if (NF == 7 && $NF == program && $(NF - 1) != "[unknown]" &&
+        ($2 == $(NF - 2) || ($4 == program && $3 == $(NF - 1))))
+        print $(NF - 1)
     next
 }
 

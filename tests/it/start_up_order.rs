@@ -218,14 +218,15 @@ fn code_of(program: &Path) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
-/// `awk -f link/start-up.awk` in `mode`, with `input` on its standard input.
-fn start_up_awk(mode: &str, keys: Option<&Path>, input: &str) -> String {
+/// `awk -f link/start-up.awk` in `mode` with the variables `vars`, `input` on its standard
+/// input.
+fn start_up_awk(mode: &str, vars: &[(&str, &str)], input: &str) -> String {
     use std::io::Write;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/link/start-up.awk");
     let mut command = Command::new("awk");
     command.args(["-v", &format!("mode={mode}")]);
-    if let Some(keys) = keys {
-        command.args(["-v", &format!("keys={}", keys.display())]);
+    for (name, value) in vars {
+        command.args(["-v", &format!("{name}={value}")]);
     }
     let mut child = command
         .args(["-f", script])
@@ -258,7 +259,7 @@ ts_parser_new.cold
 ts_parser_new
 ";
     assert_eq!(
-        start_up_awk("keys", None, names),
+        start_up_awk("keys", &[], names),
         "\
 _RNvXNtNtCs_5agent5tools4bashNtB_8BashToolNtB_4Tool4name
 _RNvXNtNtCs_5agent5tools4bashNtB_8BoatToolNtB_4Tool4name
@@ -280,6 +281,7 @@ fn the_ordering_file_follows_the_list_and_is_empty_for_a_program_without_v0_name
         "# list\n_RNvCs_5agent4main\nts_parser_new\n_RNvCs_5agent3run\n",
     )
     .unwrap();
+    let keys_path = &keys.display().to_string();
     let nm = "\
 0000000000001000 T _RNvCsAAA_5agent3run
 0000000000002000 t _RNvCsAAA_5agent3run.llvm.42
@@ -289,7 +291,7 @@ fn the_ordering_file_follows_the_list_and_is_empty_for_a_program_without_v0_name
 0000000000006000 T _RNvCsAAA_5agent5other
 ";
     assert_eq!(
-        start_up_awk("order", Some(&keys), nm),
+        start_up_awk("order", &[("keys", keys_path)], nm),
         "\
 _RNvCsAAA_5agent4main
 ts_parser_new
@@ -299,5 +301,35 @@ _RNvCsAAA_5agent3run.llvm.42
     );
     let legacy =
         "0000000000001000 T _ZN5agent4main17h0123456789abcdefE\n0000000000003000 T ts_parser_new\n";
-    assert_eq!(start_up_awk("order", Some(&keys), legacy), "");
+    assert_eq!(start_up_awk("order", &[("keys", keys_path)], legacy), "");
+}
+
+#[test]
+fn the_page_faults_on_the_programs_code_name_their_functions() {
+    if !on_path("awk") {
+        skip("needs awk");
+        return;
+    }
+    // `perf script -F pid,addr,ip,sym,dso --no-demangle` of page faults: the faulting address
+    // with its symbol and (dso), then the instruction's.
+    let faults = "\
+ 4242     55d000001000 _RNvCsAAA_5agent4main (/t/deps/agent-faults)     55d000001000 _RNvCsAAA_5agent4main (/t/deps/agent-faults)
+ 4242     55d000400010 [unknown] (/t/deps/agent-faults)     55d000002000 _RNvCsAAA_5agent3run (/t/deps/agent-faults)
+ 4242     55d000003000 _RNvCsAAA_5agent4wide (/t/deps/agent-faults)     55d000002ffe _RNvCsAAA_5agent4wide (/t/deps/agent-faults)
+ 4250     55d000005000 ts_parser_new (/t/deps/agent-faults)     55d000005000 ts_parser_new (/t/deps/agent-faults)
+ 4242     7f0000001000 memcpy (/usr/lib/libc.so.6)     7f0000001000 memcpy (/usr/lib/libc.so.6)
+ 4242     55d000006000 [unknown] (/t/deps/agent-faults)     55d000006000 [unknown] (/t/deps/agent-faults)
+ 4242     7ffc00001000 [unknown] ([stack])     55d000007000 _RNvCsAAA_5agent4deep (/t/deps/agent-faults)
+";
+    // Code: at the instruction, on the page after an instruction that straddles two, in a
+    // forked process of the program too. Not: data the program reads, another library's
+    // code, an address without a symbol.
+    assert_eq!(
+        start_up_awk("faults", &[("program", "(/t/deps/agent-faults)")], faults),
+        "\
+_RNvCsAAA_5agent4main
+_RNvCsAAA_5agent4wide
+ts_parser_new
+"
+    );
 }
