@@ -24,6 +24,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+. "$here/keys-common.sh"
 target=${CARGO_TARGET_DIR:-$root/target}
 # cargo takes a relative CARGO_TARGET_DIR from where it is run: from here, as page-fault-keys.sh
 # runs it elsewhere.
@@ -48,17 +49,11 @@ if [ $# -gt 0 ]; then
 fi
 keys="$here/start-up.keys"
 
-fail() {
-    echo "$1" >&2
-    [ $# -gt 1 ] && [ -r "$2" ] && cat "$2" >&2
-    exit 1
-}
-
 for tool in valgrind tmux nm awk; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed: not found"
 done
 [ -x "$program" ] || fail "no program at $program: cargo build --release first"
-if ! nm --defined-only "$program" | awk '$3 ~ /^_R/ { found = 1; exit } END { exit !found }'; then
+if ! has_v0_names "$program"; then
     fail "$program has no v0 symbol names: build it in this checkout (.cargo/config.toml)"
 fi
 
@@ -75,19 +70,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 mkdir -p "$work/home" "$work/cwd"
 
-# The runs have a home directory of their own (the user's configuration and sessions play no
-# part), given as a user's is (HOME, not AGENT_HOME): finding the agent's directories from it
-# is part of every start.
-in_own_home() {
-    env -u AGENT_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_STATE_HOME HOME="$work/home" "$@"
-}
-
-# `profile NAME PROGRAM ARGS…`: runs it under callgrind in its own home and directory, its
-# files named NAME.<pid>.out.
+# `profile NAME PROGRAM ARGS…`: runs it under callgrind in a home and directory of its own,
+# its files named NAME.<pid>.out.
 profile() {
     name=$1
     shift
-    (cd "$work/cwd" && in_own_home valgrind --tool=callgrind --demangle=no \
+    (cd "$work/cwd" && in_home "$work/home" valgrind --tool=callgrind --demangle=no \
         --trace-children=yes "--callgrind-out-file=$work/$name.%p.out" "$@")
 }
 
@@ -97,9 +85,9 @@ profile 1-version "$program" --version >/dev/null 2>"$work/version.err" ||
 # The interface, in a pane of a tmux server of this script's own.
 cat >"$work/tui.sh" <<SCRIPT
 #!/bin/sh
+. "$here/keys-common.sh"
 cd "$work/cwd" || exit 1
-exec env -u AGENT_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_STATE_HOME HOME="$work/home" \
-    OPENAI_API_KEY=start-up-keys valgrind --tool=callgrind \
+in_home "$work/home" env OPENAI_API_KEY=start-up-keys valgrind --tool=callgrind \
     --demangle=no --trace-children=yes "--callgrind-out-file=$work/2-tui.%p.out" \
     "$program" --provider openai --model gpt-4o --no-session 2>"$work/tui.err"
 SCRIPT
@@ -128,16 +116,7 @@ fi
 # is used): its loopback server (`scenarios serve tools`) answers.
 bench=$(ls -t "$target"/release/deps/scenarios-* 2>/dev/null | grep -v '\.d$' | head -n 1 || true)
 if [ -n "$bench" ]; then
-    : >"$work/serve.out"
-    "$bench" serve tools >"$work/serve.out" 2>&1 &
-    server=$!
-    url=
-    for _ in $(seq 1 100); do
-        url=$(awk '/^serving tool rounds on / { print $5; exit }' "$work/serve.out")
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
-    [ -n "$url" ] || fail "the benchmark's server did not start:" "$work/serve.out"
+    serve_tools "$bench" "$work/serve.out"
     # Valgrind does not know Landlock's system calls, so under it the sandbox is unavailable
     # and commands would wait for an approval `-p` cannot give: the run goes without the
     # sandbox (its set-up in the supervisor is not profiled).
@@ -191,29 +170,28 @@ fi
 } >"$work/list"
 
 # Then what the sandboxed path faults in (page-fault-keys.sh), when perf can record page faults
-# here and the harness is built; without them the list has callgrind's runs only. The list
-# replaces the old one only once everything asked has worked.
-without=
-if [ -z "$bench" ]; then
-    without="no benchmark harness"
-elif ! command -v perf >/dev/null 2>&1; then
-    without="perf not found"
-elif ! perf record --quiet --no-buildid-cache -e page-faults -c 1 -d -o "$work/probe.data" \
-    -- true 2>"$work/probe.err"; then
-    without="perf cannot record page faults here: $(cat "$work/probe.err")"
-fi
-if [ -n "$without" ]; then
-    [ -z "$with_dist" ] || fail "--with-dist needs the page-fault pass, which cannot run ($without): $keys is left as it was"
-    echo "$without: the sandboxed path's functions are not added (page-fault-keys.sh)" >&2
-else
+# here (it exits 3 when it cannot) and the harness is built; without them the list has
+# callgrind's runs only. The list replaces the old one only once everything asked has worked.
+status=3
+if [ -n "$bench" ]; then
+    status=0
     if [ -n "$with_dist" ]; then
-        env -u PAGE_FAULT_KEYS_PROGRAM "$here/page-fault-keys.sh" "$work/list" "$bench" ||
-            fail "page-fault-keys.sh failed: $keys is left as it was"
-        "$here/page-fault-keys.sh" "$work/list" "$bench" dist ||
-            fail "page-fault-keys.sh failed on the dist build: $keys is left as it was"
+        env -u PAGE_FAULT_KEYS_PROGRAM "$here/page-fault-keys.sh" "$work/list" "$bench" || status=$?
+        if [ "$status" -eq 0 ]; then
+            "$here/page-fault-keys.sh" "$work/list" "$bench" dist || status=$?
+        fi
     else
-        "$here/page-fault-keys.sh" "$work/list" "$bench" || fail "page-fault-keys.sh failed: $keys is left as it was"
+        "$here/page-fault-keys.sh" "$work/list" "$bench" || status=$?
     fi
 fi
+case $status in
+0) ;;
+3)
+    [ -z "$with_dist" ] ||
+        fail "--with-dist needs the page-fault pass (perf and the benchmark harness): $keys is left as it was"
+    echo "the sandboxed path's functions are not added (page-fault-keys.sh needs perf and the benchmark harness)" >&2
+    ;;
+*) fail "page-fault-keys.sh failed: $keys is left as it was" ;;
+esac
 cp "$work/list" "$keys"
 echo "wrote $keys ($(grep -vc '^#' "$keys") keys)"

@@ -33,14 +33,9 @@ set -eu
 profile=${3:-release}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+. "$here/keys-common.sh"
 keys=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 bench=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-
-fail() {
-    echo "$1" >&2
-    [ $# -gt 1 ] && [ -r "$2" ] && cat "$2" >&2
-    exit 1
-}
 
 # cargo takes a relative CARGO_TARGET_DIR from where it is run: from here, as cargo runs in
 # the checkout below.
@@ -48,7 +43,10 @@ case ${CARGO_TARGET_DIR:-/} in
 /*) ;;
 *) export CARGO_TARGET_DIR="$(pwd)/$CARGO_TARGET_DIR" ;;
 esac
-for tool in perf cargo nm awk; do
+# Exit 3: perf is not here, or cannot record page faults (make-start-up-keys.sh then goes on
+# without this pass).
+command -v perf >/dev/null 2>&1 || { echo "perf is needed: not found" >&2; exit 3; }
+for tool in cargo nm awk; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed: not found"
 done
 [ -x "$bench" ] || fail "no benchmark harness at $bench"
@@ -71,16 +69,22 @@ case $work in
 esac
 mkdir -p "$work/home" "$work/cwd" "$work/deps"
 
-# The runs' environment: a home of their own given as a user's is (HOME, not AGENT_HOME:
-# finding the agent's directories from it is part of every start).
-in_own_home() {
-    env -u AGENT_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_STATE_HOME \
-        -u AGENT_SANDBOX_SIMULATE_UNAVAILABLE HOME="$work/home" "$@"
+# `record NAME COMMAND…`: COMMAND's page faults (with their addresses) in NAME.data, run in a
+# home and directory of its own; its standard error in NAME.err. `--no-buildid-cache`: perf
+# would otherwise copy the 40 MB program into ~/.debug each round.
+record() {
+    record_name=$1
+    shift
+    (cd "$work/cwd" && in_home "$work/home" perf record --quiet --no-buildid-cache \
+        -e page-faults -c 1 -d -o "$work/$record_name.data" -- "$@" \
+        >/dev/null 2>"$work/$record_name.err")
 }
 
-# `--no-buildid-cache`: perf would otherwise copy the 40 MB program into ~/.debug each round.
-in_own_home perf record --quiet --no-buildid-cache -e page-faults -c 1 -d -o "$work/probe.data" \
-    -- true 2>"$work/probe.err" || fail "perf cannot record page faults here:" "$work/probe.err"
+if ! record probe true; then
+    echo "perf cannot record page faults here:" >&2
+    cat "$work/probe.err" >&2
+    exit 3
+fi
 
 # The program's link, pointed at a file of this script's own (still a `deps/agent-*`, which
 # start-up-first orders). cargo prints the link only when it links: the program's crate
@@ -131,12 +135,10 @@ kept=$(dirname "$(cat "$work/asked")")
 run() {
     name=$1
     shift
-    (cd "$work/cwd" && in_own_home perf record --quiet --no-buildid-cache -e page-faults -c 1 \
-        -d -o "$work/$name.data" -- "$program" --base-url "$url" --model bench \
-        --permission-mode auto "$@" >/dev/null 2>"$work/run.err") ||
-        fail "the run ($*) failed:" "$work/run.err"
-    if grep -q "sandbox is unavailable\|was not allowed to run" "$work/run.err"; then
-        fail "the run ($*) did not take the sandbox's path:" "$work/run.err"
+    record "$name" "$program" --base-url "$url" --model bench --permission-mode auto "$@" ||
+        fail "the run ($*) failed:" "$work/$name.err"
+    if grep -q "sandbox is unavailable\|was not allowed to run" "$work/$name.err"; then
+        fail "the run ($*) did not take the sandbox's path:" "$work/$name.err"
     fi
 }
 
@@ -146,8 +148,7 @@ while [ "$round" -lt 15 ]; do
     round=$((round + 1))
     (cd "$root" && env -u AGENT_NO_START_UP_ORDER AGENT_START_UP_KEYS="$keys" sh "$work/link.sh") \
         >"$work/link.err" 2>&1 || fail "the program's link failed:" "$work/link.err"
-    if [ "$round" -eq 1 ] &&
-        ! nm --defined-only "$program" | awk '$3 ~ /^_R/ { found = 1; exit } END { exit !found }'; then
+    if [ "$round" -eq 1 ] && ! has_v0_names "$program"; then
         fail "the program has no v0 symbol names (a RUSTFLAGS of your own replaces .cargo/config.toml's)"
     fi
     # Read from disk as a program is (a file just written sits in large folios, which a
@@ -155,22 +156,11 @@ while [ "$round" -lt 15 ]; do
     # back by one start.
     dd if="$program" iflag=nocache count=0 2>/dev/null || true
     "$program" --version >/dev/null
-    : >"$work/serve.out"
-    "$bench" serve tools >"$work/serve.out" 2>&1 &
-    server=$!
-    url=
-    for _ in $(seq 1 100); do
-        url=$(awk '/^serving tool rounds on / { print $5; exit }' "$work/serve.out")
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
-    [ -n "$url" ] || fail "the benchmark's server did not start:" "$work/serve.out"
+    serve_tools "$bench" "$work/serve.out"
     run plain --no-session -p go
     run session -p go
     run json --no-session --mode json go
-    (cd "$work/cwd" && in_own_home perf record --quiet --no-buildid-cache -e page-faults -c 1 \
-        -d -o "$work/version.data" -- "$program" --version >/dev/null 2>"$work/run.err") ||
-        fail "agent --version failed:" "$work/run.err"
+    record version "$program" --version || fail "agent --version failed:" "$work/version.err"
     kill -INT "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     server=

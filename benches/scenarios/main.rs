@@ -175,6 +175,19 @@ async fn measure_blocking(command: Command) -> anyhow::Result<Sample> {
         .context("the measuring thread")?
 }
 
+/// One `-p` run's answers: `rounds` `bash` calls (`echo round N`), then a text answer of
+/// `deltas` deltas.
+fn push_bash_rounds(server: &FakeServer, rounds: usize, deltas: usize) {
+    for round in 0..rounds {
+        server.push(fast(chat::tool_call(
+            &format!("call_{round}"),
+            "bash",
+            json!({"command": format!("echo round {round}")}),
+        )));
+    }
+    server.push(text_reply(&words(deltas, "END")));
+}
+
 /// Ten `bash` tool rounds and a 2,000-delta answer; alternating between the binaries of
 /// `agents_to_compare` run by run.
 async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) -> anyhow::Result<()> {
@@ -184,14 +197,7 @@ async fn tool_rounds(bench: &Bench, mode: &[&str], label: &str) -> anyhow::Resul
     for _ in 0..bench.runs {
         for (which, (_, program)) in agents.iter().enumerate() {
             let before = bench.server.requests().len();
-            for round in 0..10 {
-                bench.server.push(fast(chat::tool_call(
-                    &format!("call_{round}"),
-                    "bash",
-                    json!({"command": format!("echo round {round}")}),
-                )));
-            }
-            bench.server.push(text_reply(&words(2000, "END")));
+            push_bash_rounds(&bench.server, 10, 2000);
             let mut args = vec!["--permission-mode", "auto", "--no-session"];
             args.extend_from_slice(mode);
             args.push("go");
@@ -689,14 +695,7 @@ async fn serve(args: &[String]) {
 async fn serve_tool_rounds() {
     let server = FakeServer::start(Vec::new()).await;
     for _ in 0..20 {
-        for round in 0..3 {
-            server.push(fast(chat::tool_call(
-                &format!("call_{round}"),
-                "bash",
-                json!({"command": format!("echo round {round}")}),
-            )));
-        }
-        server.push(text_reply(&words(200, "END")));
+        push_bash_rounds(&server, 3, 200);
     }
     println!("serving tool rounds on {}", server.v1());
     println!(
