@@ -11,14 +11,15 @@
 //! - A file deleted while in use is created again from the bytes the open descriptor
 //!   still reaches.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use super::lock::LockedFile;
+use std::fs::{OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub(super) struct Appender {
     path: PathBuf,
-    file: Option<File>,
+    file: Option<LockedFile>,
     /// This process created the file: if nothing ever reaches it, it is removed on close
     /// (starting and quitting leaves no empty session behind).
     created: bool,
@@ -54,7 +55,7 @@ impl Appender {
 
     /// A new session whose file was already created (and locked) by `create_file`;
     /// `header` is written with the first message.
-    pub fn created(path: &Path, file: File, header: Vec<u8>) -> Appender {
+    pub fn created(path: &Path, file: LockedFile, header: Vec<u8>) -> Appender {
         Appender {
             file: Some(file),
             created: true,
@@ -63,7 +64,7 @@ impl Appender {
     }
 
     /// An existing session, locked, whose first `length` bytes are complete lines.
-    pub fn existing(path: &Path, file: File, length: u64) -> Appender {
+    pub fn existing(path: &Path, file: LockedFile, length: u64) -> Appender {
         Appender {
             path: path.to_path_buf(),
             file: Some(file),
@@ -169,7 +170,7 @@ impl Appender {
         }
         let restored = create_file(&self.path).and_then(|mut new| {
             old.seek(SeekFrom::Start(0))?;
-            let copied = std::io::copy(&mut old.take(self.good_len), &mut new)?;
+            let copied = std::io::copy(&mut Read::take(&mut **old, self.good_len), &mut *new)?;
             if copied < self.good_len {
                 return Err(std::io::ErrorKind::UnexpectedEof.into());
             }
@@ -193,7 +194,7 @@ impl Appender {
 }
 
 /// Create a new session file exclusively (mode 0600, directories 0700) and lock it.
-pub(crate) fn create_file(path: &Path) -> std::io::Result<File> {
+pub(crate) fn create_file(path: &Path) -> std::io::Result<LockedFile> {
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -206,8 +207,8 @@ pub(crate) fn create_file(path: &Path) -> std::io::Result<File> {
         .read(true)
         .mode(0o600)
         .open(path)?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
+    match LockedFile::try_lock(file) {
+        Ok(locked) => Ok(locked),
         Err(TryLockError::WouldBlock) => Err(std::io::ErrorKind::WouldBlock.into()),
         Err(TryLockError::Error(e)) => Err(e),
     }

@@ -14,9 +14,9 @@
 
 use super::error::SessionError;
 use super::format::NewEntry;
+use super::lock::LockedFile;
 use super::store::id_of;
 use super::writer::SessionWriter;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// Name the session at `path` (`title` trimmed; it must not be empty). Refused with
@@ -52,7 +52,7 @@ pub struct Removal {
     /// Every file that goes, the session's own first, then what the directories hold.
     pub files: Vec<PathBuf>,
     /// The locks of the session and of its sub-agents' sessions, held until they are gone.
-    _locks: Vec<File>,
+    _locks: Vec<LockedFile>,
 }
 
 impl Removal {

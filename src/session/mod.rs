@@ -12,6 +12,7 @@ pub mod export;
 pub mod format;
 pub mod index;
 pub mod load;
+mod lock;
 pub mod manage;
 pub mod orphans;
 pub mod store;

@@ -10,11 +10,11 @@
 //! whose new session has no file yet (images pasted before the first message) writes there.
 
 use super::SessionError;
+use super::lock::LockedFile;
 use super::manage::{self, Removal};
 use super::store::id_of;
 use super::writer::SessionWriter;
 use std::collections::HashSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -33,7 +33,7 @@ pub struct Orphans {
     /// use: a checkpoint log of no other id belongs to no session.
     pub kept_ids: HashSet<String>,
     /// The locks of the sessions in `dirs`, held until they are gone.
-    locks: Vec<File>,
+    locks: Vec<LockedFile>,
 }
 
 impl Orphans {

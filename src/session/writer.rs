@@ -14,6 +14,7 @@
 use super::appender::{Appender, create_file};
 use super::error::SessionError;
 use super::format::{Header, NewEntry, encode, new_entry_id};
+use super::lock::LockedFile;
 use crate::protocol::message::now_millis;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
@@ -82,21 +83,20 @@ impl SessionWriter {
 
     /// Open and lock an existing session before reading it, so nothing can be appended
     /// between the read and `reopen`.
-    pub fn lock_existing(path: &Path) -> Result<File, SessionError> {
+    pub fn lock_existing(path: &Path) -> Result<LockedFile, SessionError> {
         let file = OpenOptions::new()
             .append(true)
             .read(true)
             .open(path)
             .map_err(|e| SessionError::io(path, e))?;
-        lock(&file, path)?;
-        Ok(file)
+        lock(file, path)
     }
 
     /// Continue a session locked with `lock_existing`. Bytes after `valid_len` (a torn last
     /// line) are cut off, and a missing final newline is added, so new entries start on a
     /// line of their own.
     pub fn reopen(
-        mut file: File,
+        mut file: LockedFile,
         path: &Path,
         id: &str,
         valid_len: u64,
@@ -332,9 +332,9 @@ fn header_line(path: &Path, header: &Header) -> Result<Vec<u8>, SessionError> {
     Ok(line)
 }
 
-fn lock(file: &File, path: &Path) -> Result<(), SessionError> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
+fn lock(file: File, path: &Path) -> Result<LockedFile, SessionError> {
+    match LockedFile::try_lock(file) {
+        Ok(locked) => Ok(locked),
         Err(TryLockError::WouldBlock) => Err(SessionError::Locked(path.to_path_buf())),
         Err(TryLockError::Error(e)) => Err(SessionError::io(path, e)),
     }
