@@ -347,7 +347,7 @@ async fn a_call_over_its_timeout_is_cancelled_and_says_so() {
     mcp.shut_down().await;
 }
 
-/// An answer of 100 MB, over the 16 MiB one MCP message may hold: the call says which limit
+/// An answer of 20 MB, over the 16 MiB one MCP message may hold: the call says which limit
 /// was hit and keeps the start of the answer (cut and saved as any long result), instead of
 /// waiting for its timeout; the server goes on answering.
 #[tokio::test]
@@ -358,7 +358,7 @@ async fn a_huge_answer_reports_the_size_limit_and_keeps_its_start() {
 }
 
 /// The same over streamable HTTP, answered as an event stream: the event is read bounded
-/// (never 100 MB in memory), the call keeps the start and names the limit, and the server is
+/// (never 20 MB in memory), the call keeps the start and names the limit, and the server is
 /// not restarted (the next call goes to the same session).
 #[tokio::test]
 async fn a_huge_answer_over_http_reports_the_size_limit_and_keeps_its_start() {
@@ -415,7 +415,7 @@ async fn huge_answer_is_cut(config: ServerConfig, dir: &Path) {
     );
     assert!(
         text.contains(
-            "[The MCP server's answer was 100.0 MB, more than the 16 MiB one MCP message may \
+            "[The MCP server's answer was 20.0 MB, more than the 16 MiB one MCP message may \
              hold: only its first 8 MiB were read.]"
         ),
         "{}",

@@ -156,11 +156,13 @@ impl Fixture {
         (0..3000).map(|i| format!("row {i}\n")).collect()
     }
 
-    #[tool(description = "Answers with 100 MB of text")]
+    /// Over the 16 MiB one MCP message may hold, by enough to show the whole answer is
+    /// measured, and no more: the test server serialises it unoptimised.
+    #[tool(description = "Answers with 20 MB of text")]
     async fn huge(&self) -> String {
-        let mut text = String::with_capacity(100_000_000);
+        let mut text = String::with_capacity(20_000_000);
         text.push_str("BEGIN ");
-        text.extend(std::iter::repeat_n('z', 100_000_000 - text.len()));
+        text.extend(std::iter::repeat_n('z', 20_000_000 - text.len()));
         text
     }
 
