@@ -20,6 +20,7 @@ mod events;
 mod follow;
 mod frame_diff;
 mod goal;
+mod hangup;
 pub mod history;
 pub mod keymap;
 mod keys;

@@ -102,7 +102,8 @@ async fn run_on(engine: Engine, settings: Settings) -> u8 {
     let _ = screen.leave();
     modes.leave();
     if let Some(hint) = resume_hint {
-        println!("{hint}");
+        // Not `println!`: it panics when the terminal has gone away (hung up).
+        let _ = writeln!(std::io::stdout(), "{hint}");
     }
     code
 }
@@ -128,6 +129,8 @@ struct Loop {
     lsp_changes: Option<tokio::sync::watch::Receiver<u64>>,
     terminate: Option<tokio::signal::unix::Signal>,
     hangup: Option<tokio::signal::unix::Signal>,
+    /// The terminal hung up (`hangup`), SIGHUP or not; `None` once it cannot be watched.
+    terminal_gone: Option<tokio::sync::oneshot::Receiver<()>>,
     last_frame: Instant,
     /// The terminal was resized while the alternate screen showed.
     resized_in_view: bool,
@@ -172,6 +175,7 @@ async fn event_loop(
             .map(|lsp| lsp.subscribe()),
         terminate: signal(SignalKind::terminate()).ok(),
         hangup: signal(SignalKind::hangup()).ok(),
+        terminal_gone: Some(super::hangup::watch()),
         last_frame: Instant::now() - FRAME,
         resized_in_view: false,
         reprint_at: None,
@@ -237,6 +241,13 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
         }
         _ = wait(&mut lp.terminate) => app.exit = Some(143),
         _ = wait(&mut lp.hangup) => app.exit = Some(129),
+        gone = terminal_gone(&mut lp.terminal_gone) => {
+            if gone {
+                app.exit = Some(129);
+            } else {
+                lp.terminal_gone = None;
+            }
+        }
         _ = sleep_until(frame_at), if frame_at.is_some() => on_frame(app, lp, screen),
         _ = sleep_until(lp.reprint_at), if lp.reprint_at.is_some() => {
             lp.reprint_at = None;
@@ -308,13 +319,24 @@ fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
         Clear(ClearType::Purge),
         MoveTo(0, 0)
     );
-    if cleared.is_err() || screen.restart_at(0).is_err() {
-        app.exit = Some(1);
+    if let Err(e) = cleared.and_then(|()| screen.restart_at(0)) {
+        app.exit = Some(exit_code_for(&e));
         return;
     }
     app.reprint(width);
-    if draw(app, screen).is_err() {
-        app.exit = Some(1);
+    if let Err(e) = draw(app, screen) {
+        app.exit = Some(exit_code_for(&e));
+    }
+}
+
+/// The exit status when the terminal cannot be written to: as on SIGHUP when it has hung up
+/// (the first frame after a hang-up can fail before the hang-up itself is seen), 1 for any
+/// other failure.
+fn exit_code_for(error: &std::io::Error) -> u8 {
+    if error.raw_os_error() == Some(libc::EIO) {
+        129
+    } else {
+        1
     }
 }
 
@@ -358,8 +380,8 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
             return on_resize(lp, screen);
         }
     }
-    if draw(app, screen).is_err() {
-        app.exit = Some(1);
+    if let Err(e) = draw(app, screen) {
+        app.exit = Some(exit_code_for(&e));
     }
     lp.last_frame = Instant::now();
     // MCP servers start once the prompt is on the screen: starting three server
@@ -469,6 +491,15 @@ async fn wait(signal: &mut Option<tokio::signal::unix::Signal>) {
         Some(signal) => {
             signal.recv().await;
         }
+        None => std::future::pending().await,
+    }
+}
+
+/// `true` once the terminal has hung up, `false` if it cannot be watched; never without a
+/// watch.
+async fn terminal_gone(watch: &mut Option<tokio::sync::oneshot::Receiver<()>>) -> bool {
+    match watch {
+        Some(watch) => watch.await.is_ok(),
         None => std::future::pending().await,
     }
 }

@@ -76,7 +76,9 @@ pub fn install_panic_hook(log_file: PathBuf) {
         tracing::error!(%message, %location, backtrace = %std::backtrace::Backtrace::force_capture(), "panic");
         if std::thread::current().name() == Some("main") {
             restore();
-            eprintln!(
+            // Not `eprintln!`: with the terminal gone, it would panic inside this hook.
+            let _ = writeln!(
+                std::io::stderr(),
                 "\r\nagent: internal error ({message}). The session is saved; details are in {}.",
                 log_file.display()
             );

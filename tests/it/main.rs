@@ -102,6 +102,7 @@ mod tui_f35;
 mod tui_fixes35;
 mod tui_fixes35b;
 mod tui_goal;
+mod tui_hangup;
 mod tui_k35;
 mod tui_keys;
 mod tui_m35;

@@ -74,34 +74,7 @@ impl Tui {
                 pixel_height: 0,
             })
             .expect("open a pty");
-        let mut command = match terminal.wrapper {
-            Some([program, wrapper_args @ ..]) => {
-                let mut command = CommandBuilder::new(program);
-                command.args(wrapper_args);
-                command.arg(env!("CARGO_BIN_EXE_agent"));
-                command
-            }
-            _ => CommandBuilder::new(env!("CARGO_BIN_EXE_agent")),
-        };
-        command.args(args);
-        command.cwd(cwd);
-        command.env("AGENT_HOME", home);
-        // Nothing above the temp directory is the test's project (support::process).
-        command.env("GIT_CEILING_DIRECTORIES", std::env::temp_dir());
-        command.env("TERM", "xterm-256color");
-        command.env("NO_COLOR", "1");
-        for var in [
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            "RUST_LOG",
-        ] {
-            command.env_remove(var);
-        }
-        for (name, value) in env {
-            command.env(name, value);
-        }
+        let command = agent_command(terminal.wrapper, args, home, cwd, env);
         let child = pair
             .slave
             .spawn_command(command)
@@ -387,6 +360,47 @@ impl Tui {
         let screen = parser.screen();
         !screen.bracketed_paste() && !screen.hide_cursor()
     }
+}
+
+/// The agent with `args` (through `wrapper`, if any: its program and arguments, the agent's
+/// path and arguments last), as every test's terminal starts it: its home and project, the
+/// test's environment variables, and none of the user's keys or log settings.
+pub fn agent_command(
+    wrapper: Option<&[&str]>,
+    args: &[&str],
+    home: &Path,
+    cwd: &Path,
+    env: &[(&str, &str)],
+) -> CommandBuilder {
+    let mut command = match wrapper {
+        Some([program, wrapper_args @ ..]) => {
+            let mut command = CommandBuilder::new(program);
+            command.args(wrapper_args);
+            command.arg(env!("CARGO_BIN_EXE_agent"));
+            command
+        }
+        _ => CommandBuilder::new(env!("CARGO_BIN_EXE_agent")),
+    };
+    command.args(args);
+    command.cwd(cwd);
+    command.env("AGENT_HOME", home);
+    // Nothing above the temp directory is the test's project (support::process).
+    command.env("GIT_CEILING_DIRECTORIES", std::env::temp_dir());
+    command.env("TERM", "xterm-256color");
+    command.env("NO_COLOR", "1");
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "RUST_LOG",
+    ] {
+        command.env_remove(var);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
 }
 
 impl Drop for Tui {

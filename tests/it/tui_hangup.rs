@@ -1,0 +1,185 @@
+//! The interface when its terminal goes away and no SIGHUP reaches it — a parent that
+//! ignores the signal stays the terminal's session leader: it notices the hang-up itself and
+//! ends as on SIGHUP, its session saved, instead of reading the dead terminal in a loop on
+//! one core for ever. A terminal of the test's own, so that closing its one descriptor hangs
+//! it up (the support's terminal keeps a reader of it open).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code fails loudly
+
+use crate::support;
+
+use portable_pty::{PtySize, native_pty_system};
+use rustix::event::Timespec;
+use rustix::event::{PollFd, PollFlags, poll};
+use std::os::fd::BorrowedFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::chat;
+use support::env::env;
+use support::server::{FakeServer, Reply};
+
+/// Read what the program writes until `needle` is among it, answering the cursor-position
+/// and device-attribute queries as a terminal does.
+fn read_until(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, needle: &[u8]) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut chunk = [0u8; 8192];
+    while !seen.windows(needle.len()).any(|w| w == needle) {
+        assert!(
+            Instant::now() < deadline,
+            "no {:?} from the program; it wrote:\n{}",
+            String::from_utf8_lossy(needle),
+            String::from_utf8_lossy(seen)
+        );
+        let mut fds = [PollFd::new(&terminal, PollFlags::IN)];
+        let tick = Timespec {
+            tv_sec: 0,
+            tv_nsec: 100_000_000,
+        };
+        if poll(&mut fds, Some(&tick)).unwrap() == 0 {
+            continue;
+        }
+        let n = rustix::io::read(terminal, &mut chunk).unwrap();
+        let before = seen.len().saturating_sub(4);
+        seen.extend_from_slice(&chunk[..n]);
+        let fresh = &seen[before..];
+        let asked = |query: &[u8]| fresh.windows(query.len()).any(|w| w == query);
+        if asked(b"\x1b[6n") {
+            rustix::io::write(terminal, b"\x1b[1;1R").unwrap();
+        }
+        if asked(b"\x1b[c") {
+            rustix::io::write(terminal, b"\x1b[?62;22c").unwrap();
+        }
+    }
+}
+
+/// Read what the program writes until it has written nothing for `quiet`: the interface is
+/// idle, waiting for input (where a hang-up used to catch it).
+fn read_until_quiet(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, quiet: Duration) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut chunk = [0u8; 8192];
+    let wait = Timespec {
+        tv_sec: 0,
+        tv_nsec: i64::try_from(quiet.as_nanos()).unwrap(),
+    };
+    while Instant::now() < deadline {
+        let mut fds = [PollFd::new(&terminal, PollFlags::IN)];
+        if poll(&mut fds, Some(&wait)).unwrap() == 0 {
+            return;
+        }
+        let n = rustix::io::read(terminal, &mut chunk).unwrap();
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    panic!("the interface never went quiet");
+}
+
+/// The processes `parent` started, from /proc.
+fn children(parent: u32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|pid| pid.parse().ok())
+        .collect()
+}
+
+fn session_has(home: &Path, text: &str) -> bool {
+    walkdir(home).iter().any(|file| {
+        file.extension().is_some_and(|e| e == "jsonl")
+            && std::fs::read_to_string(file).is_ok_and(|s| s.contains(text))
+    })
+}
+
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walkdir(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+// Several threads: the terminal is read with blocking calls while the model server answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_that_hangs_up_without_a_sighup_ends_the_interface_with_its_session_saved() {
+    let env = env();
+    let server = FakeServer::start(vec![Reply::sse(chat::text("pong"))]).await;
+    let base = server.v1();
+    let exit_file = env.home.path().join("exit-code");
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: support::pty::ROWS,
+            cols: support::pty::COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    // sh leads the terminal's session and ignores SIGHUP: the hang-up sends it nowhere else.
+    let script = "trap '' HUP; \"$0\" \"$@\"; echo $? > \"$EXIT_FILE\"";
+    let command = support::pty::agent_command(
+        Some(&["sh", "-c", script]),
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        &[("EXIT_FILE", exit_file.to_str().unwrap())],
+    );
+    let mut shell = pair.slave.spawn_command(command).unwrap();
+    drop(pair.slave);
+    let shell_pid = shell.process_id().unwrap();
+    let master = pair.master;
+    let raw = master.as_raw_fd().unwrap();
+    // SAFETY: `master` owns the descriptor and outlives every use of this borrow below.
+    let terminal = unsafe { BorrowedFd::borrow_raw(raw) };
+    let mut seen = Vec::new();
+    read_until(terminal, &mut seen, b"Ask anything");
+    rustix::io::write(terminal, b"ping\r").unwrap();
+    read_until(terminal, &mut seen, b"pong");
+    read_until_quiet(terminal, &mut seen, Duration::from_millis(300));
+
+    // Its one descriptor closed, the terminal hangs up.
+    drop(master);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let code = loop {
+        if let Ok(code) = std::fs::read_to_string(&exit_file)
+            && !code.is_empty()
+        {
+            break code;
+        }
+        if Instant::now() > deadline {
+            let agents = children(shell_pid);
+            for pid in agents
+                .iter()
+                .filter_map(|pid| rustix::process::Pid::from_raw(*pid))
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+            let _ = shell.kill();
+            panic!(
+                "the interface (pid {agents:?}) is still running 30 s after its terminal hung up"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    if code.trim() != "129" {
+        for f in walkdir(env.home.path()) {
+            if f.extension().is_some_and(|e| e == "log") {
+                eprintln!(
+                    "{}:\n{}",
+                    f.display(),
+                    std::fs::read_to_string(&f).unwrap_or_default()
+                );
+            }
+        }
+    }
+    assert_eq!(code.trim(), "129", "it ends as on SIGHUP");
+    assert!(
+        session_has(env.home.path(), "ping"),
+        "the session was saved"
+    );
+    assert!(
+        session_has(env.home.path(), "pong"),
+        "the session was saved"
+    );
+    let _ = shell.kill();
+}
