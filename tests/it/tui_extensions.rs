@@ -41,7 +41,11 @@ async fn custom_commands_complete_show_in_help_and_run() {
     assert!(screen.contains("/frontend:review <file>"), "{screen}");
     // Tab completes the name; the argument follows.
     tui.send(b"\t");
-    tui.wait_for_text("/frontend:review ").await;
+    // The composer's line itself: the menu's line for the command says the name too.
+    tui.wait_for("the name completed", |screen| {
+        screen.lines().any(|line| line.trim_end() == "› /frontend:review")
+    })
+    .await;
     tui.type_text("src/App.tsx");
     tui.enter();
     tui.wait_for_text("Reviewed.").await;
