@@ -43,7 +43,9 @@ async fn custom_commands_complete_show_in_help_and_run() {
     tui.send(b"\t");
     // The composer's line itself: the menu's line for the command says the name too.
     tui.wait_for("the name completed", |screen| {
-        screen.lines().any(|line| line.trim_end() == "› /frontend:review")
+        screen
+            .lines()
+            .any(|line| line.trim_end() == "› /frontend:review")
     })
     .await;
     tui.type_text("src/App.tsx");
