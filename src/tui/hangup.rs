@@ -5,8 +5,9 @@
 //! session leader and the signal never reaches the interface, and when it does come, the
 //! input may be read first. crossterm 0.29 reads a hung-up terminal in a loop that never
 //! ends — `read` returns 0 or fails with EIO and it reads again at once (crossterm issue
-//! #793) — so the event loop would spin on one core for ever and take neither the signal
-//! nor anything else.
+//! #793) — on one core for ever, in whichever thread polled it: crossterm's reader, and the
+//! loop learns nothing more from the terminal, or the loop's own, which then takes neither
+//! the signal nor anything else.
 //!
 //! A thread of its own waits in `poll` for the terminal's hang-up: asked for no event, it is
 //! woken by nothing else, and costs nothing until then. It then puts an empty pipe where
@@ -36,7 +37,8 @@ pub fn watch() -> oneshot::Receiver<()> {
 }
 
 /// Block until standard input reports a hang-up or an error; `false` if it cannot be
-/// watched.
+/// watched — `NVAL` included: fd 0 is open, so that is a system whose `poll` does not take
+/// terminals (macOS), not a hang-up.
 fn wait_for_hangup() -> bool {
     let stdin = std::io::stdin();
     loop {
@@ -44,7 +46,11 @@ fn wait_for_hangup() -> bool {
         match poll(&mut fds, None) {
             Ok(_) => {
                 let seen = fds[0].revents();
-                if seen.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
+                if seen.contains(PollFlags::NVAL) {
+                    tracing::warn!("cannot watch the terminal for a hang-up: poll refuses it");
+                    return false;
+                }
+                if seen.intersects(PollFlags::HUP | PollFlags::ERR) {
                     return true;
                 }
             }

@@ -242,10 +242,10 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
         _ = wait(&mut lp.terminate) => app.exit = Some(143),
         _ = wait(&mut lp.hangup) => app.exit = Some(129),
         gone = terminal_gone(&mut lp.terminal_gone) => {
+            // Answered once: never polled again.
+            lp.terminal_gone = None;
             if gone {
                 app.exit = Some(129);
-            } else {
-                lp.terminal_gone = None;
             }
         }
         _ = sleep_until(frame_at), if frame_at.is_some() => on_frame(app, lp, screen),

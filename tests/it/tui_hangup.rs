@@ -10,6 +10,7 @@ use crate::support;
 use portable_pty::{PtySize, native_pty_system};
 use rustix::event::Timespec;
 use rustix::event::{PollFd, PollFlags, poll};
+use rustix::process::{Pid, Signal};
 use std::os::fd::BorrowedFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -71,6 +72,21 @@ fn read_until_quiet(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, quiet: Duratio
     panic!("the interface never went quiet");
 }
 
+/// The shell the test starts the interface under; it and what it started are killed however
+/// the test ends (a spinning interface must not outlive a failed test).
+struct Started(Box<dyn portable_pty::Child + Send + Sync>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(shell) = self.0.process_id() {
+            for pid in children(shell).into_iter().filter_map(Pid::from_raw) {
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
+            }
+        }
+        let _ = self.0.kill();
+    }
+}
+
 /// The processes `parent` started, from /proc.
 fn children(parent: u32) -> Vec<i32> {
     std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
@@ -124,9 +140,8 @@ async fn a_terminal_that_hangs_up_without_a_sighup_ends_the_interface_with_its_s
         env.cwd.path(),
         &[("EXIT_FILE", exit_file.to_str().unwrap())],
     );
-    let mut shell = pair.slave.spawn_command(command).unwrap();
+    let shell = Started(pair.slave.spawn_command(command).unwrap());
     drop(pair.slave);
-    let shell_pid = shell.process_id().unwrap();
     let master = pair.master;
     let raw = master.as_raw_fd().unwrap();
     // SAFETY: `master` owns the descriptor and outlives every use of this borrow below.
@@ -147,17 +162,8 @@ async fn a_terminal_that_hangs_up_without_a_sighup_ends_the_interface_with_its_s
             break code;
         }
         if Instant::now() > deadline {
-            let agents = children(shell_pid);
-            for pid in agents
-                .iter()
-                .filter_map(|pid| rustix::process::Pid::from_raw(*pid))
-            {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
-            let _ = shell.kill();
-            panic!(
-                "the interface (pid {agents:?}) is still running 30 s after its terminal hung up"
-            );
+            let agents = shell.0.process_id().map(children);
+            panic!("the interface ({agents:?}) is still running 30 s after its terminal hung up");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
@@ -174,12 +180,8 @@ async fn a_terminal_that_hangs_up_without_a_sighup_ends_the_interface_with_its_s
     }
     assert_eq!(code.trim(), "129", "it ends as on SIGHUP");
     assert!(
-        session_has(env.home.path(), "ping"),
-        "the session was saved"
+        session_has(env.home.path(), "ping") && session_has(env.home.path(), "pong"),
+        "the conversation is in its session file"
     );
-    assert!(
-        session_has(env.home.path(), "pong"),
-        "the session was saved"
-    );
-    let _ = shell.kill();
+    drop(shell);
 }
