@@ -6,6 +6,7 @@ use crate::cli::{Cli, FrontEnd, Subcommands};
 use crate::modes;
 use crate::startup;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The command line, with `--help` naming every built-in provider (the list lives with the
 /// config, so it never goes stale).
@@ -247,12 +248,20 @@ pub fn main() -> ExitCode {
             settings.notify.as_deref(),
             settings.cwd.clone(),
         );
-        // Every session can be attached from elsewhere while this process runs.
-        let live = match crate::live::serve(&prepared.agent, &settings, mcp.clone()) {
-            Ok(live) => Some(live),
-            Err(error) => {
-                tracing::warn!(%error, "the session is not served live");
-                None
+        // Every session can be attached from elsewhere while this process runs: in the
+        // interface once it holds the session's history and hears its events (a prompt from
+        // elsewhere before that would run unseen by it), in the other front ends now.
+        let live: Arc<Mutex<Option<crate::live::LiveServer>>> = Arc::default();
+        let serve_live = {
+            let (agent, settings, mcp, live) = (
+                prepared.agent.client_handle(),
+                settings.clone(),
+                mcp.clone(),
+                live.clone(),
+            );
+            move || match crate::live::serve(&agent, &settings, mcp) {
+                Ok(server) => *live.lock().unwrap_or_else(PoisonError::into_inner) = Some(server),
+                Err(error) => tracing::warn!(%error, "the session is not served live"),
             }
         };
         let code = if front_end == FrontEnd::Interactive {
@@ -261,9 +270,11 @@ pub fn main() -> ExitCode {
                 pick_session,
                 resumed: cli.continue_session || cli.resume.is_some(),
                 notices: Vec::new(),
+                when_ready: Some(Box::new(serve_live)),
             };
             crate::tui::run(prepared, settings, start).await
         } else {
+            serve_live();
             mcp.launch();
             prepared.agent.count_earlier();
             for notice in &prepared.notices {
@@ -286,6 +297,7 @@ pub fn main() -> ExitCode {
         if let Some(notifier) = notifier {
             notifier.finish().await;
         }
+        let live = live.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(live) = live {
             live.shutdown("the session's process exited").await;
         }

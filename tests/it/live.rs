@@ -14,7 +14,7 @@ use support::chat;
 use support::env::{Env, env};
 use support::live::{Socket, socket};
 use support::process::Rpc;
-use support::server::{End, FakeServer, Reply};
+use support::server::{End, FakeServer, Gate, Reply};
 
 /// `agent --mode rpc`, and the socket it serves its session on.
 async fn owner(env: &Env, server: &FakeServer) -> (Rpc, PathBuf) {
@@ -352,23 +352,7 @@ async fn live_the_interface_serves_its_session_too() {
     // The interface's first frame: it has taken its view of the session. (A prompt sent
     // before it can run unseen by the interface: a start-up race this test does not cover.)
     tui.wait_for_text("Ask anything").await;
-    let run = env.home.path().join("run");
-    let socket_in_run = || {
-        std::fs::read_dir(&run)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|e| e == "sock"))
-    };
-    let mut tries = 0;
-    let path = loop {
-        if let Some(path) = socket_in_run() {
-            break path;
-        }
-        tries += 1;
-        assert!(tries < 2000, "the interface does not serve its session");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let path = served_socket(&env).await;
     let mut client = Socket::connect(&path).await;
     client.attach("a", None).await;
     // A prompt from elsewhere runs in the interface's session, on both screens.
@@ -388,6 +372,66 @@ async fn live_the_interface_serves_its_session_too() {
     assert!(quit.last().unwrap()["reason"].is_string());
     tui.exit_code().await;
     assert!(!path.exists());
+}
+
+/// The socket the interface serves its session on, once it is there.
+async fn served_socket(env: &Env) -> PathBuf {
+    let run = env.home.path().join("run");
+    let socket_in_run = || {
+        std::fs::read_dir(&run)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "sock"))
+    };
+    let mut tries = 0;
+    loop {
+        if let Some(path) = socket_in_run() {
+            return path;
+        }
+        tries += 1;
+        assert!(tries < 2000, "the interface does not serve its session");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A prompt from elsewhere the moment the session is served, while the interface is still
+/// starting (its terminal never says where the cursor is, which holds the start 2 s), and
+/// an answer that comes once the interface is up: the interface shows the whole run. (It
+/// used to serve the session before it listened to it: the answer's start went unseen and
+/// its text was dropped.)
+#[tokio::test]
+async fn live_a_prompt_sent_as_soon_as_the_session_is_served_shows_in_the_interface() {
+    let env = env();
+    let gate = Gate::new();
+    let server =
+        FakeServer::start(vec![Reply::sse(chat::text("hello from afar")).after(&gate)]).await;
+    let base = server.v1();
+    let tui = support::pty::Tui::spawn_with_terminal(
+        &["--base-url", &base, "--model", "test-model"],
+        env.home.path(),
+        env.cwd.path(),
+        support::pty::ROWS,
+        support::pty::COLS,
+        &[],
+        support::pty::Terminal {
+            no_cursor_answer: true,
+            ..support::pty::Terminal::default()
+        },
+    );
+    let path = served_socket(&env).await;
+    let mut client = Socket::connect(&path).await;
+    client.attach("a", None).await;
+    client
+        .send(json!({"id": "p", "type": "prompt", "message": "say hello"}))
+        .await;
+    client
+        .until(|l| l["type"] == "message_start" && l["message"]["role"] == "assistant")
+        .await;
+    tui.wait_for_text("› say hello").await;
+    gate.open();
+    client.until(|l| l["type"] == "agent_end").await;
+    tui.wait_for_text("hello from afar").await;
 }
 
 /// A command the model runs tries to drive its own agent through the socket (to approve its

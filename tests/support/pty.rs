@@ -21,6 +21,8 @@ pub struct Terminal {
     pub background: Option<(u8, u8, u8)>,
     /// Answers neither OSC 11 nor DA1 (device attributes).
     pub silent: bool,
+    /// Never says where the cursor is (DSR): the program's start waits out crossterm's 2 s.
+    pub no_cursor_answer: bool,
     /// Starts the agent through this program and its arguments (`unshare …`), the agent's
     /// path and arguments last; `None`: the agent itself.
     pub wrapper: Option<&'static [&'static str]>,
@@ -128,7 +130,7 @@ impl Tui {
                 parser.process(&bytes[from..]);
                 let asks = |query: &[u8]| asks(&carry, bytes, query);
                 // Device status report: "where is the cursor?"
-                if asks(b"\x1b[6n") {
+                if !terminal.no_cursor_answer && asks(b"\x1b[6n") {
                     let (row, col) = parser.screen().cursor_position();
                     let answer = format!("\x1b[{};{}R", row + 1, col + 1);
                     let _ = reply.lock().unwrap().write_all(answer.as_bytes());
