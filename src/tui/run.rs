@@ -41,8 +41,8 @@ pub struct Start {
     /// `-c` or `-r ID`: an earlier session goes on (say which).
     pub resumed: bool,
     pub notices: Vec<String>,
-    /// Called once the interface holds the session's history and hears its events (its first
-    /// frame comes next): what must not start earlier, serving the session live, starts here.
+    /// Called once the interface holds the session's history and hears its events, before
+    /// any run of its own: what must not start earlier, serving the session live, starts here.
     pub when_ready: Option<Box<dyn FnOnce() + Send>>,
 }
 
@@ -152,14 +152,10 @@ async fn event_loop(
     let (tasks, task_results) = mpsc::unbounded_channel();
     let width = screen.size().width;
     let (agent_events, mut app) = match engine {
-        Engine::Own(prepared, mut start) => {
+        Engine::Own(prepared, start) => {
             let events = prepared.agent.subscribe();
-            let ready = start.when_ready.take();
             let app =
                 super::start::start_app(*prepared, settings, start, theme, width, tasks).await;
-            if let Some(ready) = ready {
-                ready();
-            }
             (events, app)
         }
         Engine::Attached(remote, events) => {

@@ -26,7 +26,7 @@ const _: () = assert!(REPLAY <= crate::session::cold::PARSED_MESSAGES);
 pub(super) async fn start_app(
     prepared: Prepared,
     settings: Settings,
-    start: Start,
+    mut start: Start,
     theme: Chosen,
     width: u16,
     tasks: mpsc::UnboundedSender<TaskResult>,
@@ -53,6 +53,12 @@ pub(super) async fn start_app(
         app.warning(&problem);
     }
     app.replay(REPLAY, REPLAY_ROWS);
+    // The interface holds the history and hears the events (subscribed by its caller):
+    // what waited for that starts now, before any run of its own (SessionStart hooks, the
+    // prompt from the command line) can begin.
+    if let Some(ready) = start.when_ready.take() {
+        ready();
+    }
     if start.resumed
         && let Some(note) = app.resumed_note(&agent.snapshot().session.id)
     {

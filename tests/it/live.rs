@@ -349,8 +349,8 @@ async fn live_the_interface_serves_its_session_too() {
     let env = env();
     let server = FakeServer::start(vec![Reply::sse(chat::text("hello from afar"))]).await;
     let mut tui = env.start(&server, &[]);
-    // The interface's first frame: it has taken its view of the session. (A prompt sent
-    // before it can run unseen by the interface: a start-up race this test does not cover.)
+    // The interface's first frame (the prompt sent from elsewhere as the interface starts:
+    // `live_a_prompt_sent_as_soon_as_the_session_is_served_shows_in_the_interface`).
     tui.wait_for_text("Ask anything").await;
     let path = served_socket(&env).await;
     let mut client = Socket::connect(&path).await;
@@ -432,6 +432,39 @@ async fn live_a_prompt_sent_as_soon_as_the_session_is_served_shows_in_the_interf
     gate.open();
     client.until(|l| l["type"] == "agent_end").await;
     tui.wait_for_text("hello from afar").await;
+}
+
+/// The interface's own first run (a prompt on the command line) starts once its session is
+/// served: a client attaching while it waits for the model hears that a run is going, and
+/// then its answer.
+#[tokio::test]
+async fn live_the_interfaces_first_run_is_a_run_to_a_client_attached_during_it() {
+    let env = env();
+    let gate = Gate::new();
+    let server =
+        FakeServer::start(vec![Reply::sse(chat::text("hello from here")).after(&gate)]).await;
+    let tui = env.start(&server, &["say hello"]);
+    let path = served_socket(&env).await;
+    let mut client = Socket::connect(&path).await;
+    // The run has started: the model's request is waiting at the gate.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while server.bodies().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no request to the model"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let attached = client.attach("a", None).await;
+    assert_eq!(attached["data"]["isStreaming"], true, "{attached}");
+    gate.open();
+    let end = client.until(|l| l["type"] == "agent_end").await;
+    assert!(
+        end.iter().any(|l| l["type"] == "message_end"
+            && l["message"]["content"][0]["text"] == "hello from here"),
+        "{end:?}"
+    );
+    tui.wait_for_text("hello from here").await;
 }
 
 /// A command the model runs tries to drive its own agent through the socket (to approve its
