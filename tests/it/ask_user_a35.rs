@@ -687,20 +687,9 @@ async fn tui_a_refused_loopback_namespace_is_a_start_up_notice() {
     }
     let env = env();
     let server = FakeServer::start(vec![]).await;
-    let base = server.v1();
-    let mut tui = support::pty::Tui::spawn_with_terminal(
-        &[
-            "--base-url",
-            &base,
-            "--model",
-            "test-model",
-            "--sandbox",
-            "workspace-write",
-        ],
-        env.home.path(),
-        env.cwd.path(),
-        support::pty::ROWS,
-        support::pty::COLS,
+    let mut tui = env.start_in(
+        &server,
+        &["--sandbox", "workspace-write"],
         &[],
         support::pty::Terminal {
             wrapper: Some(&[

@@ -8,7 +8,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use support::chat;
 use support::env::{Env, env};
@@ -353,18 +353,10 @@ async fn live_the_interface_serves_its_session_too() {
     // `live_a_prompt_sent_as_soon_as_the_session_is_served_shows_in_the_interface`).
     tui.wait_for_text("Ask anything").await;
     let path = served_socket(&env).await;
-    let mut client = Socket::connect(&path).await;
-    client.attach("a", None).await;
     // A prompt from elsewhere runs in the interface's session, on both screens.
-    client
-        .send(json!({"id": "p", "type": "prompt", "message": "say hello"}))
-        .await;
+    let mut client = prompt_from_elsewhere(&path).await;
     let end = client.until(|l| l["type"] == "agent_end").await;
-    assert!(
-        end.iter().any(|l| l["type"] == "message_end"
-            && l["message"]["content"][0]["text"] == "hello from afar"),
-        "{end:?}"
-    );
+    assert!(answered(&end, "hello from afar"), "{end:?}");
     tui.wait_for_text("hello from afar").await;
     // Quitting the interface ends the client's attachment with a reason.
     tui.send(b"\x04");
@@ -395,6 +387,23 @@ async fn served_socket(env: &Env) -> PathBuf {
     }
 }
 
+/// A client of the socket at `path`, attached, that has sent the prompt "say hello".
+async fn prompt_from_elsewhere(path: &Path) -> Socket {
+    let mut client = Socket::connect(path).await;
+    client.attach("a", None).await;
+    client
+        .send(json!({"id": "p", "type": "prompt", "message": "say hello"}))
+        .await;
+    client
+}
+
+/// Whether `lines` hold the end of an answer that says `text`.
+fn answered(lines: &[Value], text: &str) -> bool {
+    lines
+        .iter()
+        .any(|l| l["type"] == "message_end" && l["message"]["content"][0]["text"] == text)
+}
+
 /// A prompt from elsewhere the moment the session is served, while the interface is still
 /// starting (its terminal never says where the cursor is, which holds the start 2 s), and
 /// an answer that comes once the interface is up: the interface shows the whole run. (It
@@ -406,25 +415,12 @@ async fn live_a_prompt_sent_as_soon_as_the_session_is_served_shows_in_the_interf
     let gate = Gate::new();
     let server =
         FakeServer::start(vec![Reply::sse(chat::text("hello from afar")).after(&gate)]).await;
-    let base = server.v1();
-    let tui = support::pty::Tui::spawn_with_terminal(
-        &["--base-url", &base, "--model", "test-model"],
-        env.home.path(),
-        env.cwd.path(),
-        support::pty::ROWS,
-        support::pty::COLS,
-        &[],
-        support::pty::Terminal {
-            no_cursor_answer: true,
-            ..support::pty::Terminal::default()
-        },
-    );
-    let path = served_socket(&env).await;
-    let mut client = Socket::connect(&path).await;
-    client.attach("a", None).await;
-    client
-        .send(json!({"id": "p", "type": "prompt", "message": "say hello"}))
-        .await;
+    let terminal = support::pty::Terminal {
+        no_cursor_answer: true,
+        ..support::pty::Terminal::default()
+    };
+    let tui = env.start_in(&server, &[], &[], terminal);
+    let mut client = prompt_from_elsewhere(&served_socket(&env).await).await;
     client
         .until(|l| l["type"] == "message_start" && l["message"]["role"] == "assistant")
         .await;
@@ -447,23 +443,12 @@ async fn live_the_interfaces_first_run_is_a_run_to_a_client_attached_during_it()
     let path = served_socket(&env).await;
     let mut client = Socket::connect(&path).await;
     // The run has started: the model's request is waiting at the gate.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while server.bodies().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no request to the model"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    server.wait_for_requests(1).await;
     let attached = client.attach("a", None).await;
     assert_eq!(attached["data"]["isStreaming"], true, "{attached}");
     gate.open();
     let end = client.until(|l| l["type"] == "agent_end").await;
-    assert!(
-        end.iter().any(|l| l["type"] == "message_end"
-            && l["message"]["content"][0]["text"] == "hello from here"),
-        "{end:?}"
-    );
+    assert!(answered(&end, "hello from here"), "{end:?}");
     tui.wait_for_text("hello from here").await;
 }
 

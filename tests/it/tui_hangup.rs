@@ -12,17 +12,40 @@ use rustix::event::Timespec;
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::process::{Pid, Signal};
 use std::os::fd::BorrowedFd;
-use std::path::Path;
 use std::time::{Duration, Instant};
 use support::chat;
 use support::env::env;
 use support::server::{FakeServer, Reply};
 
-/// Read what the program writes until `needle` is among it, answering the cursor-position
-/// and device-attribute queries as a terminal does.
+/// Wait up to `wait` for what the program writes and read it, answering the cursor-position
+/// and device-attribute queries as a terminal does; `false` if nothing came.
+fn read_some(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, wait: Duration) -> bool {
+    let mut fds = [PollFd::new(&terminal, PollFlags::IN)];
+    let wait = Timespec {
+        tv_sec: 0,
+        tv_nsec: i64::try_from(wait.as_nanos()).unwrap(),
+    };
+    if poll(&mut fds, Some(&wait)).unwrap() == 0 {
+        return false;
+    }
+    let mut chunk = [0u8; 8192];
+    let n = rustix::io::read(terminal, &mut chunk).unwrap();
+    let before = seen.len().saturating_sub(4);
+    seen.extend_from_slice(&chunk[..n]);
+    let fresh = &seen[before..];
+    let asked = |query: &[u8]| fresh.windows(query.len()).any(|w| w == query);
+    if asked(b"\x1b[6n") {
+        rustix::io::write(terminal, b"\x1b[1;1R").unwrap();
+    }
+    if asked(b"\x1b[c") {
+        rustix::io::write(terminal, b"\x1b[?62;22c").unwrap();
+    }
+    true
+}
+
+/// Read what the program writes until `needle` is among it.
 fn read_until(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, needle: &[u8]) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut chunk = [0u8; 8192];
     while !seen.windows(needle.len()).any(|w| w == needle) {
         assert!(
             Instant::now() < deadline,
@@ -30,25 +53,7 @@ fn read_until(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, needle: &[u8]) {
             String::from_utf8_lossy(needle),
             String::from_utf8_lossy(seen)
         );
-        let mut fds = [PollFd::new(&terminal, PollFlags::IN)];
-        let tick = Timespec {
-            tv_sec: 0,
-            tv_nsec: 100_000_000,
-        };
-        if poll(&mut fds, Some(&tick)).unwrap() == 0 {
-            continue;
-        }
-        let n = rustix::io::read(terminal, &mut chunk).unwrap();
-        let before = seen.len().saturating_sub(4);
-        seen.extend_from_slice(&chunk[..n]);
-        let fresh = &seen[before..];
-        let asked = |query: &[u8]| fresh.windows(query.len()).any(|w| w == query);
-        if asked(b"\x1b[6n") {
-            rustix::io::write(terminal, b"\x1b[1;1R").unwrap();
-        }
-        if asked(b"\x1b[c") {
-            rustix::io::write(terminal, b"\x1b[?62;22c").unwrap();
-        }
+        read_some(terminal, seen, Duration::from_millis(100));
     }
 }
 
@@ -56,20 +61,9 @@ fn read_until(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, needle: &[u8]) {
 /// idle, waiting for input (where a hang-up used to catch it).
 fn read_until_quiet(terminal: BorrowedFd<'_>, seen: &mut Vec<u8>, quiet: Duration) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut chunk = [0u8; 8192];
-    let wait = Timespec {
-        tv_sec: 0,
-        tv_nsec: i64::try_from(quiet.as_nanos()).unwrap(),
-    };
-    while Instant::now() < deadline {
-        let mut fds = [PollFd::new(&terminal, PollFlags::IN)];
-        if poll(&mut fds, Some(&wait)).unwrap() == 0 {
-            return;
-        }
-        let n = rustix::io::read(terminal, &mut chunk).unwrap();
-        seen.extend_from_slice(&chunk[..n]);
+    while read_some(terminal, seen, quiet) {
+        assert!(Instant::now() < deadline, "the interface never went quiet");
     }
-    panic!("the interface never went quiet");
 }
 
 /// The shell the test starts the interface under; it and what it started are killed however
@@ -94,26 +88,6 @@ fn children(parent: u32) -> Vec<i32> {
         .split_whitespace()
         .filter_map(|pid| pid.parse().ok())
         .collect()
-}
-
-fn session_has(home: &Path, text: &str) -> bool {
-    walkdir(home).iter().any(|file| {
-        file.extension().is_some_and(|e| e == "jsonl")
-            && std::fs::read_to_string(file).is_ok_and(|s| s.contains(text))
-    })
-}
-
-fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walkdir(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 // Several threads: the terminal is read with blocking calls while the model server answers.
@@ -167,20 +141,17 @@ async fn a_terminal_that_hangs_up_without_a_sighup_ends_the_interface_with_its_s
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    if code.trim() != "129" {
-        for f in walkdir(env.home.path()) {
-            if f.extension().is_some_and(|e| e == "log") {
-                eprintln!(
-                    "{}:\n{}",
-                    f.display(),
-                    std::fs::read_to_string(&f).unwrap_or_default()
-                );
-            }
-        }
-    }
-    assert_eq!(code.trim(), "129", "it ends as on SIGHUP");
+    let log = std::fs::read_to_string(env.home.path().join("logs/agent.log")).unwrap_or_default();
+    assert_eq!(code.trim(), "129", "it ends as on SIGHUP; its log:\n{log}");
+    let sessions: Vec<String> = env
+        .session_files()
+        .iter()
+        .filter_map(|file| std::fs::read_to_string(file).ok())
+        .collect();
     assert!(
-        session_has(env.home.path(), "ping") && session_has(env.home.path(), "pong"),
+        sessions
+            .iter()
+            .any(|s| s.contains("ping") && s.contains("pong")),
         "the conversation is in its session file"
     );
     drop(shell);

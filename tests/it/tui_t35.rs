@@ -7,7 +7,7 @@ use crate::support;
 
 use support::chat;
 use support::env::{Env, env};
-use support::pty::{COLS, ROWS, Terminal, Tui};
+use support::pty::{COLS, Terminal, Tui};
 use support::server::{FakeServer, Reply};
 
 /// The colour query the interface sends in `auto`.
@@ -25,16 +25,7 @@ fn write_config(env: &Env, tui: &str) {
 
 /// The interface in colour (the support sets NO_COLOR; empty means unset), in `terminal`.
 fn start_in(env: &Env, server: &FakeServer, terminal: Terminal) -> Tui {
-    let base = server.v1();
-    Tui::spawn_with_terminal(
-        &["--base-url", base.as_str(), "--model", "test-model"],
-        env.home.path(),
-        env.cwd.path(),
-        ROWS,
-        COLS,
-        &[("NO_COLOR", "")],
-        terminal,
-    )
+    env.start_in(server, &[], &[("NO_COLOR", "")], terminal)
 }
 
 /// The colour of the prompt sign `›` (the palette's accent).

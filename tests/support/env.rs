@@ -2,7 +2,7 @@
 //! pointed at a loopback model server — headless or in a pseudo-terminal.
 
 use super::process::command;
-use super::pty::Tui;
+use super::pty::{Terminal, Tui};
 use super::server::FakeServer;
 use std::path::PathBuf;
 use tempfile::TempDir;
@@ -35,16 +35,28 @@ impl Env {
 
     /// The interface with extra environment variables (e.g. `AGENT_APPROVAL_GRACE_MS`).
     pub fn start_with(&self, server: &FakeServer, extra: &[&str], vars: &[(&str, &str)]) -> Tui {
+        self.start_in(server, extra, vars, Terminal::default())
+    }
+
+    /// The same in a terminal that answers queries as `terminal` says (or through a wrapper).
+    pub fn start_in(
+        &self,
+        server: &FakeServer,
+        extra: &[&str],
+        vars: &[(&str, &str)],
+        terminal: Terminal,
+    ) -> Tui {
         let base = server.v1();
         let mut args = vec!["--base-url", base.as_str(), "--model", "test-model"];
         args.extend_from_slice(extra);
-        Tui::spawn_sized(
+        Tui::spawn_with_terminal(
             &args,
             self.home.path(),
             self.cwd.path(),
             super::pty::ROWS,
             super::pty::COLS,
             vars,
+            terminal,
         )
     }
 
