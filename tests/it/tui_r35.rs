@@ -10,7 +10,7 @@ use support::chat;
 use support::env::env;
 use support::pty::{Terminal, Tui};
 use support::server::{FakeServer, Gate, Reply};
-use support::tmux::{Tmux, not_once, rewrapped, status_at, words};
+use support::tmux::{Tmux, rewrapped, status_at, words};
 
 #[tokio::test]
 async fn resizing_while_streaming_leaves_no_copy_of_the_partial_line() {
@@ -83,12 +83,7 @@ async fn resizing_while_streaming_leaves_no_copy_of_the_partial_line() {
     tmux.wait_for("the run to end", |s| !s.contains("esc to interrupt"))
         .await;
 
-    let history = tmux.history();
-    let wrong = not_once(&history, &words);
-    assert!(
-        wrong.is_empty(),
-        "words not shown exactly once (word, times): {wrong:?}\n--- history:\n{history}"
-    );
+    tmux.wait_each_once(&words).await;
 }
 
 /// The row of the visible screen the composer is on (`› …`), trimmed.

@@ -40,16 +40,6 @@ async fn resize_through(tmux: &Tmux, sizes: &[u16]) {
     }
 }
 
-/// Every word of `words` is in the pane's history exactly once.
-fn assert_each_once(tmux: &Tmux, words: &[String]) {
-    let history = tmux.history();
-    let wrong = not_once(&history, words);
-    assert!(
-        wrong.is_empty(),
-        "words not shown exactly once (word, times): {wrong:?}\n--- history:\n{history}"
-    );
-}
-
 /// A streamed answer of `words`, stopped before word `at` until `gate` opens.
 fn stopping_answer(words: &[String], at: usize, gate: &Gate) -> Reply {
     let deltas: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -142,8 +132,8 @@ impl Story {
         self.stop.open();
         let last = self.words.last().map_or("", |word| word.trim());
         wait_until_idle(&self.tmux, last).await;
-        assert_each_once(&self.tmux, &self.words);
-        assert_each_once(&self.tmux, &self.fill);
+        self.tmux.wait_each_once(&self.words).await;
+        self.tmux.wait_each_once(&self.fill).await;
     }
 }
 
@@ -277,7 +267,7 @@ async fn a_width_change_right_after_an_answer_ends_leaves_each_word_once() {
     let mut all = words.clone();
     all.extend(fill);
     all.extend(["zz1", "zz2", "zz3"].map(String::from));
-    assert_each_once(&tmux, &all);
+    tmux.wait_each_once(&all).await;
 }
 
 /// A command that prints `zq1z zq2z zq3z` (words its own text does not hold) and waits for
@@ -312,7 +302,7 @@ async fn a_width_change_while_a_tool_runs_leaves_its_call_and_output_once() {
     wait_until_idle(&tmux, "zz9").await;
     let mut all = fill;
     all.extend(["zq1z", "zq2z", "zq3z", "zz9."].map(String::from));
-    assert_each_once(&tmux, &all);
+    tmux.wait_each_once(&all).await;
     let history = tmux.history();
     assert_eq!(history.matches("printf 'zq").count(), 1, "{history}");
 }
@@ -353,7 +343,7 @@ async fn a_width_change_under_an_approval_dialog_keeps_it_and_each_row_once() {
     wait_until_idle(&tmux, "zz9").await;
     let mut all = fill;
     all.extend(["zq1z", "zq2z", "zq3z", "zz9."].map(String::from));
-    assert_each_once(&tmux, &all);
+    tmux.wait_each_once(&all).await;
 }
 
 #[tokio::test]
@@ -369,7 +359,8 @@ async fn a_width_change_while_a_sub_agent_runs_leaves_each_row_once() {
     resize_through(&tmux, &[60, 100]).await;
     std::fs::write(env.cwd.path().join("go"), "").unwrap();
     wait_until_idle(&tmux, "zz9").await;
-    assert_each_once(&tmux, &["zz1".to_string(), "zz9.".to_string()]);
+    tmux.wait_each_once(&["zz1".to_string(), "zz9.".to_string()])
+        .await;
     let history = tmux.history();
     assert_eq!(history.matches("job c1").count(), 1, "{history}");
 }
@@ -406,7 +397,7 @@ async fn a_width_change_under_the_transcript_view_redraws_it_and_the_conversatio
     .await;
     let mut all = words.clone();
     all.extend(fill);
-    assert_each_once(&tmux, &all);
+    tmux.wait_each_once(&all).await;
 }
 
 /// A terminal that never answers a cursor query: a width change and a height change are

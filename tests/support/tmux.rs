@@ -153,6 +153,30 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// Wait (up to 20 s) until every word of `words` is in the pane's history exactly once,
+    /// and fail with the history if it never is. A resize's reprint can still be on its
+    /// way when the screen already looks right: the terminal's own reflow back to a width it
+    /// had (70, 50, 100) restores the rows exactly, and on a loaded machine the interface
+    /// takes the resize (its `SETTLE`, then the reprint) after that. What is judged is what
+    /// the user is left with once the interface has caught up.
+    pub async fn wait_each_once(&self, words: &[String]) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let history = self.history();
+            let wrong = not_once(&history, words);
+            if wrong.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "words not shown exactly once (word, times): {wrong:?}\n--- history:\n{history}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
