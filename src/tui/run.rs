@@ -202,8 +202,12 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
     tokio::select! {
         event = lp.input.next() => match event {
             Some(Ok(event)) => outcome = on_terminal_input(app, &mut lp.input, event).await,
-            // The terminal is gone.
-            Some(Err(_)) | None => app.exit = Some(0),
+            // The terminal cannot be read: gone (EIO), as on SIGHUP, or broken.
+            Some(Err(e)) => {
+                tracing::warn!("reading the terminal failed: {e}");
+                app.exit = Some(exit_code_for(&e));
+            }
+            None => app.exit = Some(129),
         },
         event = lp.agent_events.recv() => match event {
             Some(event) => {
