@@ -101,12 +101,16 @@ async fn run_on(engine: Engine, settings: Settings) -> u8 {
             return 1;
         }
     };
-    let (code, resume_hint) = event_loop(&mut screen, &mut modes, engine, settings, theme).await;
+    let (code, resume_hint, failure) =
+        event_loop(&mut screen, &mut modes, engine, settings, theme).await;
     let _ = screen.leave();
     modes.leave();
     if let Some(hint) = resume_hint {
         // Not `println!`: it panics when the terminal has gone away (hung up).
         let _ = writeln!(std::io::stdout(), "{hint}");
+    }
+    if let Some(failure) = failure {
+        let _ = writeln!(std::io::stderr(), "agent: {failure}");
     }
     code
 }
@@ -148,7 +152,7 @@ async fn event_loop(
     engine: Engine,
     settings: Settings,
     theme: super::theme::Chosen,
-) -> (u8, Option<String>) {
+) -> (u8, Option<String>, Option<String>) {
     let (tasks, task_results) = mpsc::unbounded_channel();
     let width = screen.size().width;
     let (agent_events, mut app) = match engine {
@@ -187,7 +191,8 @@ async fn event_loop(
         let outcome = step(&mut app, &mut lp, screen).await;
         after_outcome(&mut app, &mut lp, screen, modes, outcome);
         if let Some(code) = app.exit {
-            return finish(&mut app, screen, code).await;
+            let (code, hint) = finish(&mut app, screen, code).await;
+            return (code, hint, app.terminal_failure.take());
         }
     }
 }
@@ -203,10 +208,7 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
         event = lp.input.next() => match event {
             Some(Ok(event)) => outcome = on_terminal_input(app, &mut lp.input, event).await,
             // The terminal cannot be read: gone (EIO), as on SIGHUP, or broken.
-            Some(Err(e)) => {
-                tracing::warn!("reading the terminal failed: {e}");
-                app.exit = Some(exit_code_for(&e));
-            }
+            Some(Err(e)) => terminal_failed(app, "reading the terminal", &e),
             None => app.exit = Some(129),
         },
         event = lp.agent_events.recv() => match event {
@@ -327,23 +329,25 @@ fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
         MoveTo(0, 0)
     );
     if let Err(e) = cleared.and_then(|()| screen.restart_at(0)) {
-        app.exit = Some(exit_code_for(&e));
+        terminal_failed(app, "writing to the terminal", &e);
         return;
     }
     app.reprint(width);
     if let Err(e) = draw(app, screen) {
-        app.exit = Some(exit_code_for(&e));
+        terminal_failed(app, "writing to the terminal", &e);
     }
 }
 
-/// The exit status when the terminal cannot be written to: as on SIGHUP when it has hung up
-/// (the first frame after a hang-up can fail before the hang-up itself is seen), 1 for any
-/// other failure.
-fn exit_code_for(error: &std::io::Error) -> u8 {
+/// The terminal cannot be read or written: the interface ends as on SIGHUP (129) when it has
+/// hung up (the first frame after a hang-up can fail before the hang-up itself is seen), and
+/// with 1 and the reason on stderr for any other failure.
+fn terminal_failed(app: &mut App, doing: &str, error: &std::io::Error) {
+    tracing::warn!("{doing} failed: {error}");
     if error.raw_os_error() == Some(libc::EIO) {
-        129
+        app.exit = Some(129);
     } else {
-        1
+        app.exit = Some(1);
+        app.terminal_failure = Some(format!("{doing} failed: {error}"));
     }
 }
 
@@ -388,7 +392,7 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
         }
     }
     if let Err(e) = draw(app, screen) {
-        app.exit = Some(exit_code_for(&e));
+        terminal_failed(app, "writing to the terminal", &e);
     }
     lp.last_frame = Instant::now();
     // MCP servers start once the prompt is on the screen: starting three server

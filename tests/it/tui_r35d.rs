@@ -132,8 +132,9 @@ impl Story {
         self.stop.open();
         let last = self.words.last().map_or("", |word| word.trim());
         wait_until_idle(&self.tmux, last).await;
-        self.tmux.wait_each_once(&self.words).await;
-        self.tmux.wait_each_once(&self.fill).await;
+        let mut all = self.words;
+        all.extend(self.fill);
+        self.tmux.wait_each_once(&all).await;
     }
 }
 
@@ -302,8 +303,7 @@ async fn a_width_change_while_a_tool_runs_leaves_its_call_and_output_once() {
     wait_until_idle(&tmux, "zz9").await;
     let mut all = fill;
     all.extend(["zq1z", "zq2z", "zq3z", "zz9."].map(String::from));
-    tmux.wait_each_once(&all).await;
-    let history = tmux.history();
+    let history = tmux.wait_each_once(&all).await;
     assert_eq!(history.matches("printf 'zq").count(), 1, "{history}");
 }
 
@@ -359,9 +359,9 @@ async fn a_width_change_while_a_sub_agent_runs_leaves_each_row_once() {
     resize_through(&tmux, &[60, 100]).await;
     std::fs::write(env.cwd.path().join("go"), "").unwrap();
     wait_until_idle(&tmux, "zz9").await;
-    tmux.wait_each_once(&["zz1".to_string(), "zz9.".to_string()])
+    let history = tmux
+        .wait_each_once(&["zz1".to_string(), "zz9.".to_string()])
         .await;
-    let history = tmux.history();
     assert_eq!(history.matches("job c1").count(), 1, "{history}");
 }
 

@@ -154,23 +154,34 @@ impl Tmux {
 }
 
 impl Tmux {
-    /// Wait (up to 20 s) until every word of `words` is in the pane's history exactly once,
-    /// and fail with the history if it never is. A resize's reprint can still be on its
-    /// way when the screen already looks right: the terminal's own reflow back to a width it
-    /// had (70, 50, 100) restores the rows exactly, and on a loaded machine the interface
-    /// takes the resize (its `SETTLE`, then the reprint) after that. What is judged is what
-    /// the user is left with once the interface has caught up.
-    pub async fn wait_each_once(&self, words: &[String]) {
+    /// Wait (up to 20 s) until every word of `words` is in the pane's history exactly once
+    /// and the history has stayed the same for a second (ten times the interface's
+    /// `SETTLE`); returns that history, and fails with the last one if that never happens.
+    /// A single capture can come too early: the terminal's own reflow back to a width it had
+    /// (100, 70, 50, 100) restores the rows exactly, so the screen looks done while a resize
+    /// the interface read late is still to be printed again, and a capture taken while tmux
+    /// is halfway through that output shows half of it.
+    pub async fn wait_each_once(&self, words: &[String]) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
+        let mut steady: Option<(Instant, String)> = None;
         loop {
             let history = self.history();
             let wrong = not_once(&history, words);
-            if wrong.is_empty() {
-                return;
+            if !wrong.is_empty() {
+                steady = None;
+            } else if let Some((since, seen)) = &steady
+                && *seen == history
+            {
+                if since.elapsed() >= Duration::from_secs(1) {
+                    return history;
+                }
+            } else {
+                steady = Some((Instant::now(), history.clone()));
             }
             assert!(
                 Instant::now() < deadline,
-                "words not shown exactly once (word, times): {wrong:?}\n--- history:\n{history}"
+                "words not shown exactly once (word, times), or the history never settled: \
+                 {wrong:?}\n--- history:\n{history}"
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
