@@ -195,8 +195,6 @@ pub struct App {
     /// The whole conversation, for the transcript view.
     pub log: super::transcript::Log,
     pub exit: Option<u8>,
-    /// Why the terminal could not be used (exit 1), said on stderr once it is restored.
-    pub terminal_failure: Option<String>,
     pub dirty: bool,
     pub tasks: mpsc::UnboundedSender<TaskResult>,
     /// The MCP servers (none unless set after `new`), for `/mcp` and the status line.
@@ -228,7 +226,6 @@ impl App {
             scrollback: Default::default(),
             log: Default::default(),
             exit: None,
-            terminal_failure: None,
             dirty: true,
             tasks,
             mcp: crate::mcp::McpManager::empty(),

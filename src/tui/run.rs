@@ -144,6 +144,8 @@ struct Loop {
     /// The width changed: the conversation is printed again at this time unless the size
     /// changes again before (`SETTLE`); no frame is drawn until then.
     reprint_at: Option<Instant>,
+    /// Why the terminal could not be used (exit 1), said on stderr once it is restored.
+    terminal_failure: Option<String>,
 }
 
 async fn event_loop(
@@ -186,13 +188,14 @@ async fn event_loop(
         last_frame: Instant::now() - FRAME,
         resized_in_view: false,
         reprint_at: None,
+        terminal_failure: None,
     };
     loop {
         let outcome = step(&mut app, &mut lp, screen).await;
         after_outcome(&mut app, &mut lp, screen, modes, outcome);
         if let Some(code) = app.exit {
             let (code, hint) = finish(&mut app, screen, code).await;
-            return (code, hint, app.terminal_failure.take());
+            return (code, hint, lp.terminal_failure.take());
         }
     }
 }
@@ -208,7 +211,7 @@ async fn step(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) -> Out
         event = lp.input.next() => match event {
             Some(Ok(event)) => outcome = on_terminal_input(app, &mut lp.input, event).await,
             // The terminal cannot be read: gone (EIO), as on SIGHUP, or broken.
-            Some(Err(e)) => terminal_failed(app, "reading the terminal", &e),
+            Some(Err(e)) => terminal_failed(app, lp, "reading the terminal", &e),
             None => app.exit = Some(129),
         },
         event = lp.agent_events.recv() => match event {
@@ -285,14 +288,13 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
 }
 
 /// The terminal changed size: the conversation is printed again once the size has
-/// settled (`SETTLE`, `reprint`).
-fn on_resize(lp: &mut Loop, screen: &Screen<Backend>) {
-    let Ok((width, height)) = crossterm::terminal::size() else {
-        return;
-    };
-    if Size::new(width, height) != screen.size() || lp.reprint_at.is_some() {
-        lp.reprint_at = Some(Instant::now() + SETTLE);
-    }
+/// settled (`SETTLE`, `reprint`) — even when it is back at the size drawn by the time the
+/// signal is read. Changes that come while the loop is stopped or busy reach it as one
+/// SIGWINCH, and the widths the terminal went through meanwhile have cut or rewrapped its
+/// rows all the same. A SIGWINCH means a change: the kernel sends none for a size set again
+/// unchanged.
+fn on_resize(lp: &mut Loop) {
+    lp.reprint_at = Some(Instant::now() + SETTLE);
 }
 
 /// The terminal's size changed: clear the screen and the scrollback and print the
@@ -329,25 +331,25 @@ fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
         MoveTo(0, 0)
     );
     if let Err(e) = cleared.and_then(|()| screen.restart_at(0)) {
-        terminal_failed(app, "writing to the terminal", &e);
+        terminal_failed(app, lp, "writing to the terminal", &e);
         return;
     }
     app.reprint(width);
     if let Err(e) = draw(app, screen) {
-        terminal_failed(app, "writing to the terminal", &e);
+        terminal_failed(app, lp, "writing to the terminal", &e);
     }
 }
 
 /// The terminal cannot be read or written: the interface ends as on SIGHUP (129) when it has
 /// hung up (the first frame after a hang-up can fail before the hang-up itself is seen), and
 /// with 1 and the reason on stderr for any other failure.
-fn terminal_failed(app: &mut App, doing: &str, error: &std::io::Error) {
+fn terminal_failed(app: &mut App, lp: &mut Loop, doing: &str, error: &std::io::Error) {
     tracing::warn!("{doing} failed: {error}");
     if error.raw_os_error() == Some(libc::EIO) {
         app.exit = Some(129);
     } else {
         app.exit = Some(1);
-        app.terminal_failure = Some(format!("{doing} failed: {error}"));
+        lp.terminal_failure = Some(format!("{doing} failed: {error}"));
     }
 }
 
@@ -388,11 +390,11 @@ fn on_frame(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
         if screen.in_alternate() {
             resize_view(app, lp, screen, width, height);
         } else {
-            return on_resize(lp, screen);
+            return on_resize(lp);
         }
     }
     if let Err(e) = draw(app, screen) {
-        terminal_failed(app, "writing to the terminal", &e);
+        terminal_failed(app, lp, "writing to the terminal", &e);
     }
     lp.last_frame = Instant::now();
     // MCP servers start once the prompt is on the screen: starting three server
@@ -441,7 +443,7 @@ fn after_outcome(
             lp.last_frame = redraw_now;
         }
         Outcome::Resized => {
-            on_resize(lp, screen);
+            on_resize(lp);
             lp.last_frame = redraw_now;
         }
         Outcome::Suspend => {

@@ -76,6 +76,33 @@ async fn shrinking_and_growing_the_terminal_keeps_every_row() {
     tui.quit().await;
 }
 
+/// A width the terminal went through while the interface was stopped (a loaded machine, a
+/// debugger, a job-control stop): one SIGWINCH comes for both changes, and by the time it is
+/// read the size is again the one the interface drew at. This terminal cuts its rows when it
+/// narrows (xterm does too), so the ends of the rows are gone all the same: the
+/// conversation is printed again.
+#[tokio::test]
+async fn a_width_undone_while_the_interface_was_stopped_is_printed_again() {
+    let env = env();
+    let long = format!("{}omega", "alpha ".repeat(14));
+    let server = chat::answering(&[&long]).await;
+    let mut tui = env.start(&server, &[]);
+    ready(&tui).await;
+    tui.type_text("say it");
+    tui.enter();
+    tui.wait_for_text("omega").await;
+    tui.wait_until_idle().await;
+
+    let pid = i32::try_from(tui.pid().unwrap()).unwrap();
+    signal_and_wait(pid, libc::SIGSTOP, 'T');
+    tui.resize(support::pty::ROWS, 40);
+    tui.resize(support::pty::ROWS, support::pty::COLS);
+    assert!(!tui.screen().contains("omega"), "{}", tui.screen());
+    signal_and_wait(pid, libc::SIGCONT, 'S');
+    tui.wait_for_text("omega").await;
+    tui.quit().await;
+}
+
 /// A key that comes with a resize is taken at once. crossterm, on a resize signal and
 /// terminal input ready together, returns the resize and leaves the input unread until more
 /// comes (its poll is edge-triggered): ctrl+d typed just after a resize did not quit until
