@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 const FRAME: Duration = Duration::from_millis(16);
 /// How often the spinner moves while working.
 const TICK: Duration = Duration::from_millis(80);
-/// A width change is followed once the size has stayed the same this long: dragging a
+/// A size change is followed once the size has stayed the same this long: dragging a
 /// window's edge sends a resize for every step, and each would print the conversation
 /// again.
 const SETTLE: Duration = Duration::from_millis(100);
@@ -141,7 +141,7 @@ struct Loop {
     last_frame: Instant,
     /// The terminal was resized while the alternate screen showed.
     resized_in_view: bool,
-    /// The width changed: the conversation is printed again at this time unless the size
+    /// The size changed: the conversation is printed again at this time unless the size
     /// changes again before (`SETTLE`); no frame is drawn until then.
     reprint_at: Option<Instant>,
     /// Why the terminal could not be used (exit 1), said on stderr once it is restored.
@@ -451,6 +451,9 @@ fn after_outcome(
             // The old stream goes (a new one reads nothing until it is polled).
             lp.input = EventStream::new();
             suspend(app, screen, modes);
+            // A reprint still pending from before would clear what the shell showed
+            // meanwhile; a size changed since is seen by the next frame.
+            lp.reprint_at = None;
             lp.last_frame = redraw_now;
         }
     }

@@ -92,12 +92,13 @@ async fn a_width_undone_while_the_interface_was_stopped_is_printed_again() {
     tui.enter();
     tui.wait_for_text("omega").await;
     tui.wait_until_idle().await;
+    assert!(tui.screen().contains("omega"), "{}", tui.screen());
 
     let pid = i32::try_from(tui.pid().unwrap()).unwrap();
     signal_and_wait(pid, libc::SIGSTOP, 'T');
     tui.resize(support::pty::ROWS, 40);
     tui.resize(support::pty::ROWS, support::pty::COLS);
-    assert!(!tui.screen().contains("omega"), "{}", tui.screen());
+    assert!(!tui.transcript().contains("omega"), "{}", tui.transcript());
     signal_and_wait(pid, libc::SIGCONT, 'S');
     tui.wait_for_text("omega").await;
     tui.quit().await;
