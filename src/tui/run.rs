@@ -30,6 +30,9 @@ const TICK: Duration = Duration::from_millis(80);
 /// window's edge sends a resize for every step, and each would print the conversation
 /// again.
 const SETTLE: Duration = Duration::from_millis(100);
+/// How long after coming back from ctrl+z a resize signal of the size measured then is taken
+/// for one sent before the suspension (read only now) rather than a new change.
+const RESUMED: Duration = Duration::from_secs(1);
 
 type Backend = CrosstermBackend<BufWriter<Stdout>>;
 
@@ -146,6 +149,8 @@ struct Loop {
     reprint_at: Option<Instant>,
     /// Why the terminal could not be used (exit 1), said on stderr once it is restored.
     terminal_failure: Option<String>,
+    /// When the interface came back from ctrl+z, and the size it measured then.
+    resumed: Option<(Instant, Size)>,
 }
 
 async fn event_loop(
@@ -189,6 +194,7 @@ async fn event_loop(
         resized_in_view: false,
         reprint_at: None,
         terminal_failure: None,
+        resumed: None,
     };
     loop {
         let outcome = step(&mut app, &mut lp, screen).await;
@@ -294,6 +300,15 @@ async fn on_terminal_input(app: &mut App, input: &mut EventStream, event: Event)
 /// rows all the same. A SIGWINCH means a change: the kernel sends none for a size set again
 /// unchanged.
 fn on_resize(lp: &mut Loop) {
+    // A signal sent before ctrl+z and read after `fg`: the interface measured the terminal
+    // when it came back and draws at that size. Printing the conversation again would
+    // clear what the shell showed meanwhile.
+    if let Some((at, size)) = lp.resumed.take()
+        && at.elapsed() < RESUMED
+        && crossterm::terminal::size().is_ok_and(|(width, height)| Size::new(width, height) == size)
+    {
+        return;
+    }
     lp.reprint_at = Some(Instant::now() + SETTLE);
 }
 
@@ -454,6 +469,7 @@ fn after_outcome(
             // A reprint still pending from before would clear what the shell showed
             // meanwhile; a size changed since is seen by the next frame.
             lp.reprint_at = None;
+            lp.resumed = Some((Instant::now(), screen.size()));
             lp.last_frame = redraw_now;
         }
     }

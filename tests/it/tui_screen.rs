@@ -104,6 +104,64 @@ async fn a_width_undone_while_the_interface_was_stopped_is_printed_again() {
     tui.quit().await;
 }
 
+/// ctrl+z gives the terminal back to the shell (job control stops the interface) and `fg`
+/// takes it again, the composer as it was; what the shell printed meanwhile stays. A size
+/// change still settling at ctrl+z, or whose signal is read only after `fg`, does not print
+/// the conversation again over it: the interface measured the terminal when it came back.
+#[tokio::test]
+#[ignore = "fails one run in three to five: after `fg` the shell's lines are gone from the \
+            whole transcript within 20 ms and the interface sits at the top row, as after a \
+            reprint; never with the agent logging at debug level; not yet understood"]
+async fn ctrl_z_gives_the_terminal_to_the_shell_and_fg_takes_it_back() {
+    if !support::skip::on_path("bash") {
+        support::skip::skip("bash is not installed");
+        return;
+    }
+    let env = env();
+    let server = chat::answering(&["unused"]).await;
+    let mut tui = env.start_in(
+        &server,
+        &[],
+        &[],
+        support::pty::Terminal {
+            // An interactive shell (job control on) runs the interface as its foreground
+            // job, says something once it has stopped, and brings it back.
+            wrapper: Some(&[
+                "bash",
+                "--norc",
+                "--noprofile",
+                "-i",
+                "-c",
+                "\"$0\" \"$@\"; echo the shell said zq7; fg",
+            ]),
+            ..support::pty::Terminal::default()
+        },
+    );
+    ready(&tui).await;
+    tui.type_text("draft kept");
+    tui.wait_for_text("draft kept").await;
+    // The new size and ctrl+z at once: the resize is still settling when the key comes.
+    tui.resize(support::pty::ROWS, 90);
+    tui.send(b"\x1a");
+    tui.wait_for_text("the shell said zq7").await;
+    tui.wait_for(
+        "the interface back at 90 columns, the draft in its composer",
+        |s| {
+            s.lines().any(|l| l.trim_end() == "› draft kept")
+                && s.lines()
+                    .any(|l| l.ends_with("test-model") && l.chars().count() == 90)
+        },
+    )
+    .await;
+    // Well past `SETTLE`: a reprint would have cleared the shell's line by now.
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let transcript = tui.transcript();
+    assert!(transcript.contains("the shell said zq7"), "{transcript}");
+    // The draft away, then ctrl+d: the interface ends, and the shell with it.
+    tui.send(b"\x15\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}
+
 /// A key that comes with a resize is taken at once. crossterm, on a resize signal and
 /// terminal input ready together, returns the resize and leaves the input unread until more
 /// comes (its poll is edge-triggered): ctrl+d typed just after a resize did not quit until
