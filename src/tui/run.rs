@@ -359,12 +359,13 @@ fn reprint(app: &mut App, lp: &mut Loop, screen: &mut Screen<Backend>) {
 /// hung up (the first frame after a hang-up can fail before the hang-up itself is seen), and
 /// with 1 and the reason on stderr for any other failure.
 fn terminal_failed(app: &mut App, lp: &mut Loop, doing: &str, error: &std::io::Error) {
-    tracing::warn!("{doing} failed: {error}");
+    let failure = format!("{doing} failed: {error}");
+    tracing::warn!("{failure}");
     if error.raw_os_error() == Some(libc::EIO) {
         app.exit = Some(129);
     } else {
         app.exit = Some(1);
-        lp.terminal_failure = Some(format!("{doing} failed: {error}"));
+        lp.terminal_failure = Some(failure);
     }
 }
 

@@ -201,15 +201,6 @@ async fn transcript_view(tui: &Tui, expect: &str) -> String {
     screen
 }
 
-/// Sends `text` from an emptied composer and waits for `answer`.
-async fn ask(tui: &Tui, text: &str, answer: &str) {
-    tui.send(b"\x15"); // ctrl+u: whatever the composer held goes
-    tui.type_text(text);
-    tui.enter();
-    tui.wait_for_text(answer).await;
-    tui.wait_until_idle().await;
-}
-
 /// `/rewind` to before the newest message, the conversation only.
 async fn rewind_newest(tui: &Tui) {
     tui.type_text("/rewind");
@@ -242,8 +233,8 @@ async fn session_keys_are_engine_commands_and_the_transcript_follows_them() {
     let mut tui = env.start_with(&server, &[], &[("RUST_LOG", "debug")]);
     ready(&tui).await;
     let home = env.home.path();
-    ask(&tui, "first question", "Answer one.").await;
-    ask(&tui, "second question", "Answer two.").await;
+    tui.ask("first question", "Answer one.").await;
+    tui.ask("second question", "Answer two.").await;
     env.only_session();
 
     // Fork before the second question: the fork holds the first exchange only.
@@ -262,7 +253,7 @@ async fn session_keys_are_engine_commands_and_the_transcript_follows_them() {
     assert_eq!(env.session_files().len(), 2);
 
     // In the fork: a message, rewound and the rewind undone.
-    ask(&tui, "third question", "Answer three.").await;
+    tui.ask("third question", "Answer three.").await;
     rewind_newest(&tui).await;
     tui.wait_for_text("Rewound:").await;
     tui.send(b"\x15");
@@ -285,7 +276,7 @@ async fn session_keys_are_engine_commands_and_the_transcript_follows_them() {
         s.lines().any(|l| l.trim_end() == "› third question")
     })
     .await;
-    ask(&tui, "fourth question", "Answer four.").await;
+    tui.ask("fourth question", "Answer four.").await;
     tui.type_text("/tree");
     tui.enter();
     tui.wait_for_text("Branches of this session (2").await;

@@ -13,15 +13,6 @@ async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;
 }
 
-/// Sends `text` from an emptied composer and waits for `answer`.
-async fn ask(tui: &Tui, text: &str, answer: &str) {
-    tui.send(b"\x15");
-    tui.type_text(text);
-    tui.enter();
-    tui.wait_for_text(answer).await;
-    tui.wait_until_idle().await;
-}
-
 /// How many `<file` blocks the request body's messages hold.
 fn attached_files(body: &serde_json::Value) -> usize {
     body["messages"].to_string().matches("<file path=").count()
@@ -48,7 +39,7 @@ async fn rewinding_a_message_with_an_attachment_gives_back_what_was_typed() {
     let server = chat::answering(&["Answer one.", "Answer two."]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    ask(&tui, "read @notes.txt", "Answer one.").await;
+    tui.ask("read @notes.txt", "Answer one.").await;
 
     tui.type_text("/rewind");
     tui.enter();
@@ -76,7 +67,7 @@ async fn forking_before_a_message_with_an_attachment_gives_back_what_was_typed()
     let server = chat::answering(&["Answer one.", "Answer two."]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    ask(&tui, "read @notes.txt", "Answer one.").await;
+    tui.ask("read @notes.txt", "Answer one.").await;
 
     tui.type_text("/fork");
     tui.enter();
@@ -109,8 +100,8 @@ async fn compact_asked_for_compacts_a_short_conversation() {
     assert!(screen.contains("empty"), "{screen}");
     assert!(server.bodies().is_empty());
 
-    ask(&tui, "first question", "Answer one.").await;
-    ask(&tui, "second question", "Answer two.").await;
+    tui.ask("first question", "Answer one.").await;
+    tui.ask("second question", "Answer two.").await;
     tui.type_text("/compact");
     tui.enter();
     let screen = tui
@@ -148,7 +139,7 @@ async fn narrow_status_keeps_the_context_share() {
         &[],
     );
     ready(&tui).await;
-    ask(&tui, "first question", "Answer one.").await;
+    tui.ask("first question", "Answer one.").await;
     let screen = tui.screen();
     let status = screen
         .lines()
@@ -166,7 +157,7 @@ async fn exit_says_how_to_resume() {
     let server = chat::answering(&["Answer one.", "Answer two."]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    ask(&tui, "first question", "Answer one.").await;
+    tui.ask("first question", "Answer one.").await;
     tui.quit().await;
     let transcript = tui.transcript();
     assert!(
@@ -176,7 +167,7 @@ async fn exit_says_how_to_resume() {
 
     let mut tui = env.start(&server, &["--no-session"]);
     ready(&tui).await;
-    ask(&tui, "second question", "Answer two.").await;
+    tui.ask("second question", "Answer two.").await;
     tui.quit().await;
     let transcript = tui.transcript();
     assert!(!transcript.contains("Resume this session"), "{transcript}");

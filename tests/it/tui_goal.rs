@@ -15,15 +15,6 @@ async fn ready(tui: &Tui) {
     tui.wait_for_text("Ask anything").await;
 }
 
-/// Sends `text` from an emptied composer and waits for `answer`.
-async fn ask(tui: &Tui, text: &str, answer: &str) {
-    tui.send(b"\x15");
-    tui.type_text(text);
-    tui.enter();
-    tui.wait_for_text(answer).await;
-    tui.wait_until_idle().await;
-}
-
 /// The two token counts of `Compacted the conversation: BEFORE → AFTER tokens.`
 fn compacted(screen: &str) -> Option<(String, String)> {
     let line = screen
@@ -47,8 +38,8 @@ async fn compact_shows_the_tokens_before_and_after() {
     .await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    ask(&tui, "first question", "First answer.").await;
-    ask(&tui, "second question", "Answer two.").await;
+    tui.ask("first question", "First answer.").await;
+    tui.ask("second question", "Answer two.").await;
     tui.type_text("/compact");
     tui.enter();
     let screen = tui

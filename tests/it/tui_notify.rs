@@ -8,7 +8,6 @@ use crate::support;
 use serde_json::json;
 use support::chat;
 use support::env::{Env, env};
-use support::pty::Tui;
 use support::server::{FakeServer, Reply};
 
 const FOCUS_OUT: &[u8] = b"\x1b[O";
@@ -20,13 +19,6 @@ fn configure(env: &Env, notify: &str) {
         format!("[tui]\nnotify = \"{notify}\"\n"),
     )
     .unwrap();
-}
-
-async fn ask(tui: &Tui, prompt: &str, answer: &str) {
-    tui.type_text(prompt);
-    tui.enter();
-    tui.wait_for_text(answer).await;
-    tui.wait_until_idle().await;
 }
 
 #[tokio::test]
@@ -44,7 +36,7 @@ async fn tui_notify_tells_an_unfocused_terminal_by_osc9() {
     // It asks for focus reports.
     assert!(tui.wrote(b"\x1b[?1004h"));
     // Focused: nothing.
-    ask(&tui, "one", "First answer.").await;
+    tui.ask("one", "First answer.").await;
     assert!(!tui.wrote(b"\x1b]9;"));
     // Not focused: the approval, then the end.
     tui.send(FOCUS_OUT);
@@ -81,7 +73,7 @@ async fn tui_notify_rings_the_bell_or_sends_osc777_as_configured() {
         tui.wait_for_text("Ask anything").await;
         let before = tui.count(expected);
         tui.send(FOCUS_OUT);
-        ask(&tui, "go", "Answered.").await;
+        tui.ask("go", "Answered.").await;
         tui.wait_for("the notification", |_| tui.count(expected) > before)
             .await;
         tui.quit().await;
@@ -97,7 +89,7 @@ async fn tui_notify_off_sends_nothing() {
     tui.wait_for_text("Ask anything").await;
     let bells = tui.count(b"\x07");
     tui.send(FOCUS_OUT);
-    ask(&tui, "go", "Quietly.").await;
+    tui.ask("go", "Quietly.").await;
     tui.quit().await;
     assert!(!tui.wrote(b"\x1b]9;") && !tui.wrote(b"\x1b]777;"));
     assert_eq!(tui.count(b"\x07"), bells);

@@ -49,10 +49,11 @@ async fn shrinking_and_growing_the_terminal_keeps_every_row() {
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
     for i in 1..=8 {
-        tui.type_text(&format!("prompt number {i}"));
-        tui.enter();
-        tui.wait_for_text(&format!("Answer number {i}.")).await;
-        tui.wait_until_idle().await;
+        tui.ask(
+            &format!("prompt number {i}"),
+            &format!("Answer number {i}."),
+        )
+        .await;
     }
     redrawn_at(&tui, 100).await;
     // 40 → 20 rows (the terminal pushes the top into its scrollback), then back to 40
@@ -88,10 +89,7 @@ async fn a_width_undone_while_the_interface_was_stopped_is_printed_again() {
     let server = chat::answering(&[&long]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    tui.type_text("say it");
-    tui.enter();
-    tui.wait_for_text("omega").await;
-    tui.wait_until_idle().await;
+    tui.ask("say it", "omega").await;
     assert!(tui.screen().contains("omega"), "{}", tui.screen());
 
     let pid = i32::try_from(tui.pid().unwrap()).unwrap();
@@ -200,10 +198,7 @@ async fn a_resize_that_comes_with_a_key_in_the_transcript_view_is_followed() {
     let server = chat::answering(&[&answer]).await;
     let mut tui = env.start(&server, &[]);
     ready(&tui).await;
-    tui.type_text("tell me");
-    tui.enter();
-    tui.wait_for_text("w079").await;
-    tui.wait_until_idle().await;
+    tui.ask("tell me", "w079").await;
     tui.send(b"\x0f");
     tui.wait_for_text("Transcript (").await;
     // Stopped, the program gets the key and the resize signal at once when it goes on:

@@ -309,6 +309,16 @@ impl Tui {
             .unwrap_or_default()
     }
 
+    /// Send `text` from an emptied composer (ctrl+u) and wait until `answer` shows and the
+    /// run has ended.
+    pub async fn ask(&self, text: &str, answer: &str) {
+        self.send(b"\x15");
+        self.type_text(text);
+        self.enter();
+        self.wait_for_text(answer).await;
+        self.wait_until_idle().await;
+    }
+
     pub async fn wait_for_text(&self, text: &str) -> String {
         self.wait_for(text, |s| s.contains(text)).await
     }

@@ -151,9 +151,7 @@ impl Tmux {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-}
 
-impl Tmux {
     /// Wait (up to 20 s) until every word of `words` is in the pane's history exactly once
     /// and the history has stayed the same for a second (ten times the interface's
     /// `SETTLE`); returns that history, and fails with the last one if that never happens.
